@@ -1,0 +1,121 @@
+// Settings resolve in one order: defaults < gridcast.config.json < GRIDCAST_* environment < CLI flags.
+// Names from the interface spec keep their spelling (field_export_max_mb, embeddings_api_max_mb,
+// default_forecast_group).
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { ConfigError } from "./errors.ts";
+
+export interface Settings {
+  /** Store root: a directory or an http(s) URL. */
+  store: string;
+  /** Build output directory; `current/` inside it is the published build. */
+  out: string;
+  /** Ledger location: a sqlite file path or a postgres:// URL. */
+  db: string;
+  host: string;
+  port: number;
+  default_forecast_group: string;
+  /** Size cap of one .npy export (MiB of float32 output). */
+  field_export_max_mb: number;
+  /** Size cap of one embedding .npy slice (MiB, uncompressed). */
+  embeddings_api_max_mb: number;
+  /** Byte budget of the decoded-chunk cache shared by all readers (MiB). */
+  chunk_cache_mb: number;
+  /** Requests doing store reads that may run at once; beyond it 503 + Retry-After. */
+  max_heavy_requests: number;
+  /** Milliseconds a client may take to send its request headers. */
+  header_timeout_ms: number;
+  /** Milliseconds a whole request may take. */
+  request_timeout_ms: number;
+  /** Credits charged for one embedding item metadata request. */
+  credit_cost_item: number;
+  /** Credits for one embedding .npy request: this base plus one per started MiB. */
+  credit_cost_npy_base: number;
+  /** Builds kept in output/builds after a publish (the published one included). */
+  keep_builds: number;
+}
+
+export const DEFAULTS: Settings = {
+  store: "data/demo",
+  out: "output",
+  db: "data/ledger.db",
+  host: "127.0.0.1",
+  port: 8080,
+  default_forecast_group: "forecast/global",
+  field_export_max_mb: 64,
+  embeddings_api_max_mb: 32,
+  chunk_cache_mb: 256,
+  max_heavy_requests: 32,
+  header_timeout_ms: 10_000,
+  request_timeout_ms: 60_000,
+  credit_cost_item: 1,
+  credit_cost_npy_base: 1,
+  keep_builds: 3,
+};
+
+const NUMERIC = new Set<keyof Settings>(
+  (Object.keys(DEFAULTS) as (keyof Settings)[]).filter((k) => typeof DEFAULTS[k] === "number"),
+);
+
+function coerce(key: keyof Settings, raw: unknown, origin: string): string | number {
+  if (NUMERIC.has(key)) {
+    const n = typeof raw === "number" ? raw : Number(String(raw).trim());
+    if (String(raw).trim() === "" || !Number.isFinite(n) || n < 0) {
+      throw new ConfigError(`${origin}: ${key} must be a non-negative number, got ${JSON.stringify(raw)}`);
+    }
+    return n;
+  }
+  if (typeof raw !== "string" || raw === "") throw new ConfigError(`${origin}: ${key} must be a non-empty string`);
+  return raw;
+}
+
+function apply(target: Settings, source: Record<string, unknown>, origin: string): void {
+  for (const [key, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    if (!(key in DEFAULTS)) throw new ConfigError(`${origin}: unknown setting "${key}"`);
+    (target as unknown as Record<string, unknown>)[key] = coerce(key as keyof Settings, value, origin);
+  }
+}
+
+/** Environment variables: GRIDCAST_<SETTING> in upper case, e.g. GRIDCAST_FIELD_EXPORT_MAX_MB. */
+export function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(DEFAULTS)) {
+    const v = env[`GRIDCAST_${key.toUpperCase()}`];
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+export interface LoadOptions {
+  /** Explicit config file; otherwise ./gridcast.config.json when present. */
+  configFile?: string;
+  env?: NodeJS.ProcessEnv;
+  flags?: Partial<Record<keyof Settings, unknown>>;
+  cwd?: string;
+}
+
+export function loadSettings(opts: LoadOptions = {}): Settings {
+  const cwd = opts.cwd ?? process.cwd();
+  const settings: Settings = { ...DEFAULTS };
+  const file = opts.configFile ? resolve(cwd, opts.configFile) : resolve(cwd, "gridcast.config.json");
+  if (opts.configFile && !existsSync(file)) throw new ConfigError(`config file not found: ${opts.configFile}`);
+  if (existsSync(file)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, "utf8"));
+    } catch (e) {
+      throw new ConfigError(`config file is not valid JSON: ${(e as Error).message}`);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError("config file must hold a JSON object");
+    }
+    apply(settings, parsed as Record<string, unknown>, "gridcast.config.json");
+  }
+  apply(settings, fromEnv(opts.env ?? process.env), "environment");
+  apply(settings, opts.flags ?? {}, "flag");
+  if (settings.port > 65535 || !Number.isInteger(settings.port)) throw new ConfigError("port must be 0..65535");
+  return settings;
+}
+
+export const MIB = 1024 * 1024;

@@ -1,0 +1,218 @@
+// One stored array opened through zarrita, read by regions of index space into physical values.
+// Decoded chunks go through the shared ChunkCache; which chunks a region needs is computed from
+// metadata alone, so callers can size a request before any chunk is read.
+import * as zarr from "zarrita";
+import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
+import type { Backend } from "./backend.ts";
+import { type Packing, packingFrom, unpack } from "./cf.ts";
+import type { ChunkCache } from "./chunk-cache.ts";
+import type { NodeMeta } from "./metadata.ts";
+
+export type Chunk = { data: ArrayLike<number | bigint> & { byteLength: number }; shape: number[]; stride: number[] };
+export type Range = [start: number, stop: number];
+
+const encoder = new TextEncoder();
+
+/** zarrita's view of the backend: metadata documents we already hold are served from memory. */
+export function zarritaStore(backend: Backend, known: Map<string, Uint8Array>) {
+  return {
+    async get(key: string) {
+      const k = key.startsWith("/") ? key.slice(1) : key;
+      return known.get(k) ?? backend.get(k);
+    },
+  };
+}
+
+export function metaDocuments(meta: NodeMeta): Map<string, Uint8Array> {
+  const out = new Map<string, Uint8Array>();
+  for (const [file, doc] of Object.entries(meta.raw)) {
+    const key = meta.path === "" ? file : `${meta.path}/${file}`;
+    out.set(key, encoder.encode(JSON.stringify(doc)));
+  }
+  return out;
+}
+
+export class StoredArray {
+  readonly meta: NodeMeta;
+  readonly shape: number[];
+  readonly chunks: number[];
+  readonly dtype: string;
+  readonly packing: Packing;
+  readonly #backend: Backend;
+  readonly #cache: ChunkCache<Chunk & { byteLength: number }>;
+  #opened: Promise<zarr.Array<zarr.DataType, zarr.Readable>> | undefined;
+
+  constructor(meta: NodeMeta, backend: Backend, cache: ChunkCache<Chunk & { byteLength: number }>) {
+    if (!meta.array) throw new Error(`not an array: ${meta.path}`);
+    this.meta = meta;
+    this.shape = meta.array.shape;
+    this.chunks = meta.array.chunks;
+    this.dtype = meta.array.dtype;
+    this.#backend = backend;
+    this.#cache = cache;
+    this.packing = packingFrom(meta.attrs, meta.array.fill_value, meta.format === 2);
+  }
+
+  get path(): string {
+    return this.meta.path;
+  }
+
+  get dims(): string[] {
+    return this.meta.array?.dimension_names ?? this.shape.map((_, i) => `dim_${i}`);
+  }
+
+  #open(): Promise<zarr.Array<zarr.DataType, zarr.Readable>> {
+    this.#opened ??= (async () => {
+      const store = zarritaStore(this.#backend, metaDocuments(this.meta));
+      const loc = zarr.root(store).resolve(this.meta.path);
+      try {
+        return this.meta.format === 3
+          ? await zarr.open.v3(loc, { kind: "array" })
+          : await zarr.open.v2(loc, { kind: "array", attrs: false });
+      } catch (cause) {
+        this.#opened = undefined;
+        throw wrap(cause);
+      }
+    })();
+    return this.#opened;
+  }
+
+  /** Chunk coordinates a region touches, computed from metadata only. */
+  chunksFor(region: Range[]): number[][] {
+    const perDim = region.map(([start, stop], d) => {
+      const c = this.chunks[d];
+      const out: number[] = [];
+      for (let i = Math.floor(start / c); i <= Math.floor((stop - 1) / c); i++) out.push(i);
+      return out;
+    });
+    return cartesian(perDim);
+  }
+
+  async chunk(coords: number[]): Promise<Chunk> {
+    return this.#cache.get(`${this.meta.path}|${coords.join(",")}`, async () => {
+      const arr = await this.#open();
+      try {
+        const c = (await arr.getChunk(coords)) as unknown as Chunk;
+        return Object.assign(c, { byteLength: c.data.byteLength });
+      } catch (cause) {
+        throw wrap(cause);
+      }
+    });
+  }
+
+  /** Physical values (unpacked, missing → NaN) of a region, C order, as float32 or float64. */
+  async read(region: Range[], out?: Float32Array | Float64Array): Promise<Float32Array | Float64Array> {
+    const rshape = region.map(([a, b]) => b - a);
+    const size = rshape.reduce((a, b) => a * b, 1);
+    const result = out ?? (this.dtype === "float64" ? new Float64Array(size) : new Float32Array(size));
+    if (size === 0) return result;
+    const rstride = strides(rshape);
+    const chunkList = this.chunksFor(region);
+    await Promise.all(
+      chunkList.map(async (cc) => {
+        const ch = await this.chunk(cc);
+        copyRegion(ch, cc, this.chunks, region, rstride, result, this.packing);
+      }),
+    );
+    return result;
+  }
+
+  /** Raw stored values of a small whole array (coordinates), without unpacking. */
+  async readRaw(): Promise<number[]> {
+    const region: Range[] = this.shape.map((n) => [0, n]);
+    const size = this.shape.reduce((a, b) => a * b, 1);
+    const out = new Array<number>(size);
+    const rstride = strides(this.shape);
+    for (const cc of this.chunksFor(region)) {
+      const ch = await this.chunk(cc);
+      copyRegion(ch, cc, this.chunks, region, rstride, out, null);
+    }
+    return out;
+  }
+}
+
+function wrap(cause: unknown): Error {
+  if (cause instanceof GridcastError) return cause;
+  if (cause instanceof zarr.CodecPipelineError || cause instanceof zarr.InvalidMetadataError) {
+    return new CorruptDataError("stored data could not be decoded", {}, { cause });
+  }
+  if (cause instanceof zarr.NotFoundError) return new StoreUnavailableError("array metadata is missing", {}, { cause });
+  if (cause instanceof RangeError || cause instanceof TypeError) {
+    return new CorruptDataError("stored data could not be decoded", {}, { cause });
+  }
+  return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
+}
+
+export function strides(shape: number[]): number[] {
+  const s = new Array<number>(shape.length);
+  let acc = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    s[i] = acc;
+    acc *= shape[i];
+  }
+  return s;
+}
+
+function cartesian(lists: number[][]): number[][] {
+  let acc: number[][] = [[]];
+  for (const l of lists) acc = acc.flatMap((prefix) => l.map((v) => [...prefix, v]));
+  return acc;
+}
+
+/** Copy the intersection of one decoded chunk with a region into the region's output buffer. */
+function copyRegion(
+  ch: Chunk,
+  cc: number[],
+  chunkShape: number[],
+  region: Range[],
+  rstride: number[],
+  out: { [i: number]: number; length: number },
+  packing: Packing | null,
+): void {
+  const nd = region.length;
+  const lo = new Array<number>(nd);
+  const hi = new Array<number>(nd);
+  for (let d = 0; d < nd; d++) {
+    const c0 = cc[d] * chunkShape[d];
+    lo[d] = Math.max(region[d][0], c0);
+    hi[d] = Math.min(region[d][1], c0 + chunkShape[d]);
+    if (hi[d] <= lo[d]) return;
+  }
+  const data = ch.data;
+  const isBig = typeof data[0] === "bigint";
+  const idx = lo.slice();
+  const last = nd - 1;
+  const cStrideLast = ch.stride[last];
+  const rStrideLast = rstride[last];
+  for (;;) {
+    let src = 0;
+    let dst = 0;
+    for (let d = 0; d < nd; d++) {
+      src += (idx[d] - cc[d] * chunkShape[d]) * ch.stride[d];
+      dst += (idx[d] - region[d][0]) * rstride[d];
+    }
+    const n = hi[last] - lo[last];
+    if (packing && !isBig) {
+      const p = packing;
+      const plain = p.missing.length === 0 && p.scale === 1 && p.offset === 0;
+      for (let k = 0; k < n; k++) {
+        const raw = data[src + k * cStrideLast] as number;
+        out[dst + k * rStrideLast] = plain ? raw : unpack(raw, p);
+      }
+    } else {
+      for (let k = 0; k < n; k++) {
+        const raw = data[src + k * cStrideLast];
+        const v = Number(raw);
+        out[dst + k * rStrideLast] = packing ? unpack(v, packing) : v;
+      }
+    }
+    let d = last - 1;
+    while (d >= 0) {
+      idx[d]++;
+      if (idx[d] < hi[d]) break;
+      idx[d] = lo[d];
+      d--;
+    }
+    if (d < 0) break;
+  }
+}

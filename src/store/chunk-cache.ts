@@ -1,0 +1,77 @@
+// A decoded-chunk cache with a byte budget, shared by every reader in the process. Concurrent
+// requests for the same chunk share one decode. Least recently used entries go first.
+
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  bytes: number;
+  entries: number;
+  budget: number;
+}
+
+export class ChunkCache<V extends { byteLength: number }> {
+  readonly budget: number;
+  #entries = new Map<string, V>();
+  #pending = new Map<string, Promise<V>>();
+  #bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(budgetBytes: number) {
+    this.budget = budgetBytes;
+  }
+
+  async get(key: string, load: () => Promise<V>): Promise<V> {
+    const hit = this.#entries.get(key);
+    if (hit) {
+      this.hits++;
+      this.#entries.delete(key);
+      this.#entries.set(key, hit);
+      return hit;
+    }
+    const pending = this.#pending.get(key);
+    if (pending) {
+      this.hits++;
+      return pending;
+    }
+    this.misses++;
+    const p = load().then(
+      (v) => {
+        this.#pending.delete(key);
+        this.#put(key, v);
+        return v;
+      },
+      (e) => {
+        this.#pending.delete(key);
+        throw e;
+      },
+    );
+    this.#pending.set(key, p);
+    return p;
+  }
+
+  #put(key: string, v: V): void {
+    if (v.byteLength > this.budget) return;
+    this.#entries.set(key, v);
+    this.#bytes += v.byteLength;
+    for (const [k, old] of this.#entries) {
+      if (this.#bytes <= this.budget) break;
+      this.#entries.delete(k);
+      this.#bytes -= old.byteLength;
+    }
+  }
+
+  /** Drop entries whose key starts with a prefix (a group that changed on disk). */
+  invalidate(prefix = ""): void {
+    for (const [k, v] of this.#entries) {
+      if (k.startsWith(prefix)) {
+        this.#entries.delete(k);
+        this.#bytes -= v.byteLength;
+      }
+    }
+  }
+
+  stats(): CacheStats {
+    return { hits: this.hits, misses: this.misses, bytes: this.#bytes, entries: this.#entries.size, budget: this.budget };
+  }
+}

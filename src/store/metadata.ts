@@ -1,0 +1,192 @@
+// Zarr metadata documents, v2 and v3, read directly or from consolidated metadata. This is the
+// one description of a node that both the readers (through zarrita) and the /data publisher use.
+import { CorruptDataError } from "../errors.ts";
+import type { Backend } from "./backend.ts";
+
+export type Json = Record<string, unknown>;
+
+export interface ArrayMeta {
+  shape: number[];
+  chunks: number[];
+  /** Normalised data type name: float32, int16, int64, ... */
+  dtype: string;
+  fill_value: unknown;
+  dimension_names: string[] | undefined;
+  /** v3 codec chain (for v2 arrays, the equivalent chain built from compressor and filters). */
+  codecs: Json[];
+}
+
+export interface NodeMeta {
+  kind: "group" | "array";
+  format: 2 | 3;
+  /** Path relative to the store root without leading or trailing "/" ("" is the root). */
+  path: string;
+  attrs: Json;
+  array?: ArrayMeta;
+  /** The stored documents, byte for byte meaning: zarr.json, or .zarray/.zgroup and .zattrs. */
+  raw: Record<string, Json>;
+}
+
+const decoder = new TextDecoder();
+
+function parse(bytes: Uint8Array, what: string): Json {
+  try {
+    const v = JSON.parse(decoder.decode(bytes).replace(/\bNaN\b/g, '"NaN"'));
+    if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("not an object");
+    return v as Json;
+  } catch (cause) {
+    throw new CorruptDataError(`invalid Zarr metadata (${what})`, {}, { cause });
+  }
+}
+
+const V2_DTYPES: Record<string, string> = {
+  "|b1": "bool",
+  "|i1": "int8",
+  "|u1": "uint8",
+  i2: "int16",
+  i4: "int32",
+  i8: "int64",
+  u2: "uint16",
+  u4: "uint32",
+  u8: "uint64",
+  f2: "float16",
+  f4: "float32",
+  f8: "float64",
+};
+
+export function v2DtypeName(dtype: string): string {
+  if (dtype.startsWith("|")) return V2_DTYPES[dtype] ?? dtype;
+  return V2_DTYPES[dtype.slice(1)] ?? dtype;
+}
+
+function v2Codecs(z: Json): Json[] {
+  const codecs: Json[] = [];
+  const filters = (z.filters as Json[] | null) ?? [];
+  for (const f of filters) codecs.push({ name: `numcodecs.${f.id}`, configuration: { ...f } });
+  const dtype = String(z.dtype);
+  codecs.push({ name: "bytes", configuration: { endian: dtype.startsWith(">") ? "big" : "little" } });
+  const c = z.compressor as Json | null;
+  if (c) codecs.push({ name: String(c.id), configuration: { ...c } });
+  return codecs;
+}
+
+function fromV3(path: string, doc: Json): NodeMeta {
+  const attrs = (doc.attributes as Json) ?? {};
+  if (doc.node_type === "group") return { kind: "group", format: 3, path, attrs, raw: { "zarr.json": doc } };
+  if (doc.node_type !== "array") throw new CorruptDataError("zarr.json without a valid node_type");
+  const grid = doc.chunk_grid as { configuration?: { chunk_shape?: number[] } } | undefined;
+  const codecs = (doc.codecs as Json[]) ?? [];
+  // A sharded array's readable chunk is the shard's inner chunk; the stored object is the shard.
+  const chunks = grid?.configuration?.chunk_shape ?? [];
+  return {
+    kind: "array",
+    format: 3,
+    path,
+    attrs,
+    raw: { "zarr.json": doc },
+    array: {
+      shape: doc.shape as number[],
+      chunks,
+      dtype: String(doc.data_type),
+      fill_value: doc.fill_value,
+      dimension_names: (doc.dimension_names as string[] | undefined) ?? undefined,
+      codecs,
+    },
+  };
+}
+
+function fromV2(path: string, zarray: Json | undefined, zgroup: Json | undefined, zattrs: Json | undefined): NodeMeta {
+  const attrs = zattrs ?? {};
+  if (zarray) {
+    const raw: Record<string, Json> = { ".zarray": zarray };
+    if (zattrs) raw[".zattrs"] = zattrs;
+    return {
+      kind: "array",
+      format: 2,
+      path,
+      attrs,
+      raw,
+      array: {
+        shape: zarray.shape as number[],
+        chunks: zarray.chunks as number[],
+        dtype: v2DtypeName(String(zarray.dtype)),
+        fill_value: zarray.fill_value,
+        dimension_names: (attrs._ARRAY_DIMENSIONS as string[] | undefined) ?? undefined,
+        codecs: v2Codecs(zarray),
+      },
+    };
+  }
+  const raw: Record<string, Json> = { ".zgroup": zgroup ?? { zarr_format: 2 } };
+  if (zattrs) raw[".zattrs"] = zattrs;
+  return { kind: "group", format: 2, path, attrs, raw };
+}
+
+function join(path: string, key: string): string {
+  return path === "" ? key : `${path}/${key}`;
+}
+
+/** Read one node's metadata from the store; undefined when there is no node at `path`. */
+export async function readNode(backend: Backend, path: string): Promise<NodeMeta | undefined> {
+  const v3 = await backend.get(join(path, "zarr.json"));
+  if (v3) return fromV3(path, parse(v3, "zarr.json"));
+  const [za, zg] = await Promise.all([backend.get(join(path, ".zarray")), backend.get(join(path, ".zgroup"))]);
+  if (!za && !zg) return undefined;
+  const zattrs = await backend.get(join(path, ".zattrs"));
+  return fromV2(
+    path,
+    za ? parse(za, ".zarray") : undefined,
+    zg ? parse(zg, ".zgroup") : undefined,
+    zattrs ? parse(zattrs, ".zattrs") : undefined,
+  );
+}
+
+/**
+ * Consolidated metadata below `path`: v3 inline `consolidated_metadata` in zarr.json (as zarr-python
+ * writes it) or v2 `.zmetadata`. Returns every node below `path` keyed by its full path, or
+ * undefined when the node at `path` has none.
+ */
+export async function readConsolidated(backend: Backend, path: string): Promise<Map<string, NodeMeta> | undefined> {
+  const v3 = await backend.get(join(path, "zarr.json"));
+  if (v3) {
+    const doc = parse(v3, "zarr.json");
+    const cm = doc.consolidated_metadata as { metadata?: Record<string, Json> } | null | undefined;
+    if (!cm?.metadata) return undefined;
+    const out = new Map<string, NodeMeta>();
+    out.set(path, fromV3(path, { ...doc, consolidated_metadata: null }));
+    for (const [rel, child] of Object.entries(cm.metadata)) out.set(join(path, rel), fromV3(join(path, rel), child));
+    return out;
+  }
+  const zm = await backend.get(join(path, ".zmetadata"));
+  if (!zm) return undefined;
+  const docs = (parse(zm, ".zmetadata").metadata ?? {}) as Record<string, Json>;
+  const byNode = new Map<string, { za?: Json; zg?: Json; zattrs?: Json }>();
+  for (const [key, doc] of Object.entries(docs)) {
+    const slash = key.lastIndexOf("/");
+    const rel = slash < 0 ? "" : key.slice(0, slash);
+    const file = key.slice(slash + 1);
+    const entry = byNode.get(rel) ?? {};
+    if (file === ".zarray") entry.za = doc;
+    else if (file === ".zgroup") entry.zg = doc;
+    else if (file === ".zattrs") entry.zattrs = doc;
+    byNode.set(rel, entry);
+  }
+  const out = new Map<string, NodeMeta>();
+  for (const [rel, e] of byNode) {
+    if (!e.za && !e.zg) continue;
+    out.set(join(path, rel), fromV2(join(path, rel), e.za, e.zg, e.zattrs));
+  }
+  return out;
+}
+
+/** Names of the direct children of a node, from consolidated metadata or a directory listing. */
+export function childrenFrom(nodes: Map<string, NodeMeta>, path: string): string[] {
+  const prefix = path === "" ? "" : `${path}/`;
+  const names = new Set<string>();
+  for (const p of nodes.keys()) {
+    if (p.startsWith(prefix) && p !== path) {
+      const rest = p.slice(prefix.length);
+      names.add(rest.split("/")[0]);
+    }
+  }
+  return [...names].sort();
+}

@@ -48,9 +48,12 @@ export class ForbiddenError extends GridcastError {}
 export class InsufficientCreditsError extends GridcastError {}
 export class RateLimitedError extends GridcastError {
   readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number, extensions: Extensions = {}) {
-    super(message, { retry_after: retryAfterSeconds, ...extensions });
+  /** RateLimit / RateLimit-Policy headers to send with the 429. */
+  readonly headers: Record<string, string>;
+  constructor(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super(message, { retry_after: retryAfterSeconds });
     this.retryAfterSeconds = retryAfterSeconds;
+    this.headers = headers;
   }
 }
 /** The server is at its concurrency cap; the client should retry shortly. */

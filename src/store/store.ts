@@ -162,6 +162,12 @@ export class Store {
     return out.sort();
   }
 
+  /** Throws StoreUnavailableError unless the root holds Zarr metadata now. */
+  async ping(): Promise<void> {
+    const [v3, v2] = await Promise.all([this.backend.get("zarr.json"), this.backend.get(".zgroup")]);
+    if (!v3 && !v2) throw new StoreUnavailableError("the store root holds no Zarr group");
+  }
+
   /** Forget discovered metadata, e.g. after the store was rewritten by a new forecast cycle. */
   refresh(): void {
     this.#consolidated = undefined;

@@ -1,0 +1,86 @@
+// Index selection on a group's grid: the nearest node to a point, and the nodes of a lat/lon box
+// (including boxes that cross the antimeridian), all in the store's own index space.
+import { InvalidParameterError } from "../errors.ts";
+import type { Grid } from "../store/store.ts";
+import { nearestIndex, wrap180, wrap360 } from "../store/grid.ts";
+
+/** Longitude in the store's convention. */
+function toStoreLon(grid: Grid, lon: number): number {
+  return grid.lon360 ? wrap360(lon) : wrap180(lon);
+}
+
+/** True when the point lies inside the grid's coverage (cell edges included). */
+export function covers(grid: Grid, lat: number, lon: number): boolean {
+  const [west, south, east, north] = grid.bbox;
+  if (lat < south || lat > north) return false;
+  if (grid.global) return true;
+  return wrap360(lon - west) <= east - west;
+}
+
+export interface Node {
+  iy: number;
+  ix: number;
+  lat: number;
+  /** Longitude of the node in -180..180. */
+  lon: number;
+}
+
+export function nearestNode(grid: Grid, lat: number, lon: number): Node {
+  const iy = nearestIndex(grid.lat, lat);
+  const target = toStoreLon(grid, lon);
+  let ix = nearestIndex(grid.lon, target);
+  if (grid.global) {
+    // The nearest node may sit across the seam of the stored longitudes.
+    const first = 0;
+    const last = grid.lon.length - 1;
+    const dist = (i: number) => Math.abs(wrap180(grid.lon[i] - target));
+    for (const cand of [first, last]) if (dist(cand) < dist(ix)) ix = cand;
+  }
+  return { iy, ix, lat: grid.lat[iy], lon: wrap180(grid.lon[ix]) };
+}
+
+export interface BoxSelection {
+  /** Storage row range [start, stop). */
+  rows: [number, number];
+  /** Storage column runs, in output (eastward) order. */
+  cols: [number, number][];
+  /** Output latitudes, ascending (south to north). */
+  lats: number[];
+  /** Output longitudes, eastward and monotonic (may exceed 180 across the antimeridian). */
+  lons: number[];
+  /** Storage rows run north to south, so output rows must be reversed. */
+  flipRows: boolean;
+}
+
+export function selectBox(grid: Grid, latMin: number, latMax: number, lonMin: number, lonMax: number): BoxSelection {
+  if (latMin > latMax) throw new InvalidParameterError("lat_min", "lat_min must not exceed lat_max");
+  const rowIdx: number[] = [];
+  for (let i = 0; i < grid.lat.length; i++) if (grid.lat[i] >= latMin && grid.lat[i] <= latMax) rowIdx.push(i);
+  if (rowIdx.length === 0) {
+    throw new InvalidParameterError("lat_min", "the latitude range holds no grid rows of this group");
+  }
+  const full = lonMax - lonMin >= 360;
+  const span = full ? 360 : wrap360(lonMax - lonMin);
+  const picked: { i: number; d: number }[] = [];
+  for (let i = 0; i < grid.lon.length; i++) {
+    const d = wrap360(grid.lon[i] - lonMin);
+    if (full ? d < 360 : d <= span + 1e-9) picked.push({ i, d });
+  }
+  if (picked.length === 0) {
+    throw new InvalidParameterError("lon_min", "the longitude range holds no grid columns of this group");
+  }
+  picked.sort((a, b) => a.d - b.d);
+  const cols: [number, number][] = [];
+  for (const { i } of picked) {
+    const last = cols[cols.length - 1];
+    if (last && last[1] === i) last[1] = i + 1;
+    else cols.push([i, i + 1]);
+  }
+  const rows: [number, number] = [rowIdx[0], rowIdx[rowIdx.length - 1] + 1];
+  const flipRows = !grid.latAscending;
+  const lats = rowIdx.map((i) => grid.lat[i]);
+  if (flipRows) lats.reverse();
+  const base = wrap180(lonMin);
+  const lons = picked.map(({ d }) => Math.round((base + d) * 1e9) / 1e9);
+  return { rows, cols, lats, lons, flipRows };
+}

@@ -1,0 +1,106 @@
+// What the export catalogue and the models listing say about each group and field.
+import { createHash } from "node:crypto";
+import type { Registry } from "../registry/registry.ts";
+import { isoNoZone } from "../store/describe.ts";
+import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
+
+/** Group id in the URL form: forecast/global → forecast~global. */
+export const tildeId = (id: string): string => id.replaceAll("/", "~");
+export const slashId = (id: string): string => id.replaceAll("~", "/");
+
+/**
+ * A short revision of a field's layout and encoding: it changes whenever shape, chunking, dtype,
+ * codecs, packing, dimension order or coordinates change, and stays put otherwise.
+ */
+export function schemaRevision(group: ForecastGroup, v: GroupVariable): string {
+  const a = v.array;
+  const basis = JSON.stringify({
+    shape: a.shape,
+    chunks: a.chunks,
+    dtype: a.dtype,
+    codecs: a.meta.array?.codecs,
+    packing: a.packing,
+    dims: a.dims,
+    fill: a.meta.array?.fill_value,
+    runs: group.runs,
+    leads: group.leads,
+    levels: group.levels,
+    lat: [group.grid.lat[0], group.grid.lat.at(-1), group.grid.lat.length],
+    lon: [group.grid.lon[0], group.grid.lon.at(-1), group.grid.lon.length],
+  });
+  return createHash("sha256").update(basis).digest("hex").slice(0, 12);
+}
+
+function range(c: Float64Array) {
+  return { min: Math.min(c[0], c[c.length - 1]), max: Math.max(c[0], c[c.length - 1]), count: c.length };
+}
+
+export function exportEntry(group: ForecastGroup) {
+  return {
+    id: tildeId(group.id),
+    group: group.id,
+    kind: group.grid.global ? "global" : "regional",
+    bbox: group.grid.bbox,
+    npy: `/api/export/${tildeId(group.id)}/npy`,
+    coordinates: {
+      time: { values: group.runs.map(isoNoZone), count: group.runs.length },
+      lead_time: { hours: group.leads, count: group.leads.length },
+      lat: { ...range(group.grid.lat), step: group.grid.dlat, order: group.grid.latAscending ? "ascending" : "descending" },
+      lon: { ...range(group.grid.lon), step: group.grid.dlon },
+      level: group.levels ? { values: group.levels, units: group.levelUnits ?? null } : null,
+    },
+    fields: [...group.variables.values()].map((v) => ({
+      name: v.name,
+      stored: v.stored,
+      aliases: v.entry.aliases,
+      units: v.units,
+      long_name: v.entry.long_name,
+      temporal: v.entry.temporal,
+      dims: v.roles.map((r) => ({ time: "time", lead: "lead_time", level: "level", lat: "lat", lon: "lon" })[r]),
+      stored_dims: v.array.dims,
+      shape: v.array.shape,
+      chunks: v.array.chunks,
+      dtype: v.array.dtype,
+      export_dtype: "float32",
+      packed: v.array.packing.scale !== 1 || v.array.packing.offset !== 0,
+      schema_revision: schemaRevision(group, v),
+    })),
+  };
+}
+
+export async function exportCatalogue(store: Store) {
+  const groups = await store.forecastGroups();
+  return { groups: groups.map(exportEntry) };
+}
+
+export async function modelsListing(store: Store) {
+  const groups = await store.forecastGroups();
+  const forecast = groups.map((g) => ({
+    id: g.id,
+    name: g.name,
+    model: (g.attrs.model as string | undefined) ?? g.name,
+    version: (g.attrs.model_version as string | undefined) ?? null,
+    kind: g.grid.global ? "global" : "regional",
+    resolution_deg: { lat: g.grid.dlat, lon: g.grid.dlon },
+    bbox: g.grid.bbox,
+    runs: g.runs.map(isoNoZone),
+    lead_hours: g.leads,
+    levels: g.levels ?? null,
+    variables: [...g.variables.keys()].sort(),
+  }));
+  return { forecast };
+}
+
+export function registryListing(registry: Registry) {
+  return {
+    variables: registry.entries.map((e) => ({
+      name: e.name,
+      aliases: e.aliases,
+      units: e.units,
+      long_name: e.long_name,
+      standard_name: e.standard_name ?? null,
+      temporal: e.temporal,
+      map_style: e.style ?? null,
+    })),
+  };
+}

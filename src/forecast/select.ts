@@ -1,0 +1,108 @@
+// Resolving what a request names: the group, the variable in it, the run, the level, and for a
+// point the most local regional patch that covers it.
+import { InvalidParameterError, NotFoundError, StoreUnavailableError, UnknownVariableError } from "../errors.ts";
+import type { VariableEntry } from "../registry/registry.ts";
+import { isoNoZone } from "../store/describe.ts";
+import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
+import { covers } from "./grid-select.ts";
+
+export const GROUP_ID = /^forecast\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** A group that must exist for the request: absent or unreadable means the forecast is unavailable (503). */
+export async function requireGroup(store: Store, id: string): Promise<ForecastGroup> {
+  if (!GROUP_ID.test(id)) throw new InvalidParameterError("group", `group must look like forecast/<name>, got "${id}"`);
+  try {
+    return await store.forecastGroup(id);
+  } catch (e) {
+    if (e instanceof NotFoundError) throw new StoreUnavailableError(`forecast group ${id} is not available`);
+    throw e;
+  }
+}
+
+export function requireVariable(group: ForecastGroup, entry: VariableEntry): GroupVariable {
+  const v = group.variables.get(entry.name);
+  if (!v) {
+    throw new UnknownVariableError(`${entry.name} is not in ${group.id}`, {
+      param: "var",
+      available: [...group.variables.keys()].sort(),
+    });
+  }
+  return v;
+}
+
+/** Run index from an index ("0") or an ISO time ("2026-11-20T12:00"); default the latest run. */
+export function resolveRun(group: ForecastGroup, run: string | number | undefined): number {
+  if (run === undefined) return latestRun(group);
+  const text = String(run);
+  if (/^\d+$/.test(text)) {
+    const i = Number(text);
+    if (i >= group.runs.length) {
+      throw new InvalidParameterError("run", `run index ${i} is out of range (0..${group.runs.length - 1})`);
+    }
+    return i;
+  }
+  const t = Date.parse(/Z|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`);
+  if (Number.isNaN(t)) throw new InvalidParameterError("run", "run must be an index or an ISO 8601 time");
+  const i = group.runs.indexOf(t);
+  if (i < 0) {
+    throw new NotFoundError(`no run at ${isoNoZone(t)} in ${group.id}`, {
+      param: "run",
+      available: group.runs.map(isoNoZone),
+    });
+  }
+  return i;
+}
+
+export function latestRun(group: ForecastGroup): number {
+  let best = 0;
+  for (let i = 1; i < group.runs.length; i++) if (group.runs[i] > group.runs[best]) best = i;
+  return best;
+}
+
+/** Level index for a variable: required where the variable has levels, rejected elsewhere. */
+export function resolveLevel(group: ForecastGroup, v: GroupVariable, level: number | undefined): number | undefined {
+  const hasLevel = v.roles.includes("level");
+  if (!hasLevel) {
+    if (level !== undefined) throw new InvalidParameterError("level", `${v.name} has no level dimension`);
+    return undefined;
+  }
+  const levels = group.levels ?? [];
+  if (level === undefined) {
+    throw new InvalidParameterError("level", `${v.name} needs a level (one of ${levels.join(", ")})`, {
+      available: levels,
+    });
+  }
+  const i = levels.indexOf(level);
+  if (i < 0) throw new InvalidParameterError("level", `level ${level} is not one of ${levels.join(", ")}`, { available: levels });
+  return i;
+}
+
+/**
+ * The most local regional patch that covers the point, has the variable and the wanted run:
+ * finest grid first, then smallest area. Undefined when none does.
+ */
+export async function choosePatch(
+  store: Store,
+  base: ForecastGroup,
+  entry: VariableEntry,
+  runTime: number,
+  lat: number,
+  lon: number,
+): Promise<ForecastGroup | undefined> {
+  const candidates: ForecastGroup[] = [];
+  for (const id of await store.forecastGroupIds()) {
+    if (id === base.id) continue;
+    let g: ForecastGroup;
+    try {
+      g = await store.forecastGroup(id);
+    } catch {
+      continue; // an unreadable patch must not break the global answer
+    }
+    if (g.grid.global || !g.variables.has(entry.name) || !g.runs.includes(runTime)) continue;
+    if (covers(g.grid, lat, lon)) candidates.push(g);
+  }
+  const cell = (g: ForecastGroup) => g.grid.dlat * g.grid.dlon;
+  const area = (g: ForecastGroup) => (g.grid.bbox[2] - g.grid.bbox[0]) * (g.grid.bbox[3] - g.grid.bbox[1]);
+  candidates.sort((a, b) => cell(a) - cell(b) || area(a) - area(b) || a.id.localeCompare(b.id));
+  return candidates[0];
+}

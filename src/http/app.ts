@@ -1,0 +1,300 @@
+// The polka application: request ids, access log, CORS, method and body rules, the auth gate,
+// the concurrency cap, metering, problem+json for every error, and static files from the
+// published build (then the viewer) for everything no route claims.
+import { createHash, randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { join, resolve } from "node:path";
+import polka from "polka";
+import sirv from "sirv";
+import { BusyError, GridcastError, RateLimitedError } from "../errors.ts";
+import { gate } from "./auth.ts";
+import type { AppContext, KeyInfo } from "./context.ts";
+import { decodeSegment, parseParams, queryValues } from "./params.ts";
+import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
+import { type Handler, polkaPattern, type Reply, type RequestContext, type RouteDef } from "./route.ts";
+
+export const EXPOSED_HEADERS = [
+  "Content-Range",
+  "Content-Length",
+  "ETag",
+  "X-SVC-Field",
+  "X-Credits-Charged",
+  "X-Credits-Remaining",
+  "X-Request-Id",
+  "RateLimit",
+  "RateLimit-Policy",
+  "Retry-After",
+];
+
+const MODULES = resolve(import.meta.dirname, "../../node_modules");
+
+/** Front-end packages served from node_modules so docs and the viewer work offline. */
+export const VENDOR_MOUNTS = [
+  { prefix: "/vendor/swagger-ui/", dir: join(MODULES, "swagger-ui-dist") },
+  { prefix: "/vendor/redoc/", dir: join(MODULES, "redoc/bundles") },
+  { prefix: "/vendor/leaflet/", dir: join(MODULES, "leaflet/dist") },
+  { prefix: "/vendor/world-atlas/", dir: join(MODULES, "world-atlas") },
+  { prefix: "/vendor/topojson-client/", dir: join(MODULES, "topojson-client/dist") },
+];
+
+interface Meta {
+  route: string;
+  key?: string;
+  charged?: number;
+}
+
+const metaOf = new WeakMap<IncomingMessage, Meta>();
+
+export interface App {
+  handler: Handler;
+  routes: RouteDef[];
+}
+
+export function createApp(ctx: AppContext, routes: RouteDef[]): App {
+  const webStatic = sirv(ctx.webDir, { dev: false, etag: true, dotfiles: false });
+  const vendor = VENDOR_MOUNTS.map(({ prefix, dir }) => ({
+    prefix,
+    serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
+  }));
+
+  const onError = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
+    const problem = problemFor(err, pathOf(req));
+    const headers: Record<string, string> = {};
+    if (err instanceof RateLimitedError) {
+      Object.assign(headers, err.headers, { "Retry-After": String(err.retryAfterSeconds) });
+    }
+    if (err instanceof BusyError) headers["Retry-After"] = "1";
+    if (problem.status === 401) headers["WWW-Authenticate"] = 'ApiKey header="X-API-Key"';
+    if (problem.status >= 500 && !(err instanceof GridcastError && problem.status === 503)) {
+      ctx.log({ level: "error", request_id: res.getHeader("X-Request-Id"), error: describe(err) });
+    }
+    sendProblem(res, problem, headers);
+  };
+
+  const onNoMatch = (req: IncomingMessage, res: ServerResponse) => {
+    const path = pathOf(req);
+    const other = routes.find((r) => matches(r, path));
+    if (other) {
+      sendProblem(res, simpleProblem(405, "method-not-allowed", `${req.method} is not allowed here`), {
+        Allow: "GET, HEAD, OPTIONS",
+      });
+      return;
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      sendProblem(res, simpleProblem(405, "method-not-allowed", `${req.method} is not allowed here`), {
+        Allow: "GET, HEAD, OPTIONS",
+      });
+      return;
+    }
+    metaOf.get(req)!.route = "static";
+    const notFound = () =>
+      sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
+    const mount = vendor.find((m) => path.startsWith(m.prefix));
+    if (mount) {
+      const original = req.url;
+      req.url = original?.slice(mount.prefix.length - 1);
+      mount.serve(req, res, () => {
+        req.url = original;
+        notFound();
+      });
+      return;
+    }
+    ctx.published.current().then(
+      (snap) => {
+        const fallback = () => webStatic(req, res, notFound);
+        if (snap) snap.static(req, res, fallback);
+        else fallback();
+      },
+      (e) => onError(e, req, res),
+    );
+  };
+
+  const app = polka({ onError, onNoMatch });
+
+  // Every request: id, log, CORS, method and body rules.
+  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const started = process.hrtime.bigint();
+    const id = randomUUID();
+    const meta: Meta = { route: "unmatched" };
+    metaOf.set(req, meta);
+    res.setHeader("X-Request-Id", id);
+    res.setHeader("Access-Control-Allow-Origin", "*");
+    res.setHeader("Access-Control-Expose-Headers", EXPOSED_HEADERS.join(", "));
+    res.on("finish", () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      ctx.metrics.observe(meta.route, res.statusCode, seconds);
+      ctx.log({
+        t: new Date().toISOString(),
+        request_id: id,
+        method: req.method,
+        route: meta.route,
+        status: res.statusCode,
+        ms: Math.round(seconds * 1e4) / 10,
+        bytes: Number(res.getHeader("Content-Length") ?? 0),
+        key_id: meta.key ?? null,
+        ...(meta.charged ? { credits: meta.charged } : {}),
+      });
+    });
+    if (req.method === "OPTIONS") {
+      res.statusCode = 204;
+      res.setHeader("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
+      res.setHeader("Access-Control-Allow-Headers", "X-API-Key, Range, If-None-Match, Content-Type");
+      res.setHeader("Access-Control-Max-Age", "600");
+      res.end();
+      return;
+    }
+    const hasBody =
+      req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    if ((req.method === "GET" || req.method === "HEAD") && hasBody) {
+      req.resume();
+      sendProblem(res, simpleProblem(400, "body-not-allowed", "GET and HEAD requests must not carry a body"), {
+        Connection: "close",
+      });
+      return;
+    }
+    next();
+  });
+
+  for (const def of routes) {
+    const handler = (req: IncomingMessage & { params?: Record<string, string> }, res: ServerResponse) => {
+      const meta = metaOf.get(req)!;
+      meta.route = def.path;
+      handle(def, req, res, meta).catch((e) => onError(e, req, res));
+    };
+    const pattern = polkaPattern(def.path);
+    app.get(pattern, handler);
+    app.head(pattern, handler);
+  }
+
+  async function handle(
+    def: RouteDef,
+    req: IncomingMessage & { params?: Record<string, string> },
+    res: ServerResponse,
+    meta: Meta,
+  ): Promise<void> {
+    const rawQuery = queryValues(req.url ?? "");
+    let key: KeyInfo | undefined;
+    let rateHeaders: Record<string, string> = {};
+    if (def.auth !== "public") {
+      const g = await gate(req, rawQuery, def.auth, ctx.ledger);
+      key = g.key;
+      rateHeaders = g.rateHeaders;
+      meta.key = key.id;
+    }
+    const params = pathParams(def, req.params ?? {});
+    const query = def.query ? parseParams<Record<string, unknown>>(def.query, rawQuery) : {};
+    if (def.heavy && ctx.metrics.inFlight >= ctx.settings.max_heavy_requests) {
+      throw new BusyError("the server is busy; retry shortly");
+    }
+    const aborter = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) aborter.abort();
+    };
+    res.on("close", onClose);
+    if (def.heavy) ctx.metrics.inFlight++;
+    let reply: Reply;
+    const rc: RequestContext = {
+      req,
+      res,
+      query,
+      params,
+      key,
+      requestId: String(res.getHeader("X-Request-Id")),
+      app: ctx,
+      signal: aborter.signal,
+    };
+    try {
+      reply = await def.handler(rc);
+    } finally {
+      if (def.heavy) ctx.metrics.inFlight--;
+    }
+    for (const [k, v] of Object.entries(rateHeaders)) res.setHeader(k, v);
+    if ("handled" in reply) return;
+    if (def.cost && key) {
+      const cost = def.cost(rc, reply);
+      const bytes = "body" in reply ? reply.body.length : 0;
+      const charge = await ctx.ledger.charge({
+        keyId: key.id,
+        cost,
+        route: def.path,
+        item: def.item?.(rc) ?? "",
+        bytes,
+        requestId: rc.requestId,
+      });
+      ctx.metrics.creditsCharged += charge.charged;
+      meta.charged = charge.charged;
+      res.setHeader("X-Credits-Charged", String(charge.charged));
+      res.setHeader("X-Credits-Remaining", String(charge.remaining));
+    }
+    writeReply(req, res, reply);
+  }
+
+  return { handler: app.handler as Handler, routes };
+}
+
+function pathParams(def: RouteDef, raw: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (name === "wild") out.key = value;
+    else out[name] = decodeSegment(name, value);
+  }
+  if (def.pathParams) {
+    const asMap = new Map(Object.entries(out).map(([k, v]) => [k, [v]] as [string, string[]]));
+    return parseParams<Record<string, string>>(def.pathParams, asMap);
+  }
+  return out;
+}
+
+export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Exclude<Reply, { handled: true }>): void {
+  let body: Buffer;
+  if ("json" in reply) {
+    body = Buffer.from(JSON.stringify(reply.json));
+    res.setHeader("Content-Type", "application/json; charset=utf-8");
+  } else {
+    body = typeof reply.body === "string" ? Buffer.from(reply.body) : Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
+    res.setHeader("Content-Type", reply.type);
+  }
+  for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+  res.setHeader("Cache-Control", reply.cache ?? "no-store");
+  const status = reply.status ?? 200;
+  if (status === 200 && ("json" in reply || reply.cache)) {
+    const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
+    res.setHeader("ETag", etag);
+    if (ifNoneMatch(req, etag)) {
+      res.statusCode = 304;
+      res.removeHeader("Content-Type");
+      res.end();
+      return;
+    }
+  }
+  res.statusCode = status;
+  res.setHeader("Content-Length", body.length);
+  res.end(body);
+}
+
+export function ifNoneMatch(req: IncomingMessage, etag: string): boolean {
+  const inm = req.headers["if-none-match"];
+  if (!inm) return false;
+  return inm === "*" || inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+}
+
+function pathOf(req: IncomingMessage): string {
+  const u = req.url ?? "/";
+  const q = u.indexOf("?");
+  return q < 0 ? u : u.slice(0, q);
+}
+
+function matches(def: RouteDef, path: string): boolean {
+  const parts = def.path.split("/").map((seg) => {
+    if (/^\{\w+\+\}$/.test(seg)) return ".+";
+    if (/^\{\w+\}$/.test(seg)) return "[^/]+";
+    return seg.replace(/[.*+?^$()|[\]\\{}]/g, "\\$&");
+  });
+  return new RegExp(`^${parts.join("/")}$`).test(path);
+}
+
+function describe(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) return { name: err.name, message: err.message, cause: String(err.cause ?? "") };
+  return { message: String(err) };
+}
+

@@ -1,0 +1,43 @@
+// The gate in front of keyed routes: X-API-Key header only, scope check, per-key rate limit.
+import type { IncomingMessage } from "node:http";
+import { RateLimitedError, UnauthorizedError } from "../errors.ts";
+import type { Ledger } from "../ledger/types.ts";
+import type { KeyInfo } from "./context.ts";
+import type { Auth } from "./route.ts";
+
+const QUERY_KEY_NAMES = ["api_key", "apikey", "key", "x-api-key", "token", "access_token"];
+
+export interface GateResult {
+  key: KeyInfo;
+  rateHeaders: Record<string, string>;
+}
+
+export async function gate(
+  req: IncomingMessage,
+  query: Map<string, string[]>,
+  auth: Exclude<Auth, "public">,
+  ledger: Ledger,
+): Promise<GateResult> {
+  const raw = req.headers["x-api-key"];
+  if (raw === undefined || raw === "") {
+    const inQuery = QUERY_KEY_NAMES.some((n) => query.has(n));
+    throw new UnauthorizedError(
+      inQuery
+        ? "API keys are accepted only in the X-API-Key header, never in the URL"
+        : "this route needs an API key in the X-API-Key header",
+    );
+  }
+  if (Array.isArray(raw)) throw new UnauthorizedError("send exactly one X-API-Key header");
+  const record = await ledger.authenticate(raw, auth);
+  const rate = await ledger.checkRate(record.id, record.rate, record.burst);
+  const rateHeaders: Record<string, string> = {};
+  if (record.rate > 0) {
+    const window = Math.max(1, Math.ceil(rate.limit / record.rate));
+    rateHeaders["RateLimit-Policy"] = `${rate.limit};w=${window}`;
+    rateHeaders.RateLimit = `limit=${rate.limit}, remaining=${Math.max(0, Math.floor(rate.remaining))}, reset=${Math.ceil(rate.retryAfterSeconds)}`;
+  }
+  if (!rate.ok) {
+    throw new RateLimitedError("rate limit exceeded for this key", Math.max(1, Math.ceil(rate.retryAfterSeconds)), rateHeaders);
+  }
+  return { key: { id: record.id, name: record.name, scopes: record.scopes }, rateHeaders };
+}

@@ -1,0 +1,62 @@
+// Prometheus text exposition, hand-rolled: a few counters and one latency histogram.
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export class Metrics {
+  #requests = new Map<string, number>();
+  #latency = new Map<string, { buckets: number[]; sum: number; count: number }>();
+  creditsCharged = 0;
+  /** Heavy (store-reading) requests running now. */
+  inFlight = 0;
+
+  observe(route: string, status: number, seconds: number): void {
+    const k = `${route}\u0000${status}`;
+    this.#requests.set(k, (this.#requests.get(k) ?? 0) + 1);
+    let h = this.#latency.get(route);
+    if (!h) {
+      h = { buckets: BUCKETS.map(() => 0), sum: 0, count: 0 };
+      this.#latency.set(route, h);
+    }
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) h.buckets[i]++;
+    h.sum += seconds;
+    h.count++;
+  }
+
+  render(extra: { cacheHits: number; cacheMisses: number; cacheBytes: number }): string {
+    const esc = (s: string) => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
+    const out: string[] = [
+      "# HELP gridcast_requests_total Requests by route and status.",
+      "# TYPE gridcast_requests_total counter",
+    ];
+    for (const [k, n] of this.#requests) {
+      const [route, status] = k.split("\u0000");
+      out.push(`gridcast_requests_total{route="${esc(route)}",status="${status}"} ${n}`);
+    }
+    out.push(
+      "# HELP gridcast_request_duration_seconds Request latency by route.",
+      "# TYPE gridcast_request_duration_seconds histogram",
+    );
+    for (const [route, h] of this.#latency) {
+      const r = esc(route);
+      BUCKETS.forEach((b, i) => {
+        out.push(`gridcast_request_duration_seconds_bucket{route="${r}",le="${b}"} ${h.buckets[i]}`);
+      });
+      out.push(`gridcast_request_duration_seconds_bucket{route="${r}",le="+Inf"} ${h.count}`);
+      out.push(`gridcast_request_duration_seconds_sum{route="${r}"} ${h.sum}`);
+      out.push(`gridcast_request_duration_seconds_count{route="${r}"} ${h.count}`);
+    }
+    const total = extra.cacheHits + extra.cacheMisses;
+    out.push(
+      "# HELP gridcast_chunk_cache_hit_ratio Share of decoded-chunk lookups served from the cache.",
+      "# TYPE gridcast_chunk_cache_hit_ratio gauge",
+      `gridcast_chunk_cache_hit_ratio ${total ? extra.cacheHits / total : 0}`,
+      "# TYPE gridcast_chunk_cache_bytes gauge",
+      `gridcast_chunk_cache_bytes ${extra.cacheBytes}`,
+      "# HELP gridcast_credits_charged_total Credits debited from keys by this process.",
+      "# TYPE gridcast_credits_charged_total counter",
+      `gridcast_credits_charged_total ${this.creditsCharged}`,
+      "# TYPE gridcast_heavy_requests_in_flight gauge",
+      `gridcast_heavy_requests_in_flight ${this.inFlight}`,
+    );
+    return `${out.join("\n")}\n`;
+  }
+}

@@ -1,0 +1,123 @@
+// The OpenAPI 3.1 description, generated from the route declarations: the same schemas validate
+// requests, shape responses and document them.
+import { EXPOSED_HEADERS } from "./app.ts";
+import { STATUS_TABLE, TITLES } from "./problem.ts";
+import type { RouteDef } from "./route.ts";
+import { Problem } from "./schemas/common.ts";
+
+type Json = Record<string, unknown>;
+
+const PROBLEM_CONTENT = { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } };
+
+function parameters(def: RouteDef): Json[] {
+  const out: Json[] = [];
+  const add = (schema: object | undefined, where: "query" | "path") => {
+    const s = schema as { properties?: Record<string, Json>; required?: string[] } | undefined;
+    for (const [name, sub] of Object.entries(s?.properties ?? {})) {
+      const { description, ...rest } = sub;
+      out.push({
+        name,
+        in: where,
+        required: where === "path" || (s?.required ?? []).includes(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
+    }
+  };
+  add(def.pathParams, "path");
+  for (const m of def.path.matchAll(/\{(\w+)\+?\}/g)) {
+    if (!out.some((p) => p.name === m[1])) {
+      out.push({ name: m[1], in: "path", required: true, schema: { type: "string" } });
+    }
+  }
+  add(def.query, "query");
+  return out;
+}
+
+function errorResponses(def: RouteDef): Json {
+  const statuses = new Set<number>([400, 404, 500]);
+  if (def.auth !== "public") {
+    statuses.add(401);
+    statuses.add(403);
+    statuses.add(429);
+    statuses.add(503);
+  }
+  if (def.heavy) statuses.add(503);
+  if (def.cost) statuses.add(402);
+  if (/npy/.test(def.path)) statuses.add(413);
+  const out: Json = {};
+  for (const s of [...statuses].sort()) {
+    if (def.responses[s]) continue;
+    out[String(s)] = { description: TITLES[s] ?? "Error", content: PROBLEM_CONTENT };
+  }
+  return out;
+}
+
+function responses(def: RouteDef): Json {
+  const out: Json = {};
+  for (const [status, doc] of Object.entries(def.responses)) {
+    const headers: Json = { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
+    for (const [h, d] of Object.entries(doc.headers ?? {})) headers[h] = d;
+    if (def.cost) {
+      headers["X-Credits-Charged"] = { $ref: "#/components/headers/X-Credits-Charged" };
+      headers["X-Credits-Remaining"] = { $ref: "#/components/headers/X-Credits-Remaining" };
+    }
+    out[status] = { description: doc.description, ...(doc.content ? { content: doc.content } : {}), headers };
+  }
+  return { ...out, ...errorResponses(def) };
+}
+
+export function openapiDocument(routes: RouteDef[], info: { version: string }): Json {
+  const paths: Record<string, Json> = {};
+  for (const def of routes) {
+    const op: Json = {
+      operationId: def.operationId,
+      summary: def.summary,
+      ...(def.description ? { description: def.description } : {}),
+      tags: def.tags,
+      parameters: parameters(def),
+      responses: responses(def),
+      security: def.auth === "public" ? [] : [{ ApiKey: [] }],
+      ...(def.cost ? { "x-credit-metered": true } : {}),
+      ...(def.auth !== "public" ? { "x-scope": def.auth } : {}),
+    };
+    const path = def.path.replace(/\{(\w+)\+\}/g, "{$1}");
+    paths[path] = { ...(paths[path] ?? {}), get: op };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "gridcast",
+      version: info.version,
+      description:
+        "Gridded weather forecasts and Earth-observation latent embeddings from one Zarr store. Map tiles, the " +
+        "forecast catalog and click values are public; /point, exports and the /data Zarr stores need an API key " +
+        "with the weather scope, embeddings need the embeddings scope and are credit-metered. Every error is " +
+        "RFC 9457 problem+json; its type is one of: " +
+        STATUS_TABLE.map(([, status, slug]) => `/problems/${slug} (${status})`).join(", ") +
+        ". Keys are issued by operators with `gridcast keys create`.",
+    },
+    servers: [{ url: "/" }],
+    tags: [
+      { name: "maps", description: "Public, read-only map interfaces (catalog, tiles, click values)" },
+      { name: "weather", description: "Keyed forecast reads: point series and bounded exports" },
+      { name: "zarr", description: "Zarr stores for lazy analysis (xarray, zarr-python, zarrita)" },
+      { name: "embeddings", description: "EO latent embeddings (credit-metered)" },
+      { name: "catalog", description: "Models and variable registry" },
+      { name: "operations", description: "Health, readiness, metrics and documentation" },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        ApiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "Sent on every request, including each Zarr request" },
+      },
+      schemas: { Problem },
+      headers: {
+        "X-Request-Id": { description: "Id of this request in the server's access log", schema: { type: "string" } },
+        "X-Credits-Charged": { description: "Credits debited for this response", schema: { type: "integer" } },
+        "X-Credits-Remaining": { description: "Balance after this response", schema: { type: "integer" } },
+      },
+    },
+    "x-cors-exposed-headers": EXPOSED_HEADERS,
+  };
+}

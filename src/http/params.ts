@@ -1,0 +1,106 @@
+// Strict parsing of query and path parameters against the route's JSON Schema (TypeBox). Numbers
+// must be plain decimals (no hex, NaN, Infinity, or values that overflow to Infinity); a parameter
+// given twice is an error; every failure names the parameter.
+import Value from "typebox/value";
+import { InvalidParameterError } from "../errors.ts";
+
+type Schema = {
+  type?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  enum?: unknown[];
+  anyOf?: Schema[];
+  [k: string]: unknown;
+};
+
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+const INTEGER = /^[+-]?\d+$/;
+
+function scalarType(s: Schema): string {
+  if (s.type) return s.type;
+  const first = s.anyOf?.find((x) => x.type);
+  return first?.type ?? "string";
+}
+
+function convert(name: string, raw: string, schema: Schema): unknown {
+  const type = scalarType(schema);
+  if (type === "number") {
+    if (!DECIMAL.test(raw)) throw new InvalidParameterError(name, `${name} must be a decimal number, got "${clip(raw)}"`);
+    const n = Number(raw);
+    if (!Number.isFinite(n)) throw new InvalidParameterError(name, `${name} is out of range`);
+    return n;
+  }
+  if (type === "integer") {
+    if (!INTEGER.test(raw)) throw new InvalidParameterError(name, `${name} must be an integer, got "${clip(raw)}"`);
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n)) throw new InvalidParameterError(name, `${name} is out of range`);
+    return n;
+  }
+  if (type === "boolean") {
+    if (raw === "true" || raw === "1") return true;
+    if (raw === "false" || raw === "0") return false;
+    throw new InvalidParameterError(name, `${name} must be true or false`);
+  }
+  return raw;
+}
+
+function clip(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
+}
+
+/** Parse and validate a set of raw values (query or path) against an object schema. */
+export function parseParams<T>(schemaIn: object, raw: Map<string, string[]>): T {
+  const schema = schemaIn as Schema;
+  const props = schema.properties ?? {};
+  const out: Record<string, unknown> = {};
+  for (const [name, sub] of Object.entries(props)) {
+    const values = raw.get(name);
+    if (!values || values.length === 0) continue;
+    if (values.length > 1) throw new InvalidParameterError(name, `${name} is given more than once`);
+    const v = values[0];
+    if (v === "") throw new InvalidParameterError(name, `${name} is empty`);
+    out[name] = convert(name, v, sub);
+  }
+  for (const name of schema.required ?? []) {
+    if (!(name in out)) throw new InvalidParameterError(name, `${name} is required`);
+  }
+  const first = Value.Errors(schema as never, out)[0] as { instancePath: string; message: string } | undefined;
+  if (first) {
+    const name = first.instancePath.replace(/^\//, "") || "query";
+    const sub = props[name];
+    const extra = sub?.enum ? ` (one of ${sub.enum.join(", ")})` : "";
+    throw new InvalidParameterError(name, `${name} ${first.message}${extra}`);
+  }
+  return out as T;
+}
+
+/** Query string of a raw request URL as name → values (percent-decoded, '+' as space). */
+export function queryValues(url: string): Map<string, string[]> {
+  const q = url.indexOf("?");
+  const out = new Map<string, string[]>();
+  if (q < 0) return out;
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(url.slice(q + 1));
+  } catch {
+    throw new InvalidParameterError("query", "the query string cannot be decoded");
+  }
+  for (const [k, v] of params) {
+    const list = out.get(k) ?? [];
+    list.push(v);
+    out.set(k, list);
+  }
+  return out;
+}
+
+/** Decode one path segment; a segment that decodes to a separator or NUL is rejected. */
+export function decodeSegment(name: string, raw: string): string {
+  let v: string;
+  try {
+    v = decodeURIComponent(raw);
+  } catch {
+    throw new InvalidParameterError(name, `${name} is not valid percent-encoding`);
+  }
+  if (/[/\\\0]/.test(v) || v === "." || v === "..") throw new InvalidParameterError(name, `${name} is not a valid name`);
+  return v;
+}

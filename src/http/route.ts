@@ -1,0 +1,67 @@
+// A route is declared once: path, auth, schemas for query/path/response, and a handler that
+// returns a Reply. The same declaration registers the polka handler, validates requests and
+// generates the OpenAPI description.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AppContext, KeyInfo } from "./context.ts";
+
+export type Auth = "public" | "weather" | "embeddings";
+
+export type Reply =
+  | { status?: number; json: unknown; headers?: Record<string, string>; cache?: string }
+  | { status?: number; body: Uint8Array | string; type: string; headers?: Record<string, string>; cache?: string }
+  /** The handler wrote the response itself (Range requests, streaming). */
+  | { handled: true };
+
+export interface RequestContext<Q = Record<string, unknown>, P = Record<string, string>> {
+  req: IncomingMessage;
+  res: ServerResponse;
+  query: Q;
+  params: P;
+  key: KeyInfo | undefined;
+  requestId: string;
+  app: AppContext;
+  /** Aborted when the client goes away or the request times out. */
+  signal: AbortSignal;
+}
+
+export interface ResponseDoc {
+  description: string;
+  /** media type → JSON Schema (or {} for binary) */
+  content?: Record<string, { schema: unknown; example?: unknown }>;
+  headers?: Record<string, { description: string; schema: unknown }>;
+}
+
+export interface RouteDef<Q = any, P = any> {
+  method: "GET";
+  /** OpenAPI-style path: /api/export/{id}/npy; a trailing {key+} matches the rest of the path. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: Auth;
+  /** Reads the store: counts against the concurrency cap. */
+  heavy?: boolean;
+  /** Credits to charge once the reply is ready; undefined means the route is not metered. */
+  cost?: (ctx: RequestContext<Q, P>, reply: Reply) => number;
+  /** Item name recorded in the usage log for metered routes. */
+  item?: (ctx: RequestContext<Q, P>) => string;
+  query?: object;
+  pathParams?: object;
+  responses: Record<number, ResponseDoc>;
+  /** Extra OpenAPI bits (e.g. HEAD support) */
+  alsoHead?: boolean;
+  handler: (ctx: RequestContext<Q, P>) => Promise<Reply>;
+}
+
+/** Identity helper that keeps the generic types of a route declaration. */
+export function route<Q, P = Record<string, string>>(def: RouteDef<Q, P>): RouteDef<Q, P> {
+  return def;
+}
+
+/** polka pattern for an OpenAPI path: {id} → :id, trailing {key+} → * */
+export function polkaPattern(path: string): string {
+  return path.replace(/\{(\w+)\+\}$/, "*").replace(/\{(\w+)\}/g, ":$1");
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse) => void;

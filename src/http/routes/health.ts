@@ -1,0 +1,63 @@
+// Liveness, readiness and Prometheus metrics.
+import Type from "typebox";
+import { route } from "../route.ts";
+
+const Health = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) });
+
+export const healthRoutes = [
+  route({
+    method: "GET",
+    path: "/healthz",
+    operationId: "healthz",
+    summary: "Process is up",
+    tags: ["operations"],
+    auth: "public",
+    responses: { 200: { description: "Alive", content: { "application/json": { schema: Health } } } },
+    handler: async () => ({ json: { status: "ok" } }),
+  }),
+  route({
+    method: "GET",
+    path: "/readyz",
+    operationId: "readyz",
+    summary: "Store and ledger are reachable",
+    description: "503 with the failing checks named when the store root or the ledger cannot be reached.",
+    tags: ["operations"],
+    auth: "public",
+    responses: {
+      200: { description: "Ready", content: { "application/json": { schema: Health } } },
+      503: { description: "Not ready", content: { "application/json": { schema: Health } } },
+    },
+    handler: async ({ app }) => {
+      const checks: Record<string, string> = {};
+      await Promise.all([
+        app.store.ping().then(
+          () => (checks.store = "ok"),
+          () => (checks.store = "unavailable"),
+        ),
+        app.ledger.ping().then(
+          () => (checks.ledger = "ok"),
+          () => (checks.ledger = "unavailable"),
+        ),
+        app.published.current().then((s) => (checks.build = s ? "published" : "none yet")),
+      ]);
+      const ok = checks.store === "ok" && checks.ledger === "ok";
+      return { status: ok ? 200 : 503, json: { status: ok ? "ready" : "not ready", checks } };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/metrics",
+    operationId: "metrics",
+    summary: "Prometheus metrics",
+    tags: ["operations"],
+    auth: "public",
+    responses: { 200: { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } } },
+    handler: async ({ app }) => {
+      const c = app.store.cache.stats();
+      return {
+        body: app.metrics.render({ cacheHits: c.hits, cacheMisses: c.misses, cacheBytes: c.bytes }),
+        type: "text/plain; version=0.0.4; charset=utf-8",
+      };
+    },
+  }),
+];

@@ -1,0 +1,160 @@
+// Keyed weather routes: /point, the export catalogue and .npy export, models and registry.
+import Type from "typebox";
+import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
+import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
+import { pointSeries } from "../../forecast/point.ts";
+import { npyResponseHeaders, streamNpy } from "../npy-stream.ts";
+import { route } from "../route.ts";
+import { Lat, Lon, Temporal } from "../schemas/common.ts";
+
+const PointQuery = Type.Object({
+  lat: Lat,
+  lon: Lon,
+  var: Type.String({ minLength: 1, maxLength: 64, description: "Canonical variable name or a registered alias (2t, u10m, ...)" }),
+  group: Type.Optional(
+    Type.String({ maxLength: 80, description: "Group id in the / form, forecast/<name>; default default_forecast_group" }),
+  ),
+  run: Type.Optional(Type.String({ maxLength: 40, description: "Run index or ISO 8601 initialisation time; default the latest run" })),
+  level: Type.Optional(Type.Number({ description: "Level (hPa) for variables with a level dimension; required there" })),
+});
+
+const PointSeries = Type.Object({
+  var: Type.String(),
+  lat: Type.Number(),
+  lon: Type.Number(),
+  times: Type.Array(Type.String(), { description: "Valid times, ISO 8601 without zone (UTC)" }),
+  values: Type.Array(Type.Union([Type.Number(), Type.Null()]), { description: "One value per time; null where missing" }),
+  source: Type.String({ description: "global when the global group answered, regional when a downscale patch did" }),
+  region: Type.Union([Type.String(), Type.Null()], { description: "Name of the patch used; null for the global group" }),
+  group: Type.String(),
+  units: Type.String(),
+  grid_lat: Type.Number({ description: "Latitude of the grid node used" }),
+  grid_lon: Type.Number({ description: "Longitude of the grid node used" }),
+  run: Type.String(),
+  lead_hours: Type.Array(Type.Number()),
+  level: Type.Union([Type.Number(), Type.Null()]),
+  temporal: Temporal,
+  intervals: Type.Optional(
+    Type.Array(Type.Object({ start: Type.String(), end: Type.String() }), {
+      description: "Accumulated variables only: the interval each value covers",
+    }),
+  ),
+});
+
+const ExportQuery = Type.Object({
+  var: Type.String({ minLength: 1, maxLength: 64, description: "Canonical variable name or alias" }),
+  time_index: Type.Integer({ minimum: 0, description: "Index along the time (run) axis" }),
+  lead_start: Type.Integer({ minimum: 0, description: "First lead step (index)" }),
+  lead_stop: Type.Integer({ minimum: 0, description: "Last lead step (index), included" }),
+  lat_min: Lat,
+  lat_max: Lat,
+  lon_min: Lon,
+  lon_max: Lon,
+  level: Type.Optional(Type.Number({ description: "Level (hPa); required for fields with a level dimension, rejected elsewhere" })),
+});
+
+const GroupIdPath = Type.Object({
+  id: Type.String({ pattern: "^forecast~[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description: "Group id in the ~ form (forecast~global)" }),
+});
+
+const AnyObject = Type.Object({}, { additionalProperties: true });
+
+export const weatherRoutes = [
+  route({
+    method: "GET",
+    path: "/point",
+    operationId: "getPoint",
+    summary: "Time series at one coordinate",
+    description:
+      "Reads the one spatial column of the grid node nearest to the point, from the most local regional patch " +
+      "that covers it and has the variable (otherwise the requested global group). 404 when the variable is not " +
+      "in the dataset; 503 when the forecast group or the store is unavailable.",
+    tags: ["weather"],
+    auth: "weather",
+    heavy: true,
+    query: PointQuery,
+    responses: { 200: { description: "Point series", content: { "application/json": { schema: PointSeries } } } },
+    handler: async ({ app, query }) => {
+      const q = query as { lat: number; lon: number; var: string; group?: string; run?: string; level?: number };
+      const series = await pointSeries(app.store, app.registry, {
+        ...q,
+        group: q.group ?? app.settings.default_forecast_group,
+      });
+      return { json: series };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/export",
+    operationId: "listExports",
+    summary: "Exportable groups and fields",
+    description:
+      "Every group (in the ~ form) with its fields: canonical and stored names, aliases, units, dims, shape, dtype, " +
+      "chunking, coordinate ranges and a schema revision that changes whenever the field's layout or encoding changes.",
+    tags: ["weather"],
+    auth: "weather",
+    responses: { 200: { description: "Export catalogue", content: { "application/json": { schema: AnyObject } } } },
+    handler: async ({ app }) => ({ json: await exportCatalogue(app.store) }),
+  }),
+  route({
+    method: "GET",
+    path: "/api/export/{id}/npy",
+    operationId: "exportNpy",
+    summary: "A bounded field as NumPy .npy",
+    description:
+      "Float32 array with dims (lead_time, lat, lon): latitude ascending, longitude eastward from lon_min. A box " +
+      "with lon_min > lon_max crosses the antimeridian and is returned contiguous (longitudes then exceed 180). " +
+      "The size is computed before any chunk is read; above field_export_max_mb the answer is 413. The " +
+      "X-SVC-Field header describes names, dims, shape, dtype, units and every axis.",
+    tags: ["weather"],
+    auth: "weather",
+    heavy: true,
+    pathParams: GroupIdPath,
+    query: ExportQuery,
+    responses: {
+      200: {
+        description: "NumPy .npy body",
+        content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+        headers: npyResponseHeaders,
+      },
+    },
+    handler: async ({ app, query, params, res, req, signal }) => {
+      const plan = await planBox(
+        app.store,
+        app.registry,
+        { ...(query as Omit<BoxRequest, "group">), group: slashId((params as { id: string }).id) },
+        app.settings.field_export_max_mb,
+      );
+      const name = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.npy`;
+      await streamNpy(req, res, {
+        header: plan.header,
+        bytes: plan.bytes,
+        field: plan.field,
+        filename: name,
+        chunks: boxLeads(plan),
+        signal,
+      });
+      return { handled: true };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/models",
+    operationId: "listModels",
+    summary: "Available forecast models and embedding families",
+    tags: ["catalog"],
+    auth: "public",
+    responses: { 200: { description: "Models", content: { "application/json": { schema: AnyObject } } } },
+    handler: async ({ app }) => ({ json: await modelsListing(app.store), cache: "public, max-age=60" }),
+  }),
+  route({
+    method: "GET",
+    path: "/api/registry",
+    operationId: "listRegistry",
+    summary: "Registered variables with aliases, units and temporal semantics",
+    tags: ["catalog"],
+    auth: "public",
+    responses: { 200: { description: "Registry", content: { "application/json": { schema: AnyObject } } } },
+    handler: async ({ app }) => ({ json: registryListing(app.registry), cache: "public, max-age=300" }),
+  }),
+];

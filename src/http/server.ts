@@ -1,0 +1,104 @@
+// The HTTP server around the app: header/request timeouts, problem+json for malformed requests,
+// graceful shutdown (stop accepting, finish in-flight requests, close the ledger).
+import { createServer, type Server } from "node:http";
+import type { Socket } from "node:net";
+import { resolve } from "node:path";
+import type { Settings } from "../config.ts";
+import { openLedger } from "../ledger/open.ts";
+import { registry } from "../registry/registry.ts";
+import { Published } from "../render/published.ts";
+import { Store } from "../store/store.ts";
+import { type App, createApp } from "./app.ts";
+import type { AppContext } from "./context.ts";
+import { Metrics } from "./metrics.ts";
+import { TITLES } from "./problem.ts";
+import { allRoutes } from "./routes/index.ts";
+
+export interface Running {
+  server: Server;
+  app: App;
+  ctx: AppContext;
+  url: string;
+  close: () => Promise<void>;
+}
+
+const WEB_DIR = resolve(import.meta.dirname, "../../web");
+
+export async function startServer(
+  settings: Settings,
+  opts: { log?: (e: Record<string, unknown>) => void; webDir?: string } = {},
+): Promise<Running> {
+  const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb });
+  const ledger = await openLedger(settings.db);
+  const ctx: AppContext = {
+    settings,
+    store,
+    ledger,
+    registry,
+    published: new Published(settings.out),
+    metrics: new Metrics(),
+    log: opts.log ?? ((e) => process.stdout.write(`${JSON.stringify(e)}\n`)),
+    webDir: opts.webDir ?? WEB_DIR,
+  };
+  const app = createApp(ctx, allRoutes());
+  const server = createServer({
+    headersTimeout: settings.header_timeout_ms,
+    requestTimeout: settings.request_timeout_ms,
+    maxHeaderSize: 16 * 1024,
+  });
+  server.on("request", app.handler);
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
+    const status =
+      err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+    if (socket.writable && !(socket as Socket & { _httpMessage?: unknown })._httpMessage) {
+      const body = JSON.stringify({
+        type: `/problems/${status === 431 ? "headers-too-large" : status === 408 ? "request-timeout" : "bad-request"}`,
+        title: TITLES[status],
+        status,
+        detail:
+          status === 431
+            ? "request headers are too large"
+            : status === 408
+              ? "the request was not received in time"
+              : "the request could not be parsed",
+      });
+      socket.end(
+        `HTTP/1.1 ${status} ${TITLES[status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    } else {
+      socket.destroy();
+    }
+  });
+  await new Promise<void>((ok, fail) => {
+    server.once("error", fail);
+    server.listen(settings.port, settings.host, () => ok());
+  });
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : settings.port;
+  const host = settings.host.includes(":") ? `[${settings.host}]` : settings.host;
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await new Promise<void>((ok) => {
+        server.close(() => ok());
+        server.closeIdleConnections();
+      });
+      await ledger.close();
+    })();
+    return closing;
+  };
+  return { server, app, ctx, url: `http://${host}:${port}`, close };
+}
+
+/** Close gracefully on SIGTERM/SIGINT; exit 0 once in-flight requests are done. */
+export function closeOnSignals(running: Running, log: (s: string) => void): void {
+  const stop = (sig: string) => {
+    log(`received ${sig}, finishing in-flight requests`);
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}

@@ -1,0 +1,65 @@
+// Plaintext key format, hashing and the checks authenticate() runs on a looked-up key.
+// Shared by both ledger implementations so they accept and reject exactly the same keys.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { ForbiddenError, UnauthorizedError } from "../errors.ts";
+import type { KeyRecord, Scope } from "./types.ts";
+
+const PREFIX = "gck_";
+// Key id: 12 hex chars (no "_" so the key splits unambiguously); secret: 32 bytes base64url.
+const KEY_RE = /^gck_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+
+const NO_HASH = Buffer.alloc(32);
+
+export function newKeyId(): string {
+  return randomBytes(6).toString("hex");
+}
+
+/** A fresh plaintext key for a key id: gck_<id>_<secret>. */
+export function mintKey(id: string): string {
+  return `${PREFIX}${id}_${randomBytes(32).toString("base64url")}`;
+}
+
+// A plain SHA-256 is enough here: the secret carries 256 random bits, so there is no dictionary
+// to try and brute force is hopeless; slow password hashes (scrypt, argon2) defend low-entropy
+// passwords and would only burn CPU on every request. Hashing the whole key binds id and secret.
+export function hashKey(plaintext: string): Buffer {
+  return createHash("sha256").update(plaintext, "utf8").digest();
+}
+
+/** The key id of a well-formed key, or null. */
+export function parseKeyId(plaintext: string | null | undefined): string | null {
+  if (typeof plaintext !== "string") return null;
+  return KEY_RE.exec(plaintext)?.[1] ?? null;
+}
+
+/**
+ * Decides whether a presented key opens `record`: hash match in constant time, then revocation,
+ * expiry and scope. The caller has already found the record by the key's id (null: unknown).
+ */
+export function admit(
+  plaintext: string,
+  found: { record: KeyRecord; hash: Uint8Array } | null,
+  requiredScope: Scope,
+  now = Date.now(),
+): KeyRecord {
+  const presented = hashKey(plaintext);
+  // Unknown ids still pay for a comparison, so the two failures take the same time.
+  const stored = found?.hash ?? NO_HASH;
+  const match = stored.length === presented.length && timingSafeEqual(stored, presented);
+  if (!found || !match) throw new UnauthorizedError("invalid API key");
+  const { record } = found;
+  if (record.revokedAt !== null) throw new UnauthorizedError("API key has been revoked");
+  if (record.expiresAt !== null && Date.parse(record.expiresAt) <= now) {
+    throw new UnauthorizedError("API key has expired");
+  }
+  if (!record.scopes.includes(requiredScope)) {
+    throw new ForbiddenError(`API key lacks the "${requiredScope}" scope`, { required_scope: requiredScope });
+  }
+  return record;
+}
+
+export function malformed(plaintext: string | null | undefined): UnauthorizedError {
+  return new UnauthorizedError(
+    plaintext ? "malformed API key: expected gck_<id>_<secret>" : "missing API key: send the X-API-Key header",
+  );
+}

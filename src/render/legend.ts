@@ -1,0 +1,60 @@
+// A layer's legend: a horizontal colour-ramp PNG (min on the left, max on the right) drawn with
+// the same palette as the tiles, and the JSON that labels it.
+import type { MapStyle, Temporal } from "../registry/registry.ts";
+import { buildPalette, type LegendStop, legendStops } from "./colormap.ts";
+import { encodeIndexedPng } from "./png.ts";
+
+export const LEGEND_WIDTH = 256;
+export const LEGEND_HEIGHT = 16;
+
+/** What a legend needs to know about a variable; a registry entry with a style fits. */
+export interface LegendSource {
+  units: string;
+  style: MapStyle;
+  temporal: Temporal;
+  long_name?: string;
+}
+
+export interface LegendJson {
+  long_name?: string;
+  units: string;
+  colormap: string;
+  min: number;
+  max: number;
+  /** Values at or below this are not drawn. */
+  transparent_below?: number;
+  stops: LegendStop[];
+  temporal: Temporal["kind"];
+  /** For accumulated variables, e.g. "amount over the previous 1 h". */
+  interval?: string;
+}
+
+/** Each column shows the colour of the value at its centre, so the transparent range stays transparent. */
+export function renderLegendPng(style: MapStyle, width = LEGEND_WIDTH, height = LEGEND_HEIGHT): Buffer {
+  const { rgba, lut } = buildPalette(style);
+  const indices = new Uint8Array(width * height);
+  for (let x = 0; x < width; x++) indices[x] = lut(style.min + ((x + 0.5) / width) * (style.max - style.min));
+  for (let y = 1; y < height; y++) indices.copyWithin(y * width, 0, width);
+  return encodeIndexedPng(indices, width, height, rgba);
+}
+
+export function intervalText(temporal: Temporal): string | undefined {
+  return temporal.kind === "accumulated" ? `amount over the previous ${temporal.interval_hours} h` : undefined;
+}
+
+export function legendJson(source: LegendSource, stopCount = 11): LegendJson {
+  const { style } = source;
+  const legend: LegendJson = {
+    units: source.units,
+    colormap: style.colormap,
+    min: style.min,
+    max: style.max,
+    stops: legendStops(style, stopCount),
+    temporal: source.temporal.kind,
+  };
+  if (source.long_name !== undefined) legend.long_name = source.long_name;
+  if (style.transparent_below !== undefined) legend.transparent_below = style.transparent_below;
+  const interval = intervalText(source.temporal);
+  if (interval !== undefined) legend.interval = interval;
+  return legend;
+}

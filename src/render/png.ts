@@ -1,0 +1,143 @@
+// Indexed-colour PNG (colour type 3, 8-bit) encoder. One byte per pixel instead of four, a
+// palette trimmed to the colours a tile actually uses, and rows that repeat the row above sent as
+// filter "Up" (all zeros), which deflate squeezes to almost nothing.
+import { constants, crc32, deflateSync } from "node:zlib";
+
+/** zlib level used unless the caller asks otherwise; bench/render-core.ts measures the trade-off. */
+export const DEFAULT_DEFLATE_LEVEL = 4;
+
+const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const FILTER_NONE = 0;
+const FILTER_UP = 2;
+
+export interface IndexedPngOptions {
+  /** zlib compression level 0..9. */
+  level?: number;
+  /** zlib's run-length strategy: only repeats of the previous byte, which is what Up rows and flat runs are. */
+  rle?: boolean;
+}
+
+/**
+ * Encode `indices` (width*height palette indices, row-major) with the colours in `rgba` (4 bytes
+ * per index). Only indices that occur are written to PLTE/tRNS, renumbered in ascending order.
+ */
+export function encodeIndexedPng(
+  indices: Uint8Array,
+  width: number,
+  height: number,
+  rgba: Uint8Array,
+  options: IndexedPngOptions = {},
+): Buffer {
+  if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
+    throw new RangeError(`PNG size must be positive integers, got ${width}x${height}`);
+  }
+  if (indices.length !== width * height) {
+    throw new RangeError(`expected ${width * height} palette indices, got ${indices.length}`);
+  }
+  const src = Buffer.from(indices.buffer, indices.byteOffset, indices.length);
+  const repeats = repeatedRows(src, width, height);
+
+  // Renumber the colours in use densely so PLTE/tRNS carry only those. Repeated rows add no colour.
+  const remap = new Uint8Array(256);
+  for (let y = 0; y < height; y++) {
+    if (repeats[y]) continue;
+    for (let i = y * width, end = i + width; i < end; i++) remap[src[i]] = 1;
+  }
+  const usedColors: number[] = [];
+  for (let c = 0; c < 256; c++) if (remap[c]) remap[c] = usedColors.push(c) - 1;
+  const identity = usedColors[usedColors.length - 1] === usedColors.length - 1;
+  if (rgba.length < (usedColors[usedColors.length - 1] + 1) * 4) {
+    throw new RangeError(`palette has ${rgba.length / 4} entries but index ${usedColors.at(-1)} is used`);
+  }
+
+  const stride = width + 1;
+  const raw = scratch(stride * height).fill(0); // one memset instead of zeroing Up rows one by one
+  for (let y = 0; y < height; y++) {
+    const from = y * width;
+    const to = y * stride;
+    if (repeats[y]) {
+      raw[to] = FILTER_UP; // each byte minus the byte above: all zeros
+    } else {
+      raw[to] = FILTER_NONE;
+      if (identity) src.copy(raw, to + 1, from, from + width);
+      else for (let i = 0; i < width; i++) raw[to + 1 + i] = remap[src[from + i]];
+    }
+  }
+  const idat = deflateSync(raw, {
+    level: options.level ?? DEFAULT_DEFLATE_LEVEL,
+    strategy: options.rle ? constants.Z_RLE : constants.Z_DEFAULT_STRATEGY,
+  });
+
+  const n = usedColors.length;
+  const plte = Buffer.allocUnsafe(n * 3);
+  let alphaCount = 0; // tRNS may stop after the last entry that is not fully opaque
+  for (let k = 0; k < n; k++) {
+    const at = usedColors[k] * 4;
+    plte[k * 3] = rgba[at];
+    plte[k * 3 + 1] = rgba[at + 1];
+    plte[k * 3 + 2] = rgba[at + 2];
+    if (rgba[at + 3] !== 255) alphaCount = k + 1;
+  }
+  const trns = Buffer.allocUnsafe(alphaCount);
+  for (let k = 0; k < alphaCount; k++) trns[k] = rgba[usedColors[k] * 4 + 3];
+
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 3; // colour type: indexed
+  // compression, filter method and interlace stay 0
+
+  const chunks: [string, Buffer][] = [
+    ["IHDR", ihdr],
+    ["PLTE", plte],
+  ];
+  if (alphaCount > 0) chunks.push(["tRNS", trns]);
+  chunks.push(["IDAT", idat], ["IEND", Buffer.alloc(0)]);
+  return assemble(chunks);
+}
+
+let scratchBuffer = Buffer.alloc(0);
+
+/** The filtered image is handed to deflateSync and dropped, so one buffer serves every call. */
+function scratch(size: number): Buffer {
+  if (scratchBuffer.length < size) scratchBuffer = Buffer.allocUnsafe(size);
+  return scratchBuffer.subarray(0, size);
+}
+
+/** repeats[y] = 1 when row y equals row y-1. */
+function repeatedRows(src: Buffer, width: number, height: number): Uint8Array {
+  const repeats = new Uint8Array(height);
+  if (src.byteOffset % 4 === 0 && width % 4 === 0) {
+    // Word compares: four pixels per step.
+    const words = new Uint32Array(src.buffer, src.byteOffset, src.length / 4);
+    const w = width / 4;
+    for (let y = 1; y < height; y++) {
+      let k = y * w;
+      const end = k + w;
+      while (k < end && words[k] === words[k - w]) k++;
+      repeats[y] = k === end ? 1 : 0;
+    }
+  } else {
+    for (let y = 1; y < height; y++) repeats[y] = src.compare(src, (y - 1) * width, y * width, y * width, (y + 1) * width) === 0 ? 1 : 0;
+  }
+  return repeats;
+}
+
+function assemble(chunks: [string, Buffer][]): Buffer {
+  let size = SIGNATURE.length;
+  for (const [, data] of chunks) size += 12 + data.length;
+  const out = Buffer.allocUnsafe(size);
+  let at = SIGNATURE.copy(out, 0);
+  for (const [type, data] of chunks) {
+    out.writeUInt32BE(data.length, at);
+    const typeAt = at + 4;
+    out.write(type, typeAt, "latin1");
+    data.copy(out, typeAt + 4);
+    at = typeAt + 4 + data.length;
+    // The CRC covers the chunk type and data, not the length.
+    out.writeUInt32BE(crc32(out.subarray(typeAt, at)), at);
+    at += 4;
+  }
+  return out;
+}

@@ -1,0 +1,202 @@
+// Nearest-node resampling of a regular lat/lon grid onto mercator tiles. All geometry is solved
+// once per zoom level: a table from world pixel column to lon index and one from world pixel row
+// to the offset of a lat row in the field. A tile is then two table slices and a palette lookup.
+import { InvalidParameterError } from "../errors.ts";
+import type { Palette } from "./colormap.ts";
+import { pixelLat, pixelLon, TILE_SIZE } from "./tiles.ts";
+
+export interface LatLonGrid {
+  /** Node latitudes, strictly ascending or strictly descending. */
+  lat: ArrayLike<number>;
+  /** Node longitudes, monotonic in either direction; 0..360, -180..180, or a patch crossing the antimeridian. */
+  lon: ArrayLike<number>;
+}
+
+export interface LevelSampler {
+  readonly z: number;
+  /** Whether any pixel of the tile falls on the grid (false: the tile is fully transparent). */
+  covers(x: number, y: number): boolean;
+  /** Palette indices of tile (x, y), row-major; `field` is in (lat, lon) C order. */
+  renderTile(x: number, y: number, field: Float32Array | Float64Array, palette: Palette, out?: Uint8Array): Uint8Array;
+}
+
+/** An axis sorted ascending, with the storage index of each sorted node and its coverage limits. */
+interface SortedAxis {
+  values: Float64Array;
+  index: Int32Array;
+  /** Pixel centres within [lo, hi] (half a cell beyond the end nodes) lie on the grid. */
+  lo: number;
+  hi: number;
+}
+
+function sortAxis(param: string, storage: ArrayLike<number>): SortedAxis {
+  const n = storage.length;
+  if (n === 0) throw new InvalidParameterError(param, `${param} coordinate is empty`);
+  const descending = n > 1 && storage[1] < storage[0];
+  const values = new Float64Array(n);
+  const index = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    const i = descending ? n - 1 - k : k;
+    values[k] = storage[i];
+    index[k] = i;
+    if (k > 0 && !(values[k] > values[k - 1])) {
+      throw new InvalidParameterError(param, `${param} coordinate is not strictly monotonic at index ${i}`);
+    }
+  }
+  const halfLo = n > 1 ? (values[1] - values[0]) / 2 : 0;
+  const halfHi = n > 1 ? (values[n - 1] - values[n - 2]) / 2 : 0;
+  return { values, index, lo: values[0] - halfLo, hi: values[n - 1] + halfHi };
+}
+
+/** Longitudes made continuous (a patch stored as 170..180, -180..-170 becomes 170..190). */
+function unwrapLon(lon: ArrayLike<number>): Float64Array {
+  const n = lon.length;
+  const out = new Float64Array(n);
+  if (n === 0) return out;
+  out[0] = lon[0];
+  let dir = 0;
+  for (let i = 1; i < n; i++) {
+    const step = ((((lon[i] - lon[i - 1] + 180) % 360) + 360) % 360) - 180;
+    if (dir === 0) dir = Math.sign(step);
+    let v = lon[i];
+    while (dir > 0 && v <= out[i - 1]) v += 360;
+    while (dir > 0 && v - out[i - 1] >= 360) v -= 360;
+    while (dir < 0 && v >= out[i - 1]) v -= 360;
+    while (dir < 0 && out[i - 1] - v >= 360) v += 360;
+    out[i] = v;
+  }
+  return out;
+}
+
+/** Position of the node nearest to `v` in ascending `s`; an exact tie goes to the lower (west/south) node. */
+function nearestSorted(s: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = s.length - 1;
+  if (v <= s[0]) return 0;
+  if (v >= s[hi]) return hi;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (s[mid] <= v) lo = mid;
+    else hi = mid;
+  }
+  return v - s[lo] <= s[hi] - v ? lo : hi;
+}
+
+/** World pixel column → lon index in storage order, -1 off the grid. */
+function columnTable(lon: ArrayLike<number>, z: number): Int32Array {
+  const axis = sortAxis("lon", unwrapLon(lon));
+  const s = axis.values;
+  const n = s.length;
+  const step = n > 1 ? s[1] - s[0] : 0;
+  // Global when the nodes and one more step span the circle; then nearest wraps across the seam.
+  const global = n > 1 && s[n - 1] - s[0] + step >= 360 - 1e-9 * 360;
+  let values = s;
+  let index = axis.index;
+  let start = axis.lo;
+  if (global) {
+    values = new Float64Array(n + 2);
+    values.set(s, 1);
+    values[0] = s[n - 1] - 360;
+    values[n + 1] = s[0] + 360;
+    index = new Int32Array(n + 2);
+    index.set(axis.index, 1);
+    index[0] = axis.index[n - 1];
+    index[n + 1] = axis.index[0];
+    start = s[0];
+  }
+  const table = new Int32Array(2 ** z * TILE_SIZE);
+  for (let c = 0; c < table.length; c++) {
+    const lon = pixelLon(z, 0, c); // column c of the world, counted from tile x = 0
+    // Bring the pixel into the grid's own 360° window before searching.
+    const v = lon - 360 * Math.floor((lon - start) / 360);
+    table[c] = global || v <= axis.hi ? index[nearestSorted(values, v)] : -1;
+  }
+  return table;
+}
+
+/** World pixel row → offset of the nearest lat row in the field (lat index × nlon), -1 off the grid. */
+function rowTable(lat: ArrayLike<number>, nlon: number, z: number): Int32Array {
+  const axis = sortAxis("lat", lat);
+  const table = new Int32Array(2 ** z * TILE_SIZE);
+  for (let r = 0; r < table.length; r++) {
+    const v = pixelLat(z, 0, r);
+    table[r] = v >= axis.lo && v <= axis.hi ? axis.index[nearestSorted(axis.values, v)] * nlon : -1;
+  }
+  return table;
+}
+
+function anyCovered(table: Int32Array, from: number): boolean {
+  for (let i = from; i < from + TILE_SIZE; i++) if (table[i] >= 0) return true;
+  return false;
+}
+
+export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
+  if (!(Number.isInteger(z) && z >= 0 && z <= 24)) throw new InvalidParameterError("z", `bad zoom level ${z}`);
+  const tiles = 2 ** z;
+  const nlat = grid.lat.length;
+  const nlon = grid.lon.length;
+  const cols = columnTable(grid.lon, z);
+  const rows = rowTable(grid.lat, nlon, z);
+
+  const checkTile = (x: number, y: number): void => {
+    if (!(Number.isInteger(x) && Number.isInteger(y) && x >= 0 && y >= 0 && x < tiles && y < tiles)) {
+      throw new InvalidParameterError("tile", `tile ${x}/${y} outside zoom level bounds at z ${z}`);
+    }
+  };
+
+  return {
+    z,
+    covers(x, y) {
+      checkTile(x, y);
+      return anyCovered(cols, x * TILE_SIZE) && anyCovered(rows, y * TILE_SIZE);
+    },
+    renderTile(x, y, field, palette, out = new Uint8Array(TILE_SIZE * TILE_SIZE)) {
+      checkTile(x, y);
+      if (field.length !== nlat * nlon) {
+        throw new InvalidParameterError("field", `field has ${field.length} values, grid needs ${nlat}×${nlon}`);
+      }
+      if (out.length !== TILE_SIZE * TILE_SIZE) throw new RangeError(`out must hold ${TILE_SIZE * TILE_SIZE} indices`);
+      const lut = palette.lut;
+      const col0 = x * TILE_SIZE;
+      const row0 = y * TILE_SIZE;
+      for (let r = 0; r < TILE_SIZE; r++) {
+        const o = r * TILE_SIZE;
+        const rowOffset = rows[row0 + r];
+        // Zoomed in, several pixel rows share one lat row: copy instead of sampling again.
+        if (r > 0 && rowOffset === rows[row0 + r - 1]) {
+          out.copyWithin(o, o - TILE_SIZE, o);
+          continue;
+        }
+        if (rowOffset < 0) {
+          out.fill(0, o, o + TILE_SIZE);
+          continue;
+        }
+        let lastCol = -2;
+        let index = 0;
+        for (let c = 0; c < TILE_SIZE; c++) {
+          const col = cols[col0 + c];
+          if (col !== lastCol) {
+            lastCol = col;
+            index = col < 0 ? 0 : lut(field[rowOffset + col]);
+          }
+          out[o + c] = index;
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/** True when every pixel has the same index, so one encoded PNG can stand for all such tiles. */
+export function isUniform(indices: Uint8Array): boolean {
+  const first = indices[0];
+  // Compare four pixels at a time when the buffer is aligned for it.
+  if (indices.byteOffset % 4 === 0 && indices.length % 4 === 0) {
+    const words = new Uint32Array(indices.buffer, indices.byteOffset, indices.length / 4);
+    const w = (first * 0x01010101) >>> 0;
+    for (let i = 0; i < words.length; i++) if (words[i] !== w) return false;
+    return true;
+  }
+  for (let i = 1; i < indices.length; i++) if (indices[i] !== first) return false;
+  return true;
+}

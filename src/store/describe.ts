@@ -1,0 +1,44 @@
+// An operator's first look at a store: groups, variables, shapes, chunking, codecs, grids, runs.
+import type { ForecastGroup } from "./forecast-group.ts";
+import type { Store } from "./store.ts";
+
+export const isoNoZone = (ms: number): string => new Date(ms).toISOString().slice(0, 19);
+
+export function describeGroup(g: ForecastGroup) {
+  return {
+    id: g.id,
+    zarr_format: g.format,
+    kind: g.grid.global ? "global" : "regional",
+    bbox: g.grid.bbox,
+    resolution: { lat: g.grid.dlat, lon: g.grid.dlon },
+    shape: { lat: g.grid.lat.length, lon: g.grid.lon.length },
+    latitude_order: g.grid.latAscending ? "ascending" : "descending",
+    longitude_convention: g.grid.lon360 ? "0..360" : "-180..180",
+    runs: g.runs.map(isoNoZone),
+    lead_hours: g.leads,
+    levels: g.levels ?? null,
+    variables: [...g.variables.values()].map((v) => ({
+      name: v.name,
+      stored: v.stored,
+      units: v.units,
+      dims: v.array.dims,
+      shape: v.array.shape,
+      chunks: v.array.chunks,
+      dtype: v.array.dtype,
+      codecs: v.array.meta.array?.codecs.map((c) => c.name) ?? [],
+      packed: v.array.packing.scale !== 1 || v.array.packing.offset !== 0,
+      temporal: v.entry.temporal,
+    })),
+    unregistered: g.unregistered,
+  };
+}
+
+export async function describeStore(store: Store) {
+  const groups = await store.forecastGroups();
+  const items = await store.embeddingItemPaths();
+  return {
+    store: store.backend.description,
+    forecast_groups: groups.map(describeGroup),
+    embeddings: { items: items.length, prefixes: [...new Set(items.map((p) => p.split("/").slice(0, 5).join("/")))] },
+  };
+}

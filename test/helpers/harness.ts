@@ -1,0 +1,94 @@
+// Test harness: real sample stores on disk, a real server on a loopback port, real keys.
+import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULTS, type Settings } from "../../src/config.ts";
+import { type Running, startServer } from "../../src/http/server.ts";
+import { writeSample } from "../../src/sample/index.ts";
+
+export function tempDir(prefix = "gridcast-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function sampleStore(opts: Record<string, unknown> = {}): Promise<string> {
+  const dir = join(tempDir(), "store");
+  await writeSample(dir, { preset: "tiny", seed: 7, ...opts } as Parameters<typeof writeSample>[1]);
+  return dir;
+}
+
+export interface TestServer {
+  running: Running;
+  url: string;
+  dir: string;
+  logs: Record<string, unknown>[];
+  key(scopes?: string[], credits?: number, extra?: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function testServer(store: string, overrides: Partial<Settings> = {}): Promise<TestServer> {
+  const dir = tempDir();
+  const logs: Record<string, unknown>[] = [];
+  const settings: Settings = {
+    ...DEFAULTS,
+    store,
+    out: join(dir, "output"),
+    db: join(dir, "ledger.db"),
+    port: 0,
+    ...overrides,
+  };
+  const running = await startServer(settings, { log: (e) => logs.push(e) });
+  return {
+    running,
+    url: running.url,
+    dir,
+    logs,
+    async key(scopes = ["weather", "embeddings"], credits = 1000, extra = {}) {
+      const created = await running.ctx.ledger.createKey({ name: "test", scopes, credits, rate: 0, ...extra } as never);
+      return created.key;
+    },
+    async close() {
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Got {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  json: () => any;
+}
+
+export async function get(url: string, headers: Record<string, string> = {}, method = "GET"): Promise<Got> {
+  const res = await fetch(url, { headers, method });
+  const body = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, headers: res.headers, body, json: () => JSON.parse(body.toString("utf8")) };
+}
+
+/** Send a raw request line over a socket, so no client normalises the path first. */
+export function rawGet(base: string, rawPath: string, headers: Record<string, string> = {}): Promise<Got> {
+  const u = new URL(base);
+  return new Promise((ok, fail) => {
+    const req = httpRequest({ host: u.hostname, port: u.port, method: "GET", path: rawPath, headers }, (res) => {
+      const parts: Buffer[] = [];
+      res.on("data", (c) => parts.push(c));
+      res.on("end", () => {
+        const body = Buffer.concat(parts);
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") h.set(k, v);
+        ok({ status: res.statusCode ?? 0, headers: h, body, json: () => JSON.parse(body.toString("utf8")) });
+      });
+    });
+    req.on("error", fail);
+    req.end();
+  });
+}
+
+/** numpy/xarray tests run Debian's python3 (not a pyenv one without the packages). */
+export const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
+
+export function cleanup(...dirs: string[]): void {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}

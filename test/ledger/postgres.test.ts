@@ -1,0 +1,94 @@
+// The shared ledger suite on PostgreSQL, in a throwaway database. Without a server the suite skips
+// locally but fails under CI=true, so a broken CI database cannot pass silently.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import pg from "pg";
+import { LedgerUnavailableError } from "../../src/errors.ts";
+import { openLedger } from "../../src/ledger/open.ts";
+import type { Ledger } from "../../src/ledger/types.ts";
+import { type Backend, ledgerSuite } from "./suite.ts";
+
+const ADMIN_URL = process.env.GRIDCAST_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+/** Creates a database with a random name; null when the server cannot be reached (and not in CI). */
+async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch (e) {
+    if (process.env.CI === "true")
+      throw new Error(`PostgreSQL unreachable at ${ADMIN_URL} (required in CI)`, { cause: e });
+    console.warn(
+      `# PostgreSQL unreachable at ${ADMIN_URL}: skipping the PostgreSQL ledger tests (${(e as Error).message})`,
+    );
+    return null;
+  }
+  const name = `gridcast_test_${randomBytes(6).toString("hex")}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+ledgerSuite("postgres", async (): Promise<Backend | null> => {
+  const db = await scratchDatabase();
+  if (!db) return null;
+  return {
+    open: () => openLedger(db.url),
+    second: () => openLedger(db.url),
+    keyRows: async () => {
+      const c = new pg.Client(db.url);
+      await c.connect();
+      try {
+        return (await c.query("SELECT * FROM keys")).rows;
+      } finally {
+        await c.end();
+      }
+    },
+    cleanup: db.drop,
+  };
+});
+
+describe("postgres ledger across servers", () => {
+  let db: Awaited<ReturnType<typeof scratchDatabase>>;
+  let a: Ledger;
+  let b: Ledger;
+  before(async () => {
+    db = await scratchDatabase();
+    if (!db) return;
+    // Two ledgers opening one empty database at once must not trip over schema creation.
+    [a, b] = await Promise.all([openLedger(db.url), openLedger(db.url)]);
+  });
+  after(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await db?.drop();
+  });
+
+  test("two servers share one token bucket", async (t) => {
+    if (!db) return t.skip("PostgreSQL not reachable");
+    const { record } = await a.createKey({ name: "shared", scopes: ["weather"], credits: 0, rate: 0.01, burst: 5 });
+    const calls = Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).checkRate(record.id, 0.01, 5));
+    const decisions = await Promise.all(calls);
+    assert.equal(decisions.filter((d) => d.ok).length, 5, JSON.stringify(decisions));
+    const refused = decisions.find((d) => !d.ok)!;
+    assert.ok(refused.retryAfterSeconds > 0 && refused.retryAfterSeconds <= 100);
+    assert.equal(refused.remaining, 0);
+  });
+
+  test("an unreachable server gives LedgerUnavailableError without connection details", async (t) => {
+    if (!db) return t.skip("PostgreSQL not reachable");
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    await assert.rejects(openLedger("postgres://postgres@127.0.0.1:1/nowhere"), (e) => {
+      assert.ok(e instanceof LedgerUnavailableError, String(e));
+      assert.doesNotMatch(e.message, /127\.0\.0\.1|nowhere|ECONNREFUSED/);
+      return true;
+    });
+  });
+});

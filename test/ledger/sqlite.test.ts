@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { test } from "node:test";
+import { Worker } from "node:worker_threads";
+import * as errors from "../../src/errors.ts";
+import { openLedger } from "../../src/ledger/open.ts";
+import type { ChargeRequest, ChargeResult, Ledger } from "../../src/ledger/types.ts";
+import { type Backend, ledgerSuite } from "./suite.ts";
+
+/** Ledger.charge on a SqliteLedger living in a worker thread (its own DatabaseSync connection). */
+function workerLedger(file: string): Pick<Ledger, "charge" | "close"> {
+  const worker = new Worker(new URL("./sqlite-worker.ts", import.meta.url), { workerData: { file } });
+  const pending = new Map<number, { resolve: (r: ChargeResult) => void; reject: (e: unknown) => void }>();
+  let next = 0;
+  worker.on(
+    "message",
+    (msg: {
+      id: number;
+      result?: ChargeResult;
+      error?: { name: string; message: string; extensions: errors.Extensions };
+    }) => {
+      const p = pending.get(msg.id)!;
+      pending.delete(msg.id);
+      if (msg.result) return p.resolve(msg.result);
+      // Rebuild the typed error so the suite's instanceof checks see what the ledger threw.
+      const Cls =
+        (errors as unknown as Record<string, typeof errors.GridcastError>)[msg.error!.name] ?? errors.GridcastError;
+      p.reject(new Cls(msg.error!.message, msg.error!.extensions));
+    },
+  );
+  worker.on("error", (e) => {
+    for (const p of pending.values()) p.reject(e);
+  });
+  return {
+    charge: (req: ChargeRequest) =>
+      new Promise<ChargeResult>((resolve, reject) => {
+        const id = next++;
+        pending.set(id, { resolve, reject });
+        worker.postMessage({ id, req });
+      }),
+    close: async () => {
+      const exited = new Promise((r) => worker.once("exit", r));
+      worker.postMessage("close");
+      await exited;
+    },
+  };
+}
+
+ledgerSuite("sqlite", async (): Promise<Backend> => {
+  const dir = mkdtempSync(join(tmpdir(), "gridcast-ledger-"));
+  // A nested path checks that openLedger creates the parent directory.
+  const file = join(dir, "nested", "ledger.db");
+  return {
+    open: () => openLedger(file),
+    second: async () => workerLedger(file),
+    keyRows: async () => {
+      const db = new DatabaseSync(file, { readOnly: true });
+      try {
+        return db.prepare("SELECT * FROM keys").all();
+      } finally {
+        db.close();
+      }
+    },
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+test("sqlite: a file that cannot be opened gives LedgerUnavailableError without the path", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gridcast-ledger-"));
+  try {
+    // A directory is not a database file.
+    await assert.rejects(openLedger(dir), (e) => {
+      assert.ok(e instanceof errors.LedgerUnavailableError);
+      assert.ok(!e.message.includes(dir));
+      return true;
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: the file is in WAL mode", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gridcast-ledger-"));
+  try {
+    const ledger = await openLedger(join(dir, "l.db"));
+    await ledger.close();
+    const db = new DatabaseSync(join(dir, "l.db"));
+    assert.equal(db.prepare("PRAGMA journal_mode").get()?.journal_mode, "wal");
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

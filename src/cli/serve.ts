@@ -22,7 +22,13 @@ export function registerServe(program: Command): void {
     .option("-p, --port <port>", "port to listen on (0 picks a free one)")
     .option("-q, --quiet", "no access log")
     .action(async (opts: ServeFlags, cmd: Command) => {
-      const settings = settingsFor(cmd, { store: opts.store, out: opts.out, db: opts.db, host: opts.host, port: opts.port });
+      const settings = settingsFor(cmd, {
+        store: opts.store,
+        out: opts.out,
+        db: opts.db,
+        host: opts.host,
+        port: opts.port,
+      });
       const running = await startServer(settings, opts.quiet ? { log: () => {} } : {});
       process.stderr.write(`gridcast serving on ${running.url}\n`);
       closeOnSignals(running, (s) => process.stderr.write(`${s}\n`));

@@ -58,9 +58,13 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     throw new InvalidParameterError("lead_start", `lead_start must be within 0..${nLead - 1}`);
   }
   if (req.lead_stop < 0 || req.lead_stop >= nLead) {
-    throw new InvalidParameterError("lead_stop", `lead_stop must be within 0..${nLead - 1} (the last lead step, included)`);
+    throw new InvalidParameterError(
+      "lead_stop",
+      `lead_stop must be within 0..${nLead - 1} (the last lead step, included)`,
+    );
   }
-  if (req.lead_stop < req.lead_start) throw new InvalidParameterError("lead_stop", "lead_stop must not be below lead_start");
+  if (req.lead_stop < req.lead_start)
+    throw new InvalidParameterError("lead_stop", "lead_stop must not be below lead_start");
   for (const p of ["lat_min", "lat_max"] as const) {
     if (!(req[p] >= -90 && req[p] <= 90)) throw new InvalidParameterError(p, `${p} must be within -90..90`);
   }
@@ -99,7 +103,18 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     lon: axis(sel.lons),
     missing: "NaN",
   };
-  return { group, variable, run: req.time_index, level, leads: [req.lead_start, req.lead_stop], sel, shape, header, bytes, field };
+  return {
+    group,
+    variable,
+    run: req.time_index,
+    level,
+    leads: [req.lead_start, req.lead_stop],
+    sel,
+    shape,
+    header,
+    bytes,
+    field,
+  };
 }
 
 /** The float32 values of one lead time of a planned box: (lat ascending, lon eastward). */

@@ -1,8 +1,8 @@
 // Index selection on a group's grid: the nearest node to a point, and the nodes of a lat/lon box
 // (including boxes that cross the antimeridian), all in the store's own index space.
 import { InvalidParameterError } from "../errors.ts";
-import type { Grid } from "../store/store.ts";
 import { nearestIndex, wrap180, wrap360 } from "../store/grid.ts";
+import type { Grid } from "../store/store.ts";
 
 /** Longitude in the store's convention. */
 function toStoreLon(grid: Grid, lon: number): number {
@@ -33,8 +33,11 @@ export function nearestNode(grid: Grid, lat: number, lon: number): Node {
     // The nearest node may sit across the seam of the stored longitudes.
     const first = 0;
     const last = grid.lon.length - 1;
-    const dist = (i: number) => Math.abs(wrap180(grid.lon[i] - target));
-    for (const cand of [first, last]) if (dist(cand) < dist(ix)) ix = cand;
+    // Distance east of the target; a tie goes to the western node, as in nearestIndex.
+    const d = (i: number) => wrap180(grid.lon[i] - target);
+    const better = (a: number, b: number) =>
+      Math.abs(d(a)) < Math.abs(d(b)) || (Math.abs(d(a)) === Math.abs(d(b)) && d(a) < d(b));
+    for (const cand of [first, last]) if (better(cand, ix)) ix = cand;
   }
   return { iy, ix, lat: grid.lat[iy], lon: wrap180(grid.lon[ix]) };
 }

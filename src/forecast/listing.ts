@@ -45,7 +45,11 @@ export function exportEntry(group: ForecastGroup) {
     coordinates: {
       time: { values: group.runs.map(isoNoZone), count: group.runs.length },
       lead_time: { hours: group.leads, count: group.leads.length },
-      lat: { ...range(group.grid.lat), step: group.grid.dlat, order: group.grid.latAscending ? "ascending" : "descending" },
+      lat: {
+        ...range(group.grid.lat),
+        step: group.grid.dlat,
+        order: group.grid.latAscending ? "ascending" : "descending",
+      },
       lon: { ...range(group.grid.lon), step: group.grid.dlon },
       level: group.levels ? { values: group.levels, units: group.levelUnits ?? null } : null,
     },

@@ -37,7 +37,13 @@ export interface PointSeries {
 }
 
 /** The region of one spatial column for one run (and level), all lead times. */
-export function columnRegion(v: GroupVariable, run: number, level: number | undefined, iy: number, ix: number): Range[] {
+export function columnRegion(
+  v: GroupVariable,
+  run: number,
+  level: number | undefined,
+  iy: number,
+  ix: number,
+): Range[] {
   return v.roles.map((role, d): Range => {
     switch (role) {
       case "time":

@@ -73,7 +73,10 @@ export function resolveLevel(group: ForecastGroup, v: GroupVariable, level: numb
     });
   }
   const i = levels.indexOf(level);
-  if (i < 0) throw new InvalidParameterError("level", `level ${level} is not one of ${levels.join(", ")}`, { available: levels });
+  if (i < 0)
+    throw new InvalidParameterError("level", `level ${level} is not one of ${levels.join(", ")}`, {
+      available: levels,
+    });
   return i;
 }
 

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import polka from "polka";
 import sirv from "sirv";
-import { BusyError, GridcastError, RateLimitedError } from "../errors.ts";
+import { BusyError, GridcastError, InsufficientCreditsError, RateLimitedError } from "../errors.ts";
 import { gate } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
@@ -87,8 +87,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       return;
     }
     metaOf.get(req)!.route = "static";
-    const notFound = () =>
-      sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
+    const notFound = () => sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
     const mount = vendor.find((m) => path.startsWith(m.prefix));
     if (mount) {
       const original = req.url;
@@ -143,8 +142,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       res.end();
       return;
     }
-    const hasBody =
-      req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
     if ((req.method === "GET" || req.method === "HEAD") && hasBody) {
       req.resume();
       sendProblem(res, simpleProblem(400, "body-not-allowed", "GET and HEAD requests must not carry a body"), {
@@ -181,8 +179,15 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       rateHeaders = g.rateHeaders;
       meta.key = key.id;
     }
-    const params = pathParams(def, req.params ?? {});
+    const params = pathParams(def, req.params ?? {}, pathOf(req));
     const query = def.query ? parseParams<Record<string, unknown>>(def.query, rawQuery) : {};
+    if (def.cost && key) {
+      // Refuse an empty balance before doing the work; the exact cost is charged after it.
+      const balance = await ctx.ledger.balance(key.id);
+      if (balance < 1) {
+        throw new InsufficientCreditsError("this key has no credits left", { balance, cost: 1 });
+      }
+    }
     if (def.heavy && ctx.metrics.inFlight >= ctx.settings.max_heavy_requests) {
       throw new BusyError("the server is busy; retry shortly");
     }
@@ -203,12 +208,13 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       app: ctx,
       signal: aborter.signal,
     };
+    // Before the handler: a handler that writes its own response has sent headers when it returns.
+    for (const [k, v] of Object.entries(rateHeaders)) res.setHeader(k, v);
     try {
       reply = await def.handler(rc);
     } finally {
       if (def.heavy) ctx.metrics.inFlight--;
     }
-    for (const [k, v] of Object.entries(rateHeaders)) res.setHeader(k, v);
     if ("handled" in reply) return;
     if (def.cost && key) {
       const cost = def.cost(rc, reply);
@@ -232,12 +238,17 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   return { handler: app.handler as Handler, routes };
 }
 
-function pathParams(def: RouteDef, raw: Record<string, string>): Record<string, string> {
+function pathParams(def: RouteDef, raw: Record<string, string>, path: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
-    if (name === "wild") out.key = value;
-    else out[name] = decodeSegment(name, value);
+    // polka's "*" param holds one segment only; the {key+} value is cut from the raw path below.
+    if (name !== "*" && name !== "wild") out[name] = decodeSegment(name, value);
   }
+  if (/\{\w+\+\}$/.test(def.path))
+    out.key = path
+      .split("/")
+      .slice(def.path.split("/").length - 1)
+      .join("/");
   if (def.pathParams) {
     const asMap = new Map(Object.entries(out).map(([k, v]) => [k, [v]] as [string, string[]]));
     return parseParams<Record<string, string>>(def.pathParams, asMap);
@@ -251,7 +262,10 @@ export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Exc
     body = Buffer.from(JSON.stringify(reply.json));
     res.setHeader("Content-Type", "application/json; charset=utf-8");
   } else {
-    body = typeof reply.body === "string" ? Buffer.from(reply.body) : Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
+    body =
+      typeof reply.body === "string"
+        ? Buffer.from(reply.body)
+        : Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
     res.setHeader("Content-Type", reply.type);
   }
   for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
@@ -297,4 +311,3 @@ function describe(err: unknown): Record<string, unknown> {
   if (err instanceof Error) return { name: err.name, message: err.message, cause: String(err.cause ?? "") };
   return { message: String(err) };
 }
-

@@ -37,7 +37,11 @@ export async function gate(
     rateHeaders.RateLimit = `limit=${rate.limit}, remaining=${Math.max(0, Math.floor(rate.remaining))}, reset=${Math.ceil(rate.retryAfterSeconds)}`;
   }
   if (!rate.ok) {
-    throw new RateLimitedError("rate limit exceeded for this key", Math.max(1, Math.ceil(rate.retryAfterSeconds)), rateHeaders);
+    throw new RateLimitedError(
+      "rate limit exceeded for this key",
+      Math.max(1, Math.ceil(rate.retryAfterSeconds)),
+      rateHeaders,
+    );
   }
   return { key: { id: record.id, name: record.name, scopes: record.scopes }, rateHeaders };
 }

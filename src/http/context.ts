@@ -2,9 +2,9 @@
 import type { Settings } from "../config.ts";
 import type { Ledger } from "../ledger/types.ts";
 import type { Registry } from "../registry/registry.ts";
+import type { Published } from "../render/published.ts";
 import type { Store } from "../store/store.ts";
 import type { Metrics } from "./metrics.ts";
-import type { Published } from "../render/published.ts";
 
 export interface KeyInfo {
   id: string;

@@ -5,7 +5,8 @@ import Type from "typebox";
 
 export const npyResponseHeaders = {
   "X-SVC-Field": {
-    description: "JSON description of the array: name, stored name, dims, shape, dtype, units and coordinates of every axis",
+    description:
+      "JSON description of the array: name, stored name, dims, shape, dtype, units and coordinates of every axis",
     schema: Type.String(),
   },
   "Content-Disposition": { description: "Download file name", schema: Type.String() },

@@ -109,7 +109,12 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
     paths,
     components: {
       securitySchemes: {
-        ApiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "Sent on every request, including each Zarr request" },
+        ApiKey: {
+          type: "apiKey",
+          in: "header",
+          name: "X-API-Key",
+          description: "Sent on every request, including each Zarr request",
+        },
       },
       schemas: { Problem },
       headers: {

@@ -25,7 +25,8 @@ function scalarType(s: Schema): string {
 function convert(name: string, raw: string, schema: Schema): unknown {
   const type = scalarType(schema);
   if (type === "number") {
-    if (!DECIMAL.test(raw)) throw new InvalidParameterError(name, `${name} must be a decimal number, got "${clip(raw)}"`);
+    if (!DECIMAL.test(raw))
+      throw new InvalidParameterError(name, `${name} must be a decimal number, got "${clip(raw)}"`);
     const n = Number(raw);
     if (!Number.isFinite(n)) throw new InvalidParameterError(name, `${name} is out of range`);
     return n;
@@ -101,6 +102,7 @@ export function decodeSegment(name: string, raw: string): string {
   } catch {
     throw new InvalidParameterError(name, `${name} is not valid percent-encoding`);
   }
-  if (/[/\\\0]/.test(v) || v === "." || v === "..") throw new InvalidParameterError(name, `${name} is not a valid name`);
+  if (/[/\\\0]/.test(v) || v === "." || v === "..")
+    throw new InvalidParameterError(name, `${name} is not a valid name`);
   return v;
 }

@@ -89,7 +89,12 @@ export function problemFor(err: unknown, instance?: string): Problem {
   };
 }
 
-export function simpleProblem(status: number, slug: string, detail: string, ext: Record<string, unknown> = {}): Problem {
+export function simpleProblem(
+  status: number,
+  slug: string,
+  detail: string,
+  ext: Record<string, unknown> = {},
+): Problem {
   return { type: PROBLEM_BASE + slug, title: TITLES[status] ?? "Error", status, detail, ...ext };
 }
 
@@ -101,7 +106,14 @@ export function sendProblem(res: ServerResponse, problem: Problem, headers: Reco
   }
   const body = JSON.stringify(problem);
   res.statusCode = problem.status;
-  for (const h of ["Content-Encoding", "Content-Range", "ETag", "Last-Modified", "Content-Disposition", "X-SVC-Field"]) {
+  for (const h of [
+    "Content-Encoding",
+    "Content-Range",
+    "ETag",
+    "Last-Modified",
+    "Content-Disposition",
+    "X-SVC-Field",
+  ]) {
     res.removeHeader(h);
   }
   res.setHeader("Content-Type", "application/problem+json");

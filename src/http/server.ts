@@ -48,8 +48,7 @@ export async function startServer(
   });
   server.on("request", app.handler);
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
-    const status =
-      err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+    const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
     if (socket.writable && !(socket as Socket & { _httpMessage?: unknown })._httpMessage) {
       const body = JSON.stringify({
         type: `/problems/${status === 431 ? "headers-too-large" : status === 408 ? "request-timeout" : "bad-request"}`,

@@ -3,18 +3,19 @@
 // filter "Up" (all zeros), which deflate squeezes to almost nothing.
 import { constants, crc32, deflateSync } from "node:zlib";
 
-/** zlib level used unless the caller asks otherwise; bench/render-core.ts measures the trade-off. */
-export const DEFAULT_DEFLATE_LEVEL = 4;
+/**
+ * zlib's run-length strategy (matches at distance 1 only). Up rows and flat runs are exactly that,
+ * so on tile pyramids it beat levels 1..6 in speed and size alike (bench/render-core.ts).
+ */
+export const DEFAULT_COMPRESSION: "rle" | number = "rle";
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const FILTER_NONE = 0;
 const FILTER_UP = 2;
 
 export interface IndexedPngOptions {
-  /** zlib compression level 0..9. */
-  level?: number;
-  /** zlib's run-length strategy: only repeats of the previous byte, which is what Up rows and flat runs are. */
-  rle?: boolean;
+  /** "rle" (zlib's Z_RLE strategy), or a zlib level 0..9 with the default strategy. */
+  compression?: "rle" | number;
 }
 
 /**
@@ -63,10 +64,13 @@ export function encodeIndexedPng(
       else for (let i = 0; i < width; i++) raw[to + 1 + i] = remap[src[from + i]];
     }
   }
-  const idat = deflateSync(raw, {
-    level: options.level ?? DEFAULT_DEFLATE_LEVEL,
-    strategy: options.rle ? constants.Z_RLE : constants.Z_DEFAULT_STRATEGY,
-  });
+  const compression = options.compression ?? DEFAULT_COMPRESSION;
+  const idat = deflateSync(
+    raw,
+    compression === "rle"
+      ? { strategy: constants.Z_RLE }
+      : { level: compression, strategy: constants.Z_DEFAULT_STRATEGY },
+  );
 
   const n = usedColors.length;
   const plte = Buffer.allocUnsafe(n * 3);
@@ -119,7 +123,8 @@ function repeatedRows(src: Buffer, width: number, height: number): Uint8Array {
       repeats[y] = k === end ? 1 : 0;
     }
   } else {
-    for (let y = 1; y < height; y++) repeats[y] = src.compare(src, (y - 1) * width, y * width, y * width, (y + 1) * width) === 0 ? 1 : 0;
+    for (let y = 1; y < height; y++)
+      repeats[y] = src.compare(src, (y - 1) * width, y * width, y * width, (y + 1) * width) === 0 ? 1 : 0;
   }
   return repeats;
 }

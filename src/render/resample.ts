@@ -3,7 +3,7 @@
 // to the offset of a lat row in the field. A tile is then two table slices and a palette lookup.
 import { InvalidParameterError } from "../errors.ts";
 import type { Palette } from "./colormap.ts";
-import { pixelLat, pixelLon, TILE_SIZE } from "./tiles.ts";
+import { pixelLat, pixelLon, TILE_SIZE, validateTile } from "./tiles.ts";
 
 export interface LatLonGrid {
   /** Node latitudes, strictly ascending or strictly descending. */
@@ -39,6 +39,7 @@ function sortAxis(param: string, storage: ArrayLike<number>): SortedAxis {
     const i = descending ? n - 1 - k : k;
     values[k] = storage[i];
     index[k] = i;
+    if (!Number.isFinite(values[k])) throw new InvalidParameterError(param, `${param}[${i}] is not a finite number`);
     if (k > 0 && !(values[k] > values[k - 1])) {
       throw new InvalidParameterError(param, `${param} coordinate is not strictly monotonic at index ${i}`);
     }
@@ -52,6 +53,9 @@ function sortAxis(param: string, storage: ArrayLike<number>): SortedAxis {
 function unwrapLon(lon: ArrayLike<number>): Float64Array {
   const n = lon.length;
   const out = new Float64Array(n);
+  // Checked here as well as in sortAxis: the loops below would never end on an infinity.
+  for (let i = 0; i < n; i++)
+    if (!Number.isFinite(lon[i])) throw new InvalidParameterError("lon", `lon[${i}] is not a finite number`);
   if (n === 0) return out;
   out[0] = lon[0];
   let dir = 0;
@@ -131,27 +135,20 @@ function anyCovered(table: Int32Array, from: number): boolean {
 }
 
 export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
-  if (!(Number.isInteger(z) && z >= 0 && z <= 24)) throw new InvalidParameterError("z", `bad zoom level ${z}`);
-  const tiles = 2 ** z;
+  validateTile(z, 0, 0);
   const nlat = grid.lat.length;
   const nlon = grid.lon.length;
   const cols = columnTable(grid.lon, z);
   const rows = rowTable(grid.lat, nlon, z);
 
-  const checkTile = (x: number, y: number): void => {
-    if (!(Number.isInteger(x) && Number.isInteger(y) && x >= 0 && y >= 0 && x < tiles && y < tiles)) {
-      throw new InvalidParameterError("tile", `tile ${x}/${y} outside zoom level bounds at z ${z}`);
-    }
-  };
-
   return {
     z,
     covers(x, y) {
-      checkTile(x, y);
+      validateTile(z, x, y);
       return anyCovered(cols, x * TILE_SIZE) && anyCovered(rows, y * TILE_SIZE);
     },
     renderTile(x, y, field, palette, out = new Uint8Array(TILE_SIZE * TILE_SIZE)) {
-      checkTile(x, y);
+      validateTile(z, x, y);
       if (field.length !== nlat * nlon) {
         throw new InvalidParameterError("field", `field has ${field.length} values, grid needs ${nlat}×${nlon}`);
       }

@@ -111,10 +111,14 @@ export function validateTile(z: number, x: number, y: number, maxZoom: number = 
     ["y", y],
   ] as const) {
     if (v < 0 || v >= n) {
-      throw new InvalidParameterError(param, `tile ${param} outside zoom level bounds: ${v} not in 0..${n - 1} at z ${z}`, {
-        min: 0,
-        max: n - 1,
-      });
+      throw new InvalidParameterError(
+        param,
+        `tile ${param} outside zoom level bounds: ${v} not in 0..${n - 1} at z ${z}`,
+        {
+          min: 0,
+          max: n - 1,
+        },
+      );
     }
   }
 }

@@ -44,7 +44,9 @@ const gauss = (x: number, mu: number, s: number) => Math.exp(-(((x - mu) / s) **
 /** Sea-surface air temperature by latitude (November: northern hemisphere cooling). */
 function seaTemp(lat: number): number {
   const s = Math.sin(lat * RAD);
-  return 300.5 - 30 * s * s - 5 * s - 16 * Math.max(0, (Math.abs(lat) - 60) / 30) ** 2;
+  const polar = 16 * Math.max(0, (Math.abs(lat) - 60) / 30) ** 2;
+  const southernOcean = 10 * Math.max(0, (-lat - 35) / 30);
+  return 300.5 - 30 * s * s - 5 * s - polar - southernOcean;
 }
 
 /** Zonal mean sea-level pressure: subtropical highs, subpolar lows. */
@@ -66,19 +68,19 @@ export class WeatherModel {
     const wn = (waves: number, mMin: number, mMax: number, drift?: [number, number]) =>
       new WaveNoise(rng, { waves, mMin, mMax, drift });
     this.#noise = {
-      temp: wn(6, 2, 9, [0.1, 0.4]),
-      pres: wn(5, 2, 7, [0.1, 0.4]),
-      windU: wn(5, 3, 12, [0.1, 0.5]),
-      windV: wn(5, 3, 12, [0.1, 0.5]),
-      cloud: wn(6, 4, 16, [0.1, 0.5]),
-      rain: wn(6, 10, 40, [0.2, 0.6]),
-      coast: wn(6, 8, 30),
-      coastDetail: wn(5, 150, 500),
-      terrain: wn(6, 12, 45),
-      terrainDetail: wn(6, 250, 1000),
-      tempDetail: wn(5, 150, 600, [0.2, 0.5]),
-      windDetail: wn(5, 150, 600, [0.2, 0.5]),
-      rainDetail: wn(5, 150, 700, [0.3, 0.6]),
+      temp: wn(7, 2, 14, [0.1, 0.4]),
+      pres: wn(6, 2, 10, [0.1, 0.4]),
+      windU: wn(7, 3, 20, [0.1, 0.5]),
+      windV: wn(7, 3, 20, [0.1, 0.5]),
+      cloud: wn(10, 3, 30, [0.1, 0.5]),
+      rain: wn(8, 8, 60, [0.2, 0.6]),
+      coast: wn(8, 6, 40),
+      coastDetail: wn(10, 120, 600),
+      terrain: wn(8, 10, 60),
+      terrainDetail: wn(14, 200, 1200),
+      tempDetail: wn(10, 150, 700, [0.2, 0.5]),
+      windDetail: wn(10, 150, 700, [0.2, 0.5]),
+      rainDetail: wn(10, 150, 800, [0.3, 0.6]),
     };
   }
 
@@ -173,7 +175,7 @@ export class WeatherModel {
         let u = uBg[i] + dyn.u[c] + 2.5 * nU[c];
         let v = vBg[i] + dyn.v[c] + 2.5 * nV[c];
         if (detail) {
-          t += 0.7 * nTd[c];
+          t += 0.4 * nTd[c];
           const gust = 1.2 * (1 + H / 2000) * nWd[c];
           u += gust;
           v -= gust * 0.6;
@@ -183,7 +185,7 @@ export class WeatherModel {
         out.u10[c] = u * friction;
         out.v10[c] = v * friction;
         out.msl[c] = pBg[i] + dyn.msl[c] + 120 * nP[c];
-        const cl = 0.45 + 0.3 * nC[c] + dyn.cloud[c] + cBg[i];
+        const cl = 0.4 + 0.22 * nC[c] + 1.2 * dyn.cloud[c] + cBg[i];
         const missing = hashInts(this.seed, latKey, Math.round(lon[j] * 1000)) % 1500 === 0;
         out.tcc[c] = missing ? Number.NaN : 1 / (1 + Math.exp(-5 * (cl - 0.5)));
         out.t850[c] = t850[i] + 0.3 * L * tLand[i] + 0.9 * dT + 0.8 * nT[c];
@@ -201,7 +203,7 @@ export class WeatherModel {
     addRain(this.systems, lat, lon, tau, raw);
     const nR = new Float64Array(n);
     this.#noise.rain.addTo(nR, lat, lon, tau, 1);
-    if (detail) this.#noise.rainDetail.addTo(nR, lat, lon, tau, 0.35);
+    if (detail) this.#noise.rainDetail.addTo(nR, lat, lon, tau, 0.25);
     const out = new Float32Array(n);
     for (let c = 0; c < n; c++) {
       if (raw[c] === 0) continue;

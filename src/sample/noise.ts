@@ -65,6 +65,7 @@ interface Wave {
 
 export interface NoiseSpec {
   waves: number;
+  /** Range of the total wavenumber (waves per 2π radians). */
   mMin: number;
   mMax: number;
   /** Eastward drift range in degrees per hour. */
@@ -77,12 +78,19 @@ export class WaveNoise {
 
   constructor(rng: Rng, spec: NoiseSpec) {
     const [d0, d1] = spec.drift ?? [0, 0];
-    const norm = Math.sqrt(2 / spec.waves);
-    for (let k = 0; k < spec.waves; k++) {
-      const m = rng.int(spec.mMin, spec.mMax) * (rng.next() < 0.5 ? -1 : 1);
-      const p = Math.abs(m) * rng.uniform(0.5, 1.6);
-      this.waves.push({ amp: norm * rng.uniform(0.6, 1.4), p, m, phase: rng.uniform(0, 2 * Math.PI), drift: rng.uniform(d0, d1) });
+    // Wavenumbers spread log-uniformly in every direction, amplitudes falling off like k^-0.8
+    // (a red spectrum): this looks like weather rather than an egg crate or hatching.
+    for (let n = 0; n < spec.waves; n++) {
+      const k = Math.exp(rng.uniform(Math.log(spec.mMin), Math.log(spec.mMax)));
+      const dir = rng.uniform(0, Math.PI);
+      const m = Math.round(k * Math.cos(dir));
+      const p = k * Math.sin(dir);
+      const amp = (k / spec.mMin) ** -0.8 * rng.uniform(0.7, 1.3);
+      this.waves.push({ amp, p, m, phase: rng.uniform(0, 2 * Math.PI), drift: rng.uniform(d0, d1) });
     }
+    // Unit standard deviation: each wave contributes amp²/2 to the variance.
+    const norm = Math.sqrt(2 / this.waves.reduce((a, w) => a + w.amp * w.amp, 0));
+    for (const w of this.waves) w.amp *= norm;
   }
 
   /** out[i*cols+j] += scale · noise(lat[i], lon[j], hours). */

@@ -130,7 +130,7 @@ export function surfaceAt(lat: Float64Array, lon: Float64Array, noise: SurfaceNo
   for (let c = 0; c < n; c++) {
     // Terrain roughness scales with the range height; fine valleys only exist where there is detail.
     const valleys = detail ? 0.4 * fine[c] : 0;
-    const base = hy[c] * (1 + 0.15 * hills[c] + valleys) + 150 * (1 + hills[c]) * (1 + valleys);
+    const base = hy[c] * (1 + 0.07 * hills[c] + valleys) + 120 * (1 + 0.6 * hills[c]) * (1 + valleys);
     height[c] = Math.max(0, land[c] * base);
   }
   return { land, height };

@@ -177,11 +177,12 @@ export function addDynamics(systems: System[], lat: Float64Array, lon: Float64Ar
           const nW = h * dx * sb + dy * cb;
           const sW = dx * cb - h * dy * sb;
           if (!s.tropical) out.dT[c] += f.dT * Math.tanh(nC / (1.5 * f.width)) * Math.exp(-r2 * r2inv * 0.4) * taper;
+          // Cloud bands along both fronts; cells far from a front skip the costly along-front factor.
           const wide = 2.5 * f.width;
-          cloud +=
-            0.9 *
-            taper *
-            (Math.exp(-((nC / wide) ** 2)) * along(sC, f.coldLen) + Math.exp(-((nW / wide) ** 2)) * along(sW, f.warmLen));
+          let band = 0;
+          if (Math.abs(nC) < 3 * wide) band += Math.exp(-((nC / wide) ** 2)) * along(sC, f.coldLen);
+          if (Math.abs(nW) < 3 * wide) band += Math.exp(-((nW / wide) ** 2)) * along(sW, f.warmLen);
+          cloud += 0.9 * taper * band;
         }
         out.cloud[c] += cloud;
       }
@@ -220,10 +221,10 @@ export function addRain(systems: System[], lat: Float64Array, lon: Float64Array,
           const sC = -dx * sa - h * dy * ca;
           const nW = h * dx * sb + dy * cb;
           const sW = dx * cb - h * dy * sb;
-          band =
-            Math.exp(-((nC / f.width) ** 2)) * along(sC, f.coldLen) +
-            0.6 * Math.exp(-((nW / (1.6 * f.width)) ** 2)) * along(sW, f.warmLen) +
-            0.5 * Math.exp(-r2 * r2inv * 8);
+          band = 0.5 * Math.exp(-r2 * r2inv * 8);
+          if (Math.abs(nC) < 3 * f.width) band += Math.exp(-((nC / f.width) ** 2)) * along(sC, f.coldLen);
+          const ww = 1.6 * f.width;
+          if (Math.abs(nW) < 3 * ww) band += 0.6 * Math.exp(-((nW / ww) ** 2)) * along(sW, f.warmLen);
         }
         rate[base + w.cols[k]] += f.rate * band * taper;
       }

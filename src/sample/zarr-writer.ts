@@ -1,11 +1,18 @@
 // A small Zarr writer for the synthetic store, v3 and v2, uncompressed little-endian bytes through
 // zstd. Metadata follows what zarr-python and xarray write (dimension names, CF attributes,
 // consolidated metadata), so every reader of real stores can read these too. Output bytes depend
-// only on the inputs: JSON keys keep insertion order and zstd runs single-threaded.
+// only on the inputs: JSON keys keep insertion order and each chunk is one zstd frame.
+//
+// Chunks are compressed and written on the libuv thread pool (a bounded number in flight) while
+// the caller computes the next ones; metadata documents are small and written synchronously.
 import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { endianness } from "node:os";
 import { dirname, join } from "node:path";
-import { constants, zstdCompressSync } from "node:zlib";
+import { promisify } from "node:util";
+import { constants, type ZstdOptions, zstdCompress } from "node:zlib";
+
+const compressAsync = promisify<Uint8Array, ZstdOptions, Buffer>(zstdCompress);
 
 export type DType = "float32" | "float64" | "int16" | "int32" | "int64";
 export type Format = 2 | 3;
@@ -29,39 +36,88 @@ const CTOR = { float32: Float32Array, float64: Float64Array, int16: Int16Array, 
 export class ZarrWriter {
   readonly root: string;
   readonly level: number;
+  /** Chunks being compressed or written at once; bounds memory held by pending buffers. */
+  readonly maxInFlight: number;
   files = 0;
   bytes = 0;
-  #dirs = new Set<string>();
+  #dirs = new Map<string, Promise<unknown>>();
+  #inflight = new Set<Promise<void>>();
+  #error: unknown;
 
-  constructor(root: string, level = 3) {
+  constructor(root: string, level = 3, maxInFlight = 8) {
     // Chunks are written as the platform lays them out; Zarr here is little endian.
     if (endianness() !== "LE") throw new Error("the sample writer needs a little-endian platform");
     this.root = root;
     this.level = level;
+    this.maxInFlight = maxInFlight;
   }
 
-  writeBytes(key: string, bytes: Uint8Array): void {
+  #count(n: number): void {
+    this.files++;
+    this.bytes += n;
+  }
+
+  writeJson(key: string, doc: unknown): void {
     const file = join(this.root, key);
     const dir = dirname(file);
     if (!this.#dirs.has(dir)) {
       mkdirSync(dir, { recursive: true });
-      this.#dirs.add(dir);
+      this.#dirs.set(dir, Promise.resolve());
     }
+    const bytes = new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`);
     writeFileSync(file, bytes);
-    this.files++;
-    this.bytes += bytes.byteLength;
+    this.#count(bytes.byteLength);
   }
 
-  writeJson(key: string, doc: unknown): void {
-    this.writeBytes(key, new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`));
+  #dir(dir: string): Promise<unknown> {
+    let p = this.#dirs.get(dir);
+    if (!p) {
+      p = mkdir(dir, { recursive: true });
+      this.#dirs.set(dir, p);
+    }
+    return p;
   }
 
-  compress(data: TypedArr): Uint8Array {
+  /** Queue one chunk; resolves once there is room for another. `data` must not change afterwards. */
+  async writeCompressed(key: string, data: TypedArr): Promise<void> {
+    this.#throwIfFailed();
+    const file = join(this.root, key);
     const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    return zstdCompressSync(raw, {
-      pledgedSrcSize: raw.byteLength,
-      params: { [constants.ZSTD_c_compressionLevel]: this.level, [constants.ZSTD_c_checksumFlag]: 0 },
-    });
+    const task = (async () => {
+      const [packed] = await Promise.all([
+        compressAsync(raw, {
+          params: { [constants.ZSTD_c_compressionLevel]: this.level, [constants.ZSTD_c_checksumFlag]: 0 },
+          pledgedSrcSize: raw.byteLength,
+          // One output buffer per chunk: the default 16 KiB pieces each cost a thread-pool round trip.
+          chunkSize: Math.max(16_384, raw.byteLength + (raw.byteLength >> 7) + 1024),
+        }),
+        this.#dir(dirname(file)),
+      ]);
+      await writeFile(file, packed);
+      this.#count(packed.byteLength);
+    })();
+    const tracked: Promise<void> = task.then(
+      () => {
+        this.#inflight.delete(tracked);
+      },
+      (e) => {
+        this.#error ??= e;
+        this.#inflight.delete(tracked);
+      },
+    );
+    this.#inflight.add(tracked);
+    while (this.#inflight.size >= this.maxInFlight) await Promise.race(this.#inflight);
+    this.#throwIfFailed();
+  }
+
+  /** Wait for every queued chunk; throws the first write error. */
+  async flush(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.all(this.#inflight);
+    this.#throwIfFailed();
+  }
+
+  #throwIfFailed(): void {
+    if (this.#error !== undefined) throw this.#error;
   }
 
   /** A group whose metadata is written at once (no consolidated metadata). */
@@ -189,17 +245,17 @@ export class ArrayNode {
     return buf;
   }
 
-  writeChunk(coords: number[], data: TypedArr): void {
+  writeChunk(coords: number[], data: TypedArr): Promise<void> {
     const n = this.spec.chunks.reduce((a, b) => a * b, 1);
     if (data.length !== n || !(data instanceof CTOR[this.spec.dtype])) {
       throw new Error(`array ${this.path}: chunk must be a ${this.spec.dtype} array of ${n} values`);
     }
     const key = this.format === 3 ? `${this.path}/c/${coords.join("/")}` : `${this.path}/${coords.join(".")}`;
-    this.writer.writeBytes(key, this.writer.compress(data));
+    return this.writer.writeCompressed(key, data);
   }
 
   /** Write a whole (small) array given in C order, cutting it into padded chunks. */
-  writeAll(data: TypedArr): void {
+  async writeAll(data: TypedArr): Promise<void> {
     const { shape, chunks } = this.spec;
     const nd = shape.length;
     const grid = shape.map((s, d) => Math.ceil(s / chunks[d]));
@@ -224,7 +280,7 @@ export class ArrayNode {
         }
         (buf as Float64Array).set((data as Float64Array).subarray(src, src + ext[nd - 1]), dst);
       }
-      this.writeChunk(cc, buf);
+      await this.writeChunk(cc, buf);
     }
   }
 }

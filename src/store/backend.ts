@@ -150,7 +150,9 @@ export class HttpBackend implements Backend {
 
   getRange(key: string, range: RangeQuery, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
     const header =
-      "suffixLength" in range ? `bytes=-${range.suffixLength}` : `bytes=${range.offset}-${range.offset + range.length - 1}`;
+      "suffixLength" in range
+        ? `bytes=-${range.suffixLength}`
+        : `bytes=${range.offset}-${range.offset + range.length - 1}`;
     return this.#fetch(key, { Range: header }, opts?.signal);
   }
 }

@@ -37,9 +37,10 @@ export function unitMs(unit: string): number {
 
 /** Parse "<unit> since <date>[ <time>][ <tz>]" into unit milliseconds and the epoch (UTC ms). */
 export function parseTimeUnits(units: string): { unitMs: number; epochMs: number; epochParts: number[] } {
-  const m = /^\s*(\w+)\s+since\s+(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?\s*$/i.exec(
-    units,
-  );
+  const m =
+    /^\s*(\w+)\s+since\s+(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?\s*$/i.exec(
+      units,
+    );
   if (!m) throw new InvalidParameterError("units", `unsupported CF time units "${units}"`);
   const [, unit, y, mo, d, h = "0", mi = "0", s = "0", tz] = m;
   let offsetMs = 0;
@@ -71,7 +72,7 @@ export function decodeTimes(values: ArrayLike<number | bigint>, units: string, c
   };
   return nums.map((v) => {
     let [year, month, day] = epochParts;
-    const totalMs = (((epochParts[3] * 60 + epochParts[4]) * 60 + epochParts[5]) * 1000) + v * u;
+    const totalMs = ((epochParts[3] * 60 + epochParts[4]) * 60 + epochParts[5]) * 1000 + v * u;
     let days = Math.floor(totalMs / 86_400_000);
     const rest = totalMs - days * 86_400_000;
     days += day - 1;

@@ -72,6 +72,12 @@ export class ChunkCache<V extends { byteLength: number }> {
   }
 
   stats(): CacheStats {
-    return { hits: this.hits, misses: this.misses, bytes: this.#bytes, entries: this.#entries.size, budget: this.budget };
+    return {
+      hits: this.hits,
+      misses: this.misses,
+      bytes: this.#bytes,
+      entries: this.#entries.size,
+      budget: this.budget,
+    };
   }
 }

@@ -66,6 +66,8 @@ function spacing(c: Float64Array): number {
   return c.length > 1 ? Math.abs(c[c.length - 1] - c[0]) / (c.length - 1) : 0;
 }
 
+const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
+
 export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
   const dlat = spacing(lat);
   const dlon = spacing(lon);
@@ -90,7 +92,12 @@ export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
     lon360,
     dlat,
     dlon,
-    bbox: [west, Math.max(-90, latMin - dlat / 2), east, Math.min(90, latMax + dlat / 2)],
+    bbox: [
+      round9(west),
+      round9(Math.max(-90, latMin - dlat / 2)),
+      round9(east),
+      round9(Math.min(90, latMax + dlat / 2)),
+    ],
     global,
   };
 }

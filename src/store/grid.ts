@@ -11,7 +11,11 @@ export function wrap360(lon: number): number {
   return ((lon % 360) + 360) % 360;
 }
 
-/** Index of the coordinate nearest to `v` in a monotonic array. */
+/**
+ * Index of the coordinate nearest to `v` in a monotonic array. An exact midpoint goes to the
+ * smaller coordinate (south/west), so every storage order picks the same physical node — and the
+ * same node the tile renderer colours a pixel with.
+ */
 export function nearestIndex(coords: ArrayLike<number>, v: number): number {
   const n = coords.length;
   if (n === 1) return 0;
@@ -23,7 +27,10 @@ export function nearestIndex(coords: ArrayLike<number>, v: number): number {
     if (coords[mid] < v === asc) lo = mid;
     else hi = mid;
   }
-  return Math.abs(coords[lo] - v) <= Math.abs(coords[hi] - v) ? lo : hi;
+  const dLo = Math.abs(coords[lo] - v);
+  const dHi = Math.abs(coords[hi] - v);
+  if (dLo !== dHi) return dLo < dHi ? lo : hi;
+  return coords[lo] <= coords[hi] ? lo : hi;
 }
 
 /** Half-open index range [a, b) of the coordinates lying within [lo, hi] (in either order of storage). */

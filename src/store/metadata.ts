@@ -31,7 +31,8 @@ const decoder = new TextDecoder();
 
 function parse(bytes: Uint8Array, what: string): Json {
   try {
-    const v = JSON.parse(decoder.decode(bytes).replace(/\bNaN\b/g, '"NaN"'));
+    // Bare NaN (invalid JSON some writers emit) becomes the spec's "NaN"; quoted "NaN" stays as it is.
+    const v = JSON.parse(decoder.decode(bytes).replace(/(?<!")\bNaN\b(?!")/g, '"NaN"'));
     if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("not an object");
     return v as Json;
   } catch (cause) {
@@ -173,7 +174,8 @@ export async function readConsolidated(backend: Backend, path: string): Promise<
   const out = new Map<string, NodeMeta>();
   for (const [rel, e] of byNode) {
     if (!e.za && !e.zg) continue;
-    out.set(join(path, rel), fromV2(join(path, rel), e.za, e.zg, e.zattrs));
+    const full = rel === "" ? path : join(path, rel);
+    out.set(full, fromV2(full, e.za, e.zg, e.zattrs));
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // directory or http(s) root, discovers forecast groups and embedding items, hands out StoredArrays
 // that share one decoded-chunk cache, and counts every read.
 import { GridcastError, NotFoundError, StoreUnavailableError } from "../errors.ts";
-import { type Registry, registry as defaultRegistry } from "../registry/registry.ts";
+import { registry as defaultRegistry, type Registry } from "../registry/registry.ts";
 import { type Chunk, StoredArray } from "./array.ts";
 import { type CountingBackend, openBackend } from "./backend.ts";
 import { ChunkCache } from "./chunk-cache.ts";
@@ -189,5 +189,5 @@ export class Store {
 }
 
 export type { StoredArray } from "./array.ts";
-export type { ForecastGroup, GroupVariable, Grid } from "./forecast-group.ts";
+export type { ForecastGroup, Grid, GroupVariable } from "./forecast-group.ts";
 export type { NodeMeta } from "./metadata.ts";

@@ -40,8 +40,14 @@ export const docsRoutes = [
     summary: "This OpenAPI 3.1 description",
     tags: ["operations"],
     auth: "public",
-    responses: { 200: { description: "OpenAPI document", content: { "application/json": { schema: { type: "object" } } } } },
-    handler: async () => ({ body: openapiJson(), type: "application/json; charset=utf-8", cache: "public, max-age=300" }),
+    responses: {
+      200: { description: "OpenAPI document", content: { "application/json": { schema: { type: "object" } } } },
+    },
+    handler: async () => ({
+      body: openapiJson(),
+      type: "application/json; charset=utf-8",
+      cache: "public, max-age=300",
+    }),
   }),
   route({
     method: "GET",

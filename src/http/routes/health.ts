@@ -51,7 +51,9 @@ export const healthRoutes = [
     summary: "Prometheus metrics",
     tags: ["operations"],
     auth: "public",
-    responses: { 200: { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } } },
+    responses: {
+      200: { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } },
+    },
     handler: async ({ app }) => {
       const c = app.store.cache.stats();
       return {

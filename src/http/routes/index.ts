@@ -1,9 +1,10 @@
 // Every route of the server, in one list: registration, validation and OpenAPI all read it.
 import type { RouteDef } from "../route.ts";
+import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
 import { healthRoutes } from "./health.ts";
 import { weatherRoutes } from "./weather.ts";
 
 export function allRoutes(): RouteDef[] {
-  return [...healthRoutes, ...docsRoutes, ...weatherRoutes];
+  return [...healthRoutes, ...docsRoutes, ...weatherRoutes, ...dataRoutes];
 }

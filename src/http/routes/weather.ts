@@ -10,12 +10,23 @@ import { Lat, Lon, Temporal } from "../schemas/common.ts";
 const PointQuery = Type.Object({
   lat: Lat,
   lon: Lon,
-  var: Type.String({ minLength: 1, maxLength: 64, description: "Canonical variable name or a registered alias (2t, u10m, ...)" }),
+  var: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: "Canonical variable name or a registered alias (2t, u10m, ...)",
+  }),
   group: Type.Optional(
-    Type.String({ maxLength: 80, description: "Group id in the / form, forecast/<name>; default default_forecast_group" }),
+    Type.String({
+      maxLength: 80,
+      description: "Group id in the / form, forecast/<name>; default default_forecast_group",
+    }),
   ),
-  run: Type.Optional(Type.String({ maxLength: 40, description: "Run index or ISO 8601 initialisation time; default the latest run" })),
-  level: Type.Optional(Type.Number({ description: "Level (hPa) for variables with a level dimension; required there" })),
+  run: Type.Optional(
+    Type.String({ maxLength: 40, description: "Run index or ISO 8601 initialisation time; default the latest run" }),
+  ),
+  level: Type.Optional(
+    Type.Number({ description: "Level (hPa) for variables with a level dimension; required there" }),
+  ),
 });
 
 const PointSeries = Type.Object({
@@ -23,9 +34,13 @@ const PointSeries = Type.Object({
   lat: Type.Number(),
   lon: Type.Number(),
   times: Type.Array(Type.String(), { description: "Valid times, ISO 8601 without zone (UTC)" }),
-  values: Type.Array(Type.Union([Type.Number(), Type.Null()]), { description: "One value per time; null where missing" }),
+  values: Type.Array(Type.Union([Type.Number(), Type.Null()]), {
+    description: "One value per time; null where missing",
+  }),
   source: Type.String({ description: "global when the global group answered, regional when a downscale patch did" }),
-  region: Type.Union([Type.String(), Type.Null()], { description: "Name of the patch used; null for the global group" }),
+  region: Type.Union([Type.String(), Type.Null()], {
+    description: "Name of the patch used; null for the global group",
+  }),
   group: Type.String(),
   units: Type.String(),
   grid_lat: Type.Number({ description: "Latitude of the grid node used" }),
@@ -50,11 +65,16 @@ const ExportQuery = Type.Object({
   lat_max: Lat,
   lon_min: Lon,
   lon_max: Lon,
-  level: Type.Optional(Type.Number({ description: "Level (hPa); required for fields with a level dimension, rejected elsewhere" })),
+  level: Type.Optional(
+    Type.Number({ description: "Level (hPa); required for fields with a level dimension, rejected elsewhere" }),
+  ),
 });
 
 const GroupIdPath = Type.Object({
-  id: Type.String({ pattern: "^forecast~[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description: "Group id in the ~ form (forecast~global)" }),
+  id: Type.String({
+    pattern: "^forecast~[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+    description: "Group id in the ~ form (forecast~global)",
+  }),
 });
 
 const AnyObject = Type.Object({}, { additionalProperties: true });

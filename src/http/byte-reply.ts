@@ -1,0 +1,69 @@
+// A bytes response the way object stores answer it, which Zarr clients rely on: strong ETag with
+// If-None-Match → 304, single byte ranges (bytes=a-b, a-, -n) → 206 with Content-Range, an
+// unsatisfiable range → 416, HEAD with the same headers as GET. Bodies are never content-encoded:
+// chunk bytes are already compressed and a client must get them exactly as listed.
+import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ifNoneMatch } from "./app.ts";
+import { sendProblem, simpleProblem } from "./problem.ts";
+
+export interface ByteReply {
+  body: Uint8Array;
+  type: string;
+  cache: string;
+}
+
+type Range = { start: number; end: number } | "unsatisfiable" | undefined;
+
+/** The one range a Range header asks for; undefined when it should be ignored (RFC 9110 §14.2). */
+export function parseRange(header: string | undefined, size: number): Range {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === "" && m[2] === "")) return undefined;
+  if (m[1] === "") {
+    const n = Number(m[2]);
+    if (n === 0 || size === 0) return "unsatisfiable";
+    return { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === "" ? size - 1 : Number(m[2]);
+  if (end < start) return undefined;
+  if (start >= size) return "unsatisfiable";
+  return { start, end: Math.min(end, size - 1) };
+}
+
+export function etagOf(body: Uint8Array): string {
+  return `"${createHash("sha1").update(body).digest("base64url")}"`;
+}
+
+export function sendBytes(req: IncomingMessage, res: ServerResponse, r: ByteReply): void {
+  const size = r.body.byteLength;
+  const etag = etagOf(r.body);
+  res.setHeader("ETag", etag);
+  res.setHeader("Cache-Control", r.cache);
+  res.setHeader("Accept-Ranges", "bytes");
+  if (ifNoneMatch(req, etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  // A range of an older version (If-Range names another ETag) gets the whole new body instead.
+  const ifRange = req.headers["if-range"];
+  const range = ifRange && ifRange !== etag ? undefined : parseRange(req.headers.range, size);
+  if (range === "unsatisfiable") {
+    sendProblem(
+      res,
+      simpleProblem(416, "range-not-satisfiable", `the range lies outside the ${size} bytes of this object`),
+      {
+        "Content-Range": `bytes */${size}`,
+      },
+    );
+    return;
+  }
+  const body = range ? r.body.subarray(range.start, range.end + 1) : r.body;
+  res.statusCode = range ? 206 : 200;
+  if (range) res.setHeader("Content-Range", `bytes ${range.start}-${range.end}/${size}`);
+  res.setHeader("Content-Type", r.type);
+  res.setHeader("Content-Length", body.byteLength);
+  res.end(req.method === "HEAD" ? undefined : body);
+}

@@ -1,0 +1,104 @@
+// /data: every forecast group as a Zarr store for lazy analysis (xarray, zarr-python 2 and 3,
+// zarrita), behind the X-API-Key gate. Thin over zarr-publish/: the routes find the dataset, ask
+// for one key and answer it as an object store would (ETag, Range, HEAD, 404 for absent keys).
+import Type from "typebox";
+import { publisherFor } from "../../zarr-publish/publisher.ts";
+import { sendBytes } from "../byte-reply.ts";
+import { route } from "../route.ts";
+
+/** Clients revalidate with the ETag: the same key can hold new bytes after a forecast cycle. */
+const STORE_CACHE = "private, no-cache";
+
+export const zarrHref = (id: string): string => `/data/datasets/${id}/zarr/`;
+
+const Dataset = Type.Object(
+  {
+    id: Type.String({ description: "Dataset id in the ~ form (forecast~global)" }),
+    group: Type.String({ description: "Group id in the / form" }),
+    zarr: Type.String({ description: "Root of the dataset's Zarr store (v2 and v3 views of the same chunks)" }),
+    kind: Type.String(),
+    title: Type.Union([Type.String(), Type.Null()]),
+    dims: Type.Record(Type.String(), Type.Integer(), { description: "Dimension name → length" }),
+    runs: Type.Array(Type.String(), { description: "Run times, ISO 8601 without zone (UTC)" }),
+    lead_hours: Type.Array(Type.Number()),
+    variables: Type.Array(Type.Object({}, { additionalProperties: true }), {
+      description: "Published arrays: canonical name, stored name, dims, shape, chunks, dtype",
+    }),
+    skipped: Type.Array(Type.Object({ stored: Type.String(), reason: Type.String() })),
+  },
+  { additionalProperties: true },
+);
+
+const DatasetList = Type.Object({ datasets: Type.Array(Dataset) });
+
+const StoreKey = {
+  description:
+    "Store key: metadata (.zmetadata, .zgroup, .zattrs, <var>/.zarray, zarr.json, <var>/zarr.json) or chunk (<var>/i.j.k.l, <var>/c/i/j/k/l)",
+  content: {
+    "application/octet-stream": { schema: { type: "string", format: "binary" } },
+    "application/json": { schema: {} },
+  },
+  headers: {
+    ETag: { description: "Strong validator of the object's bytes", schema: Type.String() },
+    "Content-Range": { description: "On 206: the part of the object sent", schema: Type.String() },
+  },
+};
+
+export const dataRoutes = [
+  route({
+    method: "GET",
+    path: "/data/datasets",
+    operationId: "listDatasets",
+    summary: "Forecast datasets published as Zarr stores",
+    description:
+      "Each forecast group as a dataset id in the ~ form, with the root of its Zarr store and a short summary.",
+    tags: ["zarr"],
+    auth: "weather",
+    responses: { 200: { description: "Datasets", content: { "application/json": { schema: DatasetList } } } },
+    handler: async ({ app }) => {
+      const list = await publisherFor(app.store).summaries();
+      return { json: { datasets: list.map((d) => ({ ...d, zarr: zarrHref(d.id) })) } };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/data/datasets/{id}/zarr/",
+    operationId: "datasetStoreRoot",
+    summary: "Root of a dataset's Zarr store",
+    description:
+      "Open it with xarray (`xr.open_zarr(url, consolidated=True, storage_options={'headers': {'X-API-Key': key}})`), " +
+      "zarr-python or zarrita; every request needs the X-API-Key header. This URL itself answers the dataset summary.",
+    tags: ["zarr"],
+    auth: "weather",
+    responses: { 200: { description: "Dataset summary", content: { "application/json": { schema: Dataset } } } },
+    handler: async ({ app, params }) => {
+      const publisher = publisherFor(app.store);
+      await publisher.dataset(params.id);
+      const d = (await publisher.summaries()).find((s) => s.id === params.id)!;
+      return { json: { ...d, zarr: zarrHref(d.id), consolidated: { v2: ".zmetadata", v3: "zarr.json" } } };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/data/datasets/{id}/zarr/{key+}",
+    operationId: "datasetStoreKey",
+    summary: "One key of a dataset's Zarr store",
+    description:
+      "Metadata documents and chunks of the v2 view (.zmetadata, <var>/.zarray, <var>/i.j.k.l) and the v3 view " +
+      "(zarr.json with inline consolidated metadata, <var>/zarr.json, <var>/c/i/j/k/l) of the same chunks. A key " +
+      "that is not in the store is 404. HEAD, Range (bytes=a-b, a-, -n) and If-None-Match are supported.",
+    tags: ["zarr"],
+    auth: "weather",
+    heavy: true,
+    responses: { 200: StoreKey, 206: { ...StoreKey, description: "Part of the object" } },
+    handler: async ({ app, params, req, res }) => {
+      const obj = await publisherFor(app.store).get(params.id, params.key);
+      sendBytes(req, res, {
+        body: obj.bytes,
+        type: obj.kind === "metadata" ? "application/json" : "application/octet-stream",
+        cache: STORE_CACHE,
+      });
+      return { handled: true };
+    },
+  }),
+];

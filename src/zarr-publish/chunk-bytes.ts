@@ -1,0 +1,81 @@
+// The bytes served for one chunk of a published array: stored bytes as they are when the encoding
+// passes through, otherwise the decoded chunk re-encoded (kept in a small byte-budgeted cache so a
+// client re-reading a chunk does not pay for zstd again).
+import { CorruptDataError, NotFoundError } from "../errors.ts";
+import { ChunkCache } from "../store/chunk-cache.ts";
+import type { Store } from "../store/store.ts";
+import { compress, inCOrder, type Values, valueBytes } from "./chunk-codec.ts";
+import type { PublishedArray } from "./dataset.ts";
+import { itemSize } from "./dtype.ts";
+
+/** Byte budget of re-encoded chunks kept per store. */
+export const REENCODED_CACHE_MB = 64;
+
+const CTORS: Record<string, { new (n: number): Values }> = {
+  int8: Int8Array,
+  uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  int64: BigInt64Array,
+  uint64: BigUint64Array,
+  float32: Float32Array,
+  float64: Float64Array,
+};
+
+type Bytes = Uint8Array & { byteLength: number };
+
+export class ChunkBytes {
+  readonly #store: Store;
+  readonly #reencoded = new ChunkCache<Bytes>(REENCODED_CACHE_MB * 1024 * 1024);
+  // Per published array: coordinate bytes, and the filled chunk of the v2 view.
+  readonly #memo = new WeakMap<PublishedArray, Promise<Uint8Array>>();
+  // Cache keys name the published array, not its path: a refreshed store publishes new arrays.
+  readonly #serial = new WeakMap<PublishedArray, number>();
+  #next = 0;
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  async get(a: PublishedArray, coords: number[], view: 2 | 3): Promise<Uint8Array> {
+    const src = a.source;
+    if (src.kind === "coordinate") return this.#once(a, async () => valueBytes(src.coord.values, "little"));
+    if (a.encoding.passthrough) {
+      const stored = await this.#store.rawBytes(src.sourceKey(coords));
+      if (stored) return stored;
+      if (view === 2 && a.fill.v2ServesAbsent) return this.#once(a, () => this.#filled(a));
+      throw new NotFoundError("no such chunk");
+    }
+    let serial = this.#serial.get(a);
+    if (serial === undefined) this.#serial.set(a, (serial = this.#next++));
+    return this.#reencoded.get(`${serial}|${coords.join(",")}`, async () => {
+      const ch = await src.array.chunk(coords);
+      const n = a.chunks.reduce((x, y) => x * y, 1);
+      if (ch.data.length !== n) throw new CorruptDataError("a stored chunk does not have the array's chunk shape");
+      const values = inCOrder(ch.data as Values, ch.shape, ch.stride);
+      return compress(valueBytes(values, "little"), a.encoding.v2Compressor, itemSize(a.dtype));
+    });
+  }
+
+  #once(a: PublishedArray, make: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    let p = this.#memo.get(a);
+    if (!p) {
+      p = make();
+      p.catch(() => this.#memo.delete(a));
+      this.#memo.set(a, p);
+    }
+    return p;
+  }
+
+  /** A whole chunk of the value the store reads where it holds no chunk. */
+  #filled(a: PublishedArray): Promise<Uint8Array> {
+    const n = a.chunks.reduce((x, y) => x * y, 1);
+    const values = new CTORS[a.dtype](n);
+    const v = a.fill.absentValue;
+    if (values instanceof BigInt64Array || values instanceof BigUint64Array) values.fill(BigInt(Number.isFinite(v) ? v : 0));
+    else values.fill(v);
+    return compress(valueBytes(values, a.encoding.endian), a.encoding.v2Compressor, itemSize(a.dtype));
+  }
+}

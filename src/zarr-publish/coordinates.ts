@@ -1,0 +1,101 @@
+// Coordinate arrays of a published dataset, built from the group as gridcast decoded it, so the
+// instants and positions a client decodes are the ones /point and the .npy export report. Each is
+// one small chunk with CF attributes xarray decodes by itself: run times as "hours since" the Unix
+// epoch on the proleptic Gregorian calendar (stored model calendars are already converted to real
+// dates by the store layer), lead times as a duration in hours.
+import type { ForecastGroup, NodeMeta } from "../store/store.ts";
+import type { Json } from "./zarr-json.ts";
+
+export type CoordValues = Float64Array | Int32Array | BigInt64Array;
+
+export interface CoordArray {
+  name: string;
+  dtype: "float64" | "int32" | "int64";
+  values: CoordValues;
+  attrs: Json;
+}
+
+/** Canonical dimension name of each role: the names the spec lists (time, lead_time, lat, lon). */
+export const DIM_NAMES = { time: "time", lead: "lead_time", level: "level", lat: "lat", lon: "lon" } as const;
+
+const HOUR_MS = 3_600_000;
+// Attributes describing a stored encoding that the published array no longer has.
+const ENCODING_ATTRS = ["_FillValue", "missing_value", "scale_factor", "add_offset", "units", "calendar", "dtype", "_ARRAY_DIMENSIONS"];
+
+/** Descriptive attributes of a stored coordinate, without those about its stored encoding. */
+function storedAttrs(g: ForecastGroup, nodes: Map<string, NodeMeta>, role: keyof typeof DIM_NAMES): Json {
+  const name = g.coordNames[role];
+  const out: Json = { ...(name ? nodes.get(`${g.id}/${name}`)?.attrs : undefined) };
+  for (const k of ENCODING_ATTRS) delete out[k];
+  return out;
+}
+
+function wholeNumbers(values: ArrayLike<number>): boolean {
+  for (let i = 0; i < values.length; i++) if (!Number.isSafeInteger(values[i])) return false;
+  return true;
+}
+
+function int32Fits(values: ArrayLike<number>): boolean {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31) return false;
+  }
+  return true;
+}
+
+function hours(values: number[]): { dtype: "int32" | "float64"; values: Int32Array | Float64Array } {
+  return int32Fits(values) ? { dtype: "int32", values: Int32Array.from(values) } : { dtype: "float64", values: Float64Array.from(values) };
+}
+
+export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>): CoordArray[] {
+  const out: CoordArray[] = [];
+  const runHours = g.runs.map((ms) => ms / HOUR_MS);
+  out.push({
+    name: DIM_NAMES.time,
+    ...(wholeNumbers(runHours)
+      ? { dtype: "int64" as const, values: BigInt64Array.from(runHours, (h) => BigInt(h)) }
+      : { dtype: "float64" as const, values: Float64Array.from(runHours) }),
+    attrs: {
+      standard_name: "forecast_reference_time",
+      long_name: "initial time of forecast",
+      ...storedAttrs(g, nodes, "time"),
+      units: "hours since 1970-01-01 00:00:00",
+      calendar: "proleptic_gregorian",
+    },
+  });
+  out.push({
+    name: DIM_NAMES.lead,
+    ...hours(g.leads),
+    attrs: {
+      standard_name: "forecast_period",
+      long_name: "time since forecast_reference_time",
+      ...storedAttrs(g, nodes, "lead"),
+      units: "hours",
+      // Newer xarray decodes a duration only when told the type; older ones go by the units.
+      dtype: "timedelta64[ns]",
+    },
+  });
+  if (g.levels) {
+    const lv = int32Fits(g.levels)
+      ? { dtype: "int32" as const, values: Int32Array.from(g.levels) }
+      : { dtype: "float64" as const, values: Float64Array.from(g.levels) };
+    out.push({
+      name: DIM_NAMES.level,
+      ...lv,
+      attrs: { long_name: "level", ...storedAttrs(g, nodes, "level"), ...(g.levelUnits ? { units: g.levelUnits } : {}) },
+    });
+  }
+  out.push({
+    name: DIM_NAMES.lat,
+    dtype: "float64",
+    values: Float64Array.from(g.grid.lat),
+    attrs: { standard_name: "latitude", long_name: "latitude", axis: "Y", ...storedAttrs(g, nodes, "lat"), units: "degrees_north" },
+  });
+  out.push({
+    name: DIM_NAMES.lon,
+    dtype: "float64",
+    values: Float64Array.from(g.grid.lon),
+    attrs: { standard_name: "longitude", long_name: "longitude", axis: "X", ...storedAttrs(g, nodes, "lon"), units: "degrees_east" },
+  });
+  return out;
+}

@@ -1,0 +1,118 @@
+// Every forecast group of a store published as a Zarr dataset (see dataset.ts), looked up by its
+// id in the ~ form. Ids are checked against the store's group list before anything else is read;
+// datasets are built once per decoded group, so a store refresh (new forecast cycle) rebuilds them.
+import { NotFoundError } from "../errors.ts";
+import { slashId, tildeId } from "../forecast/listing.ts";
+import { isoNoZone } from "../store/describe.ts";
+import type { ForecastGroup, Store } from "../store/store.ts";
+import { ChunkBytes } from "./chunk-bytes.ts";
+import { buildDataset, type PublishedDataset } from "./dataset.ts";
+import { metadataDocuments } from "./documents.ts";
+import { decodeKey, resolveKey } from "./keys.ts";
+
+/** How long the list of group ids is trusted before the store is listed again. */
+export const DATASET_IDS_TTL_MS = 5_000;
+
+export interface StoreObject {
+  kind: "metadata" | "chunk";
+  bytes: Uint8Array;
+}
+
+interface Built {
+  dataset: PublishedDataset;
+  documents: Map<string, Uint8Array>;
+}
+
+export class Publisher {
+  readonly store: Store;
+  readonly chunks: ChunkBytes;
+  #ids: { at: number; ids: Promise<string[]> } | undefined;
+  #built = new WeakMap<ForecastGroup, Promise<Built>>();
+
+  constructor(store: Store) {
+    this.store = store;
+    this.chunks = new ChunkBytes(store);
+  }
+
+  /** Dataset ids (forecast~<name>) of every forecast group in the store. */
+  datasetIds(): Promise<string[]> {
+    const now = Date.now();
+    if (!this.#ids || now - this.#ids.at > DATASET_IDS_TTL_MS) {
+      const ids = this.store.forecastGroupIds().then((list) => list.map(tildeId));
+      ids.catch(() => {
+        if (this.#ids?.ids === ids) this.#ids = undefined;
+      });
+      this.#ids = { at: now, ids };
+    }
+    return this.#ids.ids;
+  }
+
+  async dataset(id: string): Promise<Built> {
+    if (!(await this.datasetIds()).includes(id)) throw new NotFoundError(`no dataset "${id}"`);
+    const group = await this.store.forecastGroup(slashId(id));
+    let built = this.#built.get(group);
+    if (!built) {
+      built = this.store.groupNodes(group.id).then((nodes) => {
+        const dataset = buildDataset(id, group, nodes);
+        return { dataset, documents: metadataDocuments(dataset) };
+      });
+      built.catch(() => this.#built.delete(group));
+      this.#built.set(group, built);
+    }
+    return built;
+  }
+
+  /** One key of a dataset's store, as sent in the URL (still percent-encoded). */
+  async get(id: string, rawKey: string): Promise<StoreObject> {
+    const { dataset, documents } = await this.dataset(id);
+    const key = decodeKey(rawKey);
+    const target = key === undefined ? undefined : resolveKey(key, documents, dataset.arrays);
+    if (!target) throw new NotFoundError("no such key in this Zarr store");
+    if (target.kind === "metadata") return { kind: "metadata", bytes: target.bytes };
+    return { kind: "chunk", bytes: await this.chunks.get(target.array, target.coords, target.view) };
+  }
+
+  /** What the dataset listing says about each dataset. */
+  async summaries() {
+    const out = [];
+    for (const id of await this.datasetIds()) {
+      const { dataset: ds } = await this.dataset(id);
+      const g = ds.group;
+      const vars = [...ds.arrays.values()].filter((a) => a.source.kind === "stored");
+      const dims: Record<string, number> = {};
+      for (const a of ds.arrays.values()) if (a.source.kind === "coordinate") dims[a.name] = a.shape[0];
+      out.push({
+        id,
+        group: g.id,
+        kind: g.grid.global ? "global" : "regional",
+        title: typeof g.attrs.title === "string" ? g.attrs.title : null,
+        dims,
+        runs: g.runs.map(isoNoZone),
+        lead_hours: g.leads,
+        variables: vars.map((a) => ({
+          name: a.name,
+          stored: a.source.kind === "stored" ? a.source.array.path.slice(g.id.length + 1) : a.name,
+          dims: a.dims,
+          shape: a.shape,
+          chunks: a.chunks,
+          dtype: a.dtype,
+          chunk_bytes: a.encoding.passthrough ? "stored" : "re-encoded",
+        })),
+        skipped: ds.skipped,
+      });
+    }
+    return out;
+  }
+}
+
+const publishers = new WeakMap<Store, Publisher>();
+
+/** The publisher of a store (one per store, so caches are shared by all requests). */
+export function publisherFor(store: Store): Publisher {
+  let p = publishers.get(store);
+  if (!p) {
+    p = new Publisher(store);
+    publishers.set(store, p);
+  }
+  return p;
+}

@@ -1,0 +1,127 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { crc32, inflateSync } from "node:zlib";
+import sharp from "sharp";
+import { buildPalette } from "../../src/render/colormap.ts";
+import { encodeIndexedPng } from "../../src/render/png.ts";
+import { decodeRgba, pixel } from "./decode.ts";
+
+interface Chunk {
+  type: string;
+  data: Buffer;
+}
+
+/** Walks the chunk list, checking every CRC on the way. */
+function chunks(png: Buffer): Chunk[] {
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  const out: Chunk[] = [];
+  for (let at = 8; at < png.length; ) {
+    const len = png.readUInt32BE(at);
+    const type = png.toString("latin1", at + 4, at + 8);
+    const data = png.subarray(at + 8, at + 8 + len);
+    assert.equal(png.readUInt32BE(at + 8 + len), crc32(png.subarray(at + 4, at + 8 + len)), `${type} CRC`);
+    out.push({ type, data });
+    at += 12 + len;
+  }
+  return out;
+}
+
+/** A tile with flat bands, repeated rows, transparency and sparse palette indices. */
+function sampleTile(width = 256, height = 256): Uint8Array {
+  const t = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const band = Math.floor(y / 8); // 8 identical rows per band
+    for (let x = 0; x < width; x++) t[y * width + x] = x < 20 ? 0 : (band * 37 + Math.floor(x / 16) * 11) % 256;
+  }
+  return t;
+}
+
+async function assertDecodesTo(png: Buffer, indices: Uint8Array, rgba: Uint8Array, width: number): Promise<void> {
+  const img = await decodeRgba(png);
+  assert.equal(img.width, width);
+  assert.equal(img.height, indices.length / width);
+  for (let i = 0; i < indices.length; i++) {
+    const want = [...rgba.subarray(indices[i] * 4, indices[i] * 4 + 4)];
+    if (want[3] === 0) assert.equal(img.data[i * 4 + 3], 0, `pixel ${i} transparent`);
+    else assert.deepEqual(pixel(img.data, i), want, `pixel ${i} (index ${indices[i]})`);
+  }
+}
+
+describe("encodeIndexedPng", () => {
+  const palette = buildPalette({ colormap: "thermal", min: 0, max: 255 });
+
+  it("decodes to the palette colour of every index, index 0 transparent", async () => {
+    const tile = sampleTile();
+    const png = encodeIndexedPng(tile, 256, 256, palette.rgba);
+    await assertDecodesTo(png, tile, palette.rgba, 256);
+    const img = await decodeRgba(png);
+    assert.equal(img.data[3], 0, "index 0 has alpha 0");
+  });
+
+  it("keeps per-entry alpha of translucent palettes", async () => {
+    const clouds = buildPalette({ colormap: "clouds", min: 0, max: 255 });
+    const tile = sampleTile();
+    await assertDecodesTo(encodeIndexedPng(tile, 256, 256, clouds.rgba), tile, clouds.rgba, 256);
+  });
+
+  it("handles widths that are not a multiple of 4 and unaligned views", async () => {
+    const inner = sampleTile(37, 21);
+    const backing = new Uint8Array(inner.length + 1);
+    backing.set(inner, 1);
+    const view = backing.subarray(1);
+    await assertDecodesTo(encodeIndexedPng(view, 37, 21, palette.rgba), inner, palette.rgba, 37);
+  });
+
+  it("writes an 8-bit indexed image with a palette of only the colours used", () => {
+    const tile = new Uint8Array(256 * 256).fill(200);
+    tile.fill(0, 0, 256);
+    tile.fill(17, 1000, 1100);
+    const list = chunks(encodeIndexedPng(tile, 256, 256, palette.rgba));
+    assert.deepEqual(
+      list.map((c) => c.type),
+      ["IHDR", "PLTE", "tRNS", "IDAT", "IEND"],
+    );
+    const ihdr = list[0].data;
+    assert.deepEqual([ihdr.readUInt32BE(0), ihdr.readUInt32BE(4), ihdr[8], ihdr[9]], [256, 256, 8, 3]);
+    assert.equal(list[1].data.length, 3 * 3, "three colours used");
+    assert.deepEqual([...list[2].data], [0], "only the transparent entry needs tRNS");
+  });
+
+  it("omits tRNS when every colour used is opaque", () => {
+    const list = chunks(encodeIndexedPng(new Uint8Array(64 * 64).fill(9), 64, 64, palette.rgba));
+    assert.ok(!list.some((c) => c.type === "tRNS"));
+  });
+
+  it("sends a row equal to the one above with filter Up, others with None", () => {
+    const tile = sampleTile();
+    const idat = chunks(encodeIndexedPng(tile, 256, 256, palette.rgba)).find((c) => c.type === "IDAT")!;
+    const raw = inflateSync(idat.data);
+    assert.equal(raw.length, 257 * 256);
+    for (let y = 0; y < 256; y++) {
+      const filter = raw[y * 257];
+      assert.equal(filter, y % 8 === 0 ? 0 : 2, `row ${y}`);
+      if (filter === 2) assert.ok(raw.subarray(y * 257 + 1, (y + 1) * 257).every((b) => b === 0));
+    }
+  });
+
+  it("accepts a zlib level in place of the run-length default", async () => {
+    const tile = sampleTile();
+    await assertDecodesTo(encodeIndexedPng(tile, 256, 256, palette.rgba, { compression: 6 }), tile, palette.rgba, 256);
+  });
+
+  it("is smaller than sharp's RGBA encoding of the same image", async () => {
+    const tile = sampleTile();
+    const rgba = Buffer.alloc(tile.length * 4);
+    for (let i = 0; i < tile.length; i++) rgba.set(palette.rgba.subarray(tile[i] * 4, tile[i] * 4 + 4), i * 4);
+    const viaSharp = await sharp(rgba, { raw: { width: 256, height: 256, channels: 4 } })
+      .png()
+      .toBuffer();
+    const indexed = encodeIndexedPng(tile, 256, 256, palette.rgba);
+    assert.ok(indexed.length < viaSharp.length, `indexed ${indexed.length} B vs rgba ${viaSharp.length} B`);
+  });
+
+  it("rejects a size that does not match the buffer", () => {
+    assert.throws(() => encodeIndexedPng(new Uint8Array(10), 4, 4, palette.rgba), RangeError);
+    assert.throws(() => encodeIndexedPng(new Uint8Array(0), 0, 0, palette.rgba), RangeError);
+  });
+});

@@ -56,6 +56,8 @@ export function columnRegion(
         return [iy, iy + 1];
       case "lon":
         return [ix, ix + 1];
+      default:
+        throw new Error(`unexpected dimension role ${role}`);
     }
   });
 }

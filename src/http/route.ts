@@ -31,6 +31,7 @@ export interface ResponseDoc {
   headers?: Record<string, { description: string; schema: unknown }>;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: one list holds routes of different parameter types
 export interface RouteDef<Q = any, P = any> {
   method: "GET";
   /** OpenAPI-style path: /api/export/{id}/npy; a trailing {key+} matches the rest of the path. */

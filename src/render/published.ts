@@ -4,9 +4,13 @@
 import { readFile, readlink, realpath } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import sirv from "sirv";
-import { CURRENT, type Catalog } from "./layout.ts";
+import { type Catalog, CURRENT } from "./layout.ts";
 
-type Middleware = (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse, next: () => void) => void;
+type Middleware = (
+  req: import("node:http").IncomingMessage,
+  res: import("node:http").ServerResponse,
+  next: () => void,
+) => void;
 
 export interface Snapshot {
   dir: string;

@@ -103,7 +103,12 @@ function pooled(seed: number, family: string, period: string, g: TileGeometry, n
 }
 
 /** Mean-pooled first three features, at most 16 × 16 pixels. */
-function preview(values: Float32Array, ny: number, nx: number, nf: number): { data: Float32Array; shape: number[]; pool: number } {
+function preview(
+  values: Float32Array,
+  ny: number,
+  nx: number,
+  nf: number,
+): { data: Float32Array; shape: number[]; pool: number } {
   const pool = Math.max(1, Math.ceil(Math.max(ny, nx) / 16));
   const py = Math.ceil(ny / pool);
   const px = Math.ceil(nx / pool);
@@ -127,12 +132,22 @@ function preview(values: Float32Array, ny: number, nx: number, nf: number): { da
   return { data, shape: [py, px, bands], pool };
 }
 
-async function writeItem(w: ZarrWriter, seed: number, path: string, family: string, product: Product, period: string, g: TileGeometry, shape: [number, number, number]): Promise<void> {
+async function writeItem(
+  w: ZarrWriter,
+  seed: number,
+  path: string,
+  family: string,
+  product: Product,
+  period: string,
+  g: TileGeometry,
+  shape: [number, number, number],
+): Promise<void> {
   const [ny, nx, nf] = shape;
   const res = g.size_m / nx;
   const xs = Float64Array.from({ length: nx }, (_, j) => g.origin.easting + (j + 0.5) * res);
   const ys = Float64Array.from({ length: ny }, (_, i) => g.origin.northing + g.size_m - (i + 0.5) * res);
-  const values = product === "vector" ? pooled(seed, family, period, g, nf) : latent(seed, family, product, period, xs, ys, nf);
+  const values =
+    product === "vector" ? pooled(seed, family, period, g, nf) : latent(seed, family, product, period, xs, ys, nf);
   bitRound(values, KEEP_BITS);
   const pv = preview(values, ny, nx, nf);
   const group = w.group(`embeddings/${path}`, 3, {
@@ -162,7 +177,12 @@ async function writeItem(w: ZarrWriter, seed: number, path: string, family: stri
         dtype: "float64",
         dims: [name],
         fill: "NaN",
-        attrs: { units: "m", standard_name: std, long_name: `${name} of pixel centre (${g.crs})`, axis: name.toUpperCase() },
+        attrs: {
+          units: "m",
+          standard_name: std,
+          long_name: `${name} of pixel centre (${g.crs})`,
+          axis: name.toUpperCase(),
+        },
       })
       .writeAll(data);
   await coord("y", ys, "projection_y_coordinate");
@@ -190,13 +210,22 @@ async function writeItem(w: ZarrWriter, seed: number, path: string, family: stri
       dtype: "float32",
       dims: ["preview_y", "preview_x", "preview_band"],
       fill: "NaN",
-      attrs: { long_name: `mean of latent features 0..2 over ${pv.pool}x${pv.pool} pixels`, units: "1", _FillValue: "NaN" },
+      attrs: {
+        long_name: `mean of latent features 0..2 over ${pv.pool}x${pv.pool} pixels`,
+        units: "1",
+        _FillValue: "NaN",
+      },
     })
     .writeAll(pv.data);
   group.close();
 }
 
-export async function writeEmbeddings(w: ZarrWriter, preset: Preset, seed: number, progress: (line: string) => void): Promise<EmbeddingSummary> {
+export async function writeEmbeddings(
+  w: ZarrWriter,
+  preset: Preset,
+  seed: number,
+  progress: (line: string) => void,
+): Promise<EmbeddingSummary> {
   const tiles = [...new Set(preset.tilePoints.map(([lon, lat]) => tileNameAt(lon, lat)))];
   const geoms = new Map(tiles.map((t) => [t, tileGeometry(t)]));
   const groups = new Set<string>();
@@ -207,7 +236,10 @@ export async function writeEmbeddings(w: ZarrWriter, preset: Preset, seed: numbe
   };
   const items: string[] = [];
   const missing: string[] = [];
-  ensure("embeddings", { title: "Synthetic EO latent embeddings", description: "per model, product, period and MGRS 100 km tile" });
+  ensure("embeddings", {
+    title: "Synthetic EO latent embeddings",
+    description: "per model, product, period and MGRS 100 km tile",
+  });
   for (const family of FAMILIES) {
     progress(`embeddings/${family}`);
     for (const product of PRODUCTS) {
@@ -223,7 +255,11 @@ export async function writeEmbeddings(w: ZarrWriter, preset: Preset, seed: numbe
           ensure(`${base}/rf`, { input: "surface reflectance" });
           ensure(`${base}/rf/${MODEL_VERSION}`, { model_version: MODEL_VERSION });
           ensure(`${base}/rf/${MODEL_VERSION}/base`, { model_size: "base" });
-          ensure(`${base}/rf/${MODEL_VERSION}/base/${product}`, { product, description: PRODUCT_TEXT[product], shape: preset.products[product] });
+          ensure(`${base}/rf/${MODEL_VERSION}/base/${product}`, {
+            product,
+            description: PRODUCT_TEXT[product],
+            shape: preset.products[product],
+          });
           ensure(`${base}/rf/${MODEL_VERSION}/base/${product}/${period}`, {
             period,
             start: isoDate(period.slice(0, 10)),

@@ -52,7 +52,11 @@ function seaTemp(lat: number): number {
 /** Zonal mean sea-level pressure: subtropical highs, subpolar lows. */
 function bgPressure(lat: number): number {
   return (
-    101_325 + 900 * gauss(lat, 33, 9) + 1100 * gauss(lat, -33, 9) - 1500 * gauss(lat, 60, 10) - 2200 * gauss(lat, -62, 8)
+    101_325 +
+    900 * gauss(lat, 33, 9) +
+    1100 * gauss(lat, -33, 9) -
+    1500 * gauss(lat, 60, 10) -
+    2200 * gauss(lat, -62, 8)
   );
 }
 

@@ -67,29 +67,59 @@ async function coordArrays(group: GroupNode, preset: Preset, lat: Float64Array, 
   const intFill: Fill = group.format === 3 ? 0 : null;
   const one = (name: string, dtype: "int64" | "int32" | "float64", n: number, attrs: Json, fill: Fill) =>
     group.array(name, { shape: [n], chunks: [n], dtype, dims: [name], fill, attrs });
-  await one("time", "int64", preset.runs.length, {
-    units: "hours since 1970-01-01 00:00:00",
-    calendar: "proleptic_gregorian",
-    standard_name: "forecast_reference_time",
-    long_name: "initial time of forecast",
-  }, intFill).writeAll(BigInt64Array.from(preset.runs, (ms) => BigInt(ms / 3_600_000)));
+  await one(
+    "time",
+    "int64",
+    preset.runs.length,
+    {
+      units: "hours since 1970-01-01 00:00:00",
+      calendar: "proleptic_gregorian",
+      standard_name: "forecast_reference_time",
+      long_name: "initial time of forecast",
+    },
+    intFill,
+  ).writeAll(BigInt64Array.from(preset.runs, (ms) => BigInt(ms / 3_600_000)));
   // xarray decodes a duration from units "hours"; the dtype attribute says it was a timedelta.
-  await one("lead_time", "int32", preset.leads.length, {
-    units: "hours",
-    standard_name: "forecast_period",
-    long_name: "time since forecast_reference_time",
-    dtype: "timedelta64[ns]",
-  }, intFill).writeAll(Int32Array.from(preset.leads));
+  await one(
+    "lead_time",
+    "int32",
+    preset.leads.length,
+    {
+      units: "hours",
+      standard_name: "forecast_period",
+      long_name: "time since forecast_reference_time",
+      dtype: "timedelta64[ns]",
+    },
+    intFill,
+  ).writeAll(Int32Array.from(preset.leads));
   if (withLevel) {
-    await one("level", "int32", preset.levels.length, {
-      units: "hPa",
-      standard_name: "air_pressure",
-      long_name: "pressure level",
-      positive: "down",
-    }, intFill).writeAll(Int32Array.from(preset.levels));
+    await one(
+      "level",
+      "int32",
+      preset.levels.length,
+      {
+        units: "hPa",
+        standard_name: "air_pressure",
+        long_name: "pressure level",
+        positive: "down",
+      },
+      intFill,
+    ).writeAll(Int32Array.from(preset.levels));
   }
-  await one("lat", "float64", lat.length, { units: "degrees_north", standard_name: "latitude", long_name: "latitude", axis: "Y" }, "NaN").writeAll(lat);
-  await one("lon", "float64", lon.length, { units: "degrees_east", standard_name: "longitude", long_name: "longitude", axis: "X" }, "NaN").writeAll(lon);
+  await one(
+    "lat",
+    "float64",
+    lat.length,
+    { units: "degrees_north", standard_name: "latitude", long_name: "latitude", axis: "Y" },
+    "NaN",
+  ).writeAll(lat);
+  await one(
+    "lon",
+    "float64",
+    lon.length,
+    { units: "degrees_east", standard_name: "longitude", long_name: "longitude", axis: "X" },
+    "NaN",
+  ).writeAll(lon);
 }
 
 export async function writeForecastGroup(
@@ -124,7 +154,9 @@ export async function writeForecastGroup(
     arrays.set(
       f,
       group.array(g.variables[f], {
-        shape: lev ? [preset.runs.length, nLead, preset.levels.length, lat.length, lon.length] : [preset.runs.length, nLead, lat.length, lon.length],
+        shape: lev
+          ? [preset.runs.length, nLead, preset.levels.length, lat.length, lon.length]
+          : [preset.runs.length, nLead, lat.length, lon.length],
         chunks: lev ? [1, nLead, 1, CH, CW] : [1, nLead, CH, CW],
         dtype: f === "tcc" ? "int16" : "float32",
         dims: lev ? ["time", "lead_time", "level", "lat", "lon"] : ["time", "lead_time", "lat", "lon"],

@@ -39,14 +39,17 @@ function replaceable(dir: string): boolean {
 
 export async function writeSample(out: string, opts: SampleOptions = {}): Promise<Summary> {
   const preset = opts.preset ?? "demo";
-  if (!PRESET_NAMES.includes(preset)) throw new ConfigError(`unknown preset "${preset}" (use ${PRESET_NAMES.join(", ")})`);
+  if (!PRESET_NAMES.includes(preset))
+    throw new ConfigError(`unknown preset "${preset}" (use ${PRESET_NAMES.join(", ")})`);
   const seed = opts.seed ?? 1;
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new ConfigError("seed must be an integer 0..4294967295");
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new ConfigError("seed must be an integer 0..4294967295");
   const layout: Layout = { latDescending: opts.latDescending ?? true, lon360: opts.lon360 ?? true };
   const target = resolve(out);
   if (existsSync(target)) {
     if (!opts.force) throw new ConfigError(`${out} already exists (use --force to replace it)`);
-    if (!replaceable(target)) throw new ConfigError(`${out} is not empty and does not look like a Zarr store; not replacing it`);
+    if (!replaceable(target))
+      throw new ConfigError(`${out} is not empty and does not look like a Zarr store; not replacing it`);
   }
   const progress = opts.onProgress ?? (() => {});
   const started = performance.now();

@@ -135,7 +135,14 @@ function windowOf(s: System, tau: number, lat: Float64Array, lon: Float64Array):
       dxs.push(dx);
     }
   }
-  return { clat, hemi: clat >= 0 ? 1 : -1, reach2: reach * reach, rows, cols: Int32Array.from(cols), dx: Float64Array.from(dxs) };
+  return {
+    clat,
+    hemi: clat >= 0 ? 1 : -1,
+    reach2: reach * reach,
+    rows,
+    cols: Int32Array.from(cols),
+    dx: Float64Array.from(dxs),
+  };
 }
 
 const along = (s: number, len: number) => Math.exp(-(((s - 0.45 * len) / (0.55 * len)) ** 4));
@@ -191,7 +198,13 @@ export function addDynamics(systems: System[], lat: Float64Array, lon: Float64Ar
 }
 
 /** Add the rain rate (mm per hour, before noise) of every system at time tau. */
-export function addRain(systems: System[], lat: Float64Array, lon: Float64Array, tau: number, rate: Float64Array): void {
+export function addRain(
+  systems: System[],
+  lat: Float64Array,
+  lon: Float64Array,
+  tau: number,
+  rate: Float64Array,
+): void {
   const ncols = lon.length;
   for (const s of systems) {
     const f = s.front;

@@ -3,16 +3,18 @@
 // consolidated metadata), so every reader of real stores can read these too. Output bytes depend
 // only on the inputs: JSON keys keep insertion order and each chunk is one zstd frame.
 //
-// Chunks are compressed and written on the libuv thread pool (a bounded number in flight) while
-// the caller computes the next ones; metadata documents are small and written synchronously.
+// Large chunks are compressed and written on the libuv thread pool (a bounded number in flight)
+// while the caller computes the next ones; small chunks and metadata are written synchronously.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { endianness } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { constants, type ZstdOptions, zstdCompress } from "node:zlib";
+import { constants, type ZstdOptions, zstdCompress, zstdCompressSync } from "node:zlib";
 
 const compressAsync = promisify<Uint8Array, ZstdOptions, Buffer>(zstdCompress);
+/** Chunks below this many bytes are compressed and written synchronously. */
+const SMALL_CHUNK = 128 * 1024;
 
 export type DType = "float32" | "float64" | "int16" | "int32" | "int64";
 export type Format = 2 | 3;
@@ -31,7 +33,13 @@ export interface ArraySpec {
 }
 
 const V2_DTYPE: Record<DType, string> = { float32: "<f4", float64: "<f8", int16: "<i2", int32: "<i4", int64: "<i8" };
-const CTOR = { float32: Float32Array, float64: Float64Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array };
+const CTOR = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int16: Int16Array,
+  int32: Int32Array,
+  int64: BigInt64Array,
+};
 
 export class ZarrWriter {
   readonly root: string;
@@ -58,13 +66,15 @@ export class ZarrWriter {
   }
 
   writeJson(key: string, doc: unknown): void {
-    const file = join(this.root, key);
+    this.#writeSync(join(this.root, key), new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`));
+  }
+
+  #writeSync(file: string, bytes: Uint8Array): void {
     const dir = dirname(file);
     if (!this.#dirs.has(dir)) {
       mkdirSync(dir, { recursive: true });
       this.#dirs.set(dir, Promise.resolve());
     }
-    const bytes = new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`);
     writeFileSync(file, bytes);
     this.#count(bytes.byteLength);
   }
@@ -83,16 +93,19 @@ export class ZarrWriter {
     this.#throwIfFailed();
     const file = join(this.root, key);
     const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const options: ZstdOptions = {
+      params: { [constants.ZSTD_c_compressionLevel]: this.level, [constants.ZSTD_c_checksumFlag]: 0 },
+      pledgedSrcSize: raw.byteLength,
+      // One output buffer per chunk: the default 16 KiB pieces each cost a thread-pool round trip.
+      chunkSize: Math.max(16_384, raw.byteLength + (raw.byteLength >> 7) + 1024),
+    };
+    if (raw.byteLength < SMALL_CHUNK) {
+      // A thread-pool round trip costs more than compressing a small chunk here.
+      this.#writeSync(file, zstdCompressSync(raw, options));
+      return;
+    }
     const task = (async () => {
-      const [packed] = await Promise.all([
-        compressAsync(raw, {
-          params: { [constants.ZSTD_c_compressionLevel]: this.level, [constants.ZSTD_c_checksumFlag]: 0 },
-          pledgedSrcSize: raw.byteLength,
-          // One output buffer per chunk: the default 16 KiB pieces each cost a thread-pool round trip.
-          chunkSize: Math.max(16_384, raw.byteLength + (raw.byteLength >> 7) + 1024),
-        }),
-        this.#dir(dirname(file)),
-      ]);
+      const [packed] = await Promise.all([compressAsync(raw, options), this.#dir(dirname(file))]);
       await writeFile(file, packed);
       this.#count(packed.byteLength);
     })();

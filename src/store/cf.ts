@@ -62,7 +62,7 @@ export function decodeTimes(values: ArrayLike<number | bigint>, units: string, c
   const nums = Array.from(values, (v) => Number(v));
   if (REAL_CALENDARS.has(cal)) return nums.map((v) => epochMs + v * u);
   // Model calendars: count days in the model calendar, then name the same Y-M-D in real time.
-  const daysInMonth = (year: number, month: number): number => {
+  const daysInMonth = (_year: number, month: number): number => {
     if (cal === "360_day") return 30;
     const base = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
     if (month !== 2) return base;

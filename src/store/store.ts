@@ -73,7 +73,7 @@ export class Store {
         if (own) return own;
         const root = await this.#rootConsolidated();
         const self = root.get(path) ?? (await readNode(this.backend, path));
-        if (!self || self.kind !== "group") throw new NotFoundError(`no group ${path}`);
+        if (self?.kind !== "group") throw new NotFoundError(`no group ${path}`);
         const out = new Map<string, NodeMeta>([[path, self]]);
         for (const child of await this.children(path)) {
           const meta = root.get(`${path}/${child}`) ?? (await readNode(this.backend, `${path}/${child}`));

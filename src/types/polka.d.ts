@@ -1,6 +1,7 @@
 // Minimal typing of polka 0.5 as gridcast uses it.
 declare module "polka" {
   import type { IncomingMessage, ServerResponse } from "node:http";
+
   type Next = (err?: unknown) => void;
   type Fn = (req: IncomingMessage & Record<string, any>, res: ServerResponse, next: Next) => void;
   interface Polka {

@@ -74,7 +74,8 @@ export class ChunkBytes {
     const n = a.chunks.reduce((x, y) => x * y, 1);
     const values = new CTORS[a.dtype](n);
     const v = a.fill.absentValue;
-    if (values instanceof BigInt64Array || values instanceof BigUint64Array) values.fill(BigInt(Number.isFinite(v) ? v : 0));
+    if (values instanceof BigInt64Array || values instanceof BigUint64Array)
+      values.fill(BigInt(Number.isFinite(v) ? v : 0));
     else values.fill(v);
     return compress(valueBytes(values, a.encoding.endian), a.encoding.v2Compressor, itemSize(a.dtype));
   }

@@ -9,7 +9,17 @@ import type { Json } from "./zarr-json.ts";
 const zstdAsync = promisify(zstdCompress);
 const gzipAsync = promisify(gzip);
 
-export type Values = Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | BigInt64Array | BigUint64Array;
+export type Values =
+  | Float32Array
+  | Float64Array
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array
+  | BigInt64Array
+  | BigUint64Array;
 
 type ValuesCtor = { new (n: number): Values };
 

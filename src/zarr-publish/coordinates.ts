@@ -20,7 +20,16 @@ export const DIM_NAMES = { time: "time", lead: "lead_time", level: "level", lat:
 
 const HOUR_MS = 3_600_000;
 // Attributes describing a stored encoding that the published array no longer has.
-const ENCODING_ATTRS = ["_FillValue", "missing_value", "scale_factor", "add_offset", "units", "calendar", "dtype", "_ARRAY_DIMENSIONS"];
+const ENCODING_ATTRS = [
+  "_FillValue",
+  "missing_value",
+  "scale_factor",
+  "add_offset",
+  "units",
+  "calendar",
+  "dtype",
+  "_ARRAY_DIMENSIONS",
+];
 
 /** Descriptive attributes of a stored coordinate, without those about its stored encoding. */
 function storedAttrs(g: ForecastGroup, nodes: Map<string, NodeMeta>, role: keyof typeof DIM_NAMES): Json {
@@ -44,7 +53,9 @@ function int32Fits(values: ArrayLike<number>): boolean {
 }
 
 function hours(values: number[]): { dtype: "int32" | "float64"; values: Int32Array | Float64Array } {
-  return int32Fits(values) ? { dtype: "int32", values: Int32Array.from(values) } : { dtype: "float64", values: Float64Array.from(values) };
+  return int32Fits(values)
+    ? { dtype: "int32", values: Int32Array.from(values) }
+    : { dtype: "float64", values: Float64Array.from(values) };
 }
 
 export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>): CoordArray[] {
@@ -82,20 +93,36 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
     out.push({
       name: DIM_NAMES.level,
       ...lv,
-      attrs: { long_name: "level", ...storedAttrs(g, nodes, "level"), ...(g.levelUnits ? { units: g.levelUnits } : {}) },
+      attrs: {
+        long_name: "level",
+        ...storedAttrs(g, nodes, "level"),
+        ...(g.levelUnits ? { units: g.levelUnits } : {}),
+      },
     });
   }
   out.push({
     name: DIM_NAMES.lat,
     dtype: "float64",
     values: Float64Array.from(g.grid.lat),
-    attrs: { standard_name: "latitude", long_name: "latitude", axis: "Y", ...storedAttrs(g, nodes, "lat"), units: "degrees_north" },
+    attrs: {
+      standard_name: "latitude",
+      long_name: "latitude",
+      axis: "Y",
+      ...storedAttrs(g, nodes, "lat"),
+      units: "degrees_north",
+    },
   });
   out.push({
     name: DIM_NAMES.lon,
     dtype: "float64",
     values: Float64Array.from(g.grid.lon),
-    attrs: { standard_name: "longitude", long_name: "longitude", axis: "X", ...storedAttrs(g, nodes, "lon"), units: "degrees_east" },
+    attrs: {
+      standard_name: "longitude",
+      long_name: "longitude",
+      axis: "X",
+      ...storedAttrs(g, nodes, "lon"),
+      units: "degrees_east",
+    },
   });
   return out;
 }

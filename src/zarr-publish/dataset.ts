@@ -44,7 +44,10 @@ function sourceKeyOf(meta: NodeMeta): (coords: number[]) => string {
     const sep = meta.raw[".zarray"]?.dimension_separator === "/" ? "/" : ".";
     return (c) => `${meta.path}/${c.length ? c.join(sep) : "0"}`;
   }
-  const enc = (meta.raw["zarr.json"]?.chunk_key_encoding ?? {}) as { name?: string; configuration?: { separator?: string } };
+  const enc = (meta.raw["zarr.json"]?.chunk_key_encoding ?? {}) as {
+    name?: string;
+    configuration?: { separator?: string };
+  };
   if (enc.name === "v2") {
     const sep = enc.configuration?.separator ?? ".";
     return (c) => `${meta.path}/${c.length ? c.join(sep) : "0"}`;
@@ -62,7 +65,12 @@ function coordinate(c: CoordArray): PublishedArray {
     chunks: [Math.max(1, n)],
     grid: [1],
     dtype: c.dtype,
-    encoding: { passthrough: false, endian: "little", v2Compressor: null, v3Codecs: [{ name: "bytes", configuration: { endian: "little" } }] },
+    encoding: {
+      passthrough: false,
+      endian: "little",
+      v2Compressor: null,
+      v3Codecs: [{ name: "bytes", configuration: { endian: "little" } }],
+    },
     fill: {
       v2Fill: c.dtype === "float64" ? Number.NaN : null,
       v3Fill: c.dtype === "float64" ? Number.NaN : 0,

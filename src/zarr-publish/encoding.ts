@@ -34,7 +34,10 @@ function compressorViews(name: string, cfg: Json, dtype: string): { v2: Json; v3
   if (name === "zstd") {
     const level = num(cfg.level, 1);
     // A frame written with a checksum still carries it; the v2 side has no flag for it.
-    return { v2: { id: "zstd", level }, v3: { name: "zstd", configuration: { level, checksum: cfg.checksum === true } } };
+    return {
+      v2: { id: "zstd", level },
+      v3: { name: "zstd", configuration: { level, checksum: cfg.checksum === true } },
+    };
   }
   if (name === "gzip") {
     const level = num(cfg.level, 1);
@@ -84,5 +87,10 @@ export function planEncoding(meta: NodeMeta): Encoding {
   const name = String(c.name);
   if (!PASSABLE.has(name)) return reencoded(`codec ${name}`);
   const views = compressorViews(name, (c.configuration ?? {}) as Json, a.dtype);
-  return { passthrough: true, endian, v2Compressor: views.v2, v3Codecs: [{ name: "bytes", configuration: { endian } }, views.v3] };
+  return {
+    passthrough: true,
+    endian,
+    v2Compressor: views.v2,
+    v3Codecs: [{ name: "bytes", configuration: { endian } }, views.v3],
+  };
 }

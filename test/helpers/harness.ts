@@ -58,6 +58,7 @@ export interface Got {
   status: number;
   headers: Headers;
   body: Buffer;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
   json: () => any;
 }
 

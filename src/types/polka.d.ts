@@ -3,6 +3,7 @@ declare module "polka" {
   import type { IncomingMessage, ServerResponse } from "node:http";
 
   type Next = (err?: unknown) => void;
+  // biome-ignore lint/suspicious/noExplicitAny: polka adds params, query and path to the request
   type Fn = (req: IncomingMessage & Record<string, any>, res: ServerResponse, next: Next) => void;
   interface Polka {
     use(...fns: Fn[]): Polka;

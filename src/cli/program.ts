@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { GridcastError } from "../errors.ts";
 import { registerInspect } from "./inspect.ts";
 import { registerKeys } from "./keys.ts";
+import { registerSample } from "./sample.ts";
 import { registerServe } from "./serve.ts";
 
 export function buildProgram(): Command {
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   registerInspect(program);
+  registerSample(program);
   registerServe(program);
   registerKeys(program);
   return program;

@@ -45,7 +45,9 @@ export function registerSample(program: Command): void {
         );
       }
       const e = summary.embeddings;
-      lines.push(`  embeddings  ${e.items.length} items over ${e.tiles.length} tiles (${e.missing.length} left out on purpose)`);
+      lines.push(
+        `  embeddings  ${e.items.length} items over ${e.tiles.length} tiles (${e.missing.length} left out on purpose)`,
+      );
       process.stdout.write(`${lines.join("\n")}\n`);
     });
 }

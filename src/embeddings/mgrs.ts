@@ -41,7 +41,9 @@ export function tileNameAt(lon: number, lat: number): string {
   }
   if (!Number.isFinite(lon)) throw new InvalidParameterError("lon", "longitude must be a finite number");
   const wrapped = ((((lon + 180) % 360) + 360) % 360) - 180;
-  const m = /^\d{1,2}[C-X][A-HJ-NP-Z]{2}/.exec(mgrs.forward([wrapped, lat], 0));
+  // mgrs skips the Svalbard zones at exactly 84°N and would name a zone (32X) that does not exist;
+  // a millimetre south gives the square band X really has there.
+  const m = /^\d{1,2}[C-X][A-HJ-NP-Z]{2}/.exec(mgrs.forward([wrapped, Math.min(lat, 84 - 1e-8)], 0));
   if (!m) throw new InvalidParameterError("lat", "no MGRS tile at this position");
   return m[0];
 }

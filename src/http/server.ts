@@ -45,6 +45,8 @@ export async function startServer(
     headersTimeout: settings.header_timeout_ms,
     requestTimeout: settings.request_timeout_ms,
     maxHeaderSize: 16 * 1024,
+    // How often Node looks for connections past their header/request timeout.
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(settings.header_timeout_ms / 4))),
   });
   server.on("request", app.handler);
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {

@@ -1,0 +1,98 @@
+// The gate in front of every keyed route, generated from the route list itself: each keyed route
+// × {no key, malformed, unknown, revoked, expired, wrong scope, key in the query string}.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { allRoutes } from "../../src/http/routes/index.ts";
+import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+
+let storeDir: string;
+let srv: TestServer;
+const keys: Record<string, string> = {};
+
+const SAMPLE_PARAMS: Record<string, string> = {
+  id: "forecast~global",
+  name: "geofm~rf~v1.2~base~map~2026_06_01_2026_08_31~32TNS",
+  key: ".zmetadata",
+  z: "0",
+  x: "0",
+  y: "0",
+};
+
+function samplePath(path: string): string {
+  return path.replace(/\{(\w+)\+?\}/g, (_, n: string) => SAMPLE_PARAMS[n] ?? "x");
+}
+
+before(async () => {
+  storeDir = await sampleStore();
+  srv = await testServer(storeDir);
+  const ledger = srv.running.ctx.ledger;
+  keys.weather = await srv.key(["weather"]);
+  keys.embeddings = await srv.key(["embeddings"]);
+  const revoked = await ledger.createKey({ name: "r", scopes: ["weather", "embeddings"], credits: 10, rate: 0 });
+  await ledger.revokeKey(revoked.record.id);
+  keys.revoked = revoked.key;
+  const expired = await ledger.createKey({
+    name: "e",
+    scopes: ["weather", "embeddings"],
+    credits: 10,
+    rate: 0,
+    expiresAt: new Date(Date.now() - 60_000),
+  });
+  keys.expired = expired.key;
+  keys.unknown = keys.weather.replace(/_[0-9a-f]{12}_/, "_000000000000_");
+});
+after(async () => {
+  await srv.close();
+  cleanup(storeDir);
+});
+
+describe("auth matrix", () => {
+  const keyed = allRoutes().filter((r) => r.auth !== "public");
+
+  test("there are keyed routes for both scopes", () => {
+    assert.ok(keyed.some((r) => r.auth === "weather"));
+  });
+
+  for (const def of keyed) {
+    test(`${def.path} (${def.auth})`, async () => {
+      const url = `${srv.url}${samplePath(def.path)}`;
+      const wrongScope = def.auth === "weather" ? keys.embeddings : keys.weather;
+      const cases: [string, Record<string, string>, string, number][] = [
+        ["no key", {}, "", 401],
+        ["malformed", { "X-API-Key": "not-a-key" }, "", 401],
+        ["unknown", { "X-API-Key": keys.unknown }, "", 401],
+        ["revoked", { "X-API-Key": keys.revoked }, "", 401],
+        ["expired", { "X-API-Key": keys.expired }, "", 401],
+        ["wrong scope", { "X-API-Key": wrongScope }, "", 403],
+        ["key in query", {}, `?api_key=${encodeURIComponent(keys.weather)}`, 401],
+      ];
+      for (const [label, headers, query, status] of cases) {
+        const r = await get(url + (url.includes("?") ? query.replace("?", "&") : query), headers);
+        assert.equal(r.status, status, `${label}: ${r.body.toString()}`);
+        assert.equal(r.headers.get("content-type"), "application/problem+json", label);
+        if (status === 401) assert.equal(r.headers.get("www-authenticate"), 'ApiKey header="X-API-Key"', label);
+        if (label === "key in query") assert.match(r.json().detail, /X-API-Key header/);
+      }
+    });
+  }
+});
+
+describe("rate limit", () => {
+  test("429 with Retry-After and RateLimit headers past the rate, success again after waiting", async () => {
+    const created = await srv.running.ctx.ledger.createKey({ name: "slow", scopes: ["weather"], credits: 0, rate: 2, burst: 2 });
+    const H = { "X-API-Key": created.key };
+    const url = `${srv.url}/point?lat=1&lon=1&var=t2m`;
+    assert.equal((await get(url, H)).status, 200);
+    const second = await get(url, H);
+    assert.equal(second.status, 200);
+    assert.match(second.headers.get("ratelimit") ?? "", /limit=2/);
+    assert.equal(second.headers.get("ratelimit-policy"), "2;w=1");
+    const third = await get(url, H);
+    assert.equal(third.status, 429);
+    const wait = Number(third.headers.get("retry-after"));
+    assert.ok(wait >= 1, `retry-after ${wait}`);
+    assert.equal(third.json().retry_after, wait);
+    await new Promise((r) => setTimeout(r, wait * 1000));
+    assert.equal((await get(url, H)).status, 200);
+  });
+});

@@ -48,6 +48,8 @@ const metaOf = new WeakMap<IncomingMessage, Meta>();
 export interface App {
   handler: Handler;
   routes: RouteDef[];
+  /** Patterns polka actually routes, by method (read from its routing table). */
+  registered: () => Record<string, string[]>;
 }
 
 export function createApp(ctx: AppContext, routes: RouteDef[]): App {
@@ -235,7 +237,11 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     writeReply(req, res, reply);
   }
 
-  return { handler: app.handler as Handler, routes };
+  const registered = () => {
+    const table = (app as unknown as { handlers: Record<string, Record<string, unknown>> }).handlers;
+    return Object.fromEntries(Object.entries(table).map(([m, byPattern]) => [m, Object.keys(byPattern).sort()]));
+  };
+  return { handler: app.handler as Handler, routes, registered };
 }
 
 function pathParams(def: RouteDef, raw: Record<string, string>, path: string): Record<string, string> {

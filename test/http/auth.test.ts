@@ -79,7 +79,13 @@ describe("auth matrix", () => {
 
 describe("rate limit", () => {
   test("429 with Retry-After and RateLimit headers past the rate, success again after waiting", async () => {
-    const created = await srv.running.ctx.ledger.createKey({ name: "slow", scopes: ["weather"], credits: 0, rate: 2, burst: 2 });
+    const created = await srv.running.ctx.ledger.createKey({
+      name: "slow",
+      scopes: ["weather"],
+      credits: 0,
+      rate: 2,
+      burst: 2,
+    });
     const H = { "X-API-Key": created.key };
     const url = `${srv.url}/point?lat=1&lon=1&var=t2m`;
     assert.equal((await get(url, H)).status, 200);

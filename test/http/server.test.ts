@@ -84,11 +84,15 @@ describe("server", () => {
   });
 
   test("CORS preflight is answered without a key and names the allowed and exposed headers", async () => {
-    const r = await get(`${srv.url}/data/datasets/forecast~global/zarr/.zmetadata`, {
-      Origin: "http://example.test",
-      "Access-Control-Request-Method": "GET",
-      "Access-Control-Request-Headers": "x-api-key, range",
-    }, "OPTIONS");
+    const r = await get(
+      `${srv.url}/data/datasets/forecast~global/zarr/.zmetadata`,
+      {
+        Origin: "http://example.test",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "x-api-key, range",
+      },
+      "OPTIONS",
+    );
     assert.equal(r.status, 204);
     assert.equal(r.headers.get("access-control-allow-origin"), "*");
     assert.match(r.headers.get("access-control-allow-headers")!, /X-API-Key/);
@@ -127,7 +131,11 @@ describe("server", () => {
   });
 
   test("errors never leak paths or stacks", async () => {
-    for (const u of ["/point?lat=1&lon=1&var=t2m&group=forecast/..%2f..", "/api/export/..%2f..%2fetc/npy?var=t2m", "/%2e%2e/%2e%2e/etc/passwd"]) {
+    for (const u of [
+      "/point?lat=1&lon=1&var=t2m&group=forecast/..%2f..",
+      "/api/export/..%2f..%2fetc/npy?var=t2m",
+      "/%2e%2e/%2e%2e/etc/passwd",
+    ]) {
       const r = await get(`${srv.url}${u}`, { "X-API-Key": key });
       assert.ok(r.status >= 400 && r.status < 500, `${u} → ${r.status}`);
       const text = r.body.toString();

@@ -1,0 +1,136 @@
+// The OpenAPI description: valid 3.1, in step with what polka really routes, and true to the
+// responses the server really sends.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import Value from "typebox/value";
+import { polkaPattern } from "../../src/http/route.ts";
+import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+
+let storeDir: string;
+let srv: TestServer;
+let key: string;
+// biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON
+let doc: any;
+
+before(async () => {
+  storeDir = await sampleStore();
+  srv = await testServer(storeDir);
+  key = await srv.key(["weather", "embeddings"]);
+  doc = (await get(`${srv.url}/openapi.json`)).json();
+});
+after(async () => {
+  await srv.close();
+  cleanup(storeDir);
+});
+
+function resolveRefs(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(resolveRefs);
+  if (schema && typeof schema === "object") {
+    const o = schema as Record<string, unknown>;
+    if (typeof o.$ref === "string") {
+      const path = o.$ref.replace(/^#\//, "").split("/");
+      let target: unknown = doc;
+      for (const p of path) target = (target as Record<string, unknown>)[p];
+      return resolveRefs(target);
+    }
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, resolveRefs(v)]));
+  }
+  return schema;
+}
+
+describe("OpenAPI", () => {
+  test("the document is valid OpenAPI 3.1", async () => {
+    assert.equal(doc.openapi, "3.1.0");
+    const result = await new Validator().validate(doc);
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 1));
+  });
+
+  test("routes polka serves and paths the document describes are the same set", () => {
+    const registered = srv.running.app.registered();
+    const served = new Set(registered.GET);
+    assert.deepEqual(new Set(registered.HEAD), served, "every GET route answers HEAD too");
+    const documented = new Set(
+      Object.keys(doc.paths).map((p) => {
+        const def = srv.running.app.routes.find((r) => r.path.replace(/\{(\w+)\+\}/, "{$1}") === p);
+        return polkaPattern(def ? def.path : p);
+      }),
+    );
+    assert.deepEqual([...served].sort(), [...documented].sort());
+  });
+
+  test("keyed routes carry the X-API-Key scheme; problem responses and credit headers are described", () => {
+    assert.deepEqual(doc.components.securitySchemes.ApiKey, {
+      type: "apiKey",
+      in: "header",
+      name: "X-API-Key",
+      description: "Sent on every request, including each Zarr request",
+    });
+    assert.deepEqual(doc.paths["/point"].get.security, [{ ApiKey: [] }]);
+    assert.deepEqual(doc.paths["/api/forecast/catalog"]?.get.security ?? [], []);
+    assert.ok(doc.paths["/point"].get.responses["401"].content["application/problem+json"]);
+    const npy = doc.paths["/api/export/{id}/npy"].get;
+    assert.ok(npy.responses["200"].headers["X-SVC-Field"]);
+    assert.ok(npy.responses["413"]);
+    const names = npy.parameters.map((p: { name: string }) => p.name);
+    for (const n of [
+      "id",
+      "var",
+      "time_index",
+      "lead_start",
+      "lead_stop",
+      "lat_min",
+      "lat_max",
+      "lon_min",
+      "lon_max",
+      "level",
+    ]) {
+      assert.ok(names.includes(n), n);
+    }
+  });
+
+  test("real responses validate against the documented schemas", async () => {
+    const H = { "X-API-Key": key };
+    const samples: [string, string, Record<string, string>][] = [
+      ["/point", "/point?lat=46.5&lon=10.1&var=tp_1h", H],
+      ["/point", "/point?lat=46.5&lon=10.1&var=nope", H],
+      ["/point", "/point?lat=99&lon=10.1&var=t2m", H],
+      ["/point", "/point?lat=9&lon=10.1&var=t2m", {}],
+      ["/healthz", "/healthz", {}],
+      ["/readyz", "/readyz", {}],
+      ["/api/export", "/api/export", H],
+      ["/api/models", "/api/models", {}],
+      ["/api/registry", "/api/registry", {}],
+      ["/api/export/{id}/npy", "/api/export/forecast~global/npy?var=t2m", H],
+    ];
+    for (const [path, url, headers] of samples) {
+      const r = await get(`${srv.url}${url}`, headers);
+      const op = doc.paths[path].get;
+      const resp = op.responses[String(r.status)];
+      assert.ok(resp, `${url}: status ${r.status} is not documented`);
+      const type = (r.headers.get("content-type") ?? "").split(";")[0];
+      const schema = resolveRefs(resp.content?.[type]?.schema);
+      assert.ok(schema, `${url}: ${type} is not documented for ${r.status}`);
+      const ok = Value.Check(schema as never, r.json());
+      assert.ok(ok, `${url}: body does not match its schema: ${r.body.toString().slice(0, 300)}`);
+    }
+  });
+
+  test("the interactive views are served from local packages", async () => {
+    const docs = await get(`${srv.url}/api-docs`);
+    assert.equal(docs.status, 200);
+    assert.match(docs.body.toString(), /\/vendor\/swagger-ui\/swagger-ui-bundle\.js/);
+    const redoc = await get(`${srv.url}/api-redoc`);
+    assert.match(redoc.body.toString(), /\/vendor\/redoc\/redoc\.standalone\.js/);
+    for (const asset of [
+      "/vendor/swagger-ui/swagger-ui-bundle.js",
+      "/vendor/swagger-ui/swagger-ui.css",
+      "/vendor/redoc/redoc.standalone.js",
+      "/api-docs/init.js",
+    ]) {
+      const r = await get(`${srv.url}${asset}`);
+      assert.equal(r.status, 200, asset);
+      assert.ok(r.body.length > 50, asset);
+    }
+  });
+});

@@ -14,10 +14,37 @@ import type { Temporal } from "../registry/registry.ts";
 
 export const CURRENT = "current";
 export const BUILDS = "builds";
+export const MANIFEST = "manifest.json";
+export const CATALOG = "catalog.json";
+/** The one transparent tile the route answers with outside a layer's coverage. */
+export const EMPTY_TILE = "tiles/empty.png";
+/** The tile route, with {layer}, {run} and {lead} to fill in besides {z}/{x}/{y}. */
+export const TILE_ROUTE_TEMPLATE = "/api/forecast/tile/{z}/{x}/{y}?layer={layer}&run={run}&lead={lead}";
 
 /** "2026-11-20T12:00:00" → "20261120T1200" (safe in paths, sorts like time). */
 export function runToken(iso: string): string {
   return iso.slice(0, 16).replace(/[-:]/g, "");
+}
+
+/** Lead directory name: hours as written by String(), e.g. "3" or "1.5". */
+export const leadName = (hours: number): string => String(hours);
+
+/** Directory of one layer-run-lead below the build root (no leading slash). */
+export function tileDir(layer: string, token: string, hours: number): string {
+  return `tiles/${layer}/${token}/${leadName(hours)}`;
+}
+
+export function tilejsonPath(layer: string, token: string, hours: number): string {
+  return `tilejson/${layer}/${token}/${leadName(hours)}.json`;
+}
+
+export function legendPaths(layer: string): { png: string; json: string } {
+  return { png: `legends/${layer}.png`, json: `legends/${layer}.json` };
+}
+
+/** Manifest a shard leaves in the shared partial build; `gridcast publish` merges them. */
+export function shardManifestName(index: number, count: number): string {
+  return `manifest.shard-${index}-of-${count}.json`;
 }
 
 export interface CatalogLead {
@@ -25,6 +52,8 @@ export interface CatalogLead {
   valid_time: string;
   /** Static tile template below the build root, e.g. /tiles/global.t2m/20261120T1200/3/{z}/{x}/{y}.png */
   tiles: string;
+  /** The same tiles through the tile route, e.g. /api/forecast/tile/{z}/{x}/{y}?layer=global.t2m&run=…&lead=3 */
+  route: string;
   tilejson: string;
 }
 

@@ -6,7 +6,7 @@
 //
 // Callers pass canonical coordinates (longitude in -180..180) and evaluate row blocks of a grid;
 // each cell's value depends only on its own coordinates, whatever the layout or block.
-import { hashInts, Rng, WaveNoise } from "./noise.ts";
+import { hashInts, hashStep, Rng, WaveNoise } from "./noise.ts";
 import { type Surface, type SurfaceNoise, surfaceAt } from "./surface.ts";
 import { addDynamics, addRain, type Dynamics, makeSystems, type System } from "./systems.ts";
 
@@ -64,6 +64,7 @@ export class WeatherModel {
   readonly seed: number;
   readonly systems: System[];
   readonly #noise: Noises;
+  #pool: Float64Array[] = [];
 
   constructor(seed: number) {
     this.seed = seed >>> 0;
@@ -72,11 +73,11 @@ export class WeatherModel {
     const wn = (waves: number, mMin: number, mMax: number, drift?: [number, number]) =>
       new WaveNoise(rng, { waves, mMin, mMax, drift });
     this.#noise = {
-      temp: wn(7, 2, 14, [0.1, 0.4]),
-      pres: wn(6, 2, 10, [0.1, 0.4]),
-      windU: wn(7, 3, 20, [0.1, 0.5]),
-      windV: wn(7, 3, 20, [0.1, 0.5]),
-      cloud: wn(10, 3, 30, [0.1, 0.5]),
+      temp: wn(6, 2, 14, [0.1, 0.4]),
+      pres: wn(5, 2, 10, [0.1, 0.4]),
+      windU: wn(6, 3, 20, [0.1, 0.5]),
+      windV: wn(6, 3, 20, [0.1, 0.5]),
+      cloud: wn(8, 3, 30, [0.1, 0.5]),
       rain: wn(8, 8, 60, [0.2, 0.6]),
       coast: wn(8, 6, 40),
       coastDetail: wn(10, 120, 600),
@@ -86,6 +87,15 @@ export class WeatherModel {
       windDetail: wn(10, 150, 700, [0.2, 0.5]),
       rainDetail: wn(10, 150, 800, [0.3, 0.6]),
     };
+  }
+
+  /** k zeroed work arrays of n cells, reused between calls (block after block has the same size). */
+  #scratch(n: number, k: number): Float64Array[] {
+    if (this.#pool[0]?.length !== n) this.#pool = [];
+    while (this.#pool.length < k) this.#pool.push(new Float64Array(n));
+    const out = this.#pool.slice(0, k);
+    for (const a of out) a.fill(0);
+    return out;
   }
 
   surface(lat: Float64Array, lon: Float64Array, detail: boolean): Surface {
@@ -98,26 +108,14 @@ export class WeatherModel {
     const cols = lon.length;
     const n = rows * cols;
     const nz = this.#noise;
-    const dyn: Dynamics = {
-      msl: new Float64Array(n),
-      u: new Float64Array(n),
-      v: new Float64Array(n),
-      dT: new Float64Array(n),
-      cloud: new Float64Array(n),
-    };
+    const [msl, u, v, dT, cloud, nT, nP, nU, nV, nC, nTd, nWd] = this.#scratch(n, 12);
+    const dyn: Dynamics = { msl, u, v, dT, cloud };
     addDynamics(this.systems, lat, lon, tau, dyn);
-    const nT = new Float64Array(n);
-    const nP = new Float64Array(n);
-    const nU = new Float64Array(n);
-    const nV = new Float64Array(n);
-    const nC = new Float64Array(n);
     nz.temp.addTo(nT, lat, lon, tau, 1);
     nz.pres.addTo(nP, lat, lon, tau, 1);
     nz.windU.addTo(nU, lat, lon, tau, 1);
     nz.windV.addTo(nV, lat, lon, tau, 1);
     nz.cloud.addTo(nC, lat, lon, tau, 1);
-    const nTd = new Float64Array(detail ? n : 0);
-    const nWd = new Float64Array(detail ? n : 0);
     if (detail) {
       nz.tempDetail.addTo(nTd, lat, lon, tau, 1);
       nz.windDetail.addTo(nWd, lat, lon, tau, 1);
@@ -155,7 +153,11 @@ export class WeatherModel {
     }
     const hourUtc = (((T0_MS / 3_600_000 + tau) % 24) + 24) % 24;
     const diurnal = new Float64Array(cols);
-    for (let j = 0; j < cols; j++) diurnal[j] = Math.cos((2 * Math.PI * (hourUtc + lon[j] / 15 - 15)) / 24);
+    const lonKey = new Int32Array(cols);
+    for (let j = 0; j < cols; j++) {
+      diurnal[j] = Math.cos((2 * Math.PI * (hourUtc + lon[j] / 15 - 15)) / 24);
+      lonKey[j] = Math.round(lon[j] * 1000);
+    }
 
     const out: FieldSet = {
       t2m: new Float32Array(n),
@@ -169,7 +171,8 @@ export class WeatherModel {
     const { land, height } = surf;
     for (let i = 0; i < rows; i++) {
       const base = i * cols;
-      const latKey = Math.round(lat[i] * 1000);
+      // Missing cloud cells: a hash of the position (millidegrees), the same in every layout.
+      const rowHash = hashInts(this.seed, Math.round(lat[i] * 1000));
       for (let j = 0; j < cols; j++) {
         const c = base + j;
         const L = land[c];
@@ -190,7 +193,7 @@ export class WeatherModel {
         out.v10[c] = v * friction;
         out.msl[c] = pBg[i] + dyn.msl[c] + 120 * nP[c];
         const cl = 0.4 + 0.22 * nC[c] + 1.2 * dyn.cloud[c] + cBg[i];
-        const missing = hashInts(this.seed, latKey, Math.round(lon[j] * 1000)) % 1500 === 0;
+        const missing = hashStep(rowHash, lonKey[j]) % 1500 === 0;
         out.tcc[c] = missing ? Number.NaN : 1 / (1 + Math.exp(-5 * (cl - 0.5)));
         out.t850[c] = t850[i] + 0.3 * L * tLand[i] + 0.9 * dT + 0.8 * nT[c];
         out.t500[c] = t500[i] + 0.5 * dT + 0.6 * nT[c];
@@ -203,9 +206,8 @@ export class WeatherModel {
   rain(lat: Float64Array, lon: Float64Array, surf: Surface, tauEnd: number, detail: boolean): Float32Array {
     const n = lat.length * lon.length;
     const tau = tauEnd - 0.5;
-    const raw = new Float64Array(n);
+    const [raw, nR] = this.#scratch(n, 2);
     addRain(this.systems, lat, lon, tau, raw);
-    const nR = new Float64Array(n);
     this.#noise.rain.addTo(nR, lat, lon, tau, 1);
     if (detail) this.#noise.rainDetail.addTo(nR, lat, lon, tau, 0.25);
     const out = new Float32Array(n);

@@ -75,11 +75,12 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
     }
     embeddings = await writeEmbeddings(w, p, seed, progress);
     await w.flush();
+    await w.close();
     if (existsSync(target)) rmSync(target, { recursive: true });
     renameSync(tmp, target);
   } catch (e) {
     // Queued chunk writes must finish before their directory goes away.
-    await w.flush().catch(() => {});
+    await w.close();
     rmSync(tmp, { recursive: true, force: true });
     throw e;
   }

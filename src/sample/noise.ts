@@ -12,16 +12,19 @@ export function hashString(s: string): number {
   return h >>> 0;
 }
 
-/** Mix integers into one 32-bit hash (a murmur3-style finaliser per step). */
+/** One mixing step (a murmur3-style finaliser); chain it to hash several integers. */
+export function hashStep(h: number, x: number): number {
+  h = Math.imul(h ^ (x | 0), 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Mix integers into one 32-bit hash. */
 export function hashInts(...xs: number[]): number {
   let h = 0x9e3779b9;
-  for (const x of xs) {
-    h = Math.imul(h ^ (x | 0), 0x85ebca6b);
-    h ^= h >>> 13;
-    h = Math.imul(h, 0xc2b2ae35);
-    h ^= h >>> 16;
-  }
-  return h >>> 0;
+  for (const x of xs) h = hashStep(h, x);
+  return h;
 }
 
 /** Small deterministic generator (mulberry32). */

@@ -3,18 +3,13 @@
 // consolidated metadata), so every reader of real stores can read these too. Output bytes depend
 // only on the inputs: JSON keys keep insertion order and each chunk is one zstd frame.
 //
-// Large chunks are compressed and written on the libuv thread pool (a bounded number in flight)
-// while the caller computes the next ones; small chunks and metadata are written synchronously.
+// Chunks are compressed and written by a worker thread (a bounded number in flight) while the
+// caller computes the next ones; metadata documents are small and written here, synchronously.
 import { mkdirSync, writeFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { endianness } from "node:os";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
-import { constants, type ZstdOptions, zstdCompress, zstdCompressSync } from "node:zlib";
-
-const compressAsync = promisify<Uint8Array, ZstdOptions, Buffer>(zstdCompress);
-/** Chunks below this many bytes are compressed and written synchronously. */
-const SMALL_CHUNK = 128 * 1024;
+import { Worker } from "node:worker_threads";
+import type { ChunkDone, ChunkJob } from "./chunk-worker.ts";
 
 export type DType = "float32" | "float64" | "int16" | "int32" | "int64";
 export type Format = 2 | 3;
@@ -44,15 +39,18 @@ const CTOR = {
 export class ZarrWriter {
   readonly root: string;
   readonly level: number;
-  /** Chunks being compressed or written at once; bounds memory held by pending buffers. */
+  /** Chunks handed to the worker and not yet written; bounds the memory they hold. */
   readonly maxInFlight: number;
   files = 0;
   bytes = 0;
-  #dirs = new Map<string, Promise<unknown>>();
-  #inflight = new Set<Promise<void>>();
-  #error: unknown;
+  #dirs = new Set<string>();
+  #worker: Worker | undefined;
+  #pending = new Set<number>();
+  #nextId = 0;
+  #waiters: (() => void)[] = [];
+  #error: Error | undefined;
 
-  constructor(root: string, level = 3, maxInFlight = 8) {
+  constructor(root: string, level = 3, maxInFlight = 16) {
     // Chunks are written as the platform lays them out; Zarr here is little endian.
     if (endianness() !== "LE") throw new Error("the sample writer needs a little-endian platform");
     this.root = root;
@@ -66,71 +64,74 @@ export class ZarrWriter {
   }
 
   writeJson(key: string, doc: unknown): void {
-    this.#writeSync(join(this.root, key), new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`));
-  }
-
-  #writeSync(file: string, bytes: Uint8Array): void {
+    const file = join(this.root, key);
     const dir = dirname(file);
     if (!this.#dirs.has(dir)) {
       mkdirSync(dir, { recursive: true });
-      this.#dirs.set(dir, Promise.resolve());
+      this.#dirs.add(dir);
     }
+    const bytes = new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`);
     writeFileSync(file, bytes);
     this.#count(bytes.byteLength);
   }
 
-  #dir(dir: string): Promise<unknown> {
-    let p = this.#dirs.get(dir);
-    if (!p) {
-      p = mkdir(dir, { recursive: true });
-      this.#dirs.set(dir, p);
-    }
-    return p;
+  #startWorker(): Worker {
+    const w = new Worker(new URL("./chunk-worker.ts", import.meta.url));
+    w.on("message", (m: ChunkDone) => {
+      if ("error" in m) this.#error ??= new Error(`writing a chunk failed: ${m.error}`);
+      else this.#count(m.bytes);
+      this.#pending.delete(m.id);
+      this.#wake();
+    });
+    w.on("error", (e) => {
+      this.#error ??= e;
+      this.#pending.clear();
+      this.#wake();
+    });
+    return w;
+  }
+
+  #wake(): void {
+    const ws = this.#waiters;
+    this.#waiters = [];
+    for (const w of ws) w();
+  }
+
+  /** Resolve when the worker reports progress (or fails). */
+  #progress(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
   /** Queue one chunk; resolves once there is room for another. `data` must not change afterwards. */
   async writeCompressed(key: string, data: TypedArr): Promise<void> {
     this.#throwIfFailed();
-    const file = join(this.root, key);
-    const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    const options: ZstdOptions = {
-      params: { [constants.ZSTD_c_compressionLevel]: this.level, [constants.ZSTD_c_checksumFlag]: 0 },
-      pledgedSrcSize: raw.byteLength,
-      // One output buffer per chunk: the default 16 KiB pieces each cost a thread-pool round trip.
-      chunkSize: Math.max(16_384, raw.byteLength + (raw.byteLength >> 7) + 1024),
-    };
-    if (raw.byteLength < SMALL_CHUNK) {
-      // A thread-pool round trip costs more than compressing a small chunk here.
-      this.#writeSync(file, zstdCompressSync(raw, options));
-      return;
-    }
-    const task = (async () => {
-      const [packed] = await Promise.all([compressAsync(raw, options), this.#dir(dirname(file))]);
-      await writeFile(file, packed);
-      this.#count(packed.byteLength);
-    })();
-    const tracked: Promise<void> = task.then(
-      () => {
-        this.#inflight.delete(tracked);
-      },
-      (e) => {
-        this.#error ??= e;
-        this.#inflight.delete(tracked);
-      },
-    );
-    this.#inflight.add(tracked);
-    while (this.#inflight.size >= this.maxInFlight) await Promise.race(this.#inflight);
+    this.#worker ??= this.#startWorker();
+    // The chunk's memory moves to the worker; a view into a larger buffer is copied first.
+    const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+    const bytes = whole ? new Uint8Array(data.buffer) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
+    const id = this.#nextId++;
+    this.#pending.add(id);
+    const job: ChunkJob = { id, file: join(this.root, key), data: bytes, level: this.level };
+    this.#worker.postMessage(job, [bytes.buffer as ArrayBuffer]);
+    while (this.#pending.size >= this.maxInFlight && !this.#error) await this.#progress();
     this.#throwIfFailed();
   }
 
   /** Wait for every queued chunk; throws the first write error. */
   async flush(): Promise<void> {
-    while (this.#inflight.size > 0) await Promise.all(this.#inflight);
+    while (this.#pending.size > 0 && !this.#error) await this.#progress();
     this.#throwIfFailed();
   }
 
+  /** Wait for queued chunks (ignoring errors) and stop the worker. */
+  async close(): Promise<void> {
+    await this.flush().catch(() => {});
+    await this.#worker?.terminate();
+    this.#worker = undefined;
+  }
+
   #throwIfFailed(): void {
-    if (this.#error !== undefined) throw this.#error;
+    if (this.#error) throw this.#error;
   }
 
   /** A group whose metadata is written at once (no consolidated metadata). */

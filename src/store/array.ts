@@ -3,7 +3,7 @@
 // metadata alone, so callers can size a request before any chunk is read.
 import * as zarr from "zarrita";
 import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
-import type { Backend } from "./backend.ts";
+import type { Backend, RangeQuery } from "./backend.ts";
 import { type Packing, packingFrom, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
 import type { NodeMeta } from "./metadata.ts";
@@ -15,10 +15,18 @@ const encoder = new TextEncoder();
 
 /** zarrita's view of the backend: metadata documents we already hold are served from memory. */
 export function zarritaStore(backend: Backend, known: Map<string, Uint8Array>) {
+  const rel = (key: string) => (key.startsWith("/") ? key.slice(1) : key);
   return {
     async get(key: string) {
-      const k = key.startsWith("/") ? key.slice(1) : key;
-      return known.get(k) ?? backend.get(k);
+      return known.get(rel(key)) ?? backend.get(rel(key));
+    },
+    // Sharded arrays read each shard's index and inner chunks by byte range.
+    async getRange(key: string, range: RangeQuery) {
+      if (backend.getRange) return backend.getRange(rel(key), range);
+      const all = await backend.get(rel(key));
+      if (!all) return undefined;
+      if ("suffixLength" in range) return all.subarray(Math.max(0, all.length - range.suffixLength));
+      return all.subarray(range.offset, range.offset + range.length);
     },
   };
 }

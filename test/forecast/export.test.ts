@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { cleanup, get, PYTHON, sampleStore, type TestServer, testServer, tempDir } from "../helpers/harness.ts";
+import { cleanup, get, PYTHON, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 
 let storeDir: string;
 let srv: TestServer;
@@ -28,7 +28,11 @@ const exportUrl = (id: string, q: string) => `${srv.url}/api/export/${id}/npy?${
 function parseNpy(buf: Buffer): { shape: number[]; data: Float32Array } {
   const hlen = buf.readUInt16LE(8);
   const header = buf.subarray(10, 10 + hlen).toString("latin1");
-  const shape = /'shape': \(([^)]*)\)/.exec(header)![1].split(",").filter((s) => s.trim()).map(Number);
+  const shape = /'shape': \(([^)]*)\)/
+    .exec(header)![1]
+    .split(",")
+    .filter((s) => s.trim())
+    .map(Number);
   const body = buf.subarray(10 + hlen);
   const copy = new Uint8Array(body);
   return { shape, data: new Float32Array(copy.buffer) };

@@ -180,7 +180,10 @@ describe("zarrita directly", () => {
     const time = await openArray("forecast/global/time", 3);
     assert.equal(time.dtype, "int64");
     const t = await zarr.get(time);
-    assert.deepEqual(Array.from(t.data as BigInt64Array, Number), RUNS.map((ms) => ms / 3_600_000));
+    assert.deepEqual(
+      Array.from(t.data as BigInt64Array, Number),
+      RUNS.map((ms) => ms / 3_600_000),
+    );
     const tAttrs = json("forecast/global/time/zarr.json").attributes;
     assert.equal(tAttrs.units, "hours since 1970-01-01 00:00:00");
     assert.equal(tAttrs.calendar, "proleptic_gregorian");
@@ -221,8 +224,8 @@ describe("zarrita directly", () => {
     assert.equal(cm.must_understand, false);
     assert.deepEqual(Object.keys(cm.metadata).sort(), [
       "lat",
-      "level",
       "lead_time",
+      "level",
       "lon",
       "msl",
       "t",
@@ -233,7 +236,8 @@ describe("zarrita directly", () => {
       "u10",
       "v10",
     ]);
-    for (const [name, doc] of Object.entries(cm.metadata)) assert.deepEqual(doc, json(`forecast/global/${name}/zarr.json`));
+    for (const [name, doc] of Object.entries(cm.metadata))
+      assert.deepEqual(doc, json(`forecast/global/${name}/zarr.json`));
     const t2m = json("forecast/global/t2m/zarr.json");
     assert.equal(t2m.fill_value, "NaN");
     assert.equal(t2m.attributes._FillValue, "NaN");

@@ -18,7 +18,9 @@ async function writeArrays(format: Format) {
   const g = w.group("grp", format, { title: "t" });
   // 5 × 7 in chunks of 2 × 3: edge chunks on both axes are partial and stored padded.
   const f32 = Float32Array.from({ length: 35 }, (_, i) => (i % 6 === 0 ? Number.NaN : i * 0.5));
-  await g.array("f32", { shape: [5, 7], chunks: [2, 3], dtype: "float32", dims: ["y", "x"], fill: "NaN" }).writeAll(f32);
+  await g
+    .array("f32", { shape: [5, 7], chunks: [2, 3], dtype: "float32", dims: ["y", "x"], fill: "NaN" })
+    .writeAll(f32);
   const i16 = Int16Array.from({ length: 35 }, (_, i) => i - 17);
   await g.array("i16", { shape: [5, 7], chunks: [4, 4], dtype: "int16", dims: ["y", "x"], fill: -32767 }).writeAll(i16);
   const i64 = BigInt64Array.from([494_352n, 494_364n, -3n]);
@@ -37,7 +39,10 @@ async function readBack(format: Format, name: string): Promise<TypedArr> {
 }
 
 const same = (a: ArrayLike<unknown>, b: ArrayLike<unknown>) =>
-  assert.deepEqual(Array.from(a, (v) => (Number.isNaN(v) ? "NaN" : v)), Array.from(b, (v) => (Number.isNaN(v) ? "NaN" : v)));
+  assert.deepEqual(
+    Array.from(a, (v) => (Number.isNaN(v) ? "NaN" : v)),
+    Array.from(b, (v) => (Number.isNaN(v) ? "NaN" : v)),
+  );
 
 for (const format of [3, 2] as const) {
   describe(`zarr v${format} writer`, () => {

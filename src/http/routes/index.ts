@@ -2,9 +2,10 @@
 import type { RouteDef } from "../route.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
+import { embeddingRoutes } from "./embeddings.ts";
 import { healthRoutes } from "./health.ts";
 import { weatherRoutes } from "./weather.ts";
 
 export function allRoutes(): RouteDef[] {
-  return [...healthRoutes, ...docsRoutes, ...weatherRoutes, ...dataRoutes];
+  return [...healthRoutes, ...docsRoutes, ...weatherRoutes, ...dataRoutes, ...embeddingRoutes];
 }

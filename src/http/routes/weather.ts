@@ -1,8 +1,12 @@
 // Keyed weather routes: /point, the export catalogue and .npy export, models and registry.
 import Type from "typebox";
+import { embeddingFamilies } from "../../embeddings/catalogue.ts";
+import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
+import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointSeries } from "../../forecast/point.ts";
+import type { AppContext } from "../context.ts";
 import { npyResponseHeaders, streamNpy } from "../npy-stream.ts";
 import { route } from "../route.ts";
 import { Lat, Lon, Temporal } from "../schemas/common.ts";
@@ -78,6 +82,16 @@ const GroupIdPath = Type.Object({
 });
 
 const AnyObject = Type.Object({}, { additionalProperties: true });
+
+/** Embedding families of the published catalogue (else the store's); null when neither can be read. */
+async function embeddingsListing(app: AppContext) {
+  try {
+    return embeddingFamilies((await itemKeySpace(app.published, app.store)).names);
+  } catch (e) {
+    if (e instanceof StoreUnavailableError) return null;
+    throw e;
+  }
+}
 
 export const weatherRoutes = [
   route({
@@ -165,7 +179,10 @@ export const weatherRoutes = [
     tags: ["catalog"],
     auth: "public",
     responses: { 200: { description: "Models", content: { "application/json": { schema: AnyObject } } } },
-    handler: async ({ app }) => ({ json: await modelsListing(app.store), cache: "public, max-age=60" }),
+    handler: async ({ app }) => ({
+      json: { ...(await modelsListing(app.store)), embeddings: await embeddingsListing(app) },
+      cache: "public, max-age=60",
+    }),
   }),
   route({
     method: "GET",

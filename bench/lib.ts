@@ -1,0 +1,96 @@
+// Shared bench plumbing: a row format every bench returns (a figure, its baseline measured in the
+// same run, and their ratio), a sample store cached under .gridcast/bench, and a loopback server.
+import { existsSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import autocannon from "autocannon";
+import { DEFAULTS, type Settings } from "../src/config.ts";
+import { type Running, startServer } from "../src/http/server.ts";
+import { writeSample } from "../src/sample/index.ts";
+
+export interface BenchRow {
+  bench: string;
+  figure: string;
+  value: number;
+  baseline: string;
+  baselineValue: number;
+  /** value / baselineValue (higher is better) */
+  ratio: number;
+  target?: number;
+  note?: string;
+}
+
+export const BENCH_DIR = resolve(import.meta.dirname, "../.gridcast/bench");
+
+/** A sample store for benches, generated once and reused (same preset and seed → same bytes). */
+export async function benchStore(preset: "demo" | "full" = "full"): Promise<string> {
+  const dir = join(BENCH_DIR, `store-${preset}`);
+  if (!existsSync(dir)) {
+    mkdirSync(BENCH_DIR, { recursive: true });
+    process.stderr.write(`generating the ${preset} sample store for benchmarks…\n`);
+    await writeSample(dir, { preset, seed: 1 });
+  }
+  return dir;
+}
+
+export async function benchServer(store: string, overrides: Partial<Settings> = {}): Promise<Running> {
+  const dir = join(BENCH_DIR, `run-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  return startServer(
+    { ...DEFAULTS, store, out: join(BENCH_DIR, "output"), db: join(dir, "ledger.db"), port: 0, ...overrides },
+    { log: () => {} },
+  );
+}
+
+export interface Load {
+  requests: number;
+  rps: number;
+  mbps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** Bounded load on loopback: `connections` clients for `seconds`, then it stops by itself. */
+export async function load(
+  url: string,
+  opts: { headers?: Record<string, string>; connections?: number; seconds?: number } = {},
+): Promise<Load> {
+  const r = await autocannon({
+    url,
+    headers: opts.headers,
+    connections: opts.connections ?? 16,
+    duration: opts.seconds ?? 5,
+  });
+  return {
+    requests: r.requests.total,
+    rps: r.requests.average,
+    mbps: r.throughput.average / 1e6,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+  };
+}
+
+export function percentile(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+
+export function printRows(rows: BenchRow[]): void {
+  const lines = rows.map(
+    (r) =>
+      `| ${r.bench} | ${r.figure} = ${fmt(r.value)} | ${r.baseline} = ${fmt(r.baselineValue)} | ${r.ratio.toFixed(2)} | ${
+        r.target === undefined ? "" : `≥ ${r.target}`
+      } | ${r.note ?? ""} |`,
+  );
+  process.stdout.write(
+    ["| bench | figure | baseline (same run) | ratio | target | note |", "|---|---|---|---|---|---|", ...lines].join("\n") +
+      "\n",
+  );
+}
+
+function fmt(v: number): string {
+  return v >= 100 ? v.toFixed(0) : v.toFixed(2);
+}

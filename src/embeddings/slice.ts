@@ -1,0 +1,80 @@
+// .npy slices of a latent: half-open ranges along y, x and feature (Python slice semantics without
+// negative indices), planned from metadata so the size limit is enforced before any chunk is read.
+import { MIB } from "../config.ts";
+import { InvalidParameterError, TooLargeError } from "../errors.ts";
+import { npyHeader } from "../npy.ts";
+import type { Range } from "../store/array.ts";
+import type { Store } from "../store/store.ts";
+import { type ItemNodes, openItem } from "./item.ts";
+import { windowTransform } from "./item-geometry.ts";
+import type { ItemRef } from "./names.ts";
+
+export const AXES = ["y", "x", "feature"] as const;
+const BYTES_PER_VALUE = 4;
+
+export type SliceRequest = Partial<Record<`${(typeof AXES)[number]}_${"start" | "stop"}`, number>>;
+
+export interface SlicePlan {
+  item: ItemNodes;
+  region: Range[];
+  shape: number[];
+  /** Bytes of float32 data, without the .npy header: the figure the size limit applies to. */
+  dataBytes: number;
+  header: Uint8Array;
+  /** The X-SVC-Field description of the slice. */
+  field: Record<string, unknown>;
+}
+
+function axisRange(axis: string, n: number, start: number | undefined, stop: number | undefined): Range {
+  const s = start ?? 0;
+  const e = stop ?? n;
+  const whole = (v: number) => Number.isSafeInteger(v) && v >= 0;
+  if (!whole(s)) throw new InvalidParameterError(`${axis}_start`, `${axis}_start must be a non-negative integer`);
+  if (!whole(e)) throw new InvalidParameterError(`${axis}_stop`, `${axis}_stop must be a non-negative integer`);
+  if (e > n) throw new InvalidParameterError(`${axis}_stop`, `${axis}_stop must be at most ${n}, the ${axis} size`);
+  if (s >= n) throw new InvalidParameterError(`${axis}_start`, `${axis}_start must be below ${n}, the ${axis} size`);
+  if (s >= e) throw new InvalidParameterError(`${axis}_stop`, `${axis}_stop must be greater than ${axis}_start`);
+  return [s, e];
+}
+
+/** Validate the ranges and size the answer; TooLargeError above limitMb MiB of data. */
+export async function planSlice(store: Store, ref: ItemRef, req: SliceRequest, limitMb: number): Promise<SlicePlan> {
+  const item = await openItem(store, ref);
+  const region = AXES.map((axis, d) =>
+    axisRange(axis, item.latent.shape[d], req[`${axis}_start`], req[`${axis}_stop`]),
+  );
+  const shape = region.map(([s, e]) => e - s);
+  const dataBytes = shape.reduce((a, b) => a * b, 1) * BYTES_PER_VALUE;
+  if (dataBytes > limitMb * MIB) {
+    throw new TooLargeError(
+      `the slice would be ${(dataBytes / MIB).toFixed(3)} MiB of float32 data, above the ${limitMb} MiB limit`,
+      dataBytes,
+      limitMb,
+      "narrow the y, x or feature range",
+    );
+  }
+  const g = item.geometry;
+  const field = {
+    name: ref.name,
+    path: `embeddings/${ref.path}/latent`,
+    dims: [...AXES],
+    shape,
+    dtype: "float32",
+    offsets: { y: region[0][0], x: region[1][0], feature: region[2][0] },
+    source_shape: item.latent.shape,
+    crs: g.crs,
+    transform: windowTransform(g.transform, region[0][0], region[1][0]),
+    missing: "NaN",
+  };
+  return { item, region, shape, dataBytes, header: npyHeader("<f4", shape), field };
+}
+
+/** The whole .npy body of a planned slice; the data is read straight into it, in parallel chunks. */
+export async function readSlice(plan: SlicePlan): Promise<Uint8Array> {
+  const body = new Uint8Array(plan.header.length + plan.dataBytes);
+  body.set(plan.header, 0);
+  // npy headers pad the data start to 64 bytes, so the float32 view is aligned.
+  const values = new Float32Array(body.buffer, plan.header.length, plan.dataBytes / BYTES_PER_VALUE);
+  await plan.item.latent.read(plan.region, values);
+  return body;
+}

@@ -1,0 +1,90 @@
+// The value behind a map click: one layer at the grid node nearest to the click, for one run and
+// lead. The node is chosen exactly as the tile renderer chooses it (ties go south/west), so the
+// number matches the colour under the cursor. One cell is read, through the shared chunk cache.
+import { InvalidParameterError, NotFoundError } from "../errors.ts";
+import type { Temporal } from "../registry/registry.ts";
+import type { Range } from "../store/array.ts";
+import { isoNoZone } from "../store/describe.ts";
+import { covers, nearestNode } from "./grid-select.ts";
+import { findMapLayer, parseRunParam, runIndexOf } from "./layers.ts";
+import { latestRun } from "./select.ts";
+import type { Store } from "../store/store.ts";
+
+export interface ValueRequest {
+  layer: string;
+  /** ISO 8601 time or run token; default the latest run. */
+  run?: string;
+  /** Lead time in hours; default the first lead. */
+  lead?: number;
+  lat: number;
+  lon: number;
+}
+
+export interface LayerValue {
+  layer: string;
+  group: string;
+  variable: string;
+  units: string;
+  /** null where the field is missing or the point lies outside the layer's grid. */
+  value: number | null;
+  valid_time: string;
+  run: string;
+  lead_hours: number;
+  level: number | null;
+  /** The grid node read; null outside the grid. */
+  grid_lat: number | null;
+  grid_lon: number | null;
+  temporal: Temporal;
+  /** Accumulated variables: the interval the amount covers. */
+  interval?: { start: string; end: string };
+}
+
+const HOUR_MS = 3_600_000;
+
+export async function layerValue(store: Store, req: ValueRequest): Promise<LayerValue> {
+  if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
+  if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
+  const { id, group, variable: v, level, levelIndex } = await findMapLayer(store, req.layer);
+  const run = req.run === undefined ? latestRun(group) : runIndexOf(group, parseRunParam(req.run));
+  const lead = req.lead === undefined ? 0 : group.leads.indexOf(req.lead);
+  if (lead < 0) {
+    throw new NotFoundError(`no lead time ${req.lead} h in ${group.id}`, { param: "lead", available: group.leads });
+  }
+  const runTime = group.runs[run];
+  const validTime = runTime + group.leads[lead] * HOUR_MS;
+
+  let value: number | null = null;
+  let node: { lat: number; lon: number } | null = null;
+  if (covers(group.grid, req.lat, req.lon)) {
+    const n = nearestNode(group.grid, req.lat, req.lon);
+    node = n;
+    const region = v.roles.map((role): Range => {
+      if (role === "time") return [run, run + 1];
+      if (role === "lead") return [lead, lead + 1];
+      if (role === "level") return [levelIndex!, levelIndex! + 1];
+      if (role === "lat") return [n.iy, n.iy + 1];
+      return [n.ix, n.ix + 1];
+    });
+    const cell = (await v.array.read(region))[0];
+    value = Number.isNaN(cell) ? null : cell;
+  }
+  const out: LayerValue = {
+    layer: id,
+    group: group.id,
+    variable: v.name,
+    units: v.units,
+    value,
+    valid_time: isoNoZone(validTime),
+    run: isoNoZone(runTime),
+    lead_hours: group.leads[lead],
+    level,
+    grid_lat: node?.lat ?? null,
+    grid_lon: node?.lon ?? null,
+    temporal: v.entry.temporal,
+  };
+  if (v.entry.temporal.kind === "accumulated") {
+    const start = Math.max(runTime, validTime - v.entry.temporal.interval_hours * HOUR_MS);
+    out.interval = { start: isoNoZone(start), end: isoNoZone(validTime) };
+  }
+  return out;
+}

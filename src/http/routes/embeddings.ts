@@ -1,0 +1,153 @@
+// EO latent embeddings: catalogue listing and locate (answered from the published build's indexes,
+// not metered: they read nothing from the store and the same indexes are static files of the
+// build), item metadata and .npy slices (read the store, credit-metered).
+import type { IncomingMessage } from "node:http";
+import { MIB } from "../../config.ts";
+import { LIST_DEFAULT_LIMIT, listItems } from "../../embeddings/catalogue.ts";
+import { itemMetadata } from "../../embeddings/item.ts";
+import { type LocateRequest, locate } from "../../embeddings/locate.ts";
+import type { ItemRef } from "../../embeddings/names.ts";
+import { itemKeySpace, publishedCatalogue, requireItem } from "../../embeddings/published-catalogue.ts";
+import { planSlice, readSlice, type SliceRequest } from "../../embeddings/slice.ts";
+import { InsufficientCreditsError } from "../../errors.ts";
+import { npyResponseHeaders } from "../npy-stream.ts";
+import { type RequestContext, route } from "../route.ts";
+import {
+  ItemList,
+  ItemMetadata,
+  ItemPath,
+  ListQuery,
+  LocateQuery,
+  LocateResult,
+  NpyQuery,
+} from "../schemas/embeddings.ts";
+
+const links = (name: string) => ({
+  item: `/api/embeddings/item/${name}`,
+  npy: `/api/embeddings/npy/${name}`,
+});
+
+/** Credits a planned .npy costs, from the handler to the route's cost function. */
+const npyCost = new WeakMap<IncomingMessage, number>();
+
+async function requestedItem({ app, params }: RequestContext<unknown, Record<string, string>>): Promise<ItemRef> {
+  return requireItem(await itemKeySpace(app.published, app.store), params.name ?? "");
+}
+
+export const embeddingRoutes = [
+  route({
+    method: "GET",
+    path: "/api/embeddings",
+    operationId: "listEmbeddings",
+    summary: "Catalogue of embedding items",
+    description:
+      "Item names sorted by code unit, from the published build's catalogue (no store access). Page with " +
+      "next_cursor; a cursor stays valid across builds (it marks a position by name, not by offset).",
+    tags: ["embeddings"],
+    auth: "embeddings",
+    query: ListQuery,
+    responses: { 200: { description: "One page of items", content: { "application/json": { schema: ItemList } } } },
+    handler: async ({ app, query }) => {
+      const q = query as { prefix?: string; limit?: number; cursor?: string };
+      const cat = await publishedCatalogue(app.published);
+      const page = listItems(cat.names, cat.refs, q);
+      const items = page.items.map((r) => ({
+        name: r.name,
+        family: r.family,
+        version: r.version,
+        product: r.product,
+        period: r.period,
+        tile: r.tile,
+        ...links(r.name),
+      }));
+      const limit = q.limit ?? LIST_DEFAULT_LIMIT;
+      return { json: { items, total: page.total, limit, next_cursor: page.next_cursor } };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/embeddings/locate",
+    operationId: "locateEmbedding",
+    summary: "The item covering a coordinate",
+    description:
+      "MGRS 100 km tile of the point (UTM zones with the Norway and Svalbard exceptions), the deterministic item " +
+      "name, UTM CRS, bounds, the pixel holding the point and whether the item exists. Answered from the published " +
+      "locate index in memory: no catalogue scan and no store access. Not metered. 503 before the first build.",
+    tags: ["embeddings"],
+    auth: "embeddings",
+    query: LocateQuery,
+    responses: { 200: { description: "Located item", content: { "application/json": { schema: LocateResult } } } },
+    handler: async ({ app, query }) => ({
+      json: await locate(await publishedCatalogue(app.published), query as LocateRequest),
+    }),
+  }),
+  route({
+    method: "GET",
+    path: "/api/embeddings/item/{name}",
+    operationId: "getEmbeddingItem",
+    summary: "Metadata of one item",
+    description:
+      "Shape, dims, dtype, chunking, x/y pixel-centre ranges and resolution, CRS, bounds, feature count, model " +
+      "version and a small preview. Reads metadata, coordinates and the preview array, never the latent. Costs " +
+      "credit_cost_item credits; failed requests cost nothing.",
+    tags: ["embeddings"],
+    auth: "embeddings",
+    heavy: true,
+    cost: ({ app }) => app.settings.credit_cost_item,
+    item: ({ params }) => params.name,
+    pathParams: ItemPath,
+    responses: {
+      200: { description: "Item metadata", content: { "application/json": { schema: ItemMetadata } } },
+    },
+    handler: async (rc) => {
+      const ref = await requestedItem(rc);
+      return { json: { ...(await itemMetadata(rc.app.store, ref)), ...links(ref.name) } };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/embeddings/npy/{name}",
+    operationId: "getEmbeddingNpy",
+    summary: "A slice of one item's latent as NumPy .npy",
+    description:
+      "Float32 array with dims (y, x, feature); ranges are half-open like Python slices and default to the full " +
+      "extent. The size is computed before any chunk is read: above embeddings_api_max_mb MiB of float32 data " +
+      "(header excluded) the answer is 413. Costs credit_cost_npy_base plus one credit per started MiB of data; " +
+      "the balance is checked before reading, failed requests cost nothing. X-SVC-Field describes the slice: " +
+      "name, dims, shape, dtype, offsets, CRS and the affine transform of the slice.",
+    tags: ["embeddings"],
+    auth: "embeddings",
+    heavy: true,
+    cost: ({ req }) => npyCost.get(req)!,
+    item: ({ params }) => params.name,
+    pathParams: ItemPath,
+    query: NpyQuery,
+    responses: {
+      200: {
+        description: "NumPy .npy body",
+        content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+        headers: npyResponseHeaders,
+      },
+    },
+    handler: async (rc) => {
+      const { app, query, key, req } = rc;
+      const ref = await requestedItem(rc);
+      const plan = await planSlice(app.store, ref, query as SliceRequest, app.settings.embeddings_api_max_mb);
+      const cost = app.settings.credit_cost_npy_base + Math.ceil(plan.dataBytes / MIB);
+      // The charge happens after the reply is built; refuse up front rather than read for nothing.
+      const balance = key ? await app.ledger.balance(key.id) : 0;
+      if (balance < cost) throw new InsufficientCreditsError("not enough credits for this slice", { balance, cost });
+      npyCost.set(req, cost);
+      const [[y0, y1], [x0, x1], [f0, f1]] = plan.region;
+      const filename = `${ref.name}_y${y0}-${y1}_x${x0}-${x1}_f${f0}-${f1}.npy`;
+      return {
+        body: await readSlice(plan),
+        type: "application/octet-stream",
+        headers: {
+          "X-SVC-Field": JSON.stringify(plan.field),
+          "Content-Disposition": `attachment; filename="${filename.replace(/[^\w.~-]/g, "_")}"`,
+        },
+      };
+    },
+  }),
+];

@@ -1,0 +1,112 @@
+// The documents of a build besides its tiles, all derived from the manifest's layer specs:
+// catalog.json, one TileJSON 3.0.0 per layer-run-lead, one legend (PNG + JSON) per layer, and the
+// shared transparent tile.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { emptyTilePng } from "../empty-tile.ts";
+import {
+  CATALOG,
+  type Catalog,
+  type CatalogLayer,
+  EMPTY_TILE,
+  legendPaths,
+  TILE_ROUTE_TEMPLATE,
+  tileDir,
+  tilejsonPath,
+} from "../layout.ts";
+import { legendJson, renderLegendPng } from "../legend.ts";
+import type { Manifest } from "./manifest.ts";
+import type { LayerSpec } from "./plan.ts";
+
+const TILE_FILE = "{z}/{x}/{y}.png";
+
+function routeFor(layer: string, token: string, hours: number): string {
+  return TILE_ROUTE_TEMPLATE.replace("{layer}", encodeURIComponent(layer))
+    .replace("{run}", token)
+    .replace("{lead}", String(hours));
+}
+
+function catalogLayer(l: LayerSpec, maxZoom: number): CatalogLayer {
+  const legend = legendPaths(l.id);
+  return {
+    id: l.id,
+    group: l.group,
+    variable: l.variable,
+    level: l.level,
+    level_units: l.level_units,
+    long_name: l.long_name,
+    units: l.units,
+    temporal: l.temporal,
+    style: { colormap: l.style.colormap, min: l.style.min, max: l.style.max },
+    legend: { png: `/${legend.png}`, json: `/${legend.json}` },
+    kind: l.kind,
+    bounds: l.bounds,
+    minzoom: 0,
+    maxzoom: maxZoom,
+    runs: l.runs.map((r) => ({
+      run: r.iso,
+      token: r.token,
+      leads: r.leads.map((ld) => ({
+        hours: ld.hours,
+        valid_time: ld.valid_time,
+        tiles: `/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE}`,
+        route: routeFor(l.id, r.token, ld.hours),
+        tilejson: `/${tilejsonPath(l.id, r.token, ld.hours)}`,
+      })),
+    })),
+  };
+}
+
+export function buildCatalog(manifest: Manifest): Catalog {
+  return {
+    build_id: manifest.build_id,
+    generated_at: manifest.created_at,
+    tile_url_template: TILE_ROUTE_TEMPLATE,
+    layers: manifest.layers.map((l) => catalogLayer(l, manifest.max_zoom)),
+  };
+}
+
+function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][number]["leads"][number]) {
+  const [w, s, e, n] = layer.bounds;
+  const east = e < w ? e + 360 : e;
+  const centerLon = ((((w + east) / 2 + 180) % 360) + 360) % 360 - 180;
+  return {
+    tilejson: "3.0.0",
+    name: `${layer.long_name} (${layer.id}), run ${run}, +${lead.hours} h`,
+    description: `${layer.long_name} in ${layer.units}, valid ${lead.valid_time}`,
+    version: "1.0.0",
+    scheme: "xyz",
+    tiles: [lead.tiles],
+    minzoom: layer.minzoom,
+    maxzoom: layer.maxzoom,
+    bounds: layer.bounds,
+    center: [Math.round(centerLon * 1000) / 1000, Math.round(((s + n) / 2) * 1000) / 1000, layer.kind === "global" ? 1 : 4],
+    legend: layer.legend.json,
+  };
+}
+
+function put(root: string, rel: string, data: string | Uint8Array): void {
+  const path = join(root, rel);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, data);
+}
+
+/** Writes catalog, TileJSON, legends and the empty tile into the build directory `dir`. */
+export function writeBuildDocs(dir: string, manifest: Manifest): Catalog {
+  const catalog = buildCatalog(manifest);
+  put(dir, EMPTY_TILE, emptyTilePng());
+  for (const spec of manifest.layers) {
+    const layer = catalog.layers.find((l) => l.id === spec.id)!;
+    const legend = legendPaths(spec.id);
+    put(dir, legend.png, renderLegendPng(spec.style));
+    const source = { units: spec.units, style: spec.style, temporal: spec.temporal, long_name: spec.long_name };
+    put(dir, legend.json, `${JSON.stringify(legendJson(source), null, 1)}\n`);
+    for (const run of layer.runs) {
+      for (const lead of run.leads) {
+        put(dir, tilejsonPath(spec.id, run.token, lead.hours), `${JSON.stringify(tileJson(layer, run.run, lead))}\n`);
+      }
+    }
+  }
+  put(dir, CATALOG, `${JSON.stringify(catalog, null, 1)}\n`);
+  return catalog;
+}

@@ -1,0 +1,123 @@
+// Turning a partial build into the published one: manifest, catalog, TileJSON, legends, embedding
+// indexes and viewer files are written, the directory is renamed into place and <out>/current is
+// switched; then old builds are pruned. `gridcast publish` first merges the shards' manifests.
+import { cpSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
+import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../../errors.ts";
+import { Store } from "../../store/store.ts";
+import { MANIFEST } from "../layout.ts";
+import { writeBuildDocs } from "./catalog.ts";
+import { type Manifest, mergeShards, readManifest, writeJsonAtomic } from "./manifest.ts";
+import {
+  acquireLock,
+  checkBuildId,
+  cleanStalePartials,
+  finalDir,
+  partialDir,
+  pruneBuilds,
+  switchCurrent,
+} from "./publish.ts";
+
+/** The map viewer shipped beside the build, so a CDN can host everything. */
+export const DEFAULT_WEB_DIR = resolve(import.meta.dirname, "../../../web");
+
+export interface FinalizeOptions {
+  keepBuilds: number;
+  /** Viewer files to copy into the build; null for none. */
+  webDir: string | null;
+  /** Files of the partial build to delete once everything else is written (shard manifests). */
+  drop?: string[];
+}
+
+export interface Finalized {
+  dir: string;
+  embeddings: { items: number; indexes: number };
+  /** Build ids pruned after the switch. */
+  removed: string[];
+}
+
+/** Store errors with the store named: one line an operator can act on. */
+export function storeError(root: string, e: unknown): unknown {
+  if (e instanceof CorruptDataError) return new CorruptDataError(`cannot read the store ${root}: ${e.message}`, {}, { cause: e });
+  if (e instanceof GridcastError && !(e instanceof ConfigError)) {
+    return new StoreUnavailableError(`cannot read the store ${root}: ${e.message}`, {}, { cause: e });
+  }
+  return e;
+}
+
+function copyViewer(webDir: string | null, dir: string): void {
+  if (!webDir || !existsSync(webDir)) return;
+  // Build files win over a viewer file of the same name.
+  cpSync(webDir, dir, { recursive: true, dereference: true, force: false, errorOnExist: false });
+}
+
+export async function finalizeBuild(
+  out: string,
+  partial: string,
+  manifest: Manifest,
+  store: Store,
+  opts: FinalizeOptions,
+): Promise<Finalized> {
+  writeJsonAtomic(join(partial, MANIFEST), manifest);
+  writeBuildDocs(partial, manifest);
+  let embeddings: Finalized["embeddings"];
+  try {
+    embeddings = await writeEmbeddingIndexes(store, partial);
+  } catch (e) {
+    throw storeError(store.root, e);
+  }
+  copyViewer(opts.webDir, partial);
+  for (const rel of opts.drop ?? []) rmSync(join(partial, rel), { force: true });
+  const dir = finalDir(out, manifest.build_id);
+  renameSync(partial, dir);
+  try {
+    switchCurrent(out, manifest.build_id);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  return { dir, embeddings, removed: pruneBuilds(out, opts.keepBuilds) };
+}
+
+export interface PublishOptions extends Partial<FinalizeOptions> {
+  out: string;
+  buildId: string;
+  /** Store for the embedding indexes; default the one the shards rendered from. */
+  store?: string;
+  cacheMb?: number;
+}
+
+export interface PublishReport extends Finalized {
+  build_id: string;
+  shards: number;
+  totals: Manifest["totals"];
+}
+
+const SHARD_MANIFEST = /^manifest\.shard-(\d+)-of-(\d+)\.json$/;
+
+/** Merge the shard manifests of a partial build, check the set is complete, finish and switch. */
+export async function publishShards(opts: PublishOptions): Promise<PublishReport> {
+  checkBuildId(opts.buildId);
+  const out = resolve(opts.out);
+  const partial = partialDir(out, opts.buildId);
+  if (existsSync(finalDir(out, opts.buildId))) throw new ConfigError(`build ${opts.buildId} is already published`);
+  if (!existsSync(partial)) throw new ConfigError(`no partial build ${opts.buildId} in ${out}; run its shards first`);
+  const lock = acquireLock(out, opts.buildId, null);
+  try {
+    const names = readdirSync(partial).filter((n) => SHARD_MANIFEST.test(n));
+    const shards = names.map((n) => readManifest(join(partial, n))).filter((m): m is Manifest => m !== undefined);
+    const manifest = mergeShards(opts.buildId, shards);
+    const store = new Store(opts.store ?? manifest.store, { cacheMb: opts.cacheMb });
+    cleanStalePartials(out, opts.buildId);
+    const done = await finalizeBuild(out, partial, manifest, store, {
+      keepBuilds: opts.keepBuilds ?? 3,
+      webDir: opts.webDir === undefined ? DEFAULT_WEB_DIR : opts.webDir,
+      // The merged manifest holds what they said; dropped last so a failed publish can be retried.
+      drop: names,
+    });
+    return { ...done, build_id: opts.buildId, shards: manifest.shards, totals: manifest.totals };
+  } finally {
+    lock.release();
+  }
+}

@@ -1,0 +1,248 @@
+// What a build renders. One LayerSpec per map layer carries everything the catalog says about it,
+// so `gridcast publish` can write the catalog from shard manifests alone. One Job per layer × run
+// holds that run's leads: one worker renders them all while the chunk cache still holds the run.
+import { createHash } from "node:crypto";
+import { ConfigError } from "../../errors.ts";
+import { groupLayers, type MapLayerRef } from "../../forecast/layers.ts";
+import { latestRun } from "../../forecast/select.ts";
+import type { MapStyle, Temporal } from "../../registry/registry.ts";
+import { isoNoZone } from "../../store/describe.ts";
+import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
+import { runToken, tileDir } from "../layout.ts";
+import type { BBox } from "../tiles.ts";
+import type { CoverageCache } from "./coverage.ts";
+
+/** Bump whenever the pixels a given field and style produce change; every tile then re-renders. */
+export const RENDERER_VERSION = "1";
+
+export interface Selection {
+  /** Group ids (forecast/global) or names (global); default every group. */
+  groups?: string[];
+  /** Canonical names or aliases; default every variable with a map style. */
+  vars?: string[];
+  runs: "latest" | "all";
+  /** Lead hours to keep; default every lead. */
+  leads?: number[];
+  maxZoom: number;
+}
+
+export interface LeadSpec {
+  index: number;
+  hours: number;
+  valid_time: string;
+  fingerprint: string;
+}
+
+export interface RunSpec {
+  index: number;
+  iso: string;
+  token: string;
+  leads: LeadSpec[];
+}
+
+export interface LayerSpec {
+  id: string;
+  group: string;
+  variable: string;
+  level: number | null;
+  levelIndex: number | null;
+  level_units: string | null;
+  long_name: string;
+  units: string;
+  temporal: Temporal;
+  style: MapStyle;
+  kind: "global" | "regional";
+  bounds: BBox;
+  /** Tiles one layer-run-lead writes (coverage z0..max zoom). */
+  tilesPerLead: number;
+  runs: RunSpec[];
+}
+
+export interface LeadJob {
+  /** <layer>/<run token>/<lead hours>: the manifest key and the tile directory below tiles/. */
+  key: string;
+  index: number;
+  hours: number;
+  fingerprint: string;
+  /** Tile directory relative to the build root. */
+  dir: string;
+  /** Set when the previous build has this fingerprint: hard-link its tiles instead of rendering. */
+  reuse?: { dir: string; uniform: number; bytes: number };
+}
+
+export interface Job {
+  /** <layer>/<run token>; jobs sort by it, which makes sharding deterministic. */
+  id: string;
+  layer: string;
+  group: string;
+  variable: string;
+  levelIndex: number | null;
+  run: number;
+  runIso: string;
+  style: MapStyle;
+  tilesPerLead: number;
+  leads: LeadJob[];
+}
+
+export interface Plan {
+  maxZoom: number;
+  layers: LayerSpec[];
+  jobs: Job[];
+  /** Hash of every job key and fingerprint: shards of one build must agree on it. */
+  hash: string;
+}
+
+const sha = (value: unknown): string => createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
+
+/**
+ * What the pixels of a variable depend on in the store's metadata. The lengths of the run and
+ * lead axes are left out on purpose: a new forecast cycle appends a run, and the runs already
+ * published must keep their fingerprints (forecast runs are written once, never rewritten).
+ */
+export function sourceRevision(group: ForecastGroup, v: GroupVariable): string {
+  const a = v.array;
+  const { grid } = group;
+  return sha({
+    stored: v.stored,
+    dtype: a.dtype,
+    codecs: a.meta.array?.codecs,
+    chunks: a.chunks,
+    dims: a.dims,
+    fill: a.meta.array?.fill_value,
+    packing: a.packing,
+    attrs: a.meta.attrs,
+    levels: group.levels ?? null,
+    lat: [grid.lat[0], grid.lat.at(-1), grid.lat.length],
+    lon: [grid.lon[0], grid.lon.at(-1), grid.lon.length],
+  });
+}
+
+/** TileJSON bounds: -180..180, west > east when the grid crosses the antimeridian. */
+function boundsOf(group: ForecastGroup): BBox {
+  const [w, s, e, n] = group.grid.bbox;
+  if (group.grid.global) return [-180, s, 180, n];
+  return [w, s, e > 180 ? e - 360 : e, n];
+}
+
+async function selectGroups(store: Store, names: string[] | undefined): Promise<ForecastGroup[]> {
+  const ids = await store.forecastGroupIds();
+  if (!names) return Promise.all(ids.map((id) => store.forecastGroup(id)));
+  const out: ForecastGroup[] = [];
+  for (const name of names) {
+    const id = name.startsWith("forecast/") ? name : `forecast/${name}`;
+    if (!ids.includes(id)) throw new ConfigError(`no forecast group ${id} in the store (have ${ids.join(", ")})`);
+    out.push(await store.forecastGroup(id));
+  }
+  return out;
+}
+
+function layerSpec(ref: MapLayerRef, sel: Selection, source: string, tilesPerLead: number): LayerSpec | undefined {
+  const { group, variable: v } = ref;
+  const style = v.entry.style!;
+  const runIndexes = sel.runs === "all" ? group.runs.map((_, i) => i) : [latestRun(group)];
+  const leadIndexes = group.leads.map((_, i) => i).filter((i) => !sel.leads || sel.leads.includes(group.leads[i]));
+  if (leadIndexes.length === 0 || runIndexes.length === 0) return undefined;
+  const runs: RunSpec[] = runIndexes
+    .sort((a, b) => group.runs[a] - group.runs[b])
+    .map((index) => {
+      const time = group.runs[index];
+      const iso = isoNoZone(time);
+      return {
+        index,
+        iso,
+        token: runToken(iso),
+        leads: leadIndexes.map((li) => {
+          const hours = group.leads[li];
+          const fingerprint = sha({
+            source,
+            run: iso,
+            lead: hours,
+            level: ref.level,
+            style,
+            renderer: RENDERER_VERSION,
+            maxZoom: sel.maxZoom,
+          });
+          return { index: li, hours, valid_time: isoNoZone(time + hours * 3_600_000), fingerprint };
+        }),
+      };
+    });
+  return {
+    id: ref.id,
+    group: group.id,
+    variable: v.name,
+    level: ref.level,
+    levelIndex: ref.levelIndex,
+    level_units: ref.level === null ? null : (group.levelUnits ?? null),
+    long_name: v.entry.long_name,
+    units: v.units,
+    temporal: v.entry.temporal,
+    style,
+    kind: group.grid.global ? "global" : "regional",
+    bounds: boundsOf(group),
+    tilesPerLead,
+    runs,
+  };
+}
+
+export function jobsOf(layers: LayerSpec[]): Job[] {
+  const jobs: Job[] = [];
+  for (const l of layers) {
+    for (const r of l.runs) {
+      jobs.push({
+        id: `${l.id}/${r.token}`,
+        layer: l.id,
+        group: l.group,
+        variable: l.variable,
+        levelIndex: l.levelIndex,
+        run: r.index,
+        runIso: r.iso,
+        style: l.style,
+        tilesPerLead: l.tilesPerLead,
+        leads: r.leads.map((ld) => ({
+          key: `${l.id}/${r.token}/${ld.hours}`,
+          index: ld.index,
+          hours: ld.hours,
+          fingerprint: ld.fingerprint,
+          dir: tileDir(l.id, r.token, ld.hours),
+        })),
+      });
+    }
+  }
+  return jobs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+export function planHash(jobs: Job[]): string {
+  return sha(jobs.map((j) => j.leads.map((l) => [l.key, l.fingerprint])));
+}
+
+export async function planBuild(store: Store, sel: Selection, coverage: CoverageCache): Promise<Plan> {
+  const groups = await selectGroups(store, sel.groups);
+  const wanted = sel.vars?.map((name) => {
+    const entry = store.registry.lookup(name);
+    if (!entry) throw new ConfigError(`"${name}" is not a registered variable name`);
+    if (!entry.style) throw new ConfigError(`${entry.name} has no map style, so it has no map layer`);
+    return entry.name;
+  });
+  const layers: LayerSpec[] = [];
+  for (const group of groups) {
+    const refs = groupLayers(group).filter((l) => !wanted || wanted.includes(l.variable.name));
+    if (refs.length === 0) continue;
+    const tiles = coverage.pyramidCount(group.id, group.grid, sel.maxZoom);
+    for (const ref of refs) {
+      const spec = layerSpec(ref, sel, sourceRevision(group, ref.variable), tiles);
+      if (spec) layers.push(spec);
+    }
+  }
+  if (layers.length === 0 && (sel.groups || sel.vars || sel.leads)) {
+    throw new ConfigError("the selection (--groups, --vars, --leads) names no map layer of this store");
+  }
+  // Global layers first, then the patches drawn over them.
+  layers.sort((a, b) => (a.kind === b.kind ? (a.id < b.id ? -1 : 1) : a.kind === "global" ? -1 : 1));
+  const jobs = jobsOf(layers);
+  return { maxZoom: sel.maxZoom, layers, jobs, hash: planHash(jobs) };
+}
+
+/** Shard k of n (1-based): every n-th job of the sorted list, so shards are disjoint and cover all. */
+export function shardJobs(jobs: Job[], index: number, count: number): Job[] {
+  return jobs.filter((_, i) => i % count === index - 1);
+}

@@ -1,0 +1,83 @@
+// The worker pool: `concurrency` threads, each with its own Store (and chunk cache), take whole
+// jobs from one queue, biggest first so no thread is left with a long job at the end. The first
+// failure stops every thread and rejects with the layer and run that could not be rendered.
+import { Worker } from "node:worker_threads";
+import { CorruptDataError, StoreUnavailableError } from "../../errors.ts";
+import type { Job } from "./plan.ts";
+import type { LeadResult } from "./render-job.ts";
+
+export interface WorkerInit {
+  store: string;
+  cacheMb: number;
+  buildDir: string;
+  maxZoom: number;
+}
+
+export type ToWorker = { job: Job };
+export type FromWorker =
+  | { type: "tiles"; n: number }
+  | { type: "done"; results: LeadResult[] }
+  | { type: "error"; name: string; message: string };
+
+export interface PoolOptions {
+  concurrency: number;
+  init: WorkerInit;
+  onTiles: (n: number) => void;
+}
+
+const WORKER = new URL("./worker.ts", import.meta.url);
+
+/** Work left in a job: leads to render cost far more than leads to link. */
+function cost(job: Job): number {
+  return job.leads.reduce((sum, l) => sum + (l.reuse ? 0.05 : 1), 0) * job.tilesPerLead;
+}
+
+function jobError(job: Job | undefined, name: string, message: string): Error {
+  const what = job ? `cannot render ${job.layer} run ${job.runIso}: ${message}` : `tile worker failed: ${message}`;
+  if (name === "CorruptDataError" || name === "InvalidParameterError") return new CorruptDataError(what);
+  if (name === "StoreUnavailableError" || name === "NotFoundError") return new StoreUnavailableError(what);
+  return new Error(what);
+}
+
+export function runPool(jobs: Job[], opts: PoolOptions): Promise<LeadResult[]> {
+  const queue = [...jobs].sort((a, b) => cost(b) - cost(a));
+  const results: LeadResult[] = [];
+  const count = Math.min(Math.max(1, opts.concurrency), queue.length);
+  if (count === 0) return Promise.resolve(results);
+  return new Promise((resolve, reject) => {
+    const workers: Worker[] = [];
+    let running = count;
+    let failed = false;
+    const fail = (err: Error): void => {
+      if (failed) return;
+      failed = true;
+      Promise.allSettled(workers.map((w) => w.terminate())).then(() => reject(err));
+    };
+    for (let i = 0; i < count; i++) {
+      const w = new Worker(WORKER, { workerData: opts.init });
+      workers.push(w);
+      let current: Job | undefined;
+      const next = (): void => {
+        current = queue.shift();
+        if (current) {
+          w.postMessage({ job: current } satisfies ToWorker);
+          return;
+        }
+        void w.terminate();
+        if (--running === 0 && !failed) resolve(results);
+      };
+      w.on("message", (m: FromWorker) => {
+        if (m.type === "tiles") opts.onTiles(m.n);
+        else if (m.type === "done") {
+          results.push(...m.results);
+          next();
+        } else fail(jobError(current, m.name, m.message));
+      });
+      w.on("error", (e) => fail(jobError(current, e.name, e.message)));
+      w.on("exit", (code) => {
+        if (current && code !== 0) fail(jobError(current, "Error", `worker exited with code ${code}`));
+      });
+      next();
+    }
+  });
+}

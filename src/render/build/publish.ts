@@ -1,0 +1,201 @@
+// The output directory's life cycle: a lock so two builds never write one out dir, partial build
+// directories (cleaned when a killed build left them), the atomic switch of <out>/current (a new
+// symlink renamed over the old one: one rename), and pruning down to keep_builds.
+import { randomBytes } from "node:crypto";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { hostname } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { ConfigError } from "../../errors.ts";
+import { BUILDS, CURRENT, MANIFEST } from "../layout.ts";
+import { readManifest } from "./manifest.ts";
+
+export const PARTIAL = ".partial";
+const LOCKS = ".locks";
+const EXCLUSIVE_LOCK = "build.lock";
+export const BUILD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+interface LockInfo {
+  pid: number;
+  host: string;
+  build_id: string;
+  /** null: an unsharded build or a publish, which needs the out dir to itself. */
+  shard: string | null;
+  started: string;
+}
+
+export interface Lock {
+  path: string;
+  release(): void;
+}
+
+/** A build id that sorts by time: 20261120T120301Z-3f9a. */
+export function newBuildId(now = new Date()): string {
+  const stamp = now.toISOString().slice(0, 19).replace(/[-:]/g, "");
+  return `${stamp}Z-${randomBytes(2).toString("hex")}`;
+}
+
+export function checkBuildId(id: string): void {
+  if (!BUILD_ID.test(id)) throw new ConfigError(`build id must match ${BUILD_ID.source}, got "${id}"`);
+}
+
+function alive(info: LockInfo): boolean {
+  if (info.host !== hostname()) return true; // another machine: cannot tell, so assume it is
+  try {
+    process.kill(info.pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function readLock(path: string): LockInfo | undefined {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as LockInfo;
+  } catch {
+    return undefined;
+  }
+}
+
+function describeLock(info: LockInfo | undefined, path: string): string {
+  if (!info) return `a build holds ${path}`;
+  const what = info.shard ? `shard ${info.shard} of build ${info.build_id}` : `build ${info.build_id}`;
+  return `${what} (pid ${info.pid} on ${info.host}, since ${info.started}) is writing this out dir; if it is gone, remove ${path}`;
+}
+
+/**
+ * Takes the out dir: exclusively for an unsharded build or a publish, shared with the other
+ * shards for a shard. A lock whose process died on this host is stale and taken over.
+ */
+export function acquireLock(out: string, buildId: string, shard: string | null): Lock {
+  const dir = join(out, LOCKS);
+  mkdirSync(dir, { recursive: true });
+  const name = shard ? `${buildId}.shard-${shard.replace("/", "-of-")}.lock` : EXCLUSIVE_LOCK;
+  const path = join(dir, name);
+  const info: LockInfo = { pid: process.pid, host: hostname(), build_id: buildId, shard, started: new Date().toISOString() };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(path, JSON.stringify(info), { flag: "wx" });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const held = readLock(path);
+      if (attempt > 0 || !held || alive(held)) throw new ConfigError(describeLock(held, path));
+      rmSync(path, { force: true });
+    }
+  }
+  const release = (): void => rmSync(path, { force: true });
+  // Created first, checked second: two builds starting together both see each other and stop.
+  for (const other of readdirSync(dir)) {
+    if (other === name || !other.endsWith(".lock")) continue;
+    const otherPath = join(dir, other);
+    const held = readLock(otherPath);
+    if (held && !alive(held)) {
+      rmSync(otherPath, { force: true });
+      continue;
+    }
+    if (!shard || !held || held.shard === null) {
+      release();
+      throw new ConfigError(describeLock(held, otherPath));
+    }
+  }
+  return { path, release };
+}
+
+/** Build ids that live shard locks are writing (their partial dirs must stay). */
+function activeShardBuilds(out: string): Set<string> {
+  const ids = new Set<string>();
+  const dir = join(out, LOCKS);
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    const held = readLock(join(dir, name));
+    if (held?.shard && alive(held)) ids.add(held.build_id);
+  }
+  return ids;
+}
+
+/** Removes partial dirs killed builds left behind; `keep` is the caller's own (shards share it). */
+export function cleanStalePartials(out: string, keep?: string): string[] {
+  const builds = join(out, BUILDS);
+  const active = activeShardBuilds(out);
+  const removed: string[] = [];
+  for (const name of existsSync(builds) ? readdirSync(builds) : []) {
+    if (!name.endsWith(PARTIAL)) continue;
+    const id = name.slice(0, -PARTIAL.length);
+    if (id === keep || active.has(id)) continue;
+    rmSync(join(builds, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+export function partialDir(out: string, id: string): string {
+  return join(out, BUILDS, `${id}${PARTIAL}`);
+}
+
+export function finalDir(out: string, id: string): string {
+  return join(out, BUILDS, id);
+}
+
+/** The build `current` points at, if any. */
+export function currentBuild(out: string): { id: string; dir: string } | undefined {
+  const link = join(out, CURRENT);
+  try {
+    const target = lstatSync(link).isSymbolicLink() ? readlinkSync(link) : link;
+    const dir = resolve(out, target);
+    statSync(dir);
+    return { id: basename(dir), dir };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes `<out>/current` point at builds/<id> with one rename of a fresh symlink. */
+export function switchCurrent(out: string, id: string): void {
+  const link = join(out, CURRENT);
+  try {
+    if (!lstatSync(link).isSymbolicLink()) {
+      throw new ConfigError(`${link} is not a symlink; move it away so builds can be published`);
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  const tmp = join(out, `.${CURRENT}-${process.pid}-${randomBytes(3).toString("hex")}`);
+  symlinkSync(`${BUILDS}/${id}`, tmp);
+  try {
+    renameSync(tmp, link);
+  } catch (e) {
+    unlinkSync(tmp);
+    throw e;
+  }
+}
+
+function createdAt(dir: string): number {
+  const m = readManifest(join(dir, MANIFEST));
+  const t = m ? Date.parse(m.created_at) : Number.NaN;
+  return Number.isNaN(t) ? statSync(dir).mtimeMs : t;
+}
+
+/** Keeps the published build and the newest others up to `keep` in all; returns the ids removed. */
+export function pruneBuilds(out: string, keep: number): string[] {
+  const builds = join(out, BUILDS);
+  const current = currentBuild(out)?.id;
+  const others = readdirSync(builds, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !d.name.endsWith(PARTIAL) && d.name !== current)
+    .map((d) => ({ id: d.name, t: createdAt(join(builds, d.name)) }))
+    .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : -1));
+  const removed = others.slice(Math.max(0, keep - (current ? 1 : 0))).map((b) => b.id);
+  for (const id of removed) rmSync(join(builds, id), { recursive: true, force: true });
+  return removed;
+}

@@ -1,0 +1,140 @@
+// One job: the leads of one layer-run. Each lead's (lat, lon) field is read once, then every
+// zoom level is sampled through tables solved once per grid and level. Tiles of one colour are
+// encoded once per job and hard-linked; a lead whose fingerprint the previous build already has
+// is hard-linked from there instead of rendered.
+import { join } from "node:path";
+import { StoreUnavailableError } from "../../errors.ts";
+import type { Range } from "../../store/array.ts";
+import type { GroupVariable, Store } from "../../store/store.ts";
+import { buildPalette } from "../colormap.ts";
+import { encodeIndexedPng } from "../png.ts";
+import { isUniform } from "../resample.ts";
+import { TILE_SIZE } from "../tiles.ts";
+import type { CoverageCache } from "./coverage.ts";
+import type { Job, LeadJob } from "./plan.ts";
+import type { TileWriter } from "./write.ts";
+
+export interface RenderContext {
+  store: Store;
+  /** Absolute build directory being written. */
+  buildDir: string;
+  maxZoom: number;
+  coverage: CoverageCache;
+  writer: TileWriter;
+  /** Called with the number of tiles just written (progress). */
+  onTiles: (n: number) => void;
+}
+
+export interface LeadResult {
+  key: string;
+  fingerprint: string;
+  tiles: number;
+  /** Tiles that are one colour throughout (hard links to one encoded file). */
+  uniform: number;
+  /** encodeIndexedPng calls. */
+  encoded: number;
+  bytes: number;
+  reused: boolean;
+}
+
+const PROGRESS_EVERY = 256;
+
+/** The (lat, lon) field of one run, lead and level, in C order whatever the storage order. */
+async function readField(v: GroupVariable, run: number, lead: number, level: number | null): Promise<Float32Array | Float64Array> {
+  const region = v.roles.map((role, d): Range => {
+    if (role === "time") return [run, run + 1];
+    if (role === "lead") return [lead, lead + 1];
+    if (role === "level") return [level!, level! + 1];
+    return [0, v.array.shape[d]];
+  });
+  const field = await v.array.read(region);
+  const latDim = v.roles.indexOf("lat");
+  const lonDim = v.roles.indexOf("lon");
+  if (latDim < lonDim) return field;
+  // Stored (lon, lat): transpose so rows are latitudes.
+  const nlat = v.array.shape[latDim];
+  const nlon = v.array.shape[lonDim];
+  const out = new (field.constructor as Float32ArrayConstructor)(field.length);
+  for (let j = 0; j < nlon; j++) for (let i = 0; i < nlat; i++) out[i * nlon + j] = field[j * nlat + i];
+  return out;
+}
+
+export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResult[]> {
+  const group = await ctx.store.forecastGroup(job.group);
+  const v = group.variables.get(job.variable);
+  if (!v) throw new StoreUnavailableError(`${job.variable} is no longer in ${job.group}`);
+  const palette = buildPalette(job.style);
+  const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  // Palette index → the first file written with that one colour, for this job's hard links.
+  const uniformFiles = new Map<number, string>();
+  let pending = 0;
+  const tick = (): void => {
+    if (++pending >= PROGRESS_EVERY) {
+      ctx.onTiles(pending);
+      pending = 0;
+    }
+  };
+
+  const renderLead = async (lead: LeadJob): Promise<LeadResult> => {
+    const result: LeadResult = {
+      key: lead.key,
+      fingerprint: lead.fingerprint,
+      tiles: 0,
+      uniform: 0,
+      encoded: 0,
+      bytes: 0,
+      reused: false,
+    };
+    const field = await readField(v, job.run, lead.index, job.levelIndex);
+    const root = join(ctx.buildDir, lead.dir);
+    for (let z = 0; z <= ctx.maxZoom; z++) {
+      const { sampler, tiles } = ctx.coverage.level(group.id, group.grid, z);
+      const n = 2 ** z;
+      let madeX = -1;
+      for (let k = 0; k < tiles.length; k++) {
+        const x = Math.floor(tiles[k] / n);
+        const y = tiles[k] - x * n;
+        const dir = `${root}/${z}/${x}`;
+        if (x !== madeX) {
+          ctx.writer.ensureDir(dir);
+          madeX = x;
+        }
+        const path = `${dir}/${y}.png`;
+        sampler.renderTile(x, y, field, palette, indices);
+        const uniform = isUniform(indices);
+        const first = uniform ? uniformFiles.get(indices[0]) : undefined;
+        if (first !== undefined) {
+          ctx.writer.link(first, path);
+        } else {
+          const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
+          ctx.writer.write(path, png);
+          result.encoded++;
+          result.bytes += png.length;
+          if (uniform) uniformFiles.set(indices[0], path);
+        }
+        if (uniform) result.uniform++;
+        result.tiles++;
+        tick();
+      }
+    }
+    return result;
+  };
+
+  const results: LeadResult[] = [];
+  for (const lead of job.leads) {
+    if (lead.reuse) {
+      const linked = ctx.writer.linkTree(lead.reuse.dir, join(ctx.buildDir, lead.dir));
+      // A previous build missing tiles (trimmed by hand, say) is rendered again instead.
+      if (linked === job.tilesPerLead) {
+        ctx.onTiles(linked);
+        const { uniform, bytes } = lead.reuse;
+        results.push({ key: lead.key, fingerprint: lead.fingerprint, tiles: linked, uniform, encoded: 0, bytes, reused: true });
+        continue;
+      }
+      ctx.writer.removeTree(join(ctx.buildDir, lead.dir));
+    }
+    results.push(await renderLead(lead));
+  }
+  ctx.onTiles(pending);
+  return results;
+}

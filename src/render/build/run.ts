@@ -1,0 +1,189 @@
+// `gridcast build` as a function: plan the layers, reuse what the published build already has,
+// render the rest on worker threads into <out>/builds/<id>.partial, then finalize and switch
+// (or, for one shard, leave its manifest for `gridcast publish`). The published build is only
+// ever replaced by a complete one.
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join, resolve } from "node:path";
+import { ConfigError } from "../../errors.ts";
+import { Store } from "../../store/store.ts";
+import { BUILDS, MANIFEST, shardManifestName } from "../layout.ts";
+import { MAX_ZOOM } from "../tiles.ts";
+import { CoverageCache } from "./coverage.ts";
+import { DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
+import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "./manifest.ts";
+import { type Job, planBuild, RENDERER_VERSION, shardJobs } from "./plan.ts";
+import { runPool } from "./pool.ts";
+import { createProgress } from "./progress.ts";
+import {
+  acquireLock,
+  checkBuildId,
+  cleanStalePartials,
+  currentBuild,
+  finalDir,
+  newBuildId,
+  partialDir,
+} from "./publish.ts";
+
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+export interface BuildOptions {
+  store: string;
+  out: string;
+  maxZoom?: number;
+  groups?: string[];
+  vars?: string[];
+  runs?: "latest" | "all";
+  leads?: number[];
+  /** Worker threads; default one per core. */
+  concurrency?: number;
+  shard?: Shard;
+  buildId?: string;
+  keepBuilds?: number;
+  cacheMb?: number;
+  /** Hard-link unchanged layer-run-leads from the published build (default true). */
+  reuse?: boolean;
+  /** Viewer files copied into the build; null for none. */
+  webDir?: string | null;
+  /** Where progress goes; false for nowhere. */
+  progress?: (NodeJS.WritableStream & { isTTY?: boolean }) | false;
+}
+
+export interface BuildReport {
+  build_id: string;
+  dir: string;
+  published: boolean;
+  shard: Shard | null;
+  totals: Manifest["totals"];
+  /** Seconds spent rendering and linking tiles, and in the whole build. */
+  render_seconds: number;
+  seconds: number;
+  tiles_per_second: number;
+  embeddings: { items: number; indexes: number } | null;
+  removed: string[];
+  cleaned: string[];
+}
+
+function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number } {
+  const maxZoom = o.maxZoom ?? MAX_ZOOM;
+  if (!Number.isInteger(maxZoom) || maxZoom < 0 || maxZoom > MAX_ZOOM) {
+    throw new ConfigError(`--max-zoom must be an integer 0..${MAX_ZOOM}, got ${maxZoom}`);
+  }
+  const concurrency = o.concurrency ?? availableParallelism();
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new ConfigError(`--concurrency must be a positive integer, got ${concurrency}`);
+  }
+  if (o.shard) {
+    const { index, count } = o.shard;
+    if (!(Number.isInteger(index) && Number.isInteger(count) && index >= 1 && index <= count)) {
+      throw new ConfigError(`--shard must be k/n with 1 ≤ k ≤ n, got ${index}/${count}`);
+    }
+    if (!o.buildId) throw new ConfigError("--shard needs --build-id, so that every shard writes the same build");
+  }
+  return { maxZoom, concurrency };
+}
+
+/** Marks each lead whose fingerprint the published build already rendered. */
+function markReuse(jobs: Job[], out: string): void {
+  const prev = currentBuild(out);
+  const manifest = prev && readManifest(join(prev.dir, MANIFEST));
+  if (!prev || !manifest) return;
+  const byKey = new Map(manifest.entries.map((e) => [e.key, e]));
+  for (const job of jobs) {
+    for (const lead of job.leads) {
+      const e = byKey.get(lead.key);
+      if (e && e.fingerprint === lead.fingerprint) {
+        lead.reuse = { dir: join(prev.dir, lead.dir), uniform: e.uniform, bytes: e.bytes };
+      }
+    }
+  }
+}
+
+export async function runBuild(o: BuildOptions): Promise<BuildReport> {
+  const started = performance.now();
+  const { maxZoom, concurrency } = checkOptions(o);
+  const id = o.buildId ?? newBuildId();
+  checkBuildId(id);
+  const out = resolve(o.out);
+  mkdirSync(join(out, BUILDS), { recursive: true });
+  if (existsSync(finalDir(out, id))) throw new ConfigError(`build ${id} already exists in ${out}`);
+  const shard = o.shard ?? null;
+  const lock = acquireLock(out, id, shard ? `${shard.index}/${shard.count}` : null);
+  const partial = partialDir(out, id);
+  try {
+    const cleaned = cleanStalePartials(out, shard ? id : undefined);
+    const store = new Store(o.store, { cacheMb: o.cacheMb });
+    const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
+    const plan = await store
+      .ping()
+      .then(() => planBuild(store, selection, new CoverageCache()))
+      .catch((e: unknown) => {
+        throw storeError(o.store, e);
+      });
+    const jobs = shard ? shardJobs(plan.jobs, shard.index, shard.count) : plan.jobs;
+    if (o.reuse !== false) markReuse(jobs, out);
+    mkdirSync(partial, { recursive: true });
+
+    const total = jobs.reduce((n, j) => n + j.leads.length * j.tilesPerLead, 0);
+    const label = shard ? `build ${id} shard ${shard.index}/${shard.count}` : `build ${id}`;
+    const progress = o.progress === false ? undefined : createProgress({ total, label, stream: o.progress });
+    const renderStarted = performance.now();
+    const results = await runPool(jobs, {
+      concurrency,
+      init: { store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom },
+      onTiles: (n) => progress?.add(n),
+    });
+    progress?.finish();
+    const renderSeconds = (performance.now() - renderStarted) / 1000;
+
+    const where = new Map(jobs.flatMap((j) => j.leads.map((l) => [l.key, { job: j, hours: l.hours }] as const)));
+    const entries: ManifestEntry[] = results
+      .map((r) => {
+        const { job, hours } = where.get(r.key)!;
+        return { ...r, layer: job.layer, run: job.runIso, lead: hours, shard: shard?.index ?? 1 };
+      })
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const manifest: Manifest = {
+      format: 1,
+      build_id: id,
+      created_at: new Date().toISOString(),
+      store: o.store,
+      max_zoom: maxZoom,
+      renderer: RENDERER_VERSION,
+      plan: plan.hash,
+      shard,
+      shards: 1,
+      layers: plan.layers,
+      entries,
+      totals: totalsOf(plan.layers, entries),
+    };
+    const report = {
+      build_id: id,
+      shard,
+      totals: manifest.totals,
+      render_seconds: renderSeconds,
+      tiles_per_second: renderSeconds > 0 ? manifest.totals.tiles / renderSeconds : 0,
+      cleaned,
+    };
+    if (shard) {
+      writeJsonAtomic(join(partial, shardManifestName(shard.index, shard.count)), manifest);
+      const seconds = (performance.now() - started) / 1000;
+      return { ...report, dir: partial, published: false, seconds, embeddings: null, removed: [] };
+    }
+    const done = await finalizeBuild(out, partial, manifest, store, {
+      keepBuilds: o.keepBuilds ?? 3,
+      webDir: o.webDir === undefined ? DEFAULT_WEB_DIR : o.webDir,
+    });
+    const seconds = (performance.now() - started) / 1000;
+    return { ...report, ...done, published: true, seconds };
+  } catch (e) {
+    // A shard's partial build belongs to all shards; an unsharded one only to this build.
+    if (!shard) rmSync(partial, { recursive: true, force: true });
+    throw e;
+  } finally {
+    lock.release();
+  }
+}

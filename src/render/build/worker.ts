@@ -1,0 +1,34 @@
+// Tile worker thread: its own Store and caches; renders one job per message from the pool.
+import { parentPort, workerData } from "node:worker_threads";
+import { Store } from "../../store/store.ts";
+import { CoverageCache } from "./coverage.ts";
+import type { FromWorker, ToWorker, WorkerInit } from "./pool.ts";
+import { type RenderContext, renderJob } from "./render-job.ts";
+import { TileWriter } from "./write.ts";
+
+const init = workerData as WorkerInit;
+const port = parentPort!;
+const post = (m: FromWorker): void => port.postMessage(m);
+
+const ctx: RenderContext = {
+  store: new Store(init.store, { cacheMb: init.cacheMb }),
+  buildDir: init.buildDir,
+  maxZoom: init.maxZoom,
+  coverage: new CoverageCache(),
+  writer: new TileWriter(),
+  onTiles: (n) => {
+    if (n > 0) post({ type: "tiles", n });
+  },
+};
+
+port.on("message", ({ job }: ToWorker) => {
+  renderJob(ctx, job).then(
+    (results) => post({ type: "done", results }),
+    (e: unknown) => {
+      const err = e instanceof Error ? e : new Error(String(e));
+      // The cause says what the store layer saw (codec, file, network); an operator needs it.
+      const cause = err.cause instanceof Error ? ` (${err.cause.message})` : "";
+      post({ type: "error", name: err.name, message: `${err.message}${cause}` });
+    },
+  );
+});

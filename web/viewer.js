@@ -1,0 +1,338 @@
+// The forecast map viewer: pre-rendered tiles from the tile route, a layer/run/lead picker, a
+// legend, click-for-value popups and world-atlas outlines (no outside base map is reachable).
+// Plain ES module, no bundler; everything is same-origin. The view is kept in the URL hash so it
+// can be shared: #layer=<id>&run=<token>&lead=<hours>&map=<z>/<lat>/<lon>.
+import {
+  Control,
+  canvas,
+  map as createMap,
+  DomUtil,
+  geoJSON,
+  latLngBounds,
+  layerGroup,
+  popup,
+  tileLayer,
+} from "./vendor/leaflet/leaflet-src.esm.js";
+
+const API = "api/forecast/";
+/** Tiles are published up to z7 (spec); two more levels are drawn by scaling z7 tiles up. */
+const NATIVE_MAX_ZOOM = 7;
+const MAX_ZOOM = NATIVE_MAX_ZOOM + 2;
+const PLAY_STEP_MS = 1000;
+/** From this zoom on, the coarse 1:110m outlines give way to 1:50m ones. */
+const DETAIL_ZOOM = 3;
+const FORECAST_ATTRIBUTION = "gridcast synthetic forecast";
+const OUTLINE_ATTRIBUTION = "Natural Earth via world-atlas";
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  controls: $("controls"),
+  layer: $("layer"),
+  run: $("run"),
+  lead: $("lead"),
+  leadText: $("lead-text"),
+  play: $("play"),
+  status: $("status"),
+};
+
+const state = { layers: [], layer: null, run: null, lead: null, timer: 0 };
+let shownTiles = null;
+let pendingTiles = null;
+let clickSeq = 0;
+
+const map = createMap("map", { minZoom: 1, maxZoom: MAX_ZOOM, worldCopyJump: true });
+map.createPane("land").style.zIndex = "150"; // under the forecast tiles (tilePane is 200)
+map.createPane("outlines").style.zIndex = "450"; // over the tiles, under popups
+map.getPane("outlines").style.pointerEvents = "none";
+
+const view = new URLSearchParams(location.hash.slice(1));
+const [z, lat, lon] = (view.get("map") ?? "").split("/").map(Number);
+if (Number.isFinite(z) && Number.isFinite(lat) && Number.isFinite(lon)) map.setView([lat, lon], z);
+else map.setView([30, 0], 2);
+
+const legend = new Control({ position: "bottomleft" });
+legend.onAdd = () => DomUtil.create("div", "legend");
+legend.addTo(map);
+
+drawOutlines();
+loadCatalog();
+map.on("click", (e) => showValue(e.latlng));
+map.on("moveend", saveView);
+ui.layer.addEventListener("change", () => selectLayer(ui.layer.value));
+ui.run.addEventListener("change", () => selectRun(ui.run.value));
+ui.lead.addEventListener("input", () => selectLead(Number(ui.lead.value)));
+ui.play.addEventListener("click", () => togglePlay());
+
+async function loadCatalog() {
+  let catalog;
+  try {
+    const res = await fetch(`${API}catalog`);
+    if (res.status === 404 || res.status === 503) return showStatus(NOTHING_PUBLISHED);
+    if (!res.ok) return showStatus(`The forecast catalog is unavailable (HTTP ${res.status}). Try again later.`);
+    catalog = await res.json();
+  } catch {
+    return showStatus("The forecast catalog could not be reached. Check the connection and reload.");
+  }
+  state.layers = (catalog.layers ?? []).filter((l) => l.runs?.some((r) => r.leads?.length));
+  if (!state.layers.length) return showStatus(NOTHING_PUBLISHED);
+  fillLayerSelect();
+  ui.controls.hidden = false;
+  const wanted = state.layers.find((l) => l.id === view.get("layer"));
+  const fallback = state.layers.find((l) => l.kind === "global" && l.variable === "t2m") ?? state.layers[0];
+  selectLayer((wanted ?? fallback).id, view.get("run"), Number(view.get("lead") ?? Number.NaN));
+  if (!view.has("map")) map.fitBounds(boundsOf(state.layer));
+}
+
+const NOTHING_PUBLISHED = "No forecast published yet. Run “gridcast build”, then reload this page.";
+
+function showStatus(text) {
+  ui.status.textContent = text;
+  ui.status.hidden = false;
+}
+
+function fillLayerSelect() {
+  const groups = Map.groupBy(state.layers, (l) => l.group);
+  for (const [group, layers] of groups) {
+    const optgroup = document.createElement("optgroup");
+    optgroup.label = group;
+    for (const l of layers) optgroup.append(new Option(`${describe(l)} (${l.units})`, l.id));
+    ui.layer.append(optgroup);
+  }
+}
+
+/** Switch layer, keeping the run and lead time when the new layer has them. */
+function selectLayer(id, runToken = state.run?.token, leadHours = state.lead?.hours) {
+  state.layer = state.layers.find((l) => l.id === id);
+  ui.layer.value = id;
+  const runs = [...state.layer.runs].sort((a, b) => b.run.localeCompare(a.run));
+  ui.run.replaceChildren(...runs.map((r) => new Option(`${formatTime(r.run)}`, r.token)));
+  const bounds = boundsOf(state.layer);
+  if (!map.getBounds().intersects(bounds)) map.fitBounds(bounds);
+  selectRun((runs.find((r) => r.token === runToken) ?? runs[0]).token, leadHours);
+  drawLegend();
+}
+
+function selectRun(token, leadHours = state.lead?.hours) {
+  state.run = state.layer.runs.find((r) => r.token === token);
+  ui.run.value = token;
+  ui.lead.max = String(state.run.leads.length - 1);
+  const i = state.run.leads.findIndex((l) => l.hours === leadHours);
+  selectLead(Math.max(0, i));
+}
+
+function selectLead(index) {
+  state.lead = state.run.leads[index];
+  ui.lead.value = String(index);
+  ui.leadText.textContent = `+${state.lead.hours} h · valid ${formatTime(state.lead.valid_time)}`;
+  showTiles();
+  saveView();
+}
+
+/** A new tile layer replaces the shown one only once it has loaded, so playback does not flicker. */
+function showTiles() {
+  const l = state.layer;
+  const q = new URLSearchParams({ layer: l.id, run: state.run.token, lead: String(state.lead.hours) });
+  const next = tileLayer(`${API}tile/{z}/{x}/{y}?${q}`, {
+    bounds: boundsOf(l),
+    minNativeZoom: l.minzoom ?? 0,
+    maxNativeZoom: Math.min(l.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
+    maxZoom: MAX_ZOOM,
+    noWrap: l.kind !== "global",
+    attribution: FORECAST_ATTRIBUTION,
+    className: "forecast-tiles",
+  });
+  next.once("tileload", () => mark("gridcast:first-tile"));
+  next.once("load", () => {
+    mark("gridcast:tiles-loaded");
+    if (shownTiles) map.removeLayer(shownTiles);
+    shownTiles = next;
+    if (pendingTiles === next) pendingTiles = null;
+  });
+  if (pendingTiles) map.removeLayer(pendingTiles);
+  pendingTiles = next;
+  next.addTo(map);
+}
+
+/** Performance marks let anyone (and the browser test) time the first paint of forecast data. */
+function mark(name) {
+  if (!performance.getEntriesByName(name).length) performance.mark(name);
+}
+
+function togglePlay() {
+  const playing = !state.timer;
+  if (playing) {
+    state.timer = setInterval(() => {
+      const n = state.run.leads.length;
+      selectLead((Number(ui.lead.value) + 1) % n);
+    }, PLAY_STEP_MS);
+  } else {
+    clearInterval(state.timer);
+    state.timer = 0;
+  }
+  ui.play.textContent = playing ? "⏸" : "▶";
+  ui.play.setAttribute("aria-pressed", String(playing));
+  ui.play.setAttribute("aria-label", playing ? "Pause lead times" : "Play lead times");
+}
+
+function drawLegend() {
+  const l = state.layer;
+  const box = legend.getContainer();
+  const ramp = document.createElement("img");
+  ramp.src = rootRelative(l.legend.png);
+  ramp.alt = `Colour scale from ${l.style.min} to ${l.style.max} ${l.units}`;
+  const scale = el("div", "legend-scale");
+  scale.append(el("span", "", String(l.style.min)), el("span", "", l.units), el("span", "", String(l.style.max)));
+  box.replaceChildren(el("div", "legend-title", describe(l)), ramp, scale);
+  const interval = intervalText(l.temporal);
+  if (interval) box.append(el("div", "legend-interval", interval));
+}
+
+async function showValue(clicked) {
+  const seq = ++clickSeq;
+  const where = clicked.wrap();
+  const { layer, run, lead } = state;
+  const box = el("div", "value-popup");
+  const pop = popup().setLatLng(clicked).setContent(box).openOn(map);
+  const show = (...nodes) => {
+    box.replaceChildren(...nodes);
+    pop.update();
+  };
+  if (!layer) return show(el("div", "", "No forecast layer is shown."));
+  if (!boundsOf(layer).contains(where)) {
+    return show(el("div", "", `Outside the area of ${layer.group} (${formatLatLon(where.lat, where.lng)}).`));
+  }
+  show(el("div", "", "Loading…"));
+  const q = new URLSearchParams({
+    layer: layer.id,
+    run: run.token,
+    lead: String(lead.hours),
+    lat: where.lat.toFixed(4),
+    lon: where.lng.toFixed(4),
+  });
+  let v;
+  try {
+    const res = await fetch(`${API}value?${q}`);
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    v = await res.json();
+  } catch (e) {
+    if (seq === clickSeq) show(el("div", "", `The value could not be read (${e.message}).`));
+    return;
+  }
+  if (seq !== clickSeq) return; // a later click owns the popup now
+  const hasValue = v.value !== null && v.value !== undefined;
+  const interval = intervalText(v.temporal);
+  show(
+    el("div", "value-title", describe(layer)),
+    el("div", "value", hasValue ? `${formatNumber(v.value)} ${v.units}` : "no data here"),
+    ...(interval && hasValue ? [el("div", "", interval)] : []),
+    el("div", "", `valid ${formatTime(v.valid_time)} (+${v.lead_hours} h)`),
+    el("div", "value-node", `grid node ${formatLatLon(v.grid_lat, v.grid_lon)}`),
+  );
+}
+
+function saveView() {
+  const c = map.getCenter().wrap();
+  const h = new URLSearchParams();
+  if (state.layer) h.set("layer", state.layer.id);
+  if (state.run) h.set("run", state.run.token);
+  if (state.lead) h.set("lead", String(state.lead.hours));
+  h.set("map", `${map.getZoom()}/${c.lat.toFixed(3)}/${c.lng.toFixed(3)}`);
+  history.replaceState(null, "", `#${h}`);
+}
+
+/** Coastlines, borders and a faint land fill; 1:50m replaces 1:110m once zoomed in. */
+async function drawOutlines() {
+  const coarse = await outlines("110m");
+  const upgrade = async () => {
+    if (map.getZoom() < DETAIL_ZOOM) return;
+    map.off("zoomend", upgrade);
+    await outlines("50m");
+    map.removeLayer(coarse);
+  };
+  map.on("zoomend", upgrade);
+  upgrade();
+}
+
+async function outlines(scale) {
+  const topo = await (await fetch(`vendor/world-atlas/countries-${scale}.json`)).json();
+  const { mesh, feature } = window.topojson;
+  const countries = topo.objects.countries;
+  const land = geoJSON(feature(topo, topo.objects.land), {
+    pane: "land",
+    renderer: canvas({ pane: "land" }),
+    interactive: false,
+    style: { stroke: false, fillColor: "#d9d4c7", fillOpacity: 1 },
+  });
+  const lines = geoJSON(
+    [
+      { type: "Feature", properties: { coast: true }, geometry: mesh(topo, countries, (a, b) => a === b) },
+      { type: "Feature", properties: { coast: false }, geometry: mesh(topo, countries, (a, b) => a !== b) },
+    ],
+    {
+      pane: "outlines",
+      renderer: canvas({ pane: "outlines" }),
+      interactive: false,
+      attribution: OUTLINE_ATTRIBUTION,
+      style: (f) =>
+        f.properties.coast
+          ? { color: "#1f2a33", weight: 1.1, opacity: 0.9 }
+          : { color: "#1f2a33", weight: 0.6, opacity: 0.6, dashArray: "3 3" },
+    },
+  );
+  return layerGroup([land, lines]).addTo(map);
+}
+
+function describe(l) {
+  const level = l.level === null || l.level === undefined ? "" : ` ${l.level} ${l.level_units ?? ""}`.trimEnd();
+  return `${l.long_name ?? l.variable}${level}`;
+}
+
+function intervalText(temporal) {
+  return temporal?.kind === "accumulated" ? `amount over the previous ${temporal.interval_hours} h` : "";
+}
+
+function boundsOf(l) {
+  const [w, s, e, n] = l.bounds ?? [-180, -90, 180, 90];
+  return latLngBounds([s, w], [n, e]);
+}
+
+/** Catalog paths are below the build root, which the server publishes at the site root. */
+function rootRelative(path) {
+  return new URL(path.replace(/^\/+/, ""), document.baseURI).href;
+}
+
+/** About five significant digits, never exponent notation, no thousands separators. */
+function formatNumber(v) {
+  if (v === 0) return "0";
+  const digits = Math.floor(Math.log10(Math.abs(v)));
+  return digits >= 0 ? v.toFixed(Math.max(0, 4 - digits)) : String(Number(v.toPrecision(3)));
+}
+
+const TIME = new Intl.DateTimeFormat("en-GB", {
+  weekday: "short",
+  day: "numeric",
+  month: "short",
+  hour: "2-digit",
+  minute: "2-digit",
+  hourCycle: "h23",
+  timeZone: "UTC",
+});
+
+/** Catalog times are UTC without a zone suffix. */
+function formatTime(iso) {
+  const hasZone = /(Z|[+-]\d\d:?\d\d)$/i.test(iso);
+  return `${TIME.format(new Date(hasZone ? iso : `${iso}Z`))} UTC`;
+}
+
+function formatLatLon(lat, lon) {
+  const ns = lat >= 0 ? "N" : "S";
+  const ew = lon >= 0 ? "E" : "W";
+  return `${Math.abs(lat).toFixed(2)}°${ns} ${Math.abs(lon).toFixed(2)}°${ew}`;
+}
+
+function el(tag, className, text = "") {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  node.textContent = text;
+  return node;
+}

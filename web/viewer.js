@@ -40,7 +40,12 @@ let shownTiles = null;
 let pendingTiles = null;
 let clickSeq = 0;
 
-const map = createMap("map", { minZoom: 1, maxZoom: MAX_ZOOM, worldCopyJump: true });
+// No fade: a new lead time replaces the old one in one step (see showTiles), which reads better
+// in playback than a cross-fade through the land colour.
+const map = createMap("map", { minZoom: 1, maxZoom: MAX_ZOOM, worldCopyJump: true, fadeAnimation: false });
+// The control bar can wrap when the catalog fills it, which resizes the map; keep Leaflet's size (and
+// so the place under each pixel) in step, with the centre kept.
+new ResizeObserver(() => map.invalidateSize()).observe(map.getContainer());
 map.createPane("land").style.zIndex = "150"; // under the forecast tiles (tilePane is 200)
 map.createPane("outlines").style.zIndex = "450"; // over the tiles, under popups
 map.getPane("outlines").style.pointerEvents = "none";
@@ -54,8 +59,8 @@ const legend = new Control({ position: "bottomleft" });
 legend.onAdd = () => DomUtil.create("div", "legend");
 legend.addTo(map);
 
-drawOutlines();
-loadCatalog();
+// Tiles first: the outlines' JSON parsing would otherwise hold up the first tile requests.
+loadCatalog().finally(drawOutlines);
 map.on("click", (e) => showValue(e.latlng));
 map.on("moveend", saveView);
 ui.layer.addEventListener("change", () => selectLayer(ui.layer.value));
@@ -80,7 +85,7 @@ async function loadCatalog() {
   const wanted = state.layers.find((l) => l.id === view.get("layer"));
   const fallback = state.layers.find((l) => l.kind === "global" && l.variable === "t2m") ?? state.layers[0];
   selectLayer((wanted ?? fallback).id, view.get("run"), Number(view.get("lead") ?? Number.NaN));
-  if (!view.has("map")) map.fitBounds(boundsOf(state.layer));
+  if (!view.has("map")) fitLayer(state.layer);
 }
 
 const NOTHING_PUBLISHED = "No forecast published yet. Run “gridcast build”, then reload this page.";
@@ -91,11 +96,11 @@ function showStatus(text) {
 }
 
 function fillLayerSelect() {
-  const groups = Map.groupBy(state.layers, (l) => l.group);
+  const groups = Map.groupBy(state.layers, (l) => groupName(l));
   for (const [group, layers] of groups) {
     const optgroup = document.createElement("optgroup");
     optgroup.label = group;
-    for (const l of layers) optgroup.append(new Option(`${describe(l)} (${l.units})`, l.id));
+    for (const l of layers) optgroup.append(new Option(`${describe(l)} — ${group} (${l.units})`, l.id));
     ui.layer.append(optgroup);
   }
 }
@@ -106,8 +111,7 @@ function selectLayer(id, runToken = state.run?.token, leadHours = state.lead?.ho
   ui.layer.value = id;
   const runs = [...state.layer.runs].sort((a, b) => b.run.localeCompare(a.run));
   ui.run.replaceChildren(...runs.map((r) => new Option(`${formatTime(r.run)}`, r.token)));
-  const bounds = boundsOf(state.layer);
-  if (!map.getBounds().intersects(bounds)) map.fitBounds(bounds);
+  if (!map.getBounds().intersects(boundsOf(state.layer))) fitLayer(state.layer);
   selectRun((runs.find((r) => r.token === runToken) ?? runs[0]).token, leadHours);
   drawLegend();
 }
@@ -132,7 +136,9 @@ function selectLead(index) {
 function showTiles() {
   const l = state.layer;
   const q = new URLSearchParams({ layer: l.id, run: state.run.token, lead: String(state.lead.hours) });
-  const next = tileLayer(`${API}tile/{z}/{x}/{y}?${q}`, {
+  // The catalog names the tile route of each lead; the fallback spells out the same route.
+  const url = state.lead.route ? rootRelative(state.lead.route) : `${API}tile/{z}/{x}/{y}?${q}`;
+  const next = tileLayer(url, {
     bounds: boundsOf(l),
     minNativeZoom: l.minzoom ?? 0,
     maxNativeZoom: Math.min(l.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
@@ -199,7 +205,7 @@ async function showValue(clicked) {
   };
   if (!layer) return show(el("div", "", "No forecast layer is shown."));
   if (!boundsOf(layer).contains(where)) {
-    return show(el("div", "", `Outside the area of ${layer.group} (${formatLatLon(where.lat, where.lng)}).`));
+    return show(el("div", "", `Outside the area of ${groupName(layer)} (${formatLatLon(where.lat, where.lng)}).`));
   }
   show(el("div", "", "Loading…"));
   const q = new URLSearchParams({
@@ -221,10 +227,12 @@ async function showValue(clicked) {
   if (seq !== clickSeq) return; // a later click owns the popup now
   const hasValue = v.value !== null && v.value !== undefined;
   const interval = intervalText(v.temporal);
+  // The value route names the accumulation window; its times are UTC ISO strings without a zone.
+  const span = v.interval ? ` (${v.interval.start.slice(11, 16)}–${v.interval.end.slice(11, 16)} UTC)` : "";
   show(
     el("div", "value-title", describe(layer)),
     el("div", "value", hasValue ? `${formatNumber(v.value)} ${v.units}` : "no data here"),
-    ...(interval && hasValue ? [el("div", "", interval)] : []),
+    ...(interval && hasValue ? [el("div", "", interval + span)] : []),
     el("div", "", `valid ${formatTime(v.valid_time)} (+${v.lead_hours} h)`),
     el("div", "value-node", `grid node ${formatLatLon(v.grid_lat, v.grid_lon)}`),
   );
@@ -240,24 +248,29 @@ function saveView() {
   history.replaceState(null, "", `#${h}`);
 }
 
-/** Coastlines, borders and a faint land fill; 1:50m replaces 1:110m once zoomed in. */
+/** Coastlines, borders and a faint land fill: 1:110m, replaced by 1:50m from DETAIL_ZOOM on. */
 async function drawOutlines() {
-  const coarse = await outlines("110m");
-  const upgrade = async () => {
-    if (map.getZoom() < DETAIL_ZOOM) return;
-    map.off("zoomend", upgrade);
-    await outlines("50m");
-    map.removeLayer(coarse);
+  let scale;
+  let shown;
+  const update = async () => {
+    const wanted = map.getZoom() >= DETAIL_ZOOM ? "50m" : "110m";
+    if (wanted === scale || scale === "50m") return; // never back to the coarse one
+    scale = wanted;
+    if (wanted === "50m") map.off("zoomend", update);
+    const next = await outlines(wanted);
+    if (scale !== wanted) return map.removeLayer(next); // the detailed one was asked for meanwhile
+    if (shown) map.removeLayer(shown);
+    shown = next;
   };
-  map.on("zoomend", upgrade);
-  upgrade();
+  map.on("zoomend", update);
+  await update();
 }
 
 async function outlines(scale) {
   const topo = await (await fetch(`vendor/world-atlas/countries-${scale}.json`)).json();
   const { mesh, feature } = window.topojson;
   const countries = topo.objects.countries;
-  const land = geoJSON(feature(topo, topo.objects.land), {
+  const land = geoJSON(planar(feature(topo, topo.objects.land).features[0].geometry), {
     pane: "land",
     renderer: canvas({ pane: "land" }),
     interactive: false,
@@ -265,8 +278,8 @@ async function outlines(scale) {
   });
   const lines = geoJSON(
     [
-      { type: "Feature", properties: { coast: true }, geometry: mesh(topo, countries, (a, b) => a === b) },
-      { type: "Feature", properties: { coast: false }, geometry: mesh(topo, countries, (a, b) => a !== b) },
+      { type: "Feature", properties: { coast: true }, geometry: planar(mesh(topo, countries, (a, b) => a === b)) },
+      { type: "Feature", properties: { coast: false }, geometry: planar(mesh(topo, countries, (a, b) => a !== b)) },
     ],
     {
       pane: "outlines",
@@ -280,6 +293,47 @@ async function outlines(scale) {
     },
   );
   return layerGroup([land, lines]).addTo(map);
+}
+
+/**
+ * world-atlas is made for spherical drawing (d3-geo), so some rings cross the antimeridian; on
+ * Leaflet's plane each crossing would draw a line round the world. Make every ring continuous
+ * (parts may run past ±180°), close a ring that goes round a pole through that pole, and add the
+ * neighbouring world copies, which the (wrapping) forecast tiles also fill.
+ */
+function planar(geometry) {
+  const { type, coordinates } = geometry;
+  const ring = type === "MultiPolygon";
+  if (!ring && type !== "MultiLineString") throw new Error(`unexpected outline geometry ${type}`);
+  const flat = coordinates.map((part) => (ring ? part.map((r) => unwrap(r, true)) : unwrap(part, false)));
+  const moved = (dx) => (points) => points.map(([lon, lat]) => [lon + dx, lat]);
+  const copies = [-360, 0, 360].flatMap((dx) => flat.map((part) => (ring ? part.map(moved(dx)) : moved(dx)(part))));
+  return { type, coordinates: copies };
+}
+
+function unwrap(points, ring) {
+  let shift = 0;
+  let lonSum = 0;
+  let latSum = 0;
+  const out = points.map(([lon, lat], i) => {
+    const step = i ? lon - points[i - 1][0] : 0;
+    shift += step > 180 ? -360 : step < -180 ? 360 : 0;
+    lonSum += lon + shift;
+    latSum += lat;
+    return [lon + shift, lat];
+  });
+  const recentre = -360 * Math.round(lonSum / out.length / 360);
+  for (const p of out) p[0] += recentre;
+  if (ring && shift !== 0) {
+    const pole = latSum < 0 ? -90 : 90;
+    out.push([out.at(-1)[0], pole], [out[0][0], pole]);
+  }
+  return out;
+}
+
+/** Store groups are "forecast/<name>"; the name alone reads better in a menu. */
+function groupName(l) {
+  return l.group.replace(/^forecast\//, "");
 }
 
 function describe(l) {
@@ -296,16 +350,25 @@ function boundsOf(l) {
   return latLngBounds([s, w], [n, e]);
 }
 
-/** Catalog paths are below the build root, which the server publishes at the site root. */
-function rootRelative(path) {
-  return new URL(path.replace(/^\/+/, ""), document.baseURI).href;
+/** Fits the layer, but only the inhabited latitudes: a whole Mercator world would leave a global layer small. */
+function fitLayer(l) {
+  const b = boundsOf(l);
+  map.fitBounds(latLngBounds([Math.max(b.getSouth(), -60), b.getWest()], [Math.min(b.getNorth(), 75), b.getEast()]));
 }
 
-/** About five significant digits, never exponent notation, no thousands separators. */
+/**
+ * Catalog paths start at the build root, which is where this page is served from; relative, they
+ * keep working behind a path prefix. (No URL(): it would percent-encode a template's braces.)
+ */
+function rootRelative(path) {
+  return path.replace(/^\/+/, "");
+}
+
+/** Five significant digits in plain notation: no exponent, no thousands separators. */
 function formatNumber(v) {
   if (v === 0) return "0";
-  const digits = Math.floor(Math.log10(Math.abs(v)));
-  return digits >= 0 ? v.toFixed(Math.max(0, 4 - digits)) : String(Number(v.toPrecision(3)));
+  const magnitude = Math.floor(Math.log10(Math.abs(v)));
+  return v.toFixed(Math.min(12, Math.max(0, 4 - magnitude)));
 }
 
 const TIME = new Intl.DateTimeFormat("en-GB", {

@@ -1,8 +1,10 @@
 // commander wiring only: each command lives in its own file and calls into the domain.
 import { Command, CommanderError } from "commander";
 import { GridcastError } from "../errors.ts";
+import { registerBuild } from "./build.ts";
 import { registerInspect } from "./inspect.ts";
 import { registerKeys } from "./keys.ts";
+import { registerPublish } from "./publish.ts";
 import { registerSample } from "./sample.ts";
 import { registerServe } from "./serve.ts";
 
@@ -14,6 +16,8 @@ export function buildProgram(): Command {
     .exitOverride();
   registerInspect(program);
   registerSample(program);
+  registerBuild(program);
+  registerPublish(program);
   registerServe(program);
   registerKeys(program);
   return program;

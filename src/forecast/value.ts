@@ -5,10 +5,10 @@ import { InvalidParameterError, NotFoundError } from "../errors.ts";
 import type { Temporal } from "../registry/registry.ts";
 import type { Range } from "../store/array.ts";
 import { isoNoZone } from "../store/describe.ts";
+import type { Store } from "../store/store.ts";
 import { covers, nearestNode } from "./grid-select.ts";
 import { findMapLayer, parseRunParam, runIndexOf } from "./layers.ts";
 import { latestRun } from "./select.ts";
-import type { Store } from "../store/store.ts";
 
 export interface ValueRequest {
   layer: string;

@@ -28,7 +28,7 @@ export async function startServer(
   settings: Settings,
   opts: { log?: (e: Record<string, unknown>) => void; webDir?: string } = {},
 ): Promise<Running> {
-  const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb });
+  const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb, timeoutMs: settings.store_timeout_ms });
   const ledger = await openLedger(settings.db);
   const ctx: AppContext = {
     settings,

@@ -16,9 +16,22 @@ const encoder = new TextEncoder();
 /** zarrita's view of the backend: metadata documents we already hold are served from memory. */
 export function zarritaStore(backend: Backend, known: Map<string, Uint8Array>) {
   const rel = (key: string) => (key.startsWith("/") ? key.slice(1) : key);
+  const metaKeys = [...known.keys()];
   return {
     async get(key: string) {
-      return known.get(rel(key)) ?? backend.get(rel(key));
+      const k = rel(key);
+      const hit = known.get(k);
+      if (hit) return hit;
+      const got = await backend.get(k);
+      // A missing chunk normally means "all fill value". If the array's own metadata has gone too,
+      // the group was removed or replaced underneath us: that is an outage, not a field of NaN.
+      if (got === undefined && metaKeys.length > 0) {
+        const still = await Promise.all(metaKeys.map((m) => backend.get(m)));
+        if (still.every((b) => b === undefined)) {
+          throw new StoreUnavailableError("the forecast data is not available right now");
+        }
+      }
+      return got;
     },
     // Sharded arrays read each shard's index and inner chunks by byte range.
     async getRange(key: string, range: RangeQuery) {

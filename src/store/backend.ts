@@ -221,7 +221,7 @@ function sliceRange(bytes: Uint8Array | undefined, range: RangeQuery): Uint8Arra
   return bytes.subarray(range.offset, range.offset + range.length);
 }
 
-export function openBackend(root: string): CountingBackend {
-  const inner = /^https?:\/\//i.test(root) ? new HttpBackend(root) : new DirectoryBackend(root);
+export function openBackend(root: string, timeoutMs?: number): CountingBackend {
+  const inner = /^https?:\/\//i.test(root) ? new HttpBackend(root, timeoutMs) : new DirectoryBackend(root);
   return new CountingBackend(inner);
 }

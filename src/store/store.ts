@@ -12,6 +12,8 @@ import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metad
 
 export interface StoreOptions {
   cacheMb?: number;
+  /** Per-read timeout of http(s) stores. */
+  timeoutMs?: number;
   registry?: Registry;
 }
 
@@ -29,7 +31,7 @@ export class Store {
 
   constructor(root: string, opts: StoreOptions = {}) {
     this.root = root;
-    this.backend = openBackend(root);
+    this.backend = openBackend(root, opts.timeoutMs);
     this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024);
     this.registry = opts.registry ?? defaultRegistry;
   }

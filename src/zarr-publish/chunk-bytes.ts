@@ -1,7 +1,7 @@
 // The bytes served for one chunk of a published array: stored bytes as they are when the encoding
 // passes through, otherwise the decoded chunk re-encoded (kept in a small byte-budgeted cache so a
 // client re-reading a chunk does not pay for zstd again).
-import { CorruptDataError, NotFoundError } from "../errors.ts";
+import { CorruptDataError, NotFoundError, StoreUnavailableError } from "../errors.ts";
 import { ChunkCache } from "../store/chunk-cache.ts";
 import type { Store } from "../store/store.ts";
 import { compress, inCOrder, type Values, valueBytes } from "./chunk-codec.ts";
@@ -45,6 +45,11 @@ export class ChunkBytes {
     if (a.encoding.passthrough) {
       const stored = await this.#store.rawBytes(src.sourceKey(coords));
       if (stored) return stored;
+      // Missing metadata too means the group went away under us: an outage, not a chunk of fill.
+      const meta = src.array.meta;
+      if (!(await this.#store.rawBytes(`${meta.path}/${meta.format === 3 ? "zarr.json" : ".zarray"}`))) {
+        throw new StoreUnavailableError("the forecast data is not available right now");
+      }
       if (view === 2 && a.fill.v2ServesAbsent) return this.#once(a, () => this.#filled(a));
       throw new NotFoundError("no such chunk");
     }

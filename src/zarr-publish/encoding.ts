@@ -79,7 +79,7 @@ export function planEncoding(meta: NodeMeta): Encoding {
   const cfg = (first.configuration ?? {}) as Json;
   const endian: Endian = cfg.endian === "big" ? "big" : "little";
   const rest = chain.slice(1);
-  if (rest.length > 1) return reencoded("more than one bytes codec");
+  if (rest.length > 1) return reencoded("several bytes-to-bytes codecs");
   if (rest.length === 0) {
     return { passthrough: true, endian, v2Compressor: null, v3Codecs: [{ name: "bytes", configuration: { endian } }] };
   }

@@ -2,10 +2,18 @@
 // sharded, one with a crc32c checksum after zstd, one integer array whose v3 fill_value (0) differs
 // from its CF _FillValue and that lacks a chunk. None of these codec chains has a v2 equivalent
 // (or, for the fill case, the v2 view must serve the missing chunk), so they exercise re-encoding.
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
-type Json = Record<string, any>;
+interface ArrayDoc {
+  shape: number[];
+  fill_value: unknown;
+  codecs: Record<string, unknown>[];
+  chunk_grid: { configuration: { chunk_shape: number[] } };
+}
+interface GroupDoc {
+  consolidated_metadata?: { metadata?: Record<string, ArrayDoc> };
+}
 
 const CRC_TABLE = (() => {
   const t = new Uint32Array(256);
@@ -32,13 +40,13 @@ function withCrc(bytes: Uint8Array): Uint8Array {
 }
 
 /** Rewrite an array's zarr.json and its entry in the group's consolidated metadata. */
-function editMeta(store: string, array: string, edit: (doc: Json) => void): Json {
+function editMeta(store: string, array: string, edit: (doc: ArrayDoc) => void): ArrayDoc {
   const file = join(store, array, "zarr.json");
-  const doc = JSON.parse(readFileSync(file, "utf8"));
+  const doc = JSON.parse(readFileSync(file, "utf8")) as ArrayDoc;
   edit(doc);
   writeFileSync(file, JSON.stringify(doc));
   const groupFile = join(store, dirname(array), "zarr.json");
-  const group = JSON.parse(readFileSync(groupFile, "utf8"));
+  const group = JSON.parse(readFileSync(groupFile, "utf8")) as GroupDoc;
   const name = array.slice(array.lastIndexOf("/") + 1);
   if (group.consolidated_metadata?.metadata?.[name]) {
     group.consolidated_metadata.metadata[name] = doc;

@@ -4,8 +4,9 @@ import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
 import { embeddingRoutes } from "./embeddings.ts";
 import { healthRoutes } from "./health.ts";
+import { mapRoutes } from "./maps.ts";
 import { weatherRoutes } from "./weather.ts";
 
 export function allRoutes(): RouteDef[] {
-  return [...healthRoutes, ...docsRoutes, ...weatherRoutes, ...dataRoutes, ...embeddingRoutes];
+  return [...healthRoutes, ...docsRoutes, ...mapRoutes, ...weatherRoutes, ...dataRoutes, ...embeddingRoutes];
 }

@@ -69,7 +69,7 @@ export function buildCatalog(manifest: Manifest): Catalog {
 function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][number]["leads"][number]) {
   const [w, s, e, n] = layer.bounds;
   const east = e < w ? e + 360 : e;
-  const centerLon = ((((w + east) / 2 + 180) % 360) + 360) % 360 - 180;
+  const centerLon = (((((w + east) / 2 + 180) % 360) + 360) % 360) - 180;
   return {
     tilejson: "3.0.0",
     name: `${layer.long_name} (${layer.id}), run ${run}, +${lead.hours} h`,
@@ -80,7 +80,11 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
     minzoom: layer.minzoom,
     maxzoom: layer.maxzoom,
     bounds: layer.bounds,
-    center: [Math.round(centerLon * 1000) / 1000, Math.round(((s + n) / 2) * 1000) / 1000, layer.kind === "global" ? 1 : 4],
+    center: [
+      Math.round(centerLon * 1000) / 1000,
+      Math.round(((s + n) / 2) * 1000) / 1000,
+      layer.kind === "global" ? 1 : 4,
+    ],
     legend: layer.legend.json,
   };
 }

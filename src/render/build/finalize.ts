@@ -39,7 +39,8 @@ export interface Finalized {
 
 /** Store errors with the store named: one line an operator can act on. */
 export function storeError(root: string, e: unknown): unknown {
-  if (e instanceof CorruptDataError) return new CorruptDataError(`cannot read the store ${root}: ${e.message}`, {}, { cause: e });
+  if (e instanceof CorruptDataError)
+    return new CorruptDataError(`cannot read the store ${root}: ${e.message}`, {}, { cause: e });
   if (e instanceof GridcastError && !(e instanceof ConfigError)) {
     return new StoreUnavailableError(`cannot read the store ${root}: ${e.message}`, {}, { cause: e });
   }

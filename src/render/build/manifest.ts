@@ -82,13 +82,18 @@ export function mergeShards(buildId: string, shards: Manifest[]): Manifest {
   const entries = shards.flatMap((m) => m.entries).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const expected = first.layers.reduce((n, l) => n + l.runs.reduce((k, r) => k + r.leads.length, 0), 0);
   if (entries.length !== expected || new Set(entries.map((e) => e.key)).size !== expected) {
-    throw new ConfigError(`build ${buildId}: the shards hold ${entries.length} layer-run-leads, the plan has ${expected}`);
+    throw new ConfigError(
+      `build ${buildId}: the shards hold ${entries.length} layer-run-leads, the plan has ${expected}`,
+    );
   }
   return {
     ...first,
     shard: null,
     shards: count,
-    created_at: shards.map((m) => m.created_at).sort().at(-1)!,
+    created_at: shards
+      .map((m) => m.created_at)
+      .sort()
+      .at(-1)!,
     entries,
     totals: totalsOf(first.layers, entries),
   };

@@ -95,9 +95,10 @@ export interface Plan {
 const sha = (value: unknown): string => createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
 
 /**
- * What the pixels of a variable depend on in the store's metadata. The lengths of the run and
- * lead axes are left out on purpose: a new forecast cycle appends a run, and the runs already
- * published must keep their fingerprints (forecast runs are written once, never rewritten).
+ * What the pixels of a variable depend on in the store's metadata (chunk bytes are not read: that
+ * would cost as much as rendering on an HTTP store). The lengths of the run and lead axes are left
+ * out on purpose: a new cycle appends a run, and the runs already published keep their
+ * fingerprints. A run rewritten in place with identical metadata needs `build --no-reuse`.
  */
 export function sourceRevision(group: ForecastGroup, v: GroupVariable): string {
   const a = v.array;
@@ -111,6 +112,7 @@ export function sourceRevision(group: ForecastGroup, v: GroupVariable): string {
     fill: a.meta.array?.fill_value,
     packing: a.packing,
     attrs: a.meta.attrs,
+    groupAttrs: group.attrs,
     levels: group.levels ?? null,
     lat: [grid.lat[0], grid.lat.at(-1), grid.lat.length],
     lon: [grid.lon[0], grid.lon.at(-1), grid.lon.length],

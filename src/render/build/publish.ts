@@ -84,7 +84,13 @@ export function acquireLock(out: string, buildId: string, shard: string | null):
   mkdirSync(dir, { recursive: true });
   const name = shard ? `${buildId}.shard-${shard.replace("/", "-of-")}.lock` : EXCLUSIVE_LOCK;
   const path = join(dir, name);
-  const info: LockInfo = { pid: process.pid, host: hostname(), build_id: buildId, shard, started: new Date().toISOString() };
+  const info: LockInfo = {
+    pid: process.pid,
+    host: hostname(),
+    build_id: buildId,
+    shard,
+    started: new Date().toISOString(),
+  };
   for (let attempt = 0; ; attempt++) {
     try {
       writeFileSync(path, JSON.stringify(info), { flag: "wx" });

@@ -40,7 +40,12 @@ export interface LeadResult {
 const PROGRESS_EVERY = 256;
 
 /** The (lat, lon) field of one run, lead and level, in C order whatever the storage order. */
-async function readField(v: GroupVariable, run: number, lead: number, level: number | null): Promise<Float32Array | Float64Array> {
+async function readField(
+  v: GroupVariable,
+  run: number,
+  lead: number,
+  level: number | null,
+): Promise<Float32Array | Float64Array> {
   const region = v.roles.map((role, d): Range => {
     if (role === "time") return [run, run + 1];
     if (role === "lead") return [lead, lead + 1];
@@ -128,7 +133,15 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       if (linked === job.tilesPerLead) {
         ctx.onTiles(linked);
         const { uniform, bytes } = lead.reuse;
-        results.push({ key: lead.key, fingerprint: lead.fingerprint, tiles: linked, uniform, encoded: 0, bytes, reused: true });
+        results.push({
+          key: lead.key,
+          fingerprint: lead.fingerprint,
+          tiles: linked,
+          uniform,
+          encoded: 0,
+          bytes,
+          reused: true,
+        });
         continue;
       }
       ctx.writer.removeTree(join(ctx.buildDir, lead.dir));

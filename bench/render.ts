@@ -1,0 +1,135 @@
+// Tile pipeline throughput: the full z0..7 pyramid (21,845 tiles) of one 0.25° global layer (demo
+// store, t2m, latest run, first lead) through the real build — store read, resampling, PNG
+// encoding, files and hard links on `concurrency` worker threads — against an encode-only
+// baseline measured in the same run: as many encodeIndexedPng calls as the build made, on ready
+// index buffers of the same field, on the same number of threads. Target ratio ≥ 0.6.
+//   node bench/render.ts [--out DIR] [--all]     (--all: also time a build of every demo layer)
+import { mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { latestRun } from "../src/forecast/select.ts";
+import { runBuild } from "../src/render/build/run.ts";
+import { buildPalette } from "../src/render/colormap.ts";
+import { encodeIndexedPng } from "../src/render/png.ts";
+import { createLevelSampler, isUniform } from "../src/render/resample.ts";
+import { MAX_ZOOM, TILE_SIZE } from "../src/render/tiles.ts";
+import { Store } from "../src/store/store.ts";
+import { type BenchRow, benchStore, printRows } from "./lib.ts";
+
+/** Ready index buffers each baseline thread cycles through (32 MiB), spread over the pyramid. */
+const READY = 512;
+
+interface BaselineInit {
+  store: string;
+  calls: number;
+}
+
+/** Baseline thread: sample real tiles untimed, then time `calls` encodes of them. */
+async function baselineWorker(init: BaselineInit): Promise<void> {
+  const store = new Store(init.store);
+  const group = await store.forecastGroup("forecast/global");
+  const v = group.variables.get("t2m")!;
+  const run = latestRun(group);
+  const region = v.roles.map((r, d): [number, number] => {
+    if (r === "time") return [run, run + 1];
+    return r === "lat" || r === "lon" ? [0, v.array.shape[d]] : [0, 1];
+  });
+  const field = await v.array.read(region);
+  const palette = buildPalette(v.entry.style!);
+  const tiles: Uint8Array[] = [];
+  const total = ((4 ** (MAX_ZOOM + 1) - 1) / 3) | 0;
+  const stride = Math.max(1, Math.floor(total / READY));
+  let k = 0;
+  for (let z = 0; z <= MAX_ZOOM; z++) {
+    const sampler = createLevelSampler(group.grid, z);
+    for (let x = 0; x < 2 ** z; x++) {
+      for (let y = 0; y < 2 ** z; y++) {
+        if (k++ % stride !== 0) continue;
+        const indices = sampler.renderTile(x, y, field, palette);
+        if (!isUniform(indices)) tiles.push(indices);
+      }
+    }
+  }
+  parentPort!.postMessage({ ready: true });
+  await new Promise((go) => parentPort!.once("message", go));
+  const t0 = performance.now();
+  for (let i = 0; i < init.calls; i++) encodeIndexedPng(tiles[i % tiles.length], TILE_SIZE, TILE_SIZE, palette.rgba);
+  parentPort!.postMessage({ ms: performance.now() - t0 });
+}
+
+/** Wall time of `calls` encodes split over `threads` threads, started together once all are ready. */
+async function encodeOnly(store: string, calls: number, threads: number): Promise<number> {
+  const workers = Array.from({ length: threads }, (_, i) => {
+    const share = Math.floor(calls / threads) + (i < calls % threads ? 1 : 0);
+    return new Worker(new URL(import.meta.url), { workerData: { store, calls: share } satisfies BaselineInit });
+  });
+  const next = (w: Worker) =>
+    new Promise<Record<string, number>>((ok, fail) => w.once("message", ok).once("error", fail));
+  await Promise.all(workers.map(next));
+  const t0 = performance.now();
+  const done = workers.map(next);
+  for (const w of workers) w.postMessage("go");
+  await Promise.all(done);
+  const ms = performance.now() - t0;
+  await Promise.all(workers.map((w) => w.terminate()));
+  return ms / 1000;
+}
+
+export async function run(opts: { out?: string; all?: boolean } = {}): Promise<BenchRow[]> {
+  const store = await benchStore("demo");
+  const concurrency = Math.min(2, availableParallelism());
+  const base = opts.out ?? tmpdir();
+  const out = mkdtempSync(join(base, "gridcast-bench-render-"));
+  try {
+    const one = await runBuild({
+      store,
+      out,
+      groups: ["global"],
+      vars: ["t2m"],
+      leads: [0],
+      concurrency,
+      reuse: false,
+      progress: false,
+      webDir: null,
+    });
+    const pipelineRate = one.totals.tiles / one.render_seconds;
+    const baselineSeconds = await encodeOnly(store, one.totals.encoded, concurrency);
+    const baselineRate = one.totals.tiles / baselineSeconds;
+    const rows: BenchRow[] = [
+      {
+        bench: `render z0-7 pyramid, 1 layer, ${concurrency} threads`,
+        figure: "tiles/s (read+sample+encode+write)",
+        value: pipelineRate,
+        baseline: `encode-only, ${one.totals.encoded} calls → tiles/s`,
+        baselineValue: baselineRate,
+        ratio: pipelineRate / baselineRate,
+        target: 0.6,
+        note: `${one.totals.tiles} tiles in ${one.render_seconds.toFixed(2)} s vs ${baselineSeconds.toFixed(2)} s; out on ${base}`,
+      },
+    ];
+    if (opts.all) {
+      const all = await runBuild({ store, out, concurrency, reuse: false, progress: process.stderr, webDir: null });
+      rows.push({
+        bench: "build demo store, every layer of the latest run",
+        figure: "tiles/s",
+        value: all.totals.tiles / all.render_seconds,
+        baseline: "single-layer pipeline tiles/s",
+        baselineValue: pipelineRate,
+        ratio: all.totals.tiles / all.render_seconds / pipelineRate,
+        note: `${all.totals.tiles} tiles, ${all.totals.layers} layers, ${all.seconds.toFixed(1)} s in all`,
+      });
+    }
+    return rows;
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+if (!isMainThread) {
+  await baselineWorker(workerData as BaselineInit);
+} else if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const at = args.indexOf("--out");
+  printRows(await run({ out: at >= 0 ? args[at + 1] : undefined, all: args.includes("--all") }));
+}

@@ -1,0 +1,105 @@
+import type { Command } from "commander";
+import { ConfigError } from "../errors.ts";
+import { type BuildReport, runBuild } from "../render/build/run.ts";
+import { printJson, settingsFor } from "./settings.ts";
+
+interface BuildFlags {
+  store?: string;
+  out?: string;
+  maxZoom: string;
+  groups?: string;
+  vars?: string;
+  runs: string;
+  leads?: string;
+  concurrency?: string;
+  shard?: string;
+  buildId?: string;
+  keepBuilds?: string;
+  reuse: boolean;
+  json?: boolean;
+}
+
+const list = (s: string | undefined): string[] | undefined =>
+  s === undefined
+    ? undefined
+    : s
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean);
+
+function integer(flag: string, s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  if (!/^\d+$/.test(s.trim())) throw new ConfigError(`${flag} must be a non-negative integer, got "${s}"`);
+  return Number(s);
+}
+
+function leadHours(s: string | undefined): number[] | undefined {
+  return list(s)?.map((x) => {
+    const h = Number(x);
+    if (!/^\d+(\.\d+)?$/.test(x) || !Number.isFinite(h))
+      throw new ConfigError(`--leads takes hours like 0,6,12; got "${x}"`);
+    return h;
+  });
+}
+
+function shardOf(s: string | undefined): { index: number; count: number } | undefined {
+  if (s === undefined) return undefined;
+  const m = /^(\d+)\/(\d+)$/.exec(s.trim());
+  if (!m) throw new ConfigError(`--shard must look like k/n (e.g. 1/4), got "${s}"`);
+  return { index: Number(m[1]), count: Number(m[2]) };
+}
+
+function summary(r: BuildReport, out: string): string {
+  const t = r.totals;
+  const lines = [
+    `build ${r.build_id}${r.shard ? ` shard ${r.shard.index}/${r.shard.count}` : ""}: ${t.layers} layers, ` +
+      `${t.entries} layer-run-leads (${t.rendered} rendered, ${t.reused} reused), ${t.tiles} tiles ` +
+      `in ${r.render_seconds.toFixed(1)} s (${Math.round(r.tiles_per_second)} tiles/s); ${r.seconds.toFixed(1)} s in all`,
+  ];
+  if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
+  else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
+  if (r.embeddings) lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);
+  if (r.removed.length) lines.push(`removed old builds: ${r.removed.join(", ")}`);
+  if (r.cleaned.length) lines.push(`removed partial builds left by killed builds: ${r.cleaned.join(", ")}`);
+  return `${lines.join("\n")}\n`;
+}
+
+export function registerBuild(program: Command): void {
+  program
+    .command("build")
+    .description("pre-render every map tile, the forecast catalog and the locate indexes, then publish atomically")
+    .option("-s, --store <root>", "store root: directory or http(s) URL")
+    .option("-o, --out <dir>", "build output directory (builds/ and the current link)")
+    .option("--max-zoom <z>", "highest zoom level rendered, 0..7", "7")
+    .option("--groups <list>", "comma-separated groups (forecast/global or global); default every group")
+    .option("--vars <list>", "comma-separated variables (names or aliases); default every one with a map style")
+    .option("--runs <which>", "latest | all", "latest")
+    .option("--leads <hours>", "comma-separated lead times in hours; default every lead")
+    .option("--concurrency <n>", "worker threads (default: one per core)")
+    .option("--shard <k/n>", "render part k of n into the shared partial build (needs --build-id), then `publish`")
+    .option("--build-id <id>", "name of the build directory (default: a UTC timestamp)")
+    .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
+    .option("--no-reuse", "render every tile, even those the published build already has")
+    .option("--json", "print the report as JSON")
+    .action(async (opts: BuildFlags, cmd: Command) => {
+      const settings = settingsFor(cmd, { store: opts.store, out: opts.out, keep_builds: opts.keepBuilds });
+      if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
+      const report = await runBuild({
+        store: settings.store,
+        out: settings.out,
+        maxZoom: integer("--max-zoom", opts.maxZoom),
+        groups: list(opts.groups),
+        vars: list(opts.vars),
+        runs: opts.runs,
+        leads: leadHours(opts.leads),
+        concurrency: integer("--concurrency", opts.concurrency),
+        shard: shardOf(opts.shard),
+        buildId: opts.buildId,
+        keepBuilds: settings.keep_builds,
+        cacheMb: settings.chunk_cache_mb,
+        reuse: opts.reuse,
+      });
+      if (opts.json) return printJson(report);
+      process.stdout.write(summary(report, settings.out));
+    });
+}

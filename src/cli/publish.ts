@@ -1,0 +1,40 @@
+import type { Command } from "commander";
+import { publishShards } from "../render/build/finalize.ts";
+import { printJson, settingsFor } from "./settings.ts";
+
+interface PublishFlags {
+  out?: string;
+  store?: string;
+  buildId: string;
+  keepBuilds?: string;
+  json?: boolean;
+}
+
+export function registerPublish(program: Command): void {
+  program
+    .command("publish")
+    .description("merge the shards of a build, write its catalog, TileJSON, legends and indexes, and publish it")
+    .requiredOption("--build-id <id>", "the build the shards wrote (their --build-id)")
+    .option("-o, --out <dir>", "build output directory")
+    .option("-s, --store <root>", "store for the embedding indexes (default: the one the shards rendered from)")
+    .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
+    .option("--json", "print the report as JSON")
+    .action(async (opts: PublishFlags, cmd: Command) => {
+      const settings = settingsFor(cmd, { out: opts.out, keep_builds: opts.keepBuilds });
+      const r = await publishShards({
+        out: settings.out,
+        buildId: opts.buildId,
+        store: opts.store,
+        keepBuilds: settings.keep_builds,
+        cacheMb: settings.chunk_cache_mb,
+      });
+      if (opts.json) return printJson(r);
+      const lines = [
+        `published ${settings.out}/current -> builds/${r.build_id}: ${r.shards} shards, ${r.totals.entries} ` +
+          `layer-run-leads (${r.totals.rendered} rendered, ${r.totals.reused} reused), ${r.totals.tiles} tiles`,
+        `embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`,
+      ];
+      if (r.removed.length) lines.push(`removed old builds: ${r.removed.join(", ")}`);
+      process.stdout.write(`${lines.join("\n")}\n`);
+    });
+}

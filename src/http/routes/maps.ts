@@ -1,0 +1,141 @@
+// Public map routes: the forecast catalog and tiles from the published build, and the click value
+// read live through the store. Nothing here exposes a raw array.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { NotFoundError, StoreUnavailableError } from "../../errors.ts";
+import { parseRunParam } from "../../forecast/layers.ts";
+import { layerValue } from "../../forecast/value.ts";
+import { emptyTilePng } from "../../render/empty-tile.ts";
+import { type Catalog as CatalogDoc, type CatalogLayer, EMPTY_TILE, runToken, tileDir } from "../../render/layout.ts";
+import type { Snapshot } from "../../render/published.ts";
+import { validateTile } from "../../render/tiles.ts";
+import { isoNoZone } from "../../store/describe.ts";
+import type { AppContext } from "../context.ts";
+import { route } from "../route.ts";
+import { Problem } from "../schemas/common.ts";
+import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery } from "../schemas/maps.ts";
+
+/** A tile named by its run never changes; one that follows "latest" does at the next build. */
+const TILE_PINNED = "public, max-age=31536000, immutable";
+const FOLLOWS_LATEST = "public, max-age=60";
+const VALUE_PINNED = "public, max-age=86400";
+
+const NOT_PUBLISHED = {
+  description: "Nothing has been published yet (run gridcast build)",
+  content: { "application/problem+json": { schema: Problem } },
+};
+
+async function published(app: AppContext): Promise<Snapshot & { catalog: CatalogDoc }> {
+  const snap = await app.published.current();
+  if (!snap?.catalog) throw new StoreUnavailableError("no forecast build has been published yet");
+  return snap as Snapshot & { catalog: CatalogDoc };
+}
+
+function catalogLayer(catalog: CatalogDoc, id: string): CatalogLayer {
+  const layer = catalog.layers.find((l) => l.id === id);
+  if (!layer) throw new NotFoundError(`no layer "${id}" in the published catalog`, { param: "layer" });
+  return layer;
+}
+
+/** The run and lead a tile request names, defaulting to the latest run and its first lead. */
+function pick(layer: CatalogLayer, run: string | undefined, lead: number | undefined) {
+  const token = run === undefined ? undefined : runToken(isoNoZone(parseRunParam(run)));
+  const r = token === undefined ? layer.runs.at(-1) : layer.runs.find((x) => x.token === token);
+  if (!r) {
+    throw new NotFoundError(`layer ${layer.id} has no published run ${run}`, {
+      param: "run",
+      available: layer.runs.map((x) => x.run),
+    });
+  }
+  const l = lead === undefined ? r.leads[0] : r.leads.find((x) => x.hours === lead);
+  if (!l) {
+    throw new NotFoundError(`run ${r.run} of layer ${layer.id} has no lead time ${lead} h`, {
+      param: "lead",
+      available: r.leads.map((x) => x.hours),
+    });
+  }
+  return { token: r.token, hours: l.hours };
+}
+
+async function readOptional(path: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw e;
+  }
+}
+
+export const mapRoutes = [
+  route({
+    method: "GET",
+    path: "/api/forecast/catalog",
+    operationId: "getForecastCatalog",
+    summary: "Forecast map layers, their runs and lead times",
+    description:
+      "The catalog of the published build: every forecast/* layer (group × variable × level) with units, temporal " +
+      "semantics, colour style, legend links, bounds, zoom range, and per run and lead the valid time, the static " +
+      "tile path, the tile route and the TileJSON. 503 until a build has been published.",
+    tags: ["maps"],
+    auth: "public",
+    responses: {
+      200: { description: "Catalog", content: { "application/json": { schema: Catalog } } },
+      503: NOT_PUBLISHED,
+    },
+    handler: async ({ app }) => ({ json: (await published(app)).catalog, cache: FOLLOWS_LATEST }),
+  }),
+  route({
+    method: "GET",
+    path: "/api/forecast/tile/{z}/{x}/{y}",
+    operationId: "getForecastTile",
+    summary: "A pre-rendered 256 px PNG map tile (Web Mercator, XYZ, zoom 0..7)",
+    description:
+      "Served from the published build. Outside a regional layer's coverage the answer is a transparent tile. " +
+      "Cached for a year (immutable) when the run is named, for a minute when it defaults to the latest run. " +
+      "400 for a tile address off the z0..7 pyramid; 404 for an unknown layer, run or lead.",
+    tags: ["maps"],
+    auth: "public",
+    pathParams: TilePath,
+    query: TileQuery,
+    responses: {
+      200: { description: "PNG tile", content: { "image/png": { schema: { type: "string", format: "binary" } } } },
+      503: NOT_PUBLISHED,
+    },
+    handler: async ({ app, params, query }) => {
+      const { z, x, y } = params as unknown as { z: number; x: number; y: number };
+      validateTile(z, x, y);
+      const q = query as { layer: string; run?: string; lead?: number };
+      const snap = await published(app);
+      const { token, hours } = pick(catalogLayer(snap.catalog, q.layer), q.run, q.lead);
+      const body =
+        (await readOptional(join(snap.dir, tileDir(q.layer, token, hours), String(z), String(x), `${y}.png`))) ??
+        (await readOptional(join(snap.dir, EMPTY_TILE))) ??
+        emptyTilePng();
+      return { body, type: "image/png", cache: q.run === undefined ? FOLLOWS_LATEST : TILE_PINNED };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/forecast/value",
+    operationId: "getForecastValue",
+    summary: "The value of a map layer at a clicked position",
+    description:
+      "Reads the grid node nearest to the point (the node whose colour the tile shows there) for one run and lead, " +
+      "one cell through the chunk cache. value is null where the field is missing or the point lies outside the " +
+      "layer's grid. Without run, the latest published run of the layer (or the store's latest) is used.",
+    tags: ["maps"],
+    auth: "public",
+    heavy: true,
+    query: ValueQuery,
+    responses: { 200: { description: "Value", content: { "application/json": { schema: LayerValue } } } },
+    handler: async ({ app, query }) => {
+      const q = query as { layer: string; run?: string; lead?: number; lat: number; lon: number };
+      let run = q.run;
+      // Default to what the map shows: the catalog's latest run, which may lag the store's newest.
+      if (run === undefined)
+        run = (await app.published.current())?.catalog?.layers.find((l) => l.id === q.layer)?.runs.at(-1)?.token;
+      const value = await layerValue(app.store, { ...q, run });
+      return { json: value, cache: q.run === undefined ? FOLLOWS_LATEST : VALUE_PINNED };
+    },
+  }),
+];

@@ -1,0 +1,109 @@
+// Request and response schemas of the public map routes (catalog, tile, value).
+import Type from "typebox";
+import { Lat, Lon, Temporal } from "./common.ts";
+
+export const LayerParam = Type.String({
+  minLength: 1,
+  maxLength: 160,
+  description: "Layer id from the catalog: <group name>.<variable>[.<level>], e.g. global.t2m or global.t.500",
+});
+
+export const RunParam = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  description:
+    "Forecast run: its initialisation time in ISO 8601 (UTC when no zone is given, e.g. 2026-11-20T12:00) or " +
+    "its token from the catalog (20261120T1200). Default: the latest run",
+});
+
+export const LeadParam = Type.Number({
+  minimum: 0,
+  description: "Lead time in hours after the run, one of the layer's leads in the catalog. Default: the first lead",
+});
+
+export const TilePath = Type.Object({
+  z: Type.Integer({ description: "Zoom level, 0..7" }),
+  x: Type.Integer({ description: "Tile column, 0..2^z-1, counted east from 180° W (XYZ scheme)" }),
+  y: Type.Integer({ description: "Tile row, 0..2^z-1, counted south from the top of the Web Mercator square" }),
+});
+
+export const TileQuery = Type.Object({
+  layer: LayerParam,
+  run: Type.Optional(RunParam),
+  lead: Type.Optional(LeadParam),
+});
+
+export const ValueQuery = Type.Object({
+  layer: LayerParam,
+  run: Type.Optional(RunParam),
+  lead: Type.Optional(LeadParam),
+  lat: Lat,
+  lon: Lon,
+});
+
+const NullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+
+export const LayerValue = Type.Object({
+  layer: Type.String(),
+  group: Type.String({ description: "Forecast group the layer is drawn from (forecast/<name>)" }),
+  variable: Type.String({ description: "Canonical variable name" }),
+  units: Type.String(),
+  value: NullableNumber("Value at the grid node nearest to the point; null where missing or outside the grid"),
+  valid_time: Type.String({ description: "Run time plus lead, ISO 8601 without zone (UTC)" }),
+  run: Type.String({ description: "Initialisation time of the run, ISO 8601 without zone (UTC)" }),
+  lead_hours: Type.Number(),
+  level: NullableNumber("Level (hPa) of the layer; null for single-level variables"),
+  grid_lat: NullableNumber("Latitude of the grid node read; null outside the grid"),
+  grid_lon: NullableNumber("Longitude of the grid node read (-180..180); null outside the grid"),
+  temporal: Temporal,
+  interval: Type.Optional(
+    Type.Object(
+      { start: Type.String(), end: Type.String() },
+      { description: "Accumulated variables: the interval the amount covers" },
+    ),
+  ),
+});
+
+const CatalogLead = Type.Object({
+  hours: Type.Number(),
+  valid_time: Type.String(),
+  tiles: Type.String({ description: "Static tile URL template below the build root ({z}/{x}/{y})" }),
+  route: Type.String({ description: "The same tiles through /api/forecast/tile" }),
+  tilejson: Type.String({ description: "TileJSON 3.0.0 document of this layer, run and lead" }),
+});
+
+const CatalogLayer = Type.Object({
+  id: Type.String(),
+  group: Type.String(),
+  variable: Type.String(),
+  level: Type.Union([Type.Number(), Type.Null()]),
+  level_units: Type.Union([Type.String(), Type.Null()]),
+  long_name: Type.String(),
+  units: Type.String(),
+  temporal: Temporal,
+  style: Type.Object({ colormap: Type.String(), min: Type.Number(), max: Type.Number() }),
+  legend: Type.Object({ png: Type.String(), json: Type.String() }),
+  kind: Type.Union([Type.Literal("global"), Type.Literal("regional")]),
+  bounds: Type.Array(Type.Number(), {
+    minItems: 4,
+    maxItems: 4,
+    description: "West, south, east, north in degrees; west > east when the layer crosses the antimeridian",
+  }),
+  minzoom: Type.Integer(),
+  maxzoom: Type.Integer(),
+  runs: Type.Array(
+    Type.Object({
+      run: Type.String({ description: "Initialisation time, ISO 8601 without zone (UTC)" }),
+      token: Type.String({ description: "Run token used in tile paths and the run parameter" }),
+      leads: Type.Array(CatalogLead),
+    }),
+    { description: "Published runs, oldest first" },
+  ),
+});
+
+export const Catalog = Type.Object({
+  build_id: Type.String(),
+  generated_at: Type.String(),
+  tile_url_template: Type.String({ description: "Tile route template with {layer}, {run} and {lead} to fill in" }),
+  layers: Type.Array(CatalogLayer),
+});

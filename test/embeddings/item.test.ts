@@ -1,0 +1,120 @@
+// GET /api/embeddings/item/{name}: metadata equal to what zarrita reads directly, only metadata,
+// coordinates and the preview read from the store, and names checked before any store access.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { FileSystemStore } from "@zarrita/storage";
+import * as zarr from "zarrita";
+import { cleanup, get, rawGet, sampleStore, type TestServer } from "../helpers/harness.ts";
+import { expectedItems, latentChunksRead, publishedServer } from "./fixtures.ts";
+
+let storeDir: string;
+let srv: TestServer;
+let key: string;
+const expected = expectedItems();
+const MAP_ITEM = expected.find((n) => n.includes("~map~"))!;
+const VECTOR_ITEM = expected.find((n) => n.includes("~vector~"))!;
+
+before(async () => {
+  storeDir = await sampleStore();
+  srv = await publishedServer(storeDir);
+  key = await srv.key(["embeddings"]);
+});
+after(async () => {
+  await srv.close();
+  cleanup(storeDir);
+});
+
+const item = (name: string, k = key) => get(`${srv.url}/api/embeddings/item/${name}`, { "X-API-Key": k });
+
+async function direct(path: string, name: string) {
+  const arr = await zarr.open(zarr.root(new FileSystemStore(storeDir)).resolve(`embeddings/${path}/${name}`), {
+    kind: "array",
+  });
+  return { arr, data: (await zarr.get(arr)).data as Float32Array | Float64Array };
+}
+
+describe("GET /api/embeddings/item/{name}", () => {
+  for (const name of [MAP_ITEM, VECTOR_ITEM]) {
+    test(`${name.split("~")[4]} item: shape, chunking, coordinates, CRS and preview as stored`, async () => {
+      const path = name.replaceAll("~", "/");
+      const r = await item(name);
+      assert.equal(r.status, 200, r.body.toString());
+      const m = r.json();
+      const latent = (await direct(path, "latent")).arr;
+      assert.deepEqual(m.latent.shape, latent.shape);
+      assert.deepEqual(m.latent.chunks, latent.chunks);
+      assert.equal(m.latent.dtype, latent.dtype);
+      assert.deepEqual(m.latent.dims, ["y", "x", "feature"]);
+      assert.equal(m.feature_count, latent.shape[2]);
+
+      const attrs = JSON.parse(readFileSync(join(storeDir, "embeddings", path, "zarr.json"), "utf8")).attributes;
+      assert.equal(m.crs, attrs.crs);
+      assert.deepEqual(m.transform, attrs.transform);
+      assert.deepEqual(m.bbox, attrs.bbox);
+      assert.equal(m.resolution_m, attrs.resolution_m);
+      assert.deepEqual([m.family, m.product, m.period.id, m.tile], [attrs.family, attrs.product, attrs.period, attrs.mgrs_tile]);
+      assert.equal(m.model_version, attrs.model_version);
+
+      for (const axis of ["x", "y"] as const) {
+        const c = (await direct(path, axis)).data;
+        const got = m.coordinates[axis];
+        assert.deepEqual([got.min, got.max, got.count], [Math.min(...c), Math.max(...c), c.length]);
+        if (c.length > 1) assert.equal(Math.abs(got.step), m.resolution_m);
+      }
+
+      const pv = await direct(path, "preview");
+      assert.deepEqual(m.preview.shape, pv.arr.shape);
+      const flat = m.preview.data.flat(2) as number[];
+      assert.equal(flat.length, pv.data.length);
+      flat.forEach((v, i) => assert.ok(Math.abs(v - pv.data[i]) <= 1e-6 * Math.max(1, Math.abs(pv.data[i])), `preview[${i}]`));
+      assert.equal(m.npy, `/api/embeddings/npy/${name}`);
+    });
+  }
+
+  test("reads the group metadata, x, y and the preview; no latent chunk", async () => {
+    const name = expected.find((n) => n.includes("~tokens~"))!;
+    srv.running.ctx.store.backend.reset();
+    assert.equal((await item(name)).status, 200);
+    const base = `embeddings/${name.replaceAll("~", "/")}`;
+    assert.deepEqual(latentChunksRead(srv), []);
+    assert.deepEqual(srv.running.ctx.store.backend.keysRead(), [
+      `${base}/preview/c/0/0/0`,
+      `${base}/x/c/0`,
+      `${base}/y/c/0`,
+      `${base}/zarr.json`,
+    ]);
+  });
+
+  test("unknown items are 404 and malformed names 400, before any store access", async () => {
+    const missing = "geofm~rf~v1.2~base~map~2026_06_01_2026_08_31~32VKA"; // well formed, not in the catalogue
+    assert.ok(!expected.includes(missing));
+    srv.running.ctx.store.backend.reset();
+    const r404 = await item(missing);
+    assert.equal(r404.status, 404);
+    assert.equal(r404.json().item, missing);
+    for (const bad of ["geofm", "geofm~rf~v1.2~base~map", `${MAP_ITEM}~x`, "...", encodeURIComponent("../../zarr.json")]) {
+      const r = await item(bad);
+      assert.equal(r.status, 400, bad);
+      assert.equal(r.json().param, "name", bad);
+    }
+    assert.deepEqual(srv.running.ctx.store.backend.keysRead(), []);
+    assert.equal(srv.running.ctx.store.backend.lists, 0);
+  });
+
+  test("traversal attempts over a raw socket never reach a store file", async () => {
+    const h = { "X-API-Key": key };
+    for (const raw of [
+      "/api/embeddings/item/..%2f..%2fzarr.json",
+      "/api/embeddings/item/..%2F..%2F..%2Fzarr.json",
+      `/api/embeddings/item/${MAP_ITEM}%00`,
+      `/api/embeddings/item/${MAP_ITEM.replaceAll("~", "%2f")}`,
+      "/api/embeddings/item/../../../zarr.json",
+    ]) {
+      const r = await rawGet(srv.url, raw, h);
+      assert.ok(r.status === 400 || r.status === 404, `${raw}: ${r.status}`);
+      assert.doesNotMatch(r.body.toString(), /zarr_format|node_type/, raw);
+    }
+  });
+});

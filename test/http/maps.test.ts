@@ -1,0 +1,225 @@
+// The public map routes over real HTTP: catalog, pre-rendered tiles (route and static path) and
+// the click value, their caching headers, their errors, and responses true to the OpenAPI schemas.
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import Value from "typebox/value";
+import { buildPalette } from "../../src/render/colormap.ts";
+import type { Catalog } from "../../src/render/layout.ts";
+import { lonLatToTile, pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
+import { Store } from "../../src/store/store.ts";
+import { cleanup, type Got, get, rawGet, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { build, layerField } from "../render/build-fixture.ts";
+import { decodeRgba, pixel } from "../render/decode.ts";
+
+let storeDir: string;
+let srv: TestServer;
+let out: string;
+let dir: string;
+let catalog: Catalog;
+const OLD = "20261120T0000";
+const NEW = "20261120T1200";
+
+before(async () => {
+  storeDir = await sampleStore();
+  srv = await testServer(storeDir);
+  out = srv.running.ctx.settings.out;
+});
+after(async () => {
+  await srv.close();
+  cleanup(storeDir);
+});
+
+const api = (path: string, headers: Record<string, string> = {}) => get(`${srv.url}/api/forecast/${path}`, headers);
+
+function problem(r: Got, status: number, param?: string): void {
+  assert.equal(r.status, status, r.body.toString());
+  assert.equal(r.headers.get("content-type"), "application/problem+json");
+  if (param) assert.equal(r.json().param, param);
+}
+
+async function waitForBuild(id: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const r = await api("catalog");
+    if (r.status === 200 && r.json().build_id === id) return;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  throw new Error(`build ${id} never became visible`);
+}
+
+describe("map routes", () => {
+  test("before any build: catalog and tiles answer 503, values still come from the store", async () => {
+    problem(await api("catalog"), 503);
+    problem(await api("tile/0/0/0?layer=global.t2m"), 503);
+    const v = await api("value?layer=global.t2m&lat=10&lon=20");
+    assert.equal(v.status, 200);
+    assert.equal(v.json().run, "2026-11-20T12:00:00");
+
+    const r = await build({
+      store: storeDir,
+      out,
+      maxZoom: 2,
+      runs: "all",
+      groups: ["global", "europe"],
+      vars: ["t2m", "tp_1h", "t"],
+      leads: [0, 3],
+    });
+    await waitForBuild(r.build_id);
+    dir = realpathSync(join(out, "current"));
+    catalog = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8"));
+  });
+
+  test("catalog: the published catalog, cacheable for a minute, with an ETag", async () => {
+    const r = await api("catalog");
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json(), catalog);
+    assert.equal(r.headers.get("cache-control"), "public, max-age=60");
+    assert.equal(r.headers.get("access-control-allow-origin"), "*");
+    const etag = r.headers.get("etag")!;
+    assert.match(etag, /^"[\w-]+"$/);
+    assert.equal((await api("catalog", { "If-None-Match": etag })).status, 304);
+  });
+
+  test("tile: the build's PNG through the route and the static path; pinned runs are immutable", async () => {
+    const file = readFileSync(join(dir, "tiles", "global.t2m", OLD, "3", "2", "1", "1.png"));
+    const pinned = await api(`tile/2/1/1?layer=global.t2m&run=${OLD}&lead=3`);
+    assert.equal(pinned.status, 200);
+    assert.equal(pinned.headers.get("content-type"), "image/png");
+    assert.ok(pinned.body.equals(file));
+    assert.equal(pinned.headers.get("cache-control"), "public, max-age=31536000, immutable");
+    assert.ok(pinned.headers.get("etag"));
+    assert.equal(pinned.headers.get("access-control-allow-origin"), "*");
+    const stat = await get(`${srv.url}/tiles/global.t2m/${OLD}/3/2/1/1.png`);
+    assert.ok(stat.body.equals(file));
+    // The same run named by ISO time, with and without seconds.
+    for (const run of ["2026-11-20T00:00:00", "2026-11-20T00:00", "2026-11-20T00:00Z"]) {
+      assert.ok((await api(`tile/2/1/1?layer=global.t2m&run=${run}&lead=3`)).body.equals(file), run);
+    }
+    // Defaults: the latest run and its first lead, cached briefly since "latest" moves.
+    const latest = await api("tile/2/1/1?layer=global.t2m");
+    assert.ok(latest.body.equals(readFileSync(join(dir, "tiles", "global.t2m", NEW, "0", "2", "1", "1.png"))));
+    assert.equal(latest.headers.get("cache-control"), "public, max-age=60");
+    assert.ok(!latest.body.equals(file));
+  });
+
+  test("tile: outside a regional patch the answer is a transparent PNG, and no file was written", async () => {
+    assert.equal(existsSync(join(dir, "tiles", "europe.t2m", NEW, "0", "2", "0", "3.png")), false);
+    const r = await api(`tile/2/0/3?layer=europe.t2m&run=${NEW}&lead=0`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("content-type"), "image/png");
+    const img = await decodeRgba(r.body);
+    assert.equal(img.width, TILE_SIZE);
+    for (let i = 0; i < TILE_SIZE * TILE_SIZE; i++) assert.equal(img.data[i * 4 + 3], 0);
+    const inside = await api(`tile/2/2/1?layer=europe.t2m&run=${NEW}&lead=0`);
+    assert.ok(inside.body.equals(readFileSync(join(dir, "tiles", "europe.t2m", NEW, "0", "2", "2", "1.png"))));
+  });
+
+  test("tile errors: off-pyramid addresses 400, unknown layer, run or lead 404", async () => {
+    for (const path of [
+      "8/0/0",
+      "1/2/0",
+      "1/0/2",
+      "1/-1/0",
+      "1.5/0/0",
+      "1/0/0.5",
+      "2/x/1",
+      "1/0/0.png",
+      "99999999999999999999/0/0",
+    ]) {
+      problem(await api(`tile/${path}?layer=global.t2m`), 400);
+    }
+    problem(await api("tile/8/0/0?layer=global.t2m"), 400, "z");
+    problem(await api("tile/1/2/0?layer=global.t2m"), 400, "x");
+    problem(await api("tile/0/0/0"), 400, "layer");
+    problem(await api("tile/0/0/0?layer=global.t2m&run=yesterday"), 400, "run");
+    problem(await api("tile/0/0/0?layer=global.d2m"), 404, "layer");
+    problem(await api("tile/0/0/0?layer=global.t2m&run=2026-11-19T12:00"), 404, "run");
+    problem(await api("tile/0/0/0?layer=global.t2m&lead=1"), 404, "lead");
+    assert.equal((await rawGet(srv.url, "/api/forecast/tile/0/0/..%2f..?layer=global.t2m")).status, 400);
+  });
+
+  test("value: the store's value at the nearest node, the colour the tile shows there", async () => {
+    const store = new Store(storeDir);
+    const [lat, lon] = [47.3, 8.6];
+    const r = await api(`value?layer=europe.t2m&run=${NEW}&lead=3&lat=${lat}&lon=${lon}`);
+    assert.equal(r.status, 200);
+    const v = r.json();
+    const f = await layerField(store, "forecast/europe", "t2m", 1, 3);
+    const iy = f.group.grid.lat.indexOf(v.grid_lat);
+    const ix = f.group.grid.lon.indexOf(v.grid_lon);
+    assert.ok(Math.abs(v.grid_lat - lat) <= 0.25 && Math.abs(v.grid_lon - lon) <= 0.25);
+    assert.equal(v.value, f.field[iy * f.group.grid.lon.length + ix]);
+    assert.deepEqual(
+      { ...v, value: 0 },
+      {
+        layer: "europe.t2m",
+        group: "forecast/europe",
+        variable: "t2m",
+        units: "K",
+        value: 0,
+        valid_time: "2026-11-20T15:00:00",
+        run: "2026-11-20T12:00:00",
+        lead_hours: 3,
+        level: null,
+        grid_lat: v.grid_lat,
+        grid_lon: v.grid_lon,
+        temporal: { kind: "instantaneous" },
+      },
+    );
+    assert.equal(r.headers.get("cache-control"), "public, max-age=86400");
+    // The pixel under the click, fetched through the tile route, has that value's colour.
+    const z = 2;
+    const { x, y } = lonLatToTile(lon, lat, z);
+    const img = await decodeRgba((await api(`tile/${z}/${x}/${y}?layer=europe.t2m&run=${NEW}&lead=3`)).body);
+    let col = 0;
+    let row = 0;
+    while (col < TILE_SIZE - 1 && pixelLon(z, x, col + 1) <= lon) col++;
+    while (row < TILE_SIZE - 1 && pixelLat(z, y, row + 1) >= lat) row++;
+    const { rgba, lut } = buildPalette({ colormap: "thermal", min: 220, max: 320 });
+    const at = lut(v.value) * 4;
+    assert.deepEqual(pixel(img.data, row * TILE_SIZE + col), [...rgba.subarray(at, at + 4)]);
+  });
+
+  test("value: levels, accumulations, outside the grid, defaults and errors", async () => {
+    const t = (await api("value?layer=global.t.500&lat=0&lon=0&lead=3")).json();
+    assert.equal(t.level, 500);
+    assert.equal(t.run, "2026-11-20T12:00:00", "defaults to the latest published run");
+    const tp = (await api(`value?layer=global.tp_1h&run=${OLD}&lead=3&lat=10&lon=200`)).json();
+    assert.deepEqual(tp.interval, { start: "2026-11-20T02:00:00", end: "2026-11-20T03:00:00" });
+    assert.equal(tp.grid_lon, -160, "0..360 input, -180..180 node");
+    const outside = await api("value?layer=europe.t2m&lat=-30&lon=8");
+    assert.equal(outside.status, 200);
+    assert.equal(outside.json().value, null);
+    assert.equal(outside.json().grid_lat, null);
+    problem(await api("value?layer=nope.t2m&lat=0&lon=0"), 404, "layer");
+    problem(await api("value?layer=global.t2m&lat=0&lon=0&run=2026-01-01T00:00"), 404, "run");
+    problem(await api("value?layer=global.t2m&lat=0&lon=0&lead=7.5"), 404, "lead");
+    problem(await api("value?layer=global.t2m&lat=91&lon=0"), 400, "lat");
+    problem(await api("value?layer=global.t2m&lon=0"), 400, "lat");
+  });
+
+  test("the OpenAPI document describes every parameter, and real responses match its schemas", async () => {
+    const doc = (await get(`${srv.url}/openapi.json`)).json();
+    const params = (p: string) =>
+      Object.fromEntries(
+        doc.paths[p].get.parameters.map((x: { name: string; description?: string }) => [x.name, x.description]),
+      );
+    for (const [path, names] of [
+      ["/api/forecast/tile/{z}/{x}/{y}", ["z", "x", "y", "layer", "run", "lead"]],
+      ["/api/forecast/value", ["layer", "run", "lead", "lat", "lon"]],
+    ] as const) {
+      const documented = params(path);
+      for (const n of names) assert.ok(documented[n], `${path}: ${n} is not described`);
+    }
+    for (const [path, url] of [
+      ["/api/forecast/catalog", "catalog"],
+      ["/api/forecast/value", "value?layer=global.tp_1h&lat=1&lon=2"],
+      ["/api/forecast/value", "value?layer=europe.t2m&lat=-30&lon=8"],
+    ]) {
+      const r = await api(url);
+      const schema = doc.paths[path].get.responses[String(r.status)].content["application/json"].schema;
+      assert.ok(Value.Check(schema, r.json()), `${url} does not match its schema`);
+    }
+  });
+});

@@ -84,7 +84,7 @@ describe("rate limit", () => {
       name: "slow",
       scopes: ["weather"],
       credits: 0,
-      rate: 2,
+      rate: 0.5,
       burst: 2,
     });
     const H = { "X-API-Key": created.key };

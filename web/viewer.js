@@ -8,6 +8,7 @@ import {
   map as createMap,
   DomUtil,
   geoJSON,
+  latLng,
   latLngBounds,
   layerGroup,
   popup,
@@ -49,6 +50,9 @@ new ResizeObserver(() => map.invalidateSize()).observe(map.getContainer());
 map.createPane("land").style.zIndex = "150"; // under the forecast tiles (tilePane is 200)
 map.createPane("outlines").style.zIndex = "450"; // over the tiles, under popups
 map.getPane("outlines").style.pointerEvents = "none";
+// One canvas per pane, shared by every outline layer.
+const landRenderer = canvas({ pane: "land" });
+const lineRenderer = canvas({ pane: "outlines" });
 
 const view = new URLSearchParams(location.hash.slice(1));
 const [z, lat, lon] = (view.get("map") ?? "").split("/").map(Number);
@@ -100,7 +104,7 @@ function fillLayerSelect() {
   for (const [group, layers] of groups) {
     const optgroup = document.createElement("optgroup");
     optgroup.label = group;
-    for (const l of layers) optgroup.append(new Option(`${describe(l)} — ${group} (${l.units})`, l.id));
+    for (const l of layers) optgroup.append(new Option(`${group}: ${describe(l)}`, l.id));
     ui.layer.append(optgroup);
   }
 }
@@ -204,7 +208,8 @@ async function showValue(clicked) {
     pop.update();
   };
   if (!layer) return show(el("div", "", "No forecast layer is shown."));
-  if (!boundsOf(layer).contains(where)) {
+  const bounds = boundsOf(layer);
+  if (![0, 360].some((dx) => bounds.contains([where.lat, where.lng + dx]))) {
     return show(el("div", "", `Outside the area of ${groupName(layer)} (${formatLatLon(where.lat, where.lng)}).`));
   }
   show(el("div", "", "Loading…"));
@@ -234,7 +239,9 @@ async function showValue(clicked) {
     el("div", "value", hasValue ? `${formatNumber(v.value)} ${v.units}` : "no data here"),
     ...(interval && hasValue ? [el("div", "", interval + span)] : []),
     el("div", "", `valid ${formatTime(v.valid_time)} (+${v.lead_hours} h)`),
-    el("div", "value-node", `grid node ${formatLatLon(v.grid_lat, v.grid_lon)}`),
+    ...(typeof v.grid_lat === "number"
+      ? [el("div", "value-node", `grid node ${formatLatLon(v.grid_lat, v.grid_lon)}`)]
+      : []),
   );
 }
 
@@ -245,70 +252,93 @@ function saveView() {
   if (state.run) h.set("run", state.run.token);
   if (state.lead) h.set("lead", String(state.lead.hours));
   h.set("map", `${map.getZoom()}/${c.lat.toFixed(3)}/${c.lng.toFixed(3)}`);
-  history.replaceState(null, "", `#${h}`);
+  history.replaceState(null, "", `#${String(h).replaceAll("%2F", "/")}`); // "/" needs no escaping in a hash
 }
 
-/** Coastlines, borders and a faint land fill: 1:110m, replaced by 1:50m from DETAIL_ZOOM on. */
+/**
+ * Coastlines, borders and a faint land fill: 1:110m, replaced by 1:50m from DETAIL_ZOOM on. A
+ * neighbouring world copy (which the wrapping forecast tiles fill too) is drawn only while the view
+ * reaches into it: three copies of the 1:50m set all the time would triple the work after load.
+ */
 async function drawOutlines() {
   let scale;
-  let shown;
+  let data;
+  const copies = new Map(); // longitude offset → layer
+  const sync = () => {
+    if (!data) return;
+    const view = map.getBounds(); // unwrapped: may reach past ±180°
+    for (const dx of [-720, -360, 0, 360, 720]) {
+      const needed = view.getWest() < dx + 180 && view.getEast() > dx - 180;
+      if (needed && !copies.has(dx)) copies.set(dx, outlineLayer(data, dx).addTo(map));
+      if (!needed && copies.has(dx)) {
+        map.removeLayer(copies.get(dx));
+        copies.delete(dx);
+      }
+    }
+  };
   const update = async () => {
     const wanted = map.getZoom() >= DETAIL_ZOOM ? "50m" : "110m";
     if (wanted === scale || scale === "50m") return; // never back to the coarse one
     scale = wanted;
-    if (wanted === "50m") map.off("zoomend", update);
-    const next = await outlines(wanted);
-    if (scale !== wanted) return map.removeLayer(next); // the detailed one was asked for meanwhile
-    if (shown) map.removeLayer(shown);
-    shown = next;
+    const next = await outlineData(wanted);
+    if (scale !== wanted) return; // the detailed set was asked for meanwhile
+    data = next;
+    for (const layer of copies.values()) map.removeLayer(layer);
+    copies.clear();
+    sync();
   };
+  map.on("moveend", sync);
   map.on("zoomend", update);
   await update();
 }
 
-async function outlines(scale) {
+async function outlineData(scale) {
   const topo = await (await fetch(`vendor/world-atlas/countries-${scale}.json`)).json();
   const { mesh, feature } = window.topojson;
   const countries = topo.objects.countries;
-  const land = geoJSON(planar(feature(topo, topo.objects.land).features[0].geometry), {
-    pane: "land",
-    renderer: canvas({ pane: "land" }),
-    interactive: false,
-    style: { stroke: false, fillColor: "#d9d4c7", fillOpacity: 1 },
-  });
-  const lines = geoJSON(
-    [
+  return {
+    land: planar(feature(topo, topo.objects.land).features[0].geometry),
+    lines: [
       { type: "Feature", properties: { coast: true }, geometry: planar(mesh(topo, countries, (a, b) => a === b)) },
       { type: "Feature", properties: { coast: false }, geometry: planar(mesh(topo, countries, (a, b) => a !== b)) },
     ],
-    {
+  };
+}
+
+function outlineLayer({ land, lines }, dx) {
+  const coordsToLatLng = ([lon, lat]) => latLng(lat, lon + dx);
+  const common = { interactive: false, coordsToLatLng };
+  return layerGroup([
+    geoJSON(land, {
+      ...common,
+      pane: "land",
+      renderer: landRenderer,
+      style: { stroke: false, fillColor: "#d9d4c7", fillOpacity: 1 },
+    }),
+    geoJSON(lines, {
+      ...common,
       pane: "outlines",
-      renderer: canvas({ pane: "outlines" }),
-      interactive: false,
+      renderer: lineRenderer,
       attribution: OUTLINE_ATTRIBUTION,
       style: (f) =>
         f.properties.coast
           ? { color: "#1f2a33", weight: 1.1, opacity: 0.9 }
           : { color: "#1f2a33", weight: 0.6, opacity: 0.6, dashArray: "3 3" },
-    },
-  );
-  return layerGroup([land, lines]).addTo(map);
+    }),
+  ]);
 }
 
 /**
  * world-atlas is made for spherical drawing (d3-geo), so some rings cross the antimeridian; on
  * Leaflet's plane each crossing would draw a line round the world. Make every ring continuous
- * (parts may run past ±180°), close a ring that goes round a pole through that pole, and add the
- * neighbouring world copies, which the (wrapping) forecast tiles also fill.
+ * (parts may run past ±180°) and close a ring that goes round a pole through that pole.
  */
 function planar(geometry) {
   const { type, coordinates } = geometry;
-  const ring = type === "MultiPolygon";
-  if (!ring && type !== "MultiLineString") throw new Error(`unexpected outline geometry ${type}`);
-  const flat = coordinates.map((part) => (ring ? part.map((r) => unwrap(r, true)) : unwrap(part, false)));
-  const moved = (dx) => (points) => points.map(([lon, lat]) => [lon + dx, lat]);
-  const copies = [-360, 0, 360].flatMap((dx) => flat.map((part) => (ring ? part.map(moved(dx)) : moved(dx)(part))));
-  return { type, coordinates: copies };
+  if (type === "MultiLineString") return { type, coordinates: coordinates.map((line) => unwrap(line, false)) };
+  if (type === "MultiPolygon")
+    return { type, coordinates: coordinates.map((rings) => rings.map((r) => unwrap(r, true))) };
+  throw new Error(`unexpected outline geometry ${type}`);
 }
 
 function unwrap(points, ring) {
@@ -345,9 +375,10 @@ function intervalText(temporal) {
   return temporal?.kind === "accumulated" ? `amount over the previous ${temporal.interval_hours} h` : "";
 }
 
+/** [west, south, east, north]; a box across the antimeridian has east < west. */
 function boundsOf(l) {
   const [w, s, e, n] = l.bounds ?? [-180, -90, 180, 90];
-  return latLngBounds([s, w], [n, e]);
+  return latLngBounds([s, w], [n, e < w ? e + 360 : e]);
 }
 
 /** Fits the layer, but only the inhabited latitudes: a whole Mercator world would leave a global layer small. */

@@ -3,13 +3,12 @@
 // consolidated metadata), so every reader of real stores can read these too. Output bytes depend
 // only on the inputs: JSON keys keep insertion order and each chunk is one zstd frame.
 //
-// Chunks are compressed and written by a worker thread (a bounded number in flight) while the
-// caller computes the next ones; metadata documents are small and written here, synchronously.
+// Chunks go to a worker thread (chunk-queue.ts) that compresses and writes them while the caller
+// computes the next ones; metadata documents are small and written here, synchronously.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { endianness } from "node:os";
 import { dirname, join } from "node:path";
-import { Worker } from "node:worker_threads";
-import type { ChunkDone, ChunkJob } from "./chunk-worker.ts";
+import { ChunkQueue } from "./chunk-queue.ts";
 
 export type DType = "float32" | "float64" | "int16" | "int32" | "int64";
 export type Format = 2 | 3;
@@ -39,28 +38,25 @@ const CTOR = {
 export class ZarrWriter {
   readonly root: string;
   readonly level: number;
-  /** Chunks handed to the worker and not yet written; bounds the memory they hold. */
-  readonly maxInFlight: number;
-  files = 0;
-  bytes = 0;
+  #json = { files: 0, bytes: 0 };
   #dirs = new Set<string>();
-  #worker: Worker | undefined;
-  #pending = new Set<number>();
-  #nextId = 0;
-  #waiters: (() => void)[] = [];
-  #error: Error | undefined;
+  #chunks: ChunkQueue;
 
-  constructor(root: string, level = 3, maxInFlight = 16) {
+  constructor(root: string, level = 3) {
     // Chunks are written as the platform lays them out; Zarr here is little endian.
     if (endianness() !== "LE") throw new Error("the sample writer needs a little-endian platform");
     this.root = root;
     this.level = level;
-    this.maxInFlight = maxInFlight;
+    this.#chunks = new ChunkQueue(level);
   }
 
-  #count(n: number): void {
-    this.files++;
-    this.bytes += n;
+  /** Files and bytes written so far (chunks count once the worker has written them). */
+  get files(): number {
+    return this.#json.files + this.#chunks.files;
+  }
+
+  get bytes(): number {
+    return this.#json.bytes + this.#chunks.bytes;
   }
 
   writeJson(key: string, doc: unknown): void {
@@ -72,66 +68,23 @@ export class ZarrWriter {
     }
     const bytes = new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`);
     writeFileSync(file, bytes);
-    this.#count(bytes.byteLength);
-  }
-
-  #startWorker(): Worker {
-    const w = new Worker(new URL("./chunk-worker.ts", import.meta.url));
-    w.on("message", (m: ChunkDone) => {
-      if ("error" in m) this.#error ??= new Error(`writing a chunk failed: ${m.error}`);
-      else this.#count(m.bytes);
-      this.#pending.delete(m.id);
-      this.#wake();
-    });
-    w.on("error", (e) => {
-      this.#error ??= e;
-      this.#pending.clear();
-      this.#wake();
-    });
-    return w;
-  }
-
-  #wake(): void {
-    const ws = this.#waiters;
-    this.#waiters = [];
-    for (const w of ws) w();
-  }
-
-  /** Resolve when the worker reports progress (or fails). */
-  #progress(): Promise<void> {
-    return new Promise((resolve) => this.#waiters.push(resolve));
+    this.#json.files++;
+    this.#json.bytes += bytes.byteLength;
   }
 
   /** Queue one chunk; resolves once there is room for another. `data` must not change afterwards. */
-  async writeCompressed(key: string, data: TypedArr): Promise<void> {
-    this.#throwIfFailed();
-    this.#worker ??= this.#startWorker();
-    // The chunk's memory moves to the worker; a view into a larger buffer is copied first.
-    const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
-    const bytes = whole ? new Uint8Array(data.buffer) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
-    const id = this.#nextId++;
-    this.#pending.add(id);
-    const job: ChunkJob = { id, file: join(this.root, key), data: bytes, level: this.level };
-    this.#worker.postMessage(job, [bytes.buffer as ArrayBuffer]);
-    while (this.#pending.size >= this.maxInFlight && !this.#error) await this.#progress();
-    this.#throwIfFailed();
+  writeCompressed(key: string, data: TypedArr): Promise<void> {
+    return this.#chunks.write(join(this.root, key), data);
   }
 
   /** Wait for every queued chunk; throws the first write error. */
-  async flush(): Promise<void> {
-    while (this.#pending.size > 0 && !this.#error) await this.#progress();
-    this.#throwIfFailed();
+  flush(): Promise<void> {
+    return this.#chunks.flush();
   }
 
-  /** Wait for queued chunks (ignoring errors) and stop the worker. */
-  async close(): Promise<void> {
-    await this.flush().catch(() => {});
-    await this.#worker?.terminate();
-    this.#worker = undefined;
-  }
-
-  #throwIfFailed(): void {
-    if (this.#error) throw this.#error;
+  /** Wait for queued chunks and stop the chunk worker. */
+  close(): Promise<void> {
+    return this.#chunks.close();
   }
 
   /** A group whose metadata is written at once (no consolidated metadata). */

@@ -24,7 +24,8 @@ export function expectedItems(): string[] {
   for (const f of FAMILIES)
     for (const p of PRODUCTS)
       for (const per of PERIODS)
-        for (const t of tiles) if (itemExists(SEED, f, p, per, t)) out.push(itemPath(f, p, per, t).replaceAll("/", "~"));
+        for (const t of tiles)
+          if (itemExists(SEED, f, p, per, t)) out.push(itemPath(f, p, per, t).replaceAll("/", "~"));
   return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
@@ -43,7 +44,11 @@ export async function publishedServer(storeDir: string, overrides: Partial<Setti
  * An extra map item written next to the sample's, shape (y, x, feature) with 2 × 2 spatial chunks.
  * Values vary along every axis so a misplaced slice cannot pass a comparison.
  */
-export async function writeBigItem(storeDir: string, shape: [number, number, number], at: [number, number] = [9.18, 48.78]) {
+export async function writeBigItem(
+  storeDir: string,
+  shape: [number, number, number],
+  at: [number, number] = [9.18, 48.78],
+) {
   const tile = tileNameAt(at[0], at[1]);
   const g = tileGeometry(tile);
   const path = itemPath("geofm", "map", PERIODS[0], tile);
@@ -76,6 +81,7 @@ export async function writeBigItem(storeDir: string, shape: [number, number, num
     .writeAll(values);
   group.close();
   await w.flush();
+  await w.close(); // stops the writer's worker thread
   return { tile, path, name: path.replaceAll("/", "~") };
 }
 
@@ -84,7 +90,10 @@ export async function zarritaSlice(storeDir: string, path: string, ranges: [numb
   const node = await zarr.open(zarr.root(new FileSystemStore(storeDir)).resolve(`embeddings/${path}/latent`), {
     kind: "array",
   });
-  const got = await zarr.get(node, ranges.map(([a, b]) => zarr.slice(a, b)));
+  const got = await zarr.get(
+    node,
+    ranges.map(([a, b]) => zarr.slice(a, b)),
+  );
   return got.data as Float32Array;
 }
 
@@ -103,6 +112,12 @@ export function numpyLoad(body: Uint8Array): { shape: number[]; dtype: string; c
 
 export const bytesOf = (a: Float32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
-/** Keys of latent chunks read since the last reset of the server's store counters. */
+/** Zero the server's store read counters and drop its decoded chunks, so every read shows up. */
+export function resetReads(srv: TestServer): void {
+  srv.running.ctx.store.backend.reset();
+  srv.running.ctx.store.cache.invalidate();
+}
+
+/** Keys of latent chunks read since the last resetReads. */
 export const latentChunksRead = (srv: TestServer): string[] =>
   srv.running.ctx.store.backend.keysRead().filter((k) => /\/latent\/c\//.test(k));

@@ -5,9 +5,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { FileSystemStore } from "@zarrita/storage";
+import Value from "typebox/value";
 import * as zarr from "zarrita";
+import { ItemMetadata } from "../../src/http/schemas/embeddings.ts";
 import { cleanup, get, rawGet, sampleStore, type TestServer } from "../helpers/harness.ts";
-import { expectedItems, latentChunksRead, publishedServer } from "./fixtures.ts";
+import { expectedItems, latentChunksRead, publishedServer, resetReads } from "./fixtures.ts";
 
 let storeDir: string;
 let srv: TestServer;
@@ -42,6 +44,7 @@ describe("GET /api/embeddings/item/{name}", () => {
       const r = await item(name);
       assert.equal(r.status, 200, r.body.toString());
       const m = r.json();
+      assert.ok(Value.Check(ItemMetadata, m), "matches the documented schema");
       const latent = (await direct(path, "latent")).arr;
       assert.deepEqual(m.latent.shape, latent.shape);
       assert.deepEqual(m.latent.chunks, latent.chunks);
@@ -54,7 +57,10 @@ describe("GET /api/embeddings/item/{name}", () => {
       assert.deepEqual(m.transform, attrs.transform);
       assert.deepEqual(m.bbox, attrs.bbox);
       assert.equal(m.resolution_m, attrs.resolution_m);
-      assert.deepEqual([m.family, m.product, m.period.id, m.tile], [attrs.family, attrs.product, attrs.period, attrs.mgrs_tile]);
+      assert.deepEqual(
+        [m.family, m.product, m.period.id, m.tile],
+        [attrs.family, attrs.product, attrs.period, attrs.mgrs_tile],
+      );
       assert.equal(m.model_version, attrs.model_version);
 
       for (const axis of ["x", "y"] as const) {
@@ -68,14 +74,16 @@ describe("GET /api/embeddings/item/{name}", () => {
       assert.deepEqual(m.preview.shape, pv.arr.shape);
       const flat = m.preview.data.flat(2) as number[];
       assert.equal(flat.length, pv.data.length);
-      flat.forEach((v, i) => assert.ok(Math.abs(v - pv.data[i]) <= 1e-6 * Math.max(1, Math.abs(pv.data[i])), `preview[${i}]`));
+      for (const [i, v] of flat.entries()) {
+        assert.ok(Math.abs(v - pv.data[i]) <= 1e-6 * Math.max(1, Math.abs(pv.data[i])), `preview[${i}]`);
+      }
       assert.equal(m.npy, `/api/embeddings/npy/${name}`);
     });
   }
 
   test("reads the group metadata, x, y and the preview; no latent chunk", async () => {
     const name = expected.find((n) => n.includes("~tokens~"))!;
-    srv.running.ctx.store.backend.reset();
+    resetReads(srv);
     assert.equal((await item(name)).status, 200);
     const base = `embeddings/${name.replaceAll("~", "/")}`;
     assert.deepEqual(latentChunksRead(srv), []);
@@ -90,11 +98,17 @@ describe("GET /api/embeddings/item/{name}", () => {
   test("unknown items are 404 and malformed names 400, before any store access", async () => {
     const missing = "geofm~rf~v1.2~base~map~2026_06_01_2026_08_31~32VKA"; // well formed, not in the catalogue
     assert.ok(!expected.includes(missing));
-    srv.running.ctx.store.backend.reset();
+    resetReads(srv);
     const r404 = await item(missing);
     assert.equal(r404.status, 404);
     assert.equal(r404.json().item, missing);
-    for (const bad of ["geofm", "geofm~rf~v1.2~base~map", `${MAP_ITEM}~x`, "...", encodeURIComponent("../../zarr.json")]) {
+    for (const bad of [
+      "geofm",
+      "geofm~rf~v1.2~base~map",
+      `${MAP_ITEM}~x`,
+      "...",
+      encodeURIComponent("../../zarr.json"),
+    ]) {
       const r = await item(bad);
       assert.equal(r.status, 400, bad);
       assert.equal(r.json().param, "name", bad);

@@ -2,8 +2,10 @@
 // against the published indexes of a generated store.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import Value from "typebox/value";
+import { ItemList } from "../../src/http/schemas/embeddings.ts";
 import { cleanup, get, sampleStore, type TestServer } from "../helpers/harness.ts";
-import { expectedItems, publishedServer } from "./fixtures.ts";
+import { expectedItems, publishedServer, resetReads } from "./fixtures.ts";
 
 let storeDir: string;
 let srv: TestServer;
@@ -45,6 +47,7 @@ describe("GET /api/embeddings", () => {
   test("without a prefix or limit: sorted pages of 100", async () => {
     assert.ok(expected.length > 100 && expected.length < 200, "the tiny sample spans two default pages");
     const b = (await list()).json();
+    assert.ok(Value.Check(ItemList, b), "matches the documented schema");
     assert.deepEqual(
       b.items.map((i: { name: string }) => i.name),
       expected.slice(0, 100),
@@ -60,7 +63,15 @@ describe("GET /api/embeddings", () => {
     const first = b.items[0];
     assert.equal(first.item, `/api/embeddings/item/${first.name}`);
     assert.equal(first.npy, `/api/embeddings/npy/${first.name}`);
-    assert.deepEqual(first.name.split("~"), [first.family, "rf", first.version, "base", first.product, first.period, first.tile]);
+    assert.deepEqual(first.name.split("~"), [
+      first.family,
+      "rf",
+      first.version,
+      "base",
+      first.product,
+      first.period,
+      first.tile,
+    ]);
   });
 
   for (const limit of [1, 7, 50]) {
@@ -111,7 +122,7 @@ describe("GET /api/embeddings", () => {
 
   test("answers from the published catalogue without touching the store; needs the embeddings scope", async () => {
     await list();
-    srv.running.ctx.store.backend.reset();
+    resetReads(srv);
     await pages("limit=9&prefix=geofm");
     assert.deepEqual(srv.running.ctx.store.backend.keysRead(), []);
     assert.equal(srv.running.ctx.store.backend.lists, 0);

@@ -5,9 +5,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { FileSystemStore } from "@zarrita/storage";
 import proj4 from "proj4";
+import Value from "typebox/value";
 import * as zarr from "zarrita";
+import { LocateResult } from "../../src/http/schemas/embeddings.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
-import { expectedItems, publish, publishedServer } from "./fixtures.ts";
+import { expectedItems, publish, publishedServer, resetReads } from "./fixtures.ts";
 
 let storeDir: string;
 let srv: TestServer;
@@ -59,6 +61,7 @@ describe("GET /api/embeddings/locate", () => {
       const r = await locate(`lon=${p.lon}&lat=${p.lat}`);
       assert.equal(r.status, 200, r.body.toString());
       const b = r.json();
+      assert.ok(Value.Check(LocateResult, b), "matches the documented schema");
       assert.equal(b.utm_zone, p.zone);
       assert.equal(b.hemisphere, p.south ? "S" : "N");
       assert.equal(b.crs, `EPSG:${(p.south ? 32700 : 32600) + p.zone}`);
@@ -119,7 +122,9 @@ describe("GET /api/embeddings/locate", () => {
       [-74.0, 40.7],
       [139.7, 35.7],
     ]) {
-      const got = (await locate(`lon=${lon}&lat=${lat}&family=terramind&product=tokens&period=2026_06_01_2026_08_31`)).json();
+      const got = (
+        await locate(`lon=${lon}&lat=${lat}&family=terramind&product=tokens&period=2026_06_01_2026_08_31`)
+      ).json();
       assert.equal(got.available, names.includes(got.item), got.item);
     }
     assert.ok(names.length > 0 && names.length < 12, "the sample keeps some tiles and drops others");
@@ -127,9 +132,12 @@ describe("GET /api/embeddings/locate", () => {
 
   test("answers from memory: no store listing, no store read", async () => {
     await locate("lon=5.3&lat=60.4"); // load the index once
-    srv.running.ctx.store.backend.reset();
+    resetReads(srv);
     for (const p of POINTS) assert.equal((await locate(`lon=${p.lon}&lat=${p.lat}`)).status, 200);
-    assert.equal((await locate("lon=10&lat=78&family=terramind&product=vector&period=2026_06_01_2026_08_31")).status, 200);
+    assert.equal(
+      (await locate("lon=10&lat=78&family=terramind&product=vector&period=2026_06_01_2026_08_31")).status,
+      200,
+    );
     assert.deepEqual(srv.running.ctx.store.backend.keysRead(), []);
     assert.equal(srv.running.ctx.store.backend.lists, 0);
   });

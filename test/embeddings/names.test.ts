@@ -51,8 +51,19 @@ describe("item names", () => {
     assert.equal(parsePrefix("geofm/rf/v1.2/base/map"), "geofm~rf~v1.2~base~map~");
     assert.equal(parsePrefix("geofm/rf/v1.2/base/map/"), "geofm~rf~v1.2~base~map~");
     assert.equal(parsePrefix("geofm"), "geofm~");
-    assert.equal(parsePrefix("geofm/rf/v1.2/base/map/2026_06_01_2026_08_31"), "geofm~rf~v1.2~base~map~2026_06_01_2026_08_31~");
-    for (const bad of ["", "/", "geofm/rf", "geofm/rf/v1.2/base", "geofm/xx/v1.2/base/map", "../x", "geofm~rf~v1.2~base~map"]) {
+    assert.equal(
+      parsePrefix("geofm/rf/v1.2/base/map/2026_06_01_2026_08_31"),
+      "geofm~rf~v1.2~base~map~2026_06_01_2026_08_31~",
+    );
+    for (const bad of [
+      "",
+      "/",
+      "geofm/rf",
+      "geofm/rf/v1.2/base",
+      "geofm/xx/v1.2/base/map",
+      "../x",
+      "geofm~rf~v1.2~base~map",
+    ]) {
       rejects(() => parsePrefix(bad), "prefix");
     }
   });

@@ -13,6 +13,7 @@ import {
   latentChunksRead,
   numpyLoad,
   publishedServer,
+  resetReads,
   sha256,
   writeBigItem,
   zarritaSlice,
@@ -103,7 +104,7 @@ describe("GET /api/embeddings/npy/{name}", () => {
   });
 
   test("bad ranges are 400 naming the parameter, with no chunk read", async () => {
-    srv.running.ctx.store.backend.reset();
+    resetReads(srv);
     for (const [q, param] of [
       ["y_start=-1", "y_start"],
       ["x_start=5&x_stop=5", "x_stop"],
@@ -142,7 +143,7 @@ describe("GET /api/embeddings/npy/{name}", () => {
     assert.equal(at.headers.get("x-credits-charged"), String(1 + 32), "base + one per started MiB");
 
     const before = await srv.running.ctx.ledger.balance(keyId);
-    srv.running.ctx.store.backend.reset();
+    resetReads(srv);
     const over = await npy(big.name, "feature_stop=33");
     assert.equal(over.status, 413);
     const p = over.json();
@@ -158,7 +159,7 @@ describe("GET /api/embeddings/npy/{name}", () => {
     assert.equal(at.status, 200);
     assert.deepEqual(numpyLoad(at.body).shape, [1, 1, 63]);
     assert.equal((await npy(TOKENS, "y_stop=1&x_stop=1&feature_start=1", tinyLimit, k)).status, 200);
-    tinyLimit.running.ctx.store.backend.reset();
+    resetReads(tinyLimit);
     const over = await npy(TOKENS, "y_stop=1&x_stop=1&feature_stop=64", tinyLimit, k);
     assert.equal(over.status, 413);
     assert.equal(over.json().requested_bytes, 64 * 4);

@@ -136,6 +136,7 @@ describe("map routes", () => {
     problem(await api("tile/0/0/0?layer=global.d2m"), 404, "layer");
     problem(await api("tile/0/0/0?layer=global.t2m&run=2026-11-19T12:00"), 404, "run");
     problem(await api("tile/0/0/0?layer=global.t2m&lead=1"), 404, "lead");
+    problem(await api("tile/3/0/0?layer=global.t2m"), 404, "z"); // this build stops at zoom 2
     assert.equal((await rawGet(srv.url, "/api/forecast/tile/0/0/..%2f..?layer=global.t2m")).status, 400);
   });
 

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,7 +29,7 @@ async function writeArrays(format: Format) {
     .array("i64", { shape: [3], chunks: [2], dtype: "int64", dims: ["t"], fill: format === 3 ? 0 : null })
     .writeAll(i64);
   g.close();
-  await w.flush();
+  await w.close();
   return { w, f32, i16, i64 };
 }
 
@@ -94,6 +95,21 @@ for (const format of [3, 2] as const) {
     });
   });
 }
+
+test("a writer that is never closed does not keep the process alive", async () => {
+  const script = `
+    import { ZarrWriter } from ${JSON.stringify(new URL("../../src/sample/zarr-writer.ts", import.meta.url).href)};
+    const w = new ZarrWriter(${JSON.stringify(join(dir, "unclosed"))}, 1);
+    const a = w.group("", 3).array("a", { shape: [2], chunks: [2], dtype: "float32", dims: ["x"], fill: "NaN" });
+    await a.writeChunk([0], new Float32Array(2));
+    await w.flush();`;
+  const code = await new Promise<number | null>((resolve) => {
+    const child = execFile(process.execPath, ["--input-type=module", "-e", script], { timeout: 20_000 }, () => {});
+    child.on("exit", (c) => resolve(c));
+  });
+  assert.equal(code, 0);
+  assert.ok(readFileSync(join(dir, "unclosed/a/c/0")).byteLength > 0);
+});
 
 test("a chunk of the wrong size or type is refused", async () => {
   const w = new ZarrWriter(join(dir, "bad"), 1);

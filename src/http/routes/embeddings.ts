@@ -89,7 +89,8 @@ export const embeddingRoutes = [
     description:
       "Shape, dims, dtype, chunking, x/y pixel-centre ranges and resolution, CRS, bounds, feature count, model " +
       "version and a small preview. Reads metadata, coordinates and the preview array, never the latent. Costs " +
-      "credit_cost_item credits; failed requests cost nothing.",
+      "credit_cost_item credits; failed requests cost nothing. Names are checked against the published catalogue " +
+      "(before the first build: the store's item list) before the store is read: 400 malformed, 404 unknown.",
     tags: ["embeddings"],
     auth: "embeddings",
     heavy: true,

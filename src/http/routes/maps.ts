@@ -92,7 +92,8 @@ export const mapRoutes = [
     description:
       "Served from the published build. Outside a regional layer's coverage the answer is a transparent tile. " +
       "Cached for a year (immutable) when the run is named, for a minute when it defaults to the latest run. " +
-      "400 for a tile address off the z0..7 pyramid; 404 for an unknown layer, run or lead.",
+      "400 for a tile address off the z0..7 pyramid; 404 for an unknown layer, run or lead, or a zoom level " +
+      "above the layer's maxzoom in the catalog.",
     tags: ["maps"],
     auth: "public",
     pathParams: TilePath,
@@ -106,7 +107,14 @@ export const mapRoutes = [
       validateTile(z, x, y);
       const q = query as { layer: string; run?: string; lead?: number };
       const snap = await published(app);
-      const { token, hours } = pick(catalogLayer(snap.catalog, q.layer), q.run, q.lead);
+      const layer = catalogLayer(snap.catalog, q.layer);
+      if (z > layer.maxzoom) {
+        throw new NotFoundError(`layer ${layer.id} is published up to zoom ${layer.maxzoom}`, {
+          param: "z",
+          max_zoom: layer.maxzoom,
+        });
+      }
+      const { token, hours } = pick(layer, q.run, q.lead);
       const body =
         (await readOptional(join(snap.dir, tileDir(q.layer, token, hours), String(z), String(x), `${y}.png`))) ??
         (await readOptional(join(snap.dir, EMPTY_TILE))) ??

@@ -82,6 +82,8 @@ export interface Job {
   style: MapStyle;
   tilesPerLead: number;
   leads: LeadJob[];
+  /** Set when the job renders only a slice of each lead's pyramid (see splitForThreads). */
+  part?: { index: number; count: number };
 }
 
 export interface Plan {
@@ -247,4 +249,29 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
 /** Shard k of n (1-based): every n-th job of the sorted list, so shards are disjoint and cover all. */
 export function shardJobs(jobs: Job[], index: number, count: number): Job[] {
   return jobs.filter((_, i) => i % count === index - 1);
+}
+
+/** Smallest slice of a pyramid worth a job of its own. */
+const MIN_PART_TILES = 256;
+
+/**
+ * Work units for the pool. Leads to hard-link stay one unit per job; leads to render are cut
+ * into pyramid slices when there are too few jobs to keep every thread busy (one layer, one
+ * lead would otherwise run on one core). Each slice reads the field itself: one extra read.
+ */
+export function splitForThreads(jobs: Job[], threads: number): Job[] {
+  const rendering = jobs.filter((j) => j.leads.some((l) => !l.reuse)).length;
+  const want = rendering >= 2 * threads ? 1 : Math.ceil((2 * threads) / Math.max(1, rendering));
+  const out: Job[] = [];
+  for (const job of jobs) {
+    const reuse = job.leads.filter((l) => l.reuse);
+    const render = job.leads.filter((l) => !l.reuse);
+    if (reuse.length) out.push({ ...job, leads: reuse });
+    if (!render.length) continue;
+    const count = Math.max(1, Math.min(want, Math.floor(job.tilesPerLead / MIN_PART_TILES)));
+    for (let index = 0; index < count; index++) {
+      out.push({ ...job, leads: render, ...(count > 1 ? { part: { index, count } } : {}) });
+    }
+  }
+  return out;
 }

@@ -29,7 +29,7 @@ const WORKER = new URL("./worker.ts", import.meta.url);
 
 /** Work left in a job: leads to render cost far more than leads to link. */
 function cost(job: Job): number {
-  return job.leads.reduce((sum, l) => sum + (l.reuse ? 0.05 : 1), 0) * job.tilesPerLead;
+  return (job.leads.reduce((sum, l) => sum + (l.reuse ? 0.05 : 1), 0) * job.tilesPerLead) / (job.part?.count ?? 1);
 }
 
 function jobError(job: Job | undefined, name: string, message: string): Error {

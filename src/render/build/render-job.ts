@@ -92,11 +92,19 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     };
     const field = await readField(v, job.run, lead.index, job.levelIndex);
     const root = join(ctx.buildDir, lead.dir);
-    for (let z = 0; z <= ctx.maxZoom; z++) {
+    // A part renders one contiguous run of the pyramid's tiles, counted z by z in coverage order.
+    const part = job.part ?? { index: 0, count: 1 };
+    const from = Math.floor((part.index * job.tilesPerLead) / part.count);
+    const to = Math.floor(((part.index + 1) * job.tilesPerLead) / part.count);
+    let seen = 0;
+    for (let z = 0; z <= ctx.maxZoom && seen < to; z++) {
       const { sampler, tiles } = ctx.coverage.level(group.id, group.grid, z);
       const n = 2 ** z;
       let madeX = -1;
-      for (let k = 0; k < tiles.length; k++) {
+      const skip = Math.max(0, from - seen);
+      const end = Math.min(tiles.length, to - seen);
+      seen += tiles.length;
+      for (let k = skip; k < end; k++) {
         const x = Math.floor(tiles[k] / n);
         const y = tiles[k] - x * n;
         const dir = `${root}/${z}/${x}`;

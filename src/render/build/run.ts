@@ -12,7 +12,7 @@ import { MAX_ZOOM } from "../tiles.ts";
 import { CoverageCache } from "./coverage.ts";
 import { DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
 import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "./manifest.ts";
-import { type Job, planBuild, RENDERER_VERSION, shardJobs } from "./plan.ts";
+import { type Job, planBuild, RENDERER_VERSION, shardJobs, splitForThreads } from "./plan.ts";
 import { runPool } from "./pool.ts";
 import { createProgress } from "./progress.ts";
 import {
@@ -24,6 +24,7 @@ import {
   newBuildId,
   partialDir,
 } from "./publish.ts";
+import type { LeadResult } from "./render-job.ts";
 
 export interface Shard {
   index: number;
@@ -102,6 +103,22 @@ function markReuse(jobs: Job[], out: string): void {
   }
 }
 
+/** One result per layer-run-lead: the slices of a split pyramid add up. */
+function mergeParts(results: LeadResult[]): LeadResult[] {
+  const byKey = new Map<string, LeadResult>();
+  for (const r of results) {
+    const seen = byKey.get(r.key);
+    if (!seen) byKey.set(r.key, { ...r });
+    else {
+      seen.tiles += r.tiles;
+      seen.uniform += r.uniform;
+      seen.encoded += r.encoded;
+      seen.bytes += r.bytes;
+    }
+  }
+  return [...byKey.values()];
+}
+
 export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   const started = performance.now();
   const { maxZoom, concurrency } = checkOptions(o);
@@ -131,16 +148,15 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     const label = shard ? `build ${id} shard ${shard.index}/${shard.count}` : `build ${id}`;
     const progress = o.progress === false ? undefined : createProgress({ total, label, stream: o.progress });
     const renderStarted = performance.now();
-    const results = await runPool(jobs, {
+    const results = await runPool(splitForThreads(jobs, concurrency), {
       concurrency,
       init: { store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom },
       onTiles: (n) => progress?.add(n),
-    });
-    progress?.finish();
+    }).finally(() => progress?.finish()); // ends the progress line before any error line
     const renderSeconds = (performance.now() - renderStarted) / 1000;
 
     const where = new Map(jobs.flatMap((j) => j.leads.map((l) => [l.key, { job: j, hours: l.hours }] as const)));
-    const entries: ManifestEntry[] = results
+    const entries: ManifestEntry[] = mergeParts(results)
       .map((r) => {
         const { job, hours } = where.get(r.key)!;
         return { ...r, layer: job.layer, run: job.runIso, lead: hours, shard: shard?.index ?? 1 };

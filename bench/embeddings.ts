@@ -1,0 +1,102 @@
+// Embedding .npy slices: MB/s of a 32 MiB slice (the default embeddings_api_max_mb) over loopback
+// HTTP, cold (chunks decoded every round) and warm (chunk cache hot), each against a baseline from
+// the same run: cold against reading the same slice through the store layer without HTTP, warm
+// against a bare node:http server sending a ready 32 MiB buffer to the same client.
+//   node bench/embeddings.ts [rounds]
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MIB } from "../src/config.ts";
+import { writeEmbeddingIndexes } from "../src/embeddings/index-writer.ts";
+import { parseItemName } from "../src/embeddings/names.ts";
+import { planSlice, readSlice } from "../src/embeddings/slice.ts";
+import { writeSample } from "../src/sample/index.ts";
+import { Store } from "../src/store/store.ts";
+import { writeBigItem } from "../test/embeddings/fixtures.ts";
+import { type BenchRow, benchServer, printRows } from "./lib.ts";
+
+/** 512 × 512 × 33 float32 in 2 × 2 chunks of 8.25 MiB; 32 features are exactly 32 MiB. */
+const SHAPE: [number, number, number] = [512, 512, 33];
+const SLICE = { feature_stop: 32 };
+
+async function timed(rounds: number, once: () => Promise<number>): Promise<number> {
+  let bytes = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < rounds; i++) bytes += await once();
+  return bytes / 1e6 / ((performance.now() - t0) / 1000);
+}
+
+async function fetchBytes(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const r = await fetch(url, { headers });
+  if (r.status !== 200) throw new Error(`${url} answered ${r.status}`);
+  return (await r.arrayBuffer()).byteLength;
+}
+
+export async function run(rounds = 10): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), "gridcast-bench-emb-"));
+  const storeDir = join(dir, "store");
+  await writeSample(storeDir, { preset: "tiny", seed: 7 });
+  const big = await writeBigItem(storeDir, SHAPE);
+  await writeEmbeddingIndexes(new Store(storeDir), join(dir, "out", "current"));
+  const ref = parseItemName(big.name);
+
+  // Baseline (cold): plan and read the slice through the store layer, a fresh store each round.
+  const plainCold = await timed(rounds, async () => {
+    const s = new Store(storeDir);
+    return (await readSlice(await planSlice(s, ref, SLICE, 32))).byteLength;
+  });
+
+  // Baseline (warm): the transport alone, the same 32 MiB body from a bare server.
+  const ready = await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32));
+  const bare = createServer((_req, res) => {
+    res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": ready.byteLength });
+    res.end(ready);
+  });
+  await new Promise<void>((ok) => bare.listen(0, "127.0.0.1", ok));
+  const bareUrl = `http://127.0.0.1:${(bare.address() as { port: number }).port}/`;
+
+  const srv = await benchServer(storeDir, { out: join(dir, "out") });
+  try {
+    const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["embeddings"], credits: 1e9, rate: 0 });
+    const url = `${srv.url}/api/embeddings/npy/${big.name}?feature_stop=${SLICE.feature_stop}`;
+    const h = { "X-API-Key": key };
+    if ((await fetchBytes(url, h)) !== ready.byteLength) throw new Error("unexpected body size");
+    const httpCold = await timed(rounds, () => {
+      srv.ctx.store.cache.invalidate();
+      return fetchBytes(url, h);
+    });
+    await fetchBytes(url, h);
+    const httpWarm = await timed(rounds, () => fetchBytes(url, h));
+    await fetchBytes(bareUrl);
+    const loopback = await timed(rounds, () => fetchBytes(bareUrl));
+    const note = `${(ready.byteLength / MIB).toFixed(3)} MiB body, ${rounds} rounds`;
+    return [
+      {
+        bench: "embeddings npy 32 MiB, cold",
+        figure: "MB/s",
+        value: httpCold,
+        baseline: "store-layer slice read MB/s",
+        baselineValue: plainCold,
+        ratio: httpCold / plainCold,
+        note: `${note}; zstd decode every round`,
+      },
+      {
+        bench: "embeddings npy 32 MiB, warm",
+        figure: "MB/s",
+        value: httpWarm,
+        baseline: "bare loopback MB/s",
+        baselineValue: loopback,
+        ratio: httpWarm / loopback,
+        note: `${note}; chunk cache hot`,
+      },
+    ];
+  } finally {
+    await srv.close();
+    await new Promise((ok) => bare.close(ok));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) printRows(await run(Number(process.argv[2] ?? 10)));

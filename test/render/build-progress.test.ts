@@ -1,0 +1,42 @@
+// Build progress: one line redrawn in place on a terminal, plain lines now and then in a log.
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createProgress } from "../../src/render/build/progress.ts";
+
+function sink(isTTY: boolean): Writable & { isTTY: boolean; text: () => string } {
+  const parts: string[] = [];
+  const w = new Writable({
+    write(chunk, _enc, done) {
+      parts.push(String(chunk));
+      done();
+    },
+  });
+  return Object.assign(w, { isTTY, text: () => parts.join("") });
+}
+
+test("on a terminal: a bar with tiles/s and ETA, redrawn on one line", async () => {
+  const out = sink(true);
+  const p = createProgress({ total: 1000, label: "build x", stream: out });
+  p.add(100);
+  await sleep(120);
+  p.add(150);
+  p.finish();
+  const text = out.text();
+  assert.ok(text.startsWith("\r\u001b[K"), "carriage return and clear line");
+  assert.match(text.slice(4), /^build x \[#{6}-{18}\] {2}25% 250\/1000 tiles \d+ tiles\/s ETA \d+s/);
+  assert.equal(text.split("\n").length, 2, "one line, ended once");
+  assert.ok(text.endsWith("\n"));
+});
+
+test("in a log: plain lines at an interval, no control characters", async () => {
+  const out = sink(false);
+  const p = createProgress({ total: 10, label: "build y", stream: out, logEveryMs: 30 });
+  p.add(1);
+  assert.equal(out.text(), "", "nothing before the first interval");
+  await sleep(50);
+  p.add(4);
+  p.finish();
+  assert.match(out.text(), /^build y: 50% 5\/10 tiles \d+ tiles\/s ETA \d+s\n$/);
+});

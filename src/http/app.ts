@@ -90,6 +90,11 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     }
     metaOf.get(req)!.route = "static";
     const notFound = () => sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
+    // The build's embedding indexes back keyed routes; they are not public static files.
+    if (/^\/+embeddings(\/|$)/i.test(path)) {
+      notFound();
+      return;
+    }
     const mount = vendor.find((m) => path.startsWith(m.prefix));
     if (mount) {
       const original = req.url;
@@ -163,7 +168,8 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     };
     const pattern = polkaPattern(def.path);
     app.get(pattern, handler);
-    app.head(pattern, handler);
+    // HEAD on a metered route would do the whole read for nothing billable: those answer 405.
+    if (!def.cost) app.head(pattern, handler);
   }
 
   async function handle(

@@ -2,7 +2,7 @@
 // Everything is written into a temporary sibling directory that is renamed into place at the end,
 // so a reader never sees half a store.
 import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { type EmbeddingSummary, writeEmbeddings } from "./embeddings.ts";
 import { WeatherModel } from "./fields.ts";
@@ -61,19 +61,19 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
   const forecast: GroupSummary[] = [];
   let embeddings: EmbeddingSummary;
   try {
-    w.plainGroup("", 3, {
-      title: "gridcast synthetic sample store",
-      description: "synthetic weather forecasts and EO latent embeddings for demos and tests; not real data",
-      generator: "gridcast sample",
-      preset,
-      seed,
-    });
     w.plainGroup("forecast", 3, { description: "forecast groups: one global model and regional downscale patches" });
     const model = new WeatherModel(seed);
     for (const g of p.groups) {
       forecast.push(await writeForecastGroup(w, model, p, g, layout, progress));
     }
     embeddings = await writeEmbeddings(w, p, seed, progress);
+    w.rootGroup({
+      title: "gridcast synthetic sample store",
+      description: "synthetic weather forecasts and EO latent embeddings for demos and tests; not real data",
+      generator: "gridcast sample",
+      preset,
+      seed,
+    });
     await w.flush();
     await w.close();
     if (existsSync(target)) rmSync(target, { recursive: true });
@@ -85,7 +85,7 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
     throw e;
   }
   return {
-    out: join(target),
+    out: target,
     preset,
     seed,
     layout,

@@ -41,6 +41,8 @@ export class ZarrWriter {
   #json = { files: 0, bytes: 0 };
   #dirs = new Set<string>();
   #chunks: ChunkQueue;
+  /** Every v3 node written so far (path → document), for the root's consolidated metadata. */
+  #v3Nodes = new Map<string, Json>();
 
   constructor(root: string, level = 3) {
     // Chunks are written as the platform lays them out; Zarr here is little endian.
@@ -87,6 +89,27 @@ export class ZarrWriter {
     return this.#chunks.close();
   }
 
+  /** Remember a v3 node's document for the root's consolidated metadata. */
+  recordV3(path: string, doc: Json): void {
+    this.#v3Nodes.set(path, doc);
+  }
+
+  /**
+   * The root group, written last with every v3 node below it inlined (as zarr-python's
+   * consolidate_metadata does), so a store on plain HTTP object storage can be discovered
+   * without listing. v2 nodes cannot be described there and are left out.
+   */
+  rootGroup(attrs: Json): void {
+    const metadata: Json = {};
+    for (const path of [...this.#v3Nodes.keys()].sort(byCodeUnit)) metadata[path] = this.#v3Nodes.get(path);
+    this.writeJson("zarr.json", {
+      zarr_format: 3,
+      node_type: "group",
+      attributes: attrs,
+      consolidated_metadata: { kind: "inline", must_understand: false, metadata },
+    });
+  }
+
   /** A group whose metadata is written at once (no consolidated metadata). */
   plainGroup(path: string, format: Format, attrs: Json = {}): void {
     new GroupNode(this, path, format, attrs, false).close();
@@ -127,17 +150,23 @@ export class GroupNode {
       const doc: Json = { zarr_format: 3, node_type: "group", attributes: this.attrs };
       if (this.consolidated) {
         const metadata: Json = {};
-        for (const c of [...this.#children].sort((a, b) => a.name.localeCompare(b.name))) metadata[c.name] = c.doc;
+        for (const c of [...this.#children].sort((a, b) => byCodeUnit(a.name, b.name))) metadata[c.name] = c.doc;
         doc.consolidated_metadata = { kind: "inline", must_understand: false, metadata };
       }
       this.writer.writeJson(key("zarr.json"), doc);
+      this.writer.recordV3(this.path, {
+        zarr_format: 3,
+        node_type: "group",
+        attributes: this.attrs,
+        consolidated_metadata: null,
+      });
       return;
     }
     this.writer.writeJson(key(".zgroup"), { zarr_format: 2 });
     this.writer.writeJson(key(".zattrs"), this.attrs);
     if (this.consolidated) {
       const metadata: Json = { ".zattrs": this.attrs, ".zgroup": { zarr_format: 2 } };
-      for (const c of [...this.#children].sort((a, b) => a.name.localeCompare(b.name))) {
+      for (const c of [...this.#children].sort((a, b) => byCodeUnit(a.name, b.name))) {
         metadata[`${c.name}/.zarray`] = c.doc;
         metadata[`${c.name}/.zattrs`] = c.v2Attrs;
       }
@@ -185,6 +214,7 @@ export class ArrayNode {
         storage_transformers: [],
       };
       writer.writeJson(`${path}/zarr.json`, this.doc);
+      writer.recordV3(path, this.doc);
     } else {
       this.doc = {
         zarr_format: 2,
@@ -250,6 +280,11 @@ export class ArrayNode {
       await this.writeChunk(cc, buf);
     }
   }
+}
+
+/** Plain code-unit order: the same on every machine, unlike locale-aware comparison. */
+export function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function strides(shape: number[]): number[] {

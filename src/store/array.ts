@@ -205,6 +205,9 @@ function copyRegion(
   const last = nd - 1;
   const cStrideLast = ch.stride[last];
   const rStrideLast = rstride[last];
+  const plainPacking = packing !== null && packing.missing.length === 0 && packing.scale === 1 && packing.offset === 0;
+  const isFloatData = data instanceof Float32Array || data instanceof Float64Array;
+  const bulk = plainPacking && isFloatData && ArrayBuffer.isView(out) && cStrideLast === 1 && rStrideLast === 1;
   for (;;) {
     let src = 0;
     let dst = 0;
@@ -213,7 +216,10 @@ function copyRegion(
       dst += (idx[d] - region[d][0]) * rstride[d];
     }
     const n = hi[last] - lo[last];
-    if (packing && !isBig) {
+    if (bulk) {
+      // Contiguous run of floats with nothing to unpack: one typed-array copy.
+      (out as Float32Array).set((data as Float32Array).subarray(src, src + n), dst);
+    } else if (packing && !isBig) {
       const p = packing;
       const plain = p.missing.length === 0 && p.scale === 1 && p.offset === 0;
       for (let k = 0; k < n; k++) {

@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { FileSystemStore } from "@zarrita/storage";
+import Value from "typebox/value";
 import * as zarr from "zarrita";
 import type { Settings } from "../../src/config.ts";
 import { writeEmbeddingIndexes } from "../../src/embeddings/index-writer.ts";
@@ -121,3 +122,6 @@ export function resetReads(srv: TestServer): void {
 /** Keys of latent chunks read since the last resetReads. */
 export const latentChunksRead = (srv: TestServer): string[] =>
   srv.running.ctx.store.backend.keysRead().filter((k) => /\/latent\/c\//.test(k));
+
+/** Whether a body matches its documented schema (a plain boolean: the body keeps its loose type). */
+export const conforms = (schema: object, body: unknown): boolean => Value.Check(schema as never, body);

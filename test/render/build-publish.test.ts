@@ -109,6 +109,13 @@ describe("shards", () => {
     assert.match(r.stderr.trim(), /^gridcast: build half is incomplete: shards 1, 3 of 3 not finished \(have 2\)$/);
     assert.equal(existsSync(join(out, "current")), false);
     assert.ok(existsSync(join(out, "builds", "half.partial")), "the shards' work is kept for a retry");
+    // Another build in the same out dir cleans stale partial builds, but not one with finished shards.
+    const other = await build({ store: storeDir, out, ...small });
+    assert.deepEqual(other.cleaned, []);
+    assert.ok(existsSync(join(out, "builds", "half.partial", "manifest.shard-2-of-3.json")));
+    // The published manifest is served with the build: it does not name the store.
+    const m = readFileSync(join(out, "builds", other.build_id, "manifest.json"), "utf8");
+    assert.equal(m.includes(storeDir), false);
     await assert.rejects(build({ store: storeDir, out, shard: { index: 1, count: 2 } }), /--shard needs --build-id/);
   });
 });

@@ -14,7 +14,7 @@ import {
   tileDir,
   tilejsonPath,
 } from "../layout.ts";
-import { legendJson, renderLegendPng } from "../legend.ts";
+import { intervalText, legendJson, renderLegendPng } from "../legend.ts";
 import type { Manifest } from "./manifest.ts";
 import type { LayerSpec } from "./plan.ts";
 
@@ -73,7 +73,9 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
   return {
     tilejson: "3.0.0",
     name: `${layer.long_name} (${layer.id}), run ${run}, +${lead.hours} h`,
-    description: `${layer.long_name} in ${layer.units}, valid ${lead.valid_time}`,
+    description: [`${layer.long_name} in ${layer.units}`, intervalText(layer.temporal), `valid ${lead.valid_time}`]
+      .filter(Boolean)
+      .join(", "),
     version: "1.0.0",
     scheme: "xyz",
     tiles: [lead.tiles],

@@ -109,7 +109,9 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
     const names = readdirSync(partial).filter((n) => SHARD_MANIFEST.test(n));
     const shards = names.map((n) => readManifest(join(partial, n))).filter((m): m is Manifest => m !== undefined);
     const manifest = mergeShards(opts.buildId, shards);
-    const store = new Store(opts.store ?? manifest.store, { cacheMb: opts.cacheMb });
+    const root = opts.store ?? shards[0].store;
+    if (!root) throw new ConfigError(`the shard manifests of build ${opts.buildId} name no store; pass --store`);
+    const store = new Store(root, { cacheMb: opts.cacheMb });
     cleanStalePartials(out, opts.buildId);
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: opts.keepBuilds ?? 3,

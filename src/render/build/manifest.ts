@@ -18,8 +18,8 @@ export interface Manifest {
   format: 1;
   build_id: string;
   created_at: string;
-  /** Store root the tiles were rendered from. */
-  store: string;
+  /** Store root the shard rendered from; absent from a published manifest (it is served). */
+  store?: string;
   max_zoom: number;
   renderer: string;
   /** Plan hash: every shard of a build must have the same. */
@@ -86,8 +86,9 @@ export function mergeShards(buildId: string, shards: Manifest[]): Manifest {
       `build ${buildId}: the shards hold ${entries.length} layer-run-leads, the plan has ${expected}`,
     );
   }
+  const { store: _store, ...rest } = first;
   return {
-    ...first,
+    ...rest,
     shard: null,
     shards: count,
     created_at: shards

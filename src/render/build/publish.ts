@@ -131,7 +131,12 @@ function activeShardBuilds(out: string): Set<string> {
   return ids;
 }
 
-/** Removes partial dirs killed builds left behind; `keep` is the caller's own (shards share it). */
+const SHARD_DONE = /^manifest\.shard-\d+-of-\d+\.json$/;
+
+/**
+ * Removes partial dirs killed builds left behind; `keep` is the caller's own (shards share it).
+ * A partial build holding a finished shard waits for its other shards and `publish`: it stays.
+ */
 export function cleanStalePartials(out: string, keep?: string): string[] {
   const builds = join(out, BUILDS);
   const active = activeShardBuilds(out);
@@ -140,6 +145,7 @@ export function cleanStalePartials(out: string, keep?: string): string[] {
     if (!name.endsWith(PARTIAL)) continue;
     const id = name.slice(0, -PARTIAL.length);
     if (id === keep || active.has(id)) continue;
+    if (readdirSync(join(builds, name)).some((f) => SHARD_DONE.test(f))) continue;
     rmSync(join(builds, name), { recursive: true, force: true });
     removed.push(name);
   }

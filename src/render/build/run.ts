@@ -142,6 +142,8 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       });
     const jobs = shard ? shardJobs(plan.jobs, shard.index, shard.count) : plan.jobs;
     if (o.reuse !== false) markReuse(jobs, out);
+    // Shards share their partial build; an unsharded build starts from an empty one.
+    if (!shard) rmSync(partial, { recursive: true, force: true });
     mkdirSync(partial, { recursive: true });
 
     const total = jobs.reduce((n, j) => n + j.leads.length * j.tilesPerLead, 0);
@@ -166,7 +168,8 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       format: 1,
       build_id: id,
       created_at: new Date().toISOString(),
-      store: o.store,
+      // Only a shard's manifest names the store (publish reads it); a published one is public.
+      ...(shard ? { store: o.store } : {}),
       max_zoom: maxZoom,
       renderer: RENDERER_VERSION,
       plan: plan.hash,

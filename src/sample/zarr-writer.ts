@@ -61,14 +61,14 @@ export class ZarrWriter {
     return this.#json.bytes + this.#chunks.bytes;
   }
 
-  writeJson(key: string, doc: unknown): void {
+  writeJson(key: string, doc: unknown, compact = false): void {
     const file = join(this.root, key);
     const dir = dirname(file);
     if (!this.#dirs.has(dir)) {
       mkdirSync(dir, { recursive: true });
       this.#dirs.add(dir);
     }
-    const bytes = new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`);
+    const bytes = new TextEncoder().encode(`${JSON.stringify(doc, null, compact ? undefined : 2)}\n`);
     writeFileSync(file, bytes);
     this.#json.files++;
     this.#json.bytes += bytes.byteLength;
@@ -102,12 +102,14 @@ export class ZarrWriter {
   rootGroup(attrs: Json): void {
     const metadata: Json = {};
     for (const path of [...this.#v3Nodes.keys()].sort(byCodeUnit)) metadata[path] = this.#v3Nodes.get(path);
-    this.writeJson("zarr.json", {
+    const doc = {
       zarr_format: 3,
       node_type: "group",
       attributes: attrs,
       consolidated_metadata: { kind: "inline", must_understand: false, metadata },
-    });
+    };
+    // Compact: this one document describes the whole hierarchy and is read at every open.
+    this.writeJson("zarr.json", doc, true);
   }
 
   /** A group whose metadata is written at once (no consolidated metadata). */

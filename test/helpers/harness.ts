@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { DEFAULTS, type Settings } from "../../src/config.ts";
 import { type Running, startServer } from "../../src/http/server.ts";
 import { writeSample } from "../../src/sample/index.ts";
@@ -90,6 +90,7 @@ export function rawGet(base: string, rawPath: string, headers: Record<string, st
 /** numpy/xarray tests run Debian's python3 (not a pyenv one without the packages). */
 export const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
 
+/** Remove test directories; a sample store goes with the temporary parent made for it. */
 export function cleanup(...dirs: string[]): void {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(basename(d) === "store" ? dirname(d) : d, { recursive: true, force: true });
 }

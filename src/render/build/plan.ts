@@ -246,9 +246,23 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   return { maxZoom: sel.maxZoom, layers, jobs, hash: planHash(jobs) };
 }
 
-/** Shard k of n (1-based): every n-th job of the sorted list, so shards are disjoint and cover all. */
+/**
+ * Shard k of n (1-based). Every shard computes the same assignment from the same plan: jobs in
+ * order of tiles (then id), each to the shard with the fewest tiles so far (lowest k on a tie).
+ * Disjoint, covering, and balanced by work rather than by job count.
+ */
 export function shardJobs(jobs: Job[], index: number, count: number): Job[] {
-  return jobs.filter((_, i) => i % count === index - 1);
+  const work = (j: Job): number => j.leads.length * j.tilesPerLead;
+  const order = [...jobs].sort((a, b) => work(b) - work(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const load = new Array<number>(count).fill(0);
+  const mine: Job[] = [];
+  for (const job of order) {
+    let k = 0;
+    for (let i = 1; i < count; i++) if (load[i] < load[k]) k = i;
+    load[k] += work(job);
+    if (k === index - 1) mine.push(job);
+  }
+  return mine;
 }
 
 /** Smallest slice of a pyramid worth a job of its own. */

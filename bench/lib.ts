@@ -86,8 +86,9 @@ export function printRows(rows: BenchRow[]): void {
       } | ${r.note ?? ""} |`,
   );
   process.stdout.write(
-    ["| bench | figure | baseline (same run) | ratio | target | note |", "|---|---|---|---|---|---|", ...lines].join("\n") +
+    ["| bench | figure | baseline (same run) | ratio | target | note |", "|---|---|---|---|---|---|", ...lines].join(
       "\n",
+    ) + "\n",
   );
 }
 

@@ -5,7 +5,7 @@
 // index buffers of the same field, on the same number of threads. Target ratio ≥ 0.6.
 //   node bench/render.ts [--out DIR] [--all]     (--all: also time a build of every demo layer)
 import { mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { latestRun } from "../src/forecast/select.ts";
@@ -15,7 +15,7 @@ import { encodeIndexedPng } from "../src/render/png.ts";
 import { createLevelSampler, isUniform } from "../src/render/resample.ts";
 import { MAX_ZOOM, TILE_SIZE } from "../src/render/tiles.ts";
 import { Store } from "../src/store/store.ts";
-import { type BenchRow, benchStore, printRows } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, benchStore, printRows } from "./lib.ts";
 
 /** Ready index buffers each baseline thread cycles through (32 MiB), spread over the pyramid. */
 const READY = 512;
@@ -108,7 +108,8 @@ async function round(store: string, out: string, concurrency: number): Promise<R
 export async function run(opts: { out?: string; all?: boolean; rounds?: number } = {}): Promise<BenchRow[]> {
   const store = await benchStore("demo");
   const concurrency = Math.min(2, availableParallelism());
-  const base = opts.out ?? tmpdir();
+  // Where the other benches write (like a build's default out dir, inside the project).
+  const base = opts.out ?? BENCH_DIR;
   // Paired rounds, median by ratio: other load on the machine moves both halves of a pair alike.
   // Output is deleted only at the end: deleting 20k files meanwhile would slow the next round.
   const out = mkdtempSync(join(base, "gridcast-bench-render-"));

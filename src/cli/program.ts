@@ -7,6 +7,7 @@ import { registerKeys } from "./keys.ts";
 import { registerPublish } from "./publish.ts";
 import { registerSample } from "./sample.ts";
 import { registerServe } from "./serve.ts";
+import { registerStart } from "./start.ts";
 
 export function buildProgram(): Command {
   const program = new Command("gridcast")
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerPublish(program);
   registerServe(program);
   registerKeys(program);
+  registerStart(program);
   return program;
 }
 

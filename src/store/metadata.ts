@@ -78,7 +78,9 @@ function fromV3(path: string, doc: Json): NodeMeta {
   const grid = doc.chunk_grid as { configuration?: { chunk_shape?: number[] } } | undefined;
   const codecs = (doc.codecs as Json[]) ?? [];
   // A sharded array's readable chunk is the shard's inner chunk; the stored object is the shard.
-  const sharding = codecs.find((c) => c.name === "sharding_indexed")?.configuration as { chunk_shape?: number[] } | undefined;
+  const sharding = codecs.find((c) => c.name === "sharding_indexed")?.configuration as
+    | { chunk_shape?: number[] }
+    | undefined;
   const chunks = sharding?.chunk_shape ?? grid?.configuration?.chunk_shape ?? [];
   return {
     kind: "array",

@@ -39,7 +39,10 @@ export function nearestNode(grid: Grid, lat: number, lon: number): Node {
       Math.abs(d(a)) < Math.abs(d(b)) || (Math.abs(d(a)) === Math.abs(d(b)) && d(a) < d(b));
     for (const cand of [first, last]) if (better(cand, ix)) ix = cand;
   }
-  return { iy, ix, lat: grid.lat[iy], lon: wrap180(grid.lon[ix]) };
+  // Coordinates computed in floating point (0.025° steps) print as 11.575000000000045; round
+  // to a nanodegree, far below any grid spacing.
+  const r = (x: number) => Math.round(x * 1e9) / 1e9;
+  return { iy, ix, lat: r(grid.lat[iy]), lon: r(wrap180(grid.lon[ix])) };
 }
 
 export interface BoxSelection {

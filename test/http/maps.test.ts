@@ -147,8 +147,11 @@ describe("map routes", () => {
     assert.equal(r.status, 200);
     const v = r.json();
     const f = await layerField(store, "forecast/europe", "t2m", 1, 3);
-    const iy = f.group.grid.lat.indexOf(v.grid_lat);
-    const ix = f.group.grid.lon.indexOf(v.grid_lon);
+    const nearest = (c: Float64Array, x: number) =>
+      c.reduce((b, _, i) => (Math.abs(c[i] - x) < Math.abs(c[b] - x) ? i : b), 0);
+    const iy = nearest(f.group.grid.lat, v.grid_lat);
+    const ix = nearest(f.group.grid.lon, v.grid_lon);
+    assert.ok(Math.abs(f.group.grid.lat[iy] - v.grid_lat) < 1e-6 && Math.abs(f.group.grid.lon[ix] - v.grid_lon) < 1e-6);
     assert.ok(Math.abs(v.grid_lat - lat) <= 0.25 && Math.abs(v.grid_lon - lon) <= 0.25);
     assert.equal(v.value, f.field[iy * f.group.grid.lon.length + ix]);
     assert.deepEqual(

@@ -275,7 +275,7 @@ const MIN_PART_TILES = 256;
  */
 export function splitForThreads(jobs: Job[], threads: number): Job[] {
   const rendering = jobs.filter((j) => j.leads.some((l) => !l.reuse)).length;
-  const want = rendering >= 2 * threads ? 1 : Math.ceil((2 * threads) / Math.max(1, rendering));
+  const want = rendering >= 4 * threads ? 1 : Math.ceil((4 * threads) / Math.max(1, rendering));
   const out: Job[] = [];
   for (const job of jobs) {
     const reuse = job.leads.filter((l) => l.reuse);

@@ -19,12 +19,6 @@ export type FromWorker =
   | { type: "done"; results: LeadResult[] }
   | { type: "error"; name: string; message: string };
 
-export interface PoolOptions {
-  concurrency: number;
-  init: WorkerInit;
-  onTiles: (n: number) => void;
-}
-
 const WORKER = new URL("./worker.ts", import.meta.url);
 
 /** Work left in a job: leads to render cost far more than leads to link. */
@@ -39,45 +33,61 @@ function jobError(job: Job | undefined, name: string, message: string): Error {
   return new Error(what);
 }
 
-export function runPool(jobs: Job[], opts: PoolOptions): Promise<LeadResult[]> {
-  const queue = [...jobs].sort((a, b) => cost(b) - cost(a));
-  const results: LeadResult[] = [];
-  const count = Math.min(Math.max(1, opts.concurrency), queue.length);
-  if (count === 0) return Promise.resolve(results);
-  return new Promise((resolve, reject) => {
-    const workers: Worker[] = [];
-    let running = count;
-    let failed = false;
-    const fail = (err: Error): void => {
-      if (failed) return;
-      failed = true;
-      Promise.allSettled(workers.map((w) => w.terminate())).then(() => reject(err));
-    };
-    for (let i = 0; i < count; i++) {
-      const w = new Worker(WORKER, { workerData: opts.init });
-      workers.push(w);
-      let current: Job | undefined;
-      const next = (): void => {
-        current = queue.shift();
-        if (current) {
-          w.postMessage({ job: current } satisfies ToWorker);
-          return;
-        }
-        void w.terminate();
-        if (--running === 0 && !failed) resolve(results);
-      };
-      w.on("message", (m: FromWorker) => {
-        if (m.type === "tiles") opts.onTiles(m.n);
-        else if (m.type === "done") {
-          results.push(...m.results);
-          next();
-        } else fail(jobError(current, m.name, m.message));
+/**
+ * Threads are started on construction, so they load their modules while the main thread still
+ * plans the build; `run` then feeds them the jobs, `close` stops them.
+ */
+export class TilePool {
+  readonly #workers: Worker[] = [];
+  #broken: Error | undefined;
+
+  constructor(init: WorkerInit, threads: number) {
+    for (let i = 0; i < Math.max(1, threads); i++) {
+      const w = new Worker(WORKER, { workerData: init });
+      // Until `run` listens, a thread that fails to start is remembered, not thrown.
+      w.on("error", (e) => {
+        this.#broken ??= jobError(undefined, e.name, e.message);
       });
-      w.on("error", (e) => fail(jobError(current, e.name, e.message)));
-      w.on("exit", (code) => {
-        if (current && code !== 0) fail(jobError(current, "Error", `worker exited with code ${code}`));
-      });
-      next();
+      this.#workers.push(w);
     }
-  });
+  }
+
+  run(jobs: Job[], onTiles: (n: number) => void): Promise<LeadResult[]> {
+    const queue = [...jobs].sort((a, b) => cost(b) - cost(a));
+    const results: LeadResult[] = [];
+    if (this.#broken) return Promise.reject(this.#broken);
+    return new Promise((resolve, reject) => {
+      let idle = 0;
+      let failed = false;
+      const fail = (err: Error): void => {
+        if (failed) return;
+        failed = true;
+        this.close().then(() => reject(err));
+      };
+      for (const w of this.#workers) {
+        let current: Job | undefined;
+        const next = (): void => {
+          current = queue.shift();
+          if (current) w.postMessage({ job: current } satisfies ToWorker);
+          else if (++idle === this.#workers.length && !failed) resolve(results);
+        };
+        w.on("message", (m: FromWorker) => {
+          if (m.type === "tiles") onTiles(m.n);
+          else if (m.type === "done") {
+            results.push(...m.results);
+            next();
+          } else fail(jobError(current, m.name, m.message));
+        });
+        w.on("error", (e) => fail(jobError(current, e.name, e.message)));
+        w.on("exit", (code) => {
+          if (current && code !== 0) fail(jobError(current, "Error", `worker exited with code ${code}`));
+        });
+        next();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.#workers.map((w) => w.terminate()));
+  }
 }

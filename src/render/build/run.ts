@@ -13,7 +13,7 @@ import { CoverageCache } from "./coverage.ts";
 import { DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
 import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "./manifest.ts";
 import { type Job, planBuild, RENDERER_VERSION, shardJobs, splitForThreads } from "./plan.ts";
-import { runPool } from "./pool.ts";
+import { TilePool } from "./pool.ts";
 import { createProgress } from "./progress.ts";
 import {
   acquireLock,
@@ -130,7 +130,10 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   const shard = o.shard ?? null;
   const lock = acquireLock(out, id, shard ? `${shard.index}/${shard.count}` : null);
   const partial = partialDir(out, id);
+  let pool: TilePool | undefined;
   try {
+    // Started before planning: the threads load while the store's metadata is read.
+    pool = new TilePool({ store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom }, concurrency);
     const cleaned = cleanStalePartials(out, shard ? id : undefined);
     const store = new Store(o.store, { cacheMb: o.cacheMb });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
@@ -150,12 +153,11 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     const label = shard ? `build ${id} shard ${shard.index}/${shard.count}` : `build ${id}`;
     const progress = o.progress === false ? undefined : createProgress({ total, label, stream: o.progress });
     const renderStarted = performance.now();
-    const results = await runPool(splitForThreads(jobs, concurrency), {
-      concurrency,
-      init: { store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom },
-      onTiles: (n) => progress?.add(n),
-    }).finally(() => progress?.finish()); // ends the progress line before any error line
+    const results = await pool
+      .run(splitForThreads(jobs, concurrency), (n) => progress?.add(n))
+      .finally(() => progress?.finish()); // ends the progress line before any error line
     const renderSeconds = (performance.now() - renderStarted) / 1000;
+    await pool.close();
 
     const where = new Map(jobs.flatMap((j) => j.leads.map((l) => [l.key, { job: j, hours: l.hours }] as const)));
     const entries: ManifestEntry[] = mergeParts(results)
@@ -203,6 +205,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     if (!shard) rmSync(partial, { recursive: true, force: true });
     throw e;
   } finally {
+    await pool?.close();
     lock.release();
   }
 }

@@ -1,0 +1,60 @@
+// Key confinement at the bottom of the stack: whatever the layers above let through, the directory
+// backend never reads outside its root.
+import assert from "node:assert/strict";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { DirectoryBackend } from "../../src/store/backend.ts";
+import { confineKey, isConfinedKey } from "../../src/store/keys.ts";
+import { cleanup, tempDir } from "../helpers/harness.ts";
+
+const base = tempDir();
+const root = join(base, "store");
+mkdirSync(join(root, "a"), { recursive: true });
+writeFileSync(join(root, "a", "zarr.json"), "{}");
+writeFileSync(join(base, "secret.txt"), "sentinel");
+mkdirSync(join(base, "store-evil"));
+writeFileSync(join(base, "store-evil", "zarr.json"), "sentinel");
+symlinkSync(join(base, "secret.txt"), join(root, "a", "link"));
+after(() => cleanup(base));
+
+describe("confineKey", () => {
+  test("accepts plain relative keys, with or without zarrita's leading slash", () => {
+    assert.equal(confineKey("a/zarr.json"), "a/zarr.json");
+    assert.equal(confineKey("/a/c/0/1"), "a/c/0/1");
+    assert.equal(confineKey(""), "");
+  });
+  test("rejects parent segments, absolute paths, backslashes, NUL and empty segments", () => {
+    for (const k of [
+      "../secret.txt",
+      "a/../../secret.txt",
+      "//etc/passwd",
+      "a\\..\\b",
+      "a/\0",
+      "a//b",
+      "./a",
+      "C:/x",
+      "a/.",
+    ]) {
+      assert.equal(isConfinedKey(k), false, k);
+      assert.throws(() => confineKey(k), k);
+    }
+  });
+});
+
+describe("DirectoryBackend", () => {
+  const b = new DirectoryBackend(root);
+  test("reads inside the root", async () => {
+    assert.equal(new TextDecoder().decode(await b.get("a/zarr.json")), "{}");
+  });
+  test("never reads outside: parents, sibling with the root's name as prefix, symlinks out", async () => {
+    await assert.rejects(b.get("../secret.txt"));
+    await assert.rejects(b.get("../store-evil/zarr.json"));
+    assert.equal(await b.get("a/link"), undefined);
+    assert.equal(await b.size("a/link"), undefined);
+  });
+  test("missing keys are undefined, not errors", async () => {
+    assert.equal(await b.get("a/nothing"), undefined);
+    assert.equal(await b.getRange("a/nothing", { offset: 0, length: 1 }), undefined);
+  });
+});

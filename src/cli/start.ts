@@ -3,8 +3,10 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { closeOnSignals, startServer } from "../http/server.ts";
+import { currentBuild } from "../render/build/publish.ts";
 import { runBuild } from "../render/build/run.ts";
 import { writeSample } from "../sample/index.ts";
+import { Store } from "../store/store.ts";
 import { settingsFor } from "./settings.ts";
 
 interface StartFlags {
@@ -42,17 +44,26 @@ export function registerStart(program: Command): void {
         const s = await writeSample(settings.store, { preset: "demo", seed: 1, onProgress: say });
         say(`demo store ready: ${s.files} files in ${s.seconds.toFixed(1)} s`);
       }
-      const report = await runBuild({
-        store: settings.store,
-        out: settings.out,
-        keepBuilds: settings.keep_builds,
-        cacheMb: settings.chunk_cache_mb,
-        progress: process.stderr,
-      });
-      const t = report.totals;
-      say(
-        `build ${report.build_id}: ${t.tiles} tiles (${t.rendered} layer-leads rendered, ${t.reused} reused) in ${report.seconds.toFixed(1)} s`,
-      );
+      const build = (leads?: number[]) =>
+        runBuild({
+          store: settings.store,
+          out: settings.out,
+          keepBuilds: settings.keep_builds,
+          cacheMb: settings.chunk_cache_mb,
+          progress: process.stderr,
+          leads,
+        }).then((report) => {
+          const t = report.totals;
+          say(
+            `build ${report.build_id}: ${t.tiles} tiles (${t.rendered} layer-leads rendered, ${t.reused} reused) in ${report.seconds.toFixed(1)} s`,
+          );
+          return report;
+        });
+      // With nothing published yet, publish the first lead time of every layer first and serve it;
+      // the remaining lead times render behind the running server and publish in one switch.
+      const fresh = currentBuild(settings.out) === undefined;
+      const firstLead = fresh ? await firstLeadHours(settings.store, settings.default_forecast_group) : undefined;
+      await build(firstLead === undefined ? undefined : [firstLead]);
       const running = await startServer(settings, opts.quiet ? { log: () => {} } : {});
       const ledger = running.ctx.ledger;
       for (const k of await ledger.listKeys()) {
@@ -80,5 +91,18 @@ export function registerStart(program: Command): void {
         ].join("\n"),
       );
       closeOnSignals(running, say);
+      if (firstLead !== undefined) {
+        say("rendering the remaining lead times in the background …");
+        await build();
+        say("all lead times published");
+      }
     });
+}
+
+async function firstLeadHours(store: string, group: string): Promise<number | undefined> {
+  try {
+    return (await new Store(store).forecastGroup(group)).leads[0];
+  } catch {
+    return undefined;
+  }
 }

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
-import { build } from "../render/build-fixture.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { build } from "../render/build-fixture.ts";
 
 const PG_ADMIN = process.env.GRIDCAST_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const ROUNDS = 20;
@@ -39,7 +39,13 @@ async function race(servers: TestServer[]): Promise<void> {
 }
 
 async function withBuild(srv: TestServer): Promise<void> {
-  await build({ store: storeDir, out: join(srv.dir, "output"), maxZoom: 0, groups: ["forecast/global"], vars: ["t2m"] });
+  await build({
+    store: storeDir,
+    out: join(srv.dir, "output"),
+    maxZoom: 0,
+    groups: ["forecast/global"],
+    vars: ["t2m"],
+  });
 }
 
 describe("metering race over HTTP", () => {

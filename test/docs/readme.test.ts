@@ -1,0 +1,58 @@
+// The README's usage examples, run as written against a real server: every sh block with bash,
+// every python block with Debian's python3, every js block with node.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { build } from "../render/build-fixture.ts";
+import { cleanup, PYTHON, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, "../..");
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const section = readme.slice(readme.indexOf("<!-- examples:start -->"), readme.indexOf("<!-- examples:end -->"));
+const blocks = [...section.matchAll(/```(sh|python|js)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
+
+let storeDir: string;
+let srv: TestServer;
+let env: NodeJS.ProcessEnv;
+const work = tempDir();
+
+before(async () => {
+  storeDir = await sampleStore();
+  srv = await testServer(storeDir);
+  await build({ store: storeDir, out: join(srv.dir, "output"), maxZoom: 3, groups: ["forecast/global"], vars: ["t2m"] });
+  env = { ...process.env, GRIDCAST: srv.url, KEY: await srv.key(["weather", "embeddings"], 1000) };
+});
+after(async () => {
+  await srv.close();
+  cleanup(storeDir, work);
+});
+
+describe("README examples", () => {
+  test("there are examples in every language", () => {
+    assert.deepEqual([...new Set(blocks.map((b) => b.lang))].sort(), ["js", "python", "sh"]);
+  });
+  blocks.forEach((b, i) => {
+    // Asynchronous on purpose: the server answering these examples runs in this process.
+    test(`example ${i + 1} (${b.lang}) runs`, async () => {
+      const opts = { cwd: work, env, encoding: "utf8" as const, timeout: 60_000 };
+      let out: string;
+      if (b.lang === "sh") out = (await run("bash", ["-euo", "pipefail", "-c", b.code], opts)).stdout;
+      else if (b.lang === "python") out = (await run(PYTHON, ["-c", b.code], opts)).stdout;
+      else {
+        // Inside the project so that "zarrita" resolves from node_modules.
+        const dir = join(ROOT, "test-artifacts");
+        mkdirSync(dir, { recursive: true });
+        const file = join(dir, `readme-example-${i}.mjs`);
+        writeFileSync(file, b.code);
+        out = (await run(process.execPath, [file], opts)).stdout;
+      }
+      assert.ok(out.trim().length > 0, "the example printed something");
+      if (b.code.includes("/point?")) assert.match(out, /"var":"t2m"/);
+      if (b.code.includes("x-svc-field")) assert.match(out, /x-svc-field: \{/i);
+    });
+  });
+});

@@ -1,7 +1,7 @@
 // Strict parsing of query and path parameters against the route's JSON Schema (TypeBox). Numbers
 // must be plain decimals (no hex, NaN, Infinity, or values that overflow to Infinity); a parameter
 // given twice is an error; every failure names the parameter.
-import Value from "typebox/value";
+import { Compile } from "typebox/compile";
 import { InvalidParameterError } from "../errors.ts";
 
 type Schema = {
@@ -49,6 +49,17 @@ function clip(s: string): string {
   return s.length > 40 ? `${s.slice(0, 40)}…` : s;
 }
 
+// Each route's schema is compiled to a checker once; checking then costs about a microsecond.
+const checkers = new WeakMap<object, ReturnType<typeof Compile>>();
+function compiled(schema: object): ReturnType<typeof Compile> {
+  let c = checkers.get(schema);
+  if (!c) {
+    c = Compile(schema as never);
+    checkers.set(schema, c);
+  }
+  return c;
+}
+
 /** Parse and validate a set of raw values (query or path) against an object schema. */
 export function parseParams<T>(schemaIn: object, raw: Map<string, string[]>): T {
   const schema = schemaIn as Schema;
@@ -65,7 +76,10 @@ export function parseParams<T>(schemaIn: object, raw: Map<string, string[]>): T 
   for (const name of schema.required ?? []) {
     if (!(name in out)) throw new InvalidParameterError(name, `${name} is required`);
   }
-  const first = Value.Errors(schema as never, out)[0] as { instancePath: string; message: string } | undefined;
+  const checker = compiled(schemaIn);
+  const first = checker.Check(out)
+    ? undefined
+    : (checker.Errors(out)[0] as { instancePath: string; message: string } | undefined);
   if (first) {
     const name = first.instancePath.replace(/^\//, "") || "query";
     const sub = props[name];

@@ -17,6 +17,7 @@ export interface StoreOptions {
   registry?: Registry;
 }
 
+const GROUP_LIST_TTL_MS = 2000;
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export class Store {
@@ -28,6 +29,8 @@ export class Store {
   #groups = new Map<string, Promise<ForecastGroup>>();
   #groupMeta = new Map<string, Promise<Map<string, NodeMeta>>>();
   #arrays = new Map<string, StoredArray>();
+  #groupIds: Promise<string[]> | undefined;
+  #groupIdsAt = 0;
 
   constructor(root: string, opts: StoreOptions = {}) {
     this.root = root;
@@ -98,9 +101,22 @@ export class Store {
     return a;
   }
 
-  async forecastGroupIds(): Promise<string[]> {
-    const names = await this.children("forecast");
-    return names.filter((n) => GROUP_NAME.test(n)).map((n) => `forecast/${n}`);
+  /**
+   * Forecast group ids. Every /point asks (to look for patches), so the listing is kept for
+   * GROUP_LIST_TTL_MS: a group added by a new cycle shows up within that time, without a restart.
+   */
+  forecastGroupIds(): Promise<string[]> {
+    const now = Date.now();
+    if (!this.#groupIds || now - this.#groupIdsAt > GROUP_LIST_TTL_MS) {
+      this.#groupIdsAt = now;
+      this.#groupIds = this.children("forecast").then((names) =>
+        names.filter((n) => GROUP_NAME.test(n)).map((n) => `forecast/${n}`),
+      );
+      this.#groupIds.catch(() => {
+        this.#groupIds = undefined;
+      });
+    }
+    return this.#groupIds;
   }
 
   /** A forecast group by id (forecast/<name>); NotFoundError when absent. */
@@ -174,6 +190,7 @@ export class Store {
   refresh(): void {
     this.#consolidated = undefined;
     this.#groups.clear();
+    this.#groupIds = undefined;
     this.#groupMeta.clear();
     this.#arrays.clear();
     this.cache.invalidate();

@@ -2,12 +2,12 @@
 // every python block with Debian's python3, every js block with node.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { build } from "../render/build-fixture.ts";
+import { promisify } from "node:util";
 import { cleanup, PYTHON, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { build } from "../render/build-fixture.ts";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");
@@ -23,7 +23,13 @@ const work = tempDir();
 before(async () => {
   storeDir = await sampleStore();
   srv = await testServer(storeDir);
-  await build({ store: storeDir, out: join(srv.dir, "output"), maxZoom: 3, groups: ["forecast/global"], vars: ["t2m"] });
+  await build({
+    store: storeDir,
+    out: join(srv.dir, "output"),
+    maxZoom: 3,
+    groups: ["forecast/global"],
+    vars: ["t2m"],
+  });
   env = { ...process.env, GRIDCAST: srv.url, KEY: await srv.key(["weather", "embeddings"], 1000) };
 });
 after(async () => {

@@ -1,0 +1,52 @@
+// The cap on concurrent store-reading requests: beyond it, 503 with Retry-After, while cheap
+// routes keep answering.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+
+let storeDir: string;
+let upstream: Server;
+let srv: TestServer;
+
+before(async () => {
+  storeDir = await sampleStore();
+  // An object store whose chunks take a second to arrive.
+  upstream = createServer((req, res) => {
+    const rel = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).replace(/^\/+/, "");
+    try {
+      const body = readFileSync(join(storeDir, rel));
+      setTimeout(() => res.end(body), /\/c\//.test(rel) ? 1000 : 0);
+    } catch {
+      res.statusCode = 404;
+      res.end();
+    }
+  });
+  await new Promise<void>((ok) => upstream.listen(0, "127.0.0.1", () => ok()));
+  const port = (upstream.address() as { port: number }).port;
+  srv = await testServer(`http://127.0.0.1:${port}/`, { max_heavy_requests: 1 });
+});
+after(async () => {
+  await srv.close();
+  upstream.closeAllConnections();
+  upstream.close();
+  cleanup(storeDir);
+});
+
+test("a second heavy request while one runs gets 503 + Retry-After; light routes still answer", async () => {
+  const key = await srv.key(["weather"]);
+  const H = { "X-API-Key": key };
+  await get(`${srv.url}/api/export`, H); // metadata discovered, no chunk read yet
+  const slow = get(`${srv.url}/point?lat=10&lon=10&var=t2m`, H);
+  await new Promise((r) => setTimeout(r, 200));
+  const busy = await get(`${srv.url}/point?lat=-10&lon=10&var=u10`, H);
+  assert.equal(busy.status, 503);
+  assert.equal(busy.headers.get("retry-after"), "1");
+  assert.equal(busy.json().type, "/problems/busy");
+  assert.equal((await get(`${srv.url}/healthz`)).status, 200);
+  assert.equal((await get(`${srv.url}/api/export`, H)).status, 200);
+  assert.equal((await slow).status, 200);
+  assert.equal((await get(`${srv.url}/point?lat=-10&lon=10&var=u10`, H)).status, 200);
+});

@@ -18,11 +18,21 @@ const store = await benchStore("demo");
 const out = join(BENCH_DIR, "load-output");
 const db = join(BENCH_DIR, `load-${process.pid}.db`);
 await runBuild({ store, out, maxZoom: 3, groups: ["forecast/global"], vars: ["t2m"], progress: false, webDir: null });
-const env = { ...process.env, GRIDCAST_STORE: store, GRIDCAST_OUT: out, GRIDCAST_DB: db, GRIDCAST_MAX_HEAVY_REQUESTS: "256" };
-const mk = spawn(process.execPath, ["bin/gridcast", "keys", "create", "--credits", "100000000", "--rate", "0", "--json"], {
-  cwd: ROOT,
-  env,
-});
+const env = {
+  ...process.env,
+  GRIDCAST_STORE: store,
+  GRIDCAST_OUT: out,
+  GRIDCAST_DB: db,
+  GRIDCAST_MAX_HEAVY_REQUESTS: "256",
+};
+const mk = spawn(
+  process.execPath,
+  ["bin/gridcast", "keys", "create", "--credits", "100000000", "--rate", "0", "--json"],
+  {
+    cwd: ROOT,
+    env,
+  },
+);
 let text = "";
 mk.stdout.on("data", (d) => (text += d));
 await new Promise((r) => mk.on("exit", r));
@@ -38,7 +48,9 @@ const url = await new Promise<string>((ok) => {
   });
 });
 const H = { "X-API-Key": key };
-const items = (await (await fetch(`${url}/api/embeddings?limit=1&prefix=geofm/rf/v1.2/base/tokens`, { headers: H })).json()) as {
+const items = (await (
+  await fetch(`${url}/api/embeddings?limit=1&prefix=geofm/rf/v1.2/base/tokens`, { headers: H })
+).json()) as {
   items: { name: string }[];
 };
 const item = items.items[0].name;
@@ -49,7 +61,10 @@ const targets: [string, string][] = [
   ["embedding npy", `${url}/api/embeddings/npy/${item}?y_stop=16&x_stop=16`],
 ];
 const peakRss = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))![1]) / 1024;
-const lines = ["| target | req/s | p50 ms | p99 ms | errors | non-2xx | server peak RSS MB |", "|---|---|---|---|---|---|---|"];
+const lines = [
+  "| target | req/s | p50 ms | p99 ms | errors | non-2xx | server peak RSS MB |",
+  "|---|---|---|---|---|---|---|",
+];
 let failed = false;
 for (const [name, u] of targets) {
   const first = await fetch(u, { headers: H });
@@ -61,5 +76,7 @@ for (const [name, u] of targets) {
   lines.push(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${rss.toFixed(0)} |`);
 }
 server.kill("SIGTERM");
-process.stdout.write(`${lines.join("\n")}\nRSS budget ${RSS_BUDGET_MB} MB (chunk cache ${DEFAULTS.chunk_cache_mb} MB + 144 MB): ${failed ? "EXCEEDED or errors" : "kept, no errors"}\n`);
+process.stdout.write(
+  `${lines.join("\n")}\nRSS budget ${RSS_BUDGET_MB} MB (chunk cache ${DEFAULTS.chunk_cache_mb} MB + 144 MB): ${failed ? "EXCEEDED or errors" : "kept, no errors"}\n`,
+);
 process.exitCode = failed ? 1 : 0;

@@ -2,9 +2,9 @@
 // point the most local regional patch that covers it.
 import { InvalidParameterError, NotFoundError, StoreUnavailableError, UnknownVariableError } from "../errors.ts";
 import type { VariableEntry } from "../registry/registry.ts";
-import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { covers } from "./grid-select.ts";
+import { runIndexOf } from "./layers.ts";
 
 export const GROUP_ID = /^forecast\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -43,14 +43,7 @@ export function resolveRun(group: ForecastGroup, run: string | number | undefine
   }
   const t = Date.parse(/Z|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`);
   if (Number.isNaN(t)) throw new InvalidParameterError("run", "run must be an index or an ISO 8601 time");
-  const i = group.runs.indexOf(t);
-  if (i < 0) {
-    throw new NotFoundError(`no run at ${isoNoZone(t)} in ${group.id}`, {
-      param: "run",
-      available: group.runs.map(isoNoZone),
-    });
-  }
-  return i;
+  return runIndexOf(group, t);
 }
 
 export function latestRun(group: ForecastGroup): number {

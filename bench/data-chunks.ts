@@ -6,30 +6,15 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
-import autocannon from "autocannon";
 import sirv from "sirv";
-import { BENCH_DIR, type BenchRow, benchServer, benchStore, type Load } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, benchServer, benchStore, type Load, load } from "./lib.ts";
 
 /** Distinct chunks cycled through, so neither side serves one hot object. */
 const CHUNKS = 32;
 const CONNECTIONS = 16;
 
-async function cycle(base: string, paths: string[], headers: Record<string, string>, seconds: number): Promise<Load> {
-  const r = await autocannon({
-    url: base,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: paths.map((path) => ({ method: "GET", path, headers })),
-  });
-  return {
-    requests: r.requests.total,
-    rps: r.requests.average,
-    mbps: r.throughput.average / 1e6,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.errors + r.timeouts,
-    non2xx: r.non2xx,
-  };
+function cycle(base: string, paths: string[], headers: Record<string, string>, seconds: number): Promise<Load> {
+  return load(base, { paths, headers, connections: CONNECTIONS, seconds });
 }
 
 export async function run(seconds = 5): Promise<BenchRow[]> {

@@ -54,13 +54,17 @@ export interface Load {
 /** Bounded load on loopback: `connections` clients for `seconds`, then it stops by itself. */
 export async function load(
   url: string,
-  opts: { headers?: Record<string, string>; connections?: number; seconds?: number } = {},
+  opts: { headers?: Record<string, string>; connections?: number; seconds?: number; paths?: string[] } = {},
 ): Promise<Load> {
   const r = await autocannon({
     url,
     headers: opts.headers,
     connections: opts.connections ?? 16,
     duration: opts.seconds ?? 5,
+    // Several paths are cycled through in order, so no single object stays hot.
+    ...(opts.paths
+      ? { requests: opts.paths.map((path) => ({ method: "GET" as const, path, headers: opts.headers })) }
+      : {}),
   });
   return {
     requests: r.requests.total,

@@ -29,6 +29,10 @@ export interface Settings {
   header_timeout_ms: number;
   /** Milliseconds a whole request may take. */
   request_timeout_ms: number;
+  /** Milliseconds a store-reading response may take in all, slow clients included; then it is dropped. */
+  response_timeout_ms: number;
+  /** Milliseconds a client may leave sent bytes unread before its response is dropped. */
+  send_stall_ms: number;
   /** Credits charged for one embedding item metadata request. */
   credit_cost_item: number;
   /** Credits for one embedding .npy request: this base plus one per started MiB. */
@@ -51,6 +55,8 @@ export const DEFAULTS: Settings = {
   max_heavy_requests: 32,
   header_timeout_ms: 10_000,
   request_timeout_ms: 60_000,
+  response_timeout_ms: 300_000,
+  send_stall_ms: 30_000,
   credit_cost_item: 1,
   credit_cost_npy_base: 1,
   keep_builds: 3,

@@ -11,7 +11,9 @@ import { gate } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
 import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
+import { publicPath } from "./public-path.ts";
 import { type Handler, polkaPattern, type Reply, type RequestContext, type RouteDef } from "./route.ts";
+import { watchResponse } from "./watchdog.ts";
 
 export const EXPOSED_HEADERS = [
   "Content-Range",
@@ -90,19 +92,19 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     }
     metaOf.get(req)!.route = "static";
     const notFound = () => sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
-    // The build's embedding indexes back keyed routes; they are not public static files.
-    if (/^\/+embeddings(\/|$)/i.test(path)) {
-      notFound();
+    // Decide on the decoded, normalised path, and serve exactly that path (see public-path.ts).
+    const decided = publicPath(path);
+    if (!decided.ok) {
+      if (decided.status === 400) sendProblem(res, simpleProblem(400, "bad-path", "the request path is not valid"));
+      else notFound();
       return;
     }
-    const mount = vendor.find((m) => path.startsWith(m.prefix));
+    const query = req.url?.includes("?") ? req.url.slice(req.url.indexOf("?")) : "";
+    req.url = decided.url + query;
+    const mount = vendor.find((m) => decided.path.startsWith(m.prefix));
     if (mount) {
-      const original = req.url;
-      req.url = original?.slice(mount.prefix.length - 1);
-      mount.serve(req, res, () => {
-        req.url = original;
-        notFound();
-      });
+      req.url = decided.url.slice(mount.prefix.length - 1) + query;
+      mount.serve(req, res, notFound);
       return;
     }
     ctx.published.current().then(
@@ -126,9 +128,11 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     res.setHeader("X-Request-Id", id);
     res.setHeader("Access-Control-Allow-Origin", "*");
     res.setHeader("Access-Control-Expose-Headers", EXPOSED_HEADERS.join(", "));
-    res.on("finish", () => {
+    // On close, not finish: a response the client dropped half-way is logged too, as aborted.
+    res.once("close", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      ctx.metrics.observe(meta.route, res.statusCode, seconds);
+      const aborted = !res.writableFinished;
+      ctx.metrics.observe(meta.route, aborted ? 499 : res.statusCode, seconds);
       ctx.log({
         t: new Date().toISOString(),
         request_id: id,
@@ -138,7 +142,8 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         ms: Math.round(seconds * 1e4) / 10,
         bytes: Number(res.getHeader("Content-Length") ?? 0),
         key_id: meta.key ?? null,
-        ...(meta.charged ? { credits: meta.charged } : {}),
+        ...(aborted ? { aborted: true } : {}),
+        ...(meta.charged && !aborted ? { credits: meta.charged } : {}),
       });
     });
     if (req.method === "OPTIONS") {
@@ -200,13 +205,19 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       throw new BusyError("the server is busy; retry shortly");
     }
     const aborter = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) aborter.abort();
+    // A heavy request holds its slot until the response is over, however it ends (sent in full,
+    // failed, dropped by the client), and until its handler has returned: buffered bodies of slow
+    // readers count against capacity, and a handler stuck on a dead client shows as a taken slot
+    // (and in /readyz) rather than vanishing.
+    let pending = 2;
+    const release = () => {
+      if (--pending === 0 && def.heavy) ctx.metrics.inFlight--;
     };
-    res.on("close", onClose);
     if (def.heavy) ctx.metrics.inFlight++;
-    let reply: Reply;
-    const rc: RequestContext = {
+    let closed = false;
+    // Before the handler: a handler that writes its own response has sent headers when it returns.
+    for (const [k, v] of Object.entries(rateHeaders)) res.setHeader(k, v);
+    const rc = (signal: AbortSignal): RequestContext => ({
       req,
       res,
       query,
@@ -214,33 +225,87 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       key,
       requestId: String(res.getHeader("X-Request-Id")),
       app: ctx,
-      signal: aborter.signal,
+      signal,
+    });
+    const watch = watchResponse(
+      res,
+      { deadlineMs: ctx.settings.response_timeout_ms, stallMs: ctx.settings.send_stall_ms },
+      (why) => {
+        ctx.log({
+          level: "warn",
+          request_id: res.getHeader("X-Request-Id"),
+          event: `response-${why}`,
+          route: def.path,
+        });
+        aborter.abort();
+        res.destroy();
+      },
+    );
+    const onClosed = () => {
+      if (closed) return;
+      closed = true;
+      watch.stop();
+      if (!res.writableFinished) aborter.abort();
+      release();
     };
-    // Before the handler: a handler that writes its own response has sent headers when it returns.
-    for (const [k, v] of Object.entries(rateHeaders)) res.setHeader(k, v);
+    res.once("close", onClosed);
     try {
-      reply = await def.handler(rc);
+      await respond(def, req, res, meta, rc(aborter.signal), key);
     } finally {
-      if (def.heavy) ctx.metrics.inFlight--;
+      if (res.destroyed) onClosed();
+      release();
     }
+  }
+
+  async function respond(
+    def: RouteDef,
+    req: IncomingMessage,
+    res: ServerResponse,
+    meta: Meta,
+    rc: RequestContext,
+    key: KeyInfo | undefined,
+  ): Promise<void> {
+    if (res.destroyed) return;
+    const reply = await def.handler(rc);
     if ("handled" in reply) return;
-    if (def.cost && key) {
+    // Nobody is listening any more: no charge, nothing to send.
+    if (rc.signal.aborted || res.destroyed) return;
+    const prepared = prepareReply(req, reply);
+    if (def.cost && key && prepared.status === 200) {
       const cost = def.cost(rc, reply);
-      const bytes = "body" in reply ? reply.body.length : 0;
       const charge = await ctx.ledger.charge({
         keyId: key.id,
         cost,
         route: def.path,
         item: def.item?.(rc) ?? "",
-        bytes,
+        bytes: prepared.body.length,
         requestId: rc.requestId,
       });
       ctx.metrics.creditsCharged += charge.charged;
+      // Charged only when delivered: the whole body handed to the connection ("finish"). A client
+      // that goes away first gets the credits back and leaves no usage row.
+      if (res.destroyed) {
+        await refund(key.id, rc.requestId);
+        return;
+      }
+      res.once("close", () => {
+        if (!res.writableFinished) void refund(key.id, rc.requestId);
+      });
       meta.charged = charge.charged;
       res.setHeader("X-Credits-Charged", String(charge.charged));
       res.setHeader("X-Credits-Remaining", String(charge.remaining));
     }
-    writeReply(req, res, reply);
+    sendPrepared(res, prepared);
+  }
+
+  async function refund(keyId: string, requestId: string): Promise<void> {
+    try {
+      const credits = await ctx.ledger.refund(keyId, requestId);
+      ctx.metrics.creditsCharged -= credits;
+      ctx.log({ level: "info", request_id: requestId, event: "refunded", key_id: keyId, credits });
+    } catch (e) {
+      ctx.log({ level: "error", request_id: requestId, event: "refund-failed", key_id: keyId, error: describe(e) });
+    }
   }
 
   const registered = () => {
@@ -268,34 +333,53 @@ function pathParams(def: RouteDef, raw: Record<string, string>, path: string): R
   return out;
 }
 
-export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Exclude<Reply, { handled: true }>): void {
+interface Prepared {
+  status: number;
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+/** Status, headers and body of a reply, with If-None-Match settled (304) before anything is charged. */
+function prepareReply(req: IncomingMessage, reply: Exclude<Reply, { handled: true }>): Prepared {
   let body: Buffer;
+  const headers: Record<string, string> = {};
   if ("json" in reply) {
     body = Buffer.from(JSON.stringify(reply.json));
-    res.setHeader("Content-Type", "application/json; charset=utf-8");
+    headers["Content-Type"] = "application/json; charset=utf-8";
   } else {
     body =
       typeof reply.body === "string"
         ? Buffer.from(reply.body)
         : Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
-    res.setHeader("Content-Type", reply.type);
+    headers["Content-Type"] = reply.type;
   }
-  for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
-  res.setHeader("Cache-Control", reply.cache ?? "no-store");
+  Object.assign(headers, reply.headers ?? {});
+  headers["Cache-Control"] = reply.cache ?? "no-store";
   const status = reply.status ?? 200;
   if (status === 200 && ("json" in reply || reply.cache)) {
     const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
-    res.setHeader("ETag", etag);
+    headers.ETag = etag;
     if (ifNoneMatch(req, etag)) {
-      res.statusCode = 304;
-      res.removeHeader("Content-Type");
-      res.end();
-      return;
+      delete headers["Content-Type"];
+      return { status: 304, body: Buffer.alloc(0), headers };
     }
   }
-  res.statusCode = status;
-  res.setHeader("Content-Length", body.length);
-  res.end(body);
+  return { status, body, headers };
+}
+
+function sendPrepared(res: ServerResponse, p: Prepared): void {
+  for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
+  res.statusCode = p.status;
+  if (p.status === 304) {
+    res.end();
+    return;
+  }
+  res.setHeader("Content-Length", p.body.length);
+  res.end(p.body);
+}
+
+export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Exclude<Reply, { handled: true }>): void {
+  sendPrepared(res, prepareReply(req, reply));
 }
 
 export function ifNoneMatch(req: IncomingMessage, etag: string): boolean {

@@ -34,18 +34,43 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
   }
   const iter = s.chunks[Symbol.asyncIterator]();
   // Read the first slab before sending headers, so an early failure is still a problem response.
-  let first = await iter.next();
-  res.write(s.header);
+  let next = await iter.next();
   try {
-    while (!first.done) {
-      if (s.signal.aborted) break;
-      const a = first.value;
+    res.write(s.header);
+    while (!next.done) {
+      if (s.signal.aborted || res.destroyed) break;
+      const a = next.value;
       const ok = res.write(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-      if (!ok) await new Promise((r) => res.once("drain", r));
-      first = await iter.next();
+      if (!ok && !(await drained(res, s.signal))) break;
+      next = await iter.next();
     }
-    res.end();
   } catch {
+    // A read failed after the headers went out: cut the connection so the client sees a short body
+    // against Content-Length, never a complete-looking file.
     res.destroy();
+    return;
+  } finally {
+    // Stop the reads behind the iterator (no-op when it finished).
+    await iter.return?.();
   }
+  if (s.signal.aborted || res.destroyed) res.destroy();
+  else res.end();
+}
+
+/** Resolves true on drain, false when the client went away or the request was aborted first. */
+function drained(res: ServerResponse, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted || res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      res.off("drain", onDrain);
+      res.off("close", onClose);
+      signal.removeEventListener("abort", onClose);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    res.on("drain", onDrain);
+    res.on("close", onClose);
+    signal.addEventListener("abort", onClose, { once: true });
+  });
 }

@@ -65,6 +65,16 @@ WITH debit AS (
 )
 SELECT credits FROM debit`;
 
+// Undo one request's charge: its usage rows go and their cost returns, in one statement.
+const REFUND = `
+WITH gone AS (
+  DELETE FROM usage WHERE key_id = $1 AND request_id = $2 RETURNING cost
+), back AS (
+  UPDATE keys SET credits = credits + (SELECT sum(cost) FROM gone)
+  WHERE id = $1 AND EXISTS (SELECT 1 FROM gone) RETURNING credits
+)
+SELECT coalesce((SELECT sum(cost) FROM gone), 0) AS refunded, (SELECT count(*) FROM back) AS updated`;
+
 // Tokens available now: the stored count refilled at $2/s since the last call, capped at $3.
 // The database clock is the one clock every server agrees on.
 const AVAIL = `least($3::float8, b.tokens + $2::float8 *
@@ -234,6 +244,13 @@ export class PostgresLedger implements Ledger {
       // Read after the failed debit: the balance reported is informative, the refusal was atomic.
       const balance = await this.balance(c.keyId);
       throw new InsufficientCreditsError("not enough credits for this request", { balance, cost: c.cost });
+    });
+  }
+
+  refund(keyId: string, requestId: string): Promise<number> {
+    return guard(async () => {
+      const [row] = await this.#rows(REFUND, [keyId, requestId]);
+      return Number(row.refunded);
     });
   }
 

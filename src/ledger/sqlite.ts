@@ -88,6 +88,7 @@ export class SqliteLedger implements Ledger {
     | "debit"
     | "balance"
     | "log"
+    | "unlog"
     | "usageAll"
     | "usageKey",
     StatementSync
@@ -117,6 +118,7 @@ export class SqliteLedger implements Ledger {
         debit: p("UPDATE keys SET credits = credits - ? WHERE id = ? AND credits >= ? RETURNING credits"),
         balance: p("SELECT credits FROM keys WHERE id = ?"),
         log: p("INSERT INTO usage (key_id, route, item, cost, bytes, at, request_id) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+        unlog: p("DELETE FROM usage WHERE key_id = ? AND request_id = ? RETURNING cost"),
         usageAll: p("SELECT * FROM usage ORDER BY id"),
         usageKey: p("SELECT * FROM usage WHERE key_id = ? ORDER BY id"),
       };
@@ -228,6 +230,17 @@ export class SqliteLedger implements Ledger {
         return { charged: c.cost, remaining: row.credits as number };
       });
     });
+  }
+
+  refund(keyId: string, requestId: string): Promise<number> {
+    return guard(() =>
+      this.#tx(() => {
+        const rows = this.#q.unlog.all(keyId, requestId);
+        const cost = rows.reduce((n, r) => n + (r.cost as number), 0);
+        if (cost > 0) this.#q.credit.run(cost, keyId, MAX_CREDITS - cost);
+        return cost;
+      }),
+    );
   }
 
   balance(keyId: string): Promise<number> {

@@ -87,6 +87,11 @@ export interface Ledger {
   checkRate(keyId: string, rate: number, burst: number): Promise<RateDecision>;
   /** Debits cost and logs usage atomically; throws InsufficientCreditsError {balance, cost}. */
   charge(req: ChargeRequest): Promise<ChargeResult>;
+  /**
+   * Undoes the charge of one request that was not delivered: its usage row goes and its cost
+   * returns to the balance. Idempotent; returns the credits given back (0 when nothing matched).
+   */
+  refund(keyId: string, requestId: string): Promise<number>;
   /** Throws NotFoundError. */
   balance(keyId: string): Promise<number>;
   /** Usage rows, oldest first; all keys when keyId is omitted. */

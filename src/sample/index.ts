@@ -7,7 +7,7 @@ import { ConfigError } from "../errors.ts";
 import { type EmbeddingSummary, writeEmbeddings } from "./embeddings.ts";
 import { WeatherModel } from "./fields.ts";
 import { type GroupSummary, type Layout, writeForecastGroup } from "./forecast.ts";
-import { PRESET_NAMES, PRESETS, type PresetName } from "./presets.ts";
+import { PRESET_NAMES, PRESETS, type Preset, type PresetName } from "./presets.ts";
 import { ZarrWriter } from "./zarr-writer.ts";
 
 export interface SampleOptions extends Partial<Layout> {
@@ -15,6 +15,8 @@ export interface SampleOptions extends Partial<Layout> {
   seed?: number;
   /** Replace an existing store at `out`. */
   force?: boolean;
+  /** A preset built in code (tests that need a larger store of the same shape); overrides `preset`. */
+  custom?: Preset;
   /** Progress lines (the CLI sends them to stderr). */
   onProgress?: (line: string) => void;
 }
@@ -56,7 +58,7 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
   const tmp = `${target}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
 
-  const p = PRESETS[preset];
+  const p = opts.custom ?? PRESETS[preset];
   const w = new ZarrWriter(tmp, p.zstdLevel);
   const forecast: GroupSummary[] = [];
   let embeddings: EmbeddingSummary;

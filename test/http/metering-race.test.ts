@@ -9,6 +9,8 @@ import { build } from "../render/build-fixture.ts";
 
 const PG_ADMIN = process.env.GRIDCAST_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const ROUNDS = 20;
+// 50 requests at once: the race is about the ledger, so the busy cap must not refuse any of them.
+const CAPACITY = { max_heavy_requests: 100 };
 let storeDir: string;
 
 before(async () => {
@@ -50,7 +52,7 @@ async function withBuild(srv: TestServer): Promise<void> {
 
 describe("metering race over HTTP", () => {
   test("sqlite ledger: exactly the balance succeeds, never negative", async () => {
-    const srv = await testServer(storeDir);
+    const srv = await testServer(storeDir, CAPACITY);
     try {
       await withBuild(srv);
       await race([srv]);
@@ -71,8 +73,8 @@ describe("metering race over HTTP", () => {
     await admin.query(`CREATE DATABASE ${db}`);
     const url = new URL(PG_ADMIN);
     url.pathname = `/${db}`;
-    const a = await testServer(storeDir, { db: url.toString() });
-    const b = await testServer(storeDir, { db: url.toString(), out: join(a.dir, "output") });
+    const a = await testServer(storeDir, { ...CAPACITY, db: url.toString() });
+    const b = await testServer(storeDir, { ...CAPACITY, db: url.toString(), out: join(a.dir, "output") });
     try {
       await withBuild(a);
       await race([a, b]);

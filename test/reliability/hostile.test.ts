@@ -3,7 +3,7 @@
 // credit may be charged. Then invalid values for every documented parameter, generated from the
 // OpenAPI document: always 4xx problem+json, never 5xx, never a stack trace, path or SQL.
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { cleanup, get, rawGet, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
@@ -98,6 +98,51 @@ describe("path traversal in every path parameter", () => {
     // the keyed and metered routes were really reachable with this key
     const ok = await get(`${srv.url}/api/embeddings?limit=1`, { "X-API-Key": key });
     assert.equal(ok.status, 200);
+  });
+});
+
+describe("the build's private indexes under any spelling", () => {
+  // Every way a path can name embeddings/... of the published build: percent-encoded letters,
+  // doubled slashes, dot segments, case. The guard must read the path as the file server does.
+  const SPELLINGS = [
+    "/embeddings/items.json",
+    "/%65mbeddings/items.json",
+    "/e%6dbeddings/items.json",
+    "/%65%6d%62%65%64%64%69%6e%67%73/items.json",
+    "/embeddings%2fitems.json",
+    "//embeddings/items.json",
+    "/./embeddings/items.json",
+    "/tiles/../embeddings/items.json",
+    "/tiles/%2e%2e/embeddings/items.json",
+    "/EMBEDDINGS/items.json",
+    "/Embeddings/items.json",
+    "/embeddings/./items.json",
+    "/embeddings//items.json",
+    "/embeddings/items%2ejson",
+  ];
+
+  test("are never served, with or without a key", async () => {
+    const root = join(srv.dir, "output", "current", "embeddings");
+    const files = readdirSync(root, { recursive: true }).map(String);
+    assert.ok(files.includes("items.json"), "the build wrote the catalogue the guard protects");
+    const locate = files.find((f) => f.startsWith("locate/") && f.endsWith(".json"));
+    assert.ok(locate, "the build wrote a locate index");
+    const paths = [
+      ...SPELLINGS,
+      ...SPELLINGS.map((p) => p.replace("items.json", locate)),
+      ...SPELLINGS.map((p) => p.replace("items.json", locate.replace("locate/", "locat%65/"))),
+    ];
+    for (const path of paths) {
+      for (const headers of [{}, { "X-API-Key": key }] as Record<string, string>[]) {
+        const r = await rawGet(srv.url, path, headers);
+        assert.ok([400, 404].includes(r.status), `${path} → ${r.status}`);
+        assert.ok(!r.body.toString("utf8").includes('"items"'), `${path} leaked the catalogue`);
+      }
+    }
+    // The same guard lets ordinary build files through under harmless encodings.
+    assert.equal((await rawGet(srv.url, "/catalog.json")).status, 200);
+    assert.equal((await rawGet(srv.url, "/catalog%2ejson")).status, 200);
+    assert.equal((await rawGet(srv.url, "//catalog.json")).status, 200);
   });
 });
 

@@ -89,7 +89,8 @@ export const embeddingRoutes = [
     description:
       "Shape, dims, dtype, chunking, x/y pixel-centre ranges and resolution, CRS, bounds, feature count, model " +
       "version and a small preview. Reads metadata, coordinates and the preview array, never the latent. Costs " +
-      "credit_cost_item credits; failed requests cost nothing. Names are checked against the published catalogue " +
+      "credit_cost_item credits, charged only when the response is delivered (its whole body handed to the " +
+      "connection): failed requests, 304 revalidations and responses the client drops cost nothing. Names are checked against the published catalogue " +
       "(before the first build: the store's item list) before the store is read: 400 malformed, 404 unknown.",
     tags: ["embeddings"],
     auth: "embeddings",
@@ -114,7 +115,8 @@ export const embeddingRoutes = [
       "Float32 array with dims (y, x, feature); ranges are half-open like Python slices and default to the full " +
       "extent. The size is computed before any chunk is read: above embeddings_api_max_mb MiB of float32 data " +
       "(header excluded) the answer is 413. Costs credit_cost_npy_base plus one credit per started MiB of data; " +
-      "the balance is checked before reading, failed requests cost nothing. X-SVC-Field describes the slice: " +
+      "the balance is checked before reading; failed requests and responses the client drops before the whole " +
+      "body was handed to the connection cost nothing. X-SVC-Field describes the slice: " +
       "name, dims, shape, dtype, offsets, CRS and the affine transform of the slice.",
     tags: ["embeddings"],
     auth: "embeddings",

@@ -20,7 +20,10 @@ export const healthRoutes = [
     path: "/readyz",
     operationId: "readyz",
     summary: "Store and ledger are reachable",
-    description: "503 with the failing checks named when the store root or the ledger cannot be reached.",
+    description:
+      "503 with the failing checks named when the store root or the ledger cannot be reached, or when every " +
+      "store-reading slot (max_heavy_requests) is taken, so a load balancer sends new work elsewhere. The " +
+      "capacity check shows the slots in use as used/max.",
     tags: ["operations"],
     auth: "public",
     responses: {
@@ -40,7 +43,10 @@ export const healthRoutes = [
         ),
         app.published.current().then((s) => (checks.build = s ? "published" : "none yet")),
       ]);
-      const ok = checks.store === "ok" && checks.ledger === "ok";
+      const used = app.metrics.inFlight;
+      const max = app.settings.max_heavy_requests;
+      checks.capacity = `${used}/${max}`;
+      const ok = checks.store === "ok" && checks.ledger === "ok" && used < max;
       return { status: ok ? 200 : 503, json: { status: ok ? "ready" : "not ready", checks } };
     },
   }),

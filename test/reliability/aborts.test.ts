@@ -1,0 +1,187 @@
+// Clients that go away or stop reading, over real sockets (test/python/raw_client.py keeps its
+// receive buffer small, as a slow link would). Every store-reading slot must come back, the
+// gauge and /readyz must tell the truth while slots are taken, and nothing undelivered is charged.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { writeSample } from "../../src/sample/index.ts";
+import { PRESETS } from "../../src/sample/presets.ts";
+import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { build } from "../render/build-fixture.ts";
+
+const CLIENT = join(import.meta.dirname, "../python/raw_client.py");
+const SLOTS = 3;
+const STALL_MS = 3000;
+
+let storeDir: string;
+let srv: TestServer;
+let key: string;
+let keyId: string;
+let item: string;
+
+// The whole globe at 0.2°, two leads: 13 MB, several times what the kernel buffers hold for a
+// client with a small receive window (the server's send buffer grows to a few MB on loopback).
+const EXPORT =
+  "/api/export/forecast~global/npy?var=t2m&time_index=0&lead_start=0&lead_stop=1" +
+  "&lat_min=-90&lat_max=90&lon_min=-180&lon_max=179.8";
+
+/** The tiny preset's shape with a finer global grid and one large latent (8 MiB of float32). */
+async function bigStore(): Promise<string> {
+  const tiny = PRESETS.tiny;
+  const global = tiny.groups[0];
+  const dir = join(tempDir(), "store");
+  await writeSample(dir, {
+    custom: {
+      ...tiny,
+      runs: [tiny.runs[0]],
+      leads: [0, 1],
+      groups: [{ ...global, step: { num: 1, den: 5 }, chunk: [451, 451], variables: { t2m: "t2m" } }],
+      products: { tokens: [256, 256, 32], map: [16, 16, 8], vector: [1, 1, 8] },
+      tilePoints: [tiny.tilePoints[0]],
+    },
+  });
+  return dir;
+}
+
+before(async () => {
+  storeDir = await bigStore();
+  srv = await testServer(storeDir, { max_heavy_requests: SLOTS, send_stall_ms: STALL_MS });
+  await build({
+    store: storeDir,
+    out: join(srv.dir, "output"),
+    maxZoom: 0,
+    groups: ["forecast/global"],
+    vars: ["t2m"],
+  });
+  const created = await srv.running.ctx.ledger.createKey({
+    name: "aborts",
+    scopes: ["weather", "embeddings"],
+    credits: 10_000,
+    rate: 0,
+  });
+  key = created.key;
+  keyId = created.record.id;
+  const listing = (await get(`${srv.url}/api/embeddings?prefix=geofm&limit=50`, { "X-API-Key": key })).json();
+  // The largest latent of the sample: its slice does not fit the socket buffers of a small window.
+  item = listing.items.find((i: { product: string }) => i.product === "tokens").name;
+});
+after(async () => {
+  await srv.close();
+  cleanup(storeDir);
+});
+
+interface Client {
+  proc: ChildProcess;
+  /** The status line the client saw ("none" for an abandoned request). */
+  status: Promise<string>;
+  exited: Promise<void>;
+}
+
+function client(path: string, mode: "reset" | "close" | "stall" | "abandon"): Client {
+  const u = new URL(srv.url);
+  const proc = spawn(PYTHON, [CLIENT, u.hostname, u.port, path, mode, `X-API-Key: ${key}`], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  const status = new Promise<string>((ok, fail) => {
+    proc.stdout!.on("data", (d) => {
+      out += String(d);
+      if (out.includes("\n")) ok(out.split("\n")[0]);
+    });
+    proc.once("close", () => (out.includes("\n") ? ok(out.split("\n")[0]) : fail(new Error("client printed nothing"))));
+  });
+  const exited = new Promise<void>((ok) => proc.once("close", () => ok()));
+  return { proc, status, exited };
+}
+
+function inFlight(): number {
+  return srv.running.ctx.metrics.inFlight;
+}
+
+async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+async function balance(): Promise<number> {
+  return srv.running.ctx.ledger.balance(keyId);
+}
+
+describe("clients that go away", () => {
+  test("downloads dropped half-way (reset and close) give every slot back", async () => {
+    for (const mode of ["reset", "close"] as const) {
+      // Three times the slot count: with a leak the server would be saturated twice over.
+      for (let round = 0; round < 3; round++) {
+        const batch = Array.from({ length: SLOTS }, () => client(EXPORT, mode));
+        for (const c of batch) assert.match(await c.status, /^HTTP\/1\.1 200/);
+        await Promise.all(batch.map((c) => c.exited));
+        await until(() => inFlight() === 0, 10_000, `slots back after ${mode} round ${round}`);
+      }
+    }
+    const point = await get(`${srv.url}/point?lat=10&lon=10&var=t2m`, { "X-API-Key": key });
+    assert.equal(point.status, 200);
+    const aborted = srv.logs.filter((l) => l.route === "/api/export/{id}/npy" && l.aborted === true);
+    assert.ok(aborted.length >= 6 * SLOTS - 1, `aborted downloads are logged as such (${aborted.length})`);
+  });
+
+  test("readers that stop reading hold their slot only until send_stall_ms; /readyz shows it", async () => {
+    const stalled = Array.from({ length: SLOTS }, () => client(EXPORT, "stall"));
+    try {
+      for (const c of stalled) assert.match(await c.status, /^HTTP\/1\.1 200/);
+      assert.equal(inFlight(), SLOTS, "every slot is held by a stalled reader");
+      const ready = await get(`${srv.url}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.equal(ready.json().checks.capacity, `${SLOTS}/${SLOTS}`);
+      const busy = await get(`${srv.url}/point?lat=10&lon=10&var=t2m`, { "X-API-Key": key });
+      assert.equal(busy.status, 503);
+      assert.equal(busy.json().type, "/problems/busy");
+      // Public tiles do not need a slot and keep answering.
+      assert.equal((await get(`${srv.url}/healthz`)).status, 200);
+      await until(() => inFlight() === 0, STALL_MS * 5, "stalled readers dropped");
+      assert.equal((await get(`${srv.url}/readyz`)).status, 200);
+      assert.equal((await get(`${srv.url}/point?lat=10&lon=10&var=t2m`, { "X-API-Key": key })).status, 200);
+      assert.ok(srv.logs.some((l) => l.event === "response-stall"));
+    } finally {
+      for (const c of stalled) c.proc.kill("SIGKILL");
+      await Promise.all(stalled.map((c) => c.exited));
+    }
+  });
+
+  test("a metered slice the client drops before it is delivered costs nothing", async () => {
+    const before = await balance();
+    const rowsBefore = (await srv.running.ctx.ledger.usage(keyId)).length;
+    for (const mode of ["reset", "abandon"] as const) {
+      const batch = Array.from({ length: SLOTS }, () => client(`/api/embeddings/npy/${item}`, mode));
+      await Promise.all(batch.map((c) => c.exited));
+    }
+    await until(() => inFlight() === 0, 10_000, "slots back");
+    // Refunds run as the connection closes; give them a moment to land.
+    await until(async () => (await balance()) === before, 5000, "balance restored");
+    assert.equal((await srv.running.ctx.ledger.usage(keyId)).length, rowsBefore, "no usage row kept");
+    // A slice that is read to the end is charged as usual.
+    const ok = await get(`${srv.url}/api/embeddings/npy/${item}`, { "X-API-Key": key });
+    assert.equal(ok.status, 200);
+    const charged = Number(ok.headers.get("x-credits-charged"));
+    assert.ok(charged >= 1);
+    assert.equal(await balance(), before - charged);
+  });
+
+  test("a 304 revalidation of item metadata is not charged", async () => {
+    const first = await get(`${srv.url}/api/embeddings/item/${item}`, { "X-API-Key": key });
+    assert.equal(first.status, 200);
+    const etag = first.headers.get("etag");
+    assert.ok(etag);
+    const before = await balance();
+    const rowsBefore = (await srv.running.ctx.ledger.usage(keyId)).length;
+    const again = await get(`${srv.url}/api/embeddings/item/${item}`, { "X-API-Key": key, "If-None-Match": etag });
+    assert.equal(again.status, 304);
+    assert.equal(again.headers.get("x-credits-charged"), null);
+    assert.equal(await balance(), before);
+    assert.equal((await srv.running.ctx.ledger.usage(keyId)).length, rowsBefore);
+  });
+});

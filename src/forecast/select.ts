@@ -4,7 +4,7 @@ import { InvalidParameterError, NotFoundError, StoreUnavailableError, UnknownVar
 import type { VariableEntry } from "../registry/registry.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { covers } from "./grid-select.ts";
-import { runIndexOf } from "./layers.ts";
+import { parseRunParam, runIndexOf } from "./layers.ts";
 
 export const GROUP_ID = /^forecast\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -41,9 +41,11 @@ export function resolveRun(group: ForecastGroup, run: string | number | undefine
     }
     return i;
   }
-  const t = Date.parse(/Z|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`);
-  if (Number.isNaN(t)) throw new InvalidParameterError("run", "run must be an index or an ISO 8601 time");
-  return runIndexOf(group, t);
+  if (/^[+-]\d+$/.test(text)) {
+    throw new InvalidParameterError("run", `run index must be 0..${group.runs.length - 1}, got ${text}`);
+  }
+  // The same strict reading as the map routes: a date is required, so "-1" or "7" is never a year.
+  return runIndexOf(group, parseRunParam(text));
 }
 
 export function latestRun(group: ForecastGroup): number {

@@ -108,6 +108,21 @@ describe("GET /point", () => {
     assert.equal(extra.status, 400);
   });
 
+  test("run: an index, an ISO time or a run token; a signed or bare number is never read as a year", async () => {
+    const byIndex = (await point("lat=10&lon=10&var=t2m&run=0")).json();
+    const byTime = (await point(`lat=10&lon=10&var=t2m&run=${byIndex.run}`)).json();
+    assert.deepEqual(byTime.values, byIndex.values);
+    for (const bad of ["-1", "+1", "-0"]) {
+      const r = await point(`lat=10&lon=10&var=t2m&run=${encodeURIComponent(bad)}`);
+      assert.equal(r.status, 400, bad);
+      assert.equal(r.json().param, "run");
+    }
+    const notAYear = await point("lat=10&lon=10&var=t2m&run=2001");
+    assert.equal(notAYear.status, 400, "2001 is an out-of-range index, not 2001-01-01");
+    const absent = await point("lat=10&lon=10&var=t2m&run=2001-01-01T00:00");
+    assert.equal(absent.status, 404);
+  });
+
   test("longitude in 0..360 and -180..180 give the same node", async () => {
     const a = (await point("lat=-20&lon=-60&var=t2m")).json();
     const b = (await point("lat=-20&lon=300&var=t2m")).json();

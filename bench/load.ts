@@ -1,6 +1,9 @@
 // Load (on demand, loopback only, stops by itself): autocannon at 64 connections for 20 s each
 // against /point, a tile, a Zarr chunk and an embedding .npy, with the server in its own process
-// so its peak RSS (VmHWM) can be read. Zero errors and zero non-2xx are required.
+// so its peak RSS (VmHWM) can be read. Zero errors and zero non-2xx are required. A last round
+// drives /point again while misbehaving clients (test/python/raw_client.py: downloads reset or
+// closed half-way, requests abandoned, readers that stall) hammer the .npy export beside it: the
+// well-behaved clients must still see no error, and every store-reading slot must come back.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -24,6 +27,7 @@ const env = {
   GRIDCAST_OUT: out,
   GRIDCAST_DB: db,
   GRIDCAST_MAX_HEAVY_REQUESTS: "256",
+  GRIDCAST_SEND_STALL_MS: "2000",
 };
 const mk = spawn(
   process.execPath,
@@ -75,6 +79,45 @@ for (const [name, u] of targets) {
   failed ||= r.errors > 0 || r.non2xx > 0 || rss > RSS_BUDGET_MB;
   lines.push(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${rss.toFixed(0)} |`);
 }
+// The hostile mix: misbehaving clients on the export route beside well-behaved /point load.
+const exportPath =
+  "/api/export/forecast~global/npy?var=t2m&time_index=0&lead_start=0&lead_stop=2" +
+  "&lat_min=-90&lat_max=90&lon_min=-180&lon_max=179.75";
+const hostUrl = new URL(url);
+const MODES = ["reset", "close", "abandon", "stall"] as const;
+let misbehaved = 0;
+let mixing = true;
+const misbehave = async (slot: number) => {
+  for (let i = slot; mixing; i++) {
+    const mode = MODES[i % MODES.length];
+    const c = spawn(
+      "/usr/bin/python3",
+      [join(ROOT, "test/python/raw_client.py"), hostUrl.hostname, hostUrl.port, exportPath, mode, `X-API-Key: ${key}`],
+      { stdio: "ignore" },
+    );
+    // A stalled reader is left hanging for longer than send_stall_ms, then killed.
+    const kill = setTimeout(() => c.kill("SIGKILL"), mode === "stall" ? 4000 : 30_000);
+    await new Promise((r) => c.on("close", r));
+    clearTimeout(kill);
+    misbehaved++;
+  }
+};
+const mix = Array.from({ length: 8 }, (_, i) => misbehave(i));
+const well = await load(targets[0][1], { headers: H, connections: 32, seconds });
+mixing = false;
+await Promise.all(mix);
+const gauge = async () =>
+  Number(/gridcast_heavy_requests_in_flight (\d+)/.exec(await (await fetch(`${url}/metrics`)).text())![1]);
+let inFlight = await gauge();
+for (let i = 0; i < 100 && inFlight > 0; i++) {
+  await new Promise((r) => setTimeout(r, 100));
+  inFlight = await gauge();
+}
+failed ||= well.errors > 0 || well.non2xx > 0 || inFlight !== 0;
+lines.push(
+  `| /point beside ${misbehaved} misbehaving export clients | ${well.rps.toFixed(0)} | ${well.p50} | ${well.p99} | ${well.errors} | ${well.non2xx} | ${peakRss().toFixed(0)} |`,
+);
+lines.push(`\nstore-reading slots in use after the hostile mix: ${inFlight} (must be 0)`);
 server.kill("SIGTERM");
 process.stdout.write(
   `${lines.join("\n")}\nRSS budget ${RSS_BUDGET_MB} MB (chunk cache ${DEFAULTS.chunk_cache_mb} MB + 144 MB): ${failed ? "EXCEEDED or errors" : "kept, no errors"}\n`,

@@ -5,6 +5,9 @@
 //  - a key revoked through this ledger object (this server) is dropped from the cache at once;
 //  - a key revoked elsewhere (the CLI, another server) is refused within KEY_CACHE_TTL_MS.
 // Credits never come from here: balance checks and charges always go to the ledger itself.
+// Any call that finds the ledger unavailable empties the cache, so during an outage keyed routes
+// answer 503 like the metered ones instead of running on for the rest of the TTL.
+import { LedgerUnavailableError } from "../errors.ts";
 import { authenticateWith } from "./keyformat.ts";
 import type { KeyLookup, Ledger } from "./types.ts";
 
@@ -57,12 +60,27 @@ export class KeyCachingLedger implements Ledger {
         (err) => {
           // Failures are not cached: the next request asks the ledger again.
           this.#inFlight.delete(id);
+          this.#failed(err);
           throw err;
         },
       );
       this.#inFlight.set(id, p);
     }
     return p;
+  }
+
+  #failed(err: unknown): void {
+    if (err instanceof LedgerUnavailableError) this.invalidate();
+  }
+
+  /** Runs a call on the ledger behind; an outage it reveals empties the cache. */
+  async #pass<T>(call: Promise<T>): Promise<T> {
+    try {
+      return await call;
+    } catch (e) {
+      this.#failed(e);
+      throw e;
+    }
   }
 
   /** Forget one key (after a change made through this object) or all. */
@@ -77,26 +95,26 @@ export class KeyCachingLedger implements Ledger {
     authenticateWith((id) => this.lookupKey(id), plaintext, scope);
 
   createKey: Ledger["createKey"] = async (input) => {
-    const created = await this.#inner.createKey(input);
+    const created = await this.#pass(this.#inner.createKey(input));
     this.invalidate(created.record.id); // a probe may have cached the id as unknown
     return created;
   };
 
   revokeKey: Ledger["revokeKey"] = async (id) => {
     try {
-      return await this.#inner.revokeKey(id);
+      return await this.#pass(this.#inner.revokeKey(id));
     } finally {
       this.invalidate(id);
     }
   };
 
-  listKeys: Ledger["listKeys"] = () => this.#inner.listKeys();
-  getKey: Ledger["getKey"] = (id) => this.#inner.getKey(id);
-  addCredits: Ledger["addCredits"] = (id, n) => this.#inner.addCredits(id, n);
-  checkRate: Ledger["checkRate"] = (id, rate, burst) => this.#inner.checkRate(id, rate, burst);
-  charge: Ledger["charge"] = (req) => this.#inner.charge(req);
-  balance: Ledger["balance"] = (id) => this.#inner.balance(id);
-  usage: Ledger["usage"] = (id) => this.#inner.usage(id);
-  ping: Ledger["ping"] = () => this.#inner.ping();
+  listKeys: Ledger["listKeys"] = () => this.#pass(this.#inner.listKeys());
+  getKey: Ledger["getKey"] = (id) => this.#pass(this.#inner.getKey(id));
+  addCredits: Ledger["addCredits"] = (id, n) => this.#pass(this.#inner.addCredits(id, n));
+  checkRate: Ledger["checkRate"] = (id, rate, burst) => this.#pass(this.#inner.checkRate(id, rate, burst));
+  charge: Ledger["charge"] = (req) => this.#pass(this.#inner.charge(req));
+  balance: Ledger["balance"] = (id) => this.#pass(this.#inner.balance(id));
+  usage: Ledger["usage"] = (id) => this.#pass(this.#inner.usage(id));
+  ping: Ledger["ping"] = () => this.#pass(this.#inner.ping());
   close: Ledger["close"] = () => this.#inner.close();
 }

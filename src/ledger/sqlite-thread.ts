@@ -1,13 +1,15 @@
-// The sqlite ledger as servers and the CLI use it: a SqliteLedger on a worker thread behind an
-// async message interface, so a write lock held by another process (a CLI run, a backup, a
-// second server) never freezes the event loop. Rate buckets stay on this side: they are memory
-// only and are asked on every keyed request.
-import { Worker } from "node:worker_threads";
+// The sqlite ledger as servers and the CLI use it: SqliteLedger connections on worker threads
+// behind an async message interface, so a write lock held by another process (a CLI run, a
+// backup, a second server) never freezes the event loop. Two threads: writes (charges, credits,
+// keys) queue on one and wait for the lock there, bounded by their deadline; reads (key lookups,
+// balances, usage) run on the other beside the writer, as WAL allows, so key checks and balance
+// checks keep answering while a write waits. Each read sees every write committed before it.
+// Rate buckets stay on this side: they are memory only and are asked on every keyed request.
 import { MemoryBuckets } from "./bucket.ts";
-import { guard, LEDGER_TIMEOUT_MS, unavailable } from "./guard.ts";
+import { guard, LEDGER_TIMEOUT_MS } from "./guard.ts";
 import { checkRateArgs } from "./input.ts";
 import { authenticateWith } from "./keyformat.ts";
-import type { Answer, Call, Method, Ready } from "./sqlite-worker.ts";
+import { LedgerThread } from "./ledger-thread.ts";
 import type {
   ChargeRequest,
   ChargeResult,
@@ -20,114 +22,55 @@ import type {
   Scope,
   UsageRow,
 } from "./types.ts";
-import { fromWire } from "./wire.ts";
-
-// The worker stops waiting at each call's deadline by itself; this extra margin only catches a
-// thread that is wedged (a stalled disk), so an answer never arrives after the caller gave up
-// in any ordinary case.
-const WEDGED_GRACE_MS = 5000;
-
-interface Pending {
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-  timer: NodeJS.Timeout;
-}
 
 export class ThreadedSqliteLedger implements Ledger {
-  #worker: Worker;
-  #timeoutMs: number;
-  #pending = new Map<number, Pending>();
-  #next = 0;
-  #closed: Promise<void> | null = null;
-  #dead = false;
+  #writer: LedgerThread;
+  #reader: LedgerThread;
   #buckets = new MemoryBuckets();
 
-  private constructor(worker: Worker, timeoutMs: number) {
-    this.#worker = worker;
-    this.#timeoutMs = timeoutMs;
-    worker.on("message", (m: Answer) => {
-      const p = this.#pending.get(m.id);
-      if (!p) return; // its caller already gave up (wedged thread)
-      this.#settle(m.id);
-      if ("error" in m) p.reject(fromWire(m.error));
-      else p.resolve(m.value);
-    });
-    const fail = (e: unknown) => {
-      this.#dead = true;
-      for (const id of [...this.#pending.keys()]) this.#pending.get(id)?.reject(unavailable(e));
-      for (const id of [...this.#pending.keys()]) this.#settle(id);
-    };
-    worker.on("error", fail);
-    worker.on("exit", () => fail(new Error("the ledger thread exited")));
-    worker.unref();
+  private constructor(writer: LedgerThread, reader: LedgerThread) {
+    this.#writer = writer;
+    this.#reader = reader;
   }
 
-  /** Starts the thread and opens the file there; throws LedgerUnavailableError. */
+  /** Starts both threads; the writer first, as it creates the schema. Throws LedgerUnavailableError. */
   static async open(file: string, opts: { timeoutMs?: number } = {}): Promise<ThreadedSqliteLedger> {
     const timeoutMs = Math.max(1, Math.trunc(opts.timeoutMs ?? LEDGER_TIMEOUT_MS));
-    const worker = new Worker(new URL("./sqlite-worker.ts", import.meta.url), { workerData: { file, timeoutMs } });
-    let onMessage: (m: Ready) => void = () => {};
-    let onError: (e: unknown) => void = () => {};
-    let onExit: () => void = () => {};
+    const writer = await LedgerThread.start(file, timeoutMs);
     try {
-      await new Promise<void>((ok, fail) => {
-        onMessage = (m) => (m.ready ? ok() : fail(fromWire(m.error)));
-        onError = (e) => fail(unavailable(e));
-        onExit = () => fail(unavailable(new Error("the ledger thread exited while opening")));
-        worker.once("message", onMessage).once("error", onError).once("exit", onExit);
-      });
+      return new ThreadedSqliteLedger(writer, await LedgerThread.start(file, timeoutMs));
     } catch (e) {
-      await worker.terminate();
+      await writer.close();
       throw e;
-    } finally {
-      // Only these three: Worker keeps listeners of its own that must stay.
-      worker.off("message", onMessage).off("error", onError).off("exit", onExit);
     }
-    return new ThreadedSqliteLedger(worker, timeoutMs);
-  }
-
-  #settle(id: number): void {
-    const p = this.#pending.get(id);
-    if (!p) return;
-    clearTimeout(p.timer);
-    this.#pending.delete(id);
-    if (this.#pending.size === 0) this.#worker.unref();
-  }
-
-  #call<T>(method: Method, ...args: unknown[]): Promise<T> {
-    if (this.#closed || this.#dead) return Promise.reject(unavailable(new Error("the ledger is closed")));
-    const id = this.#next++;
-    const call: Call = { id, method, args, deadline: Date.now() + this.#timeoutMs };
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#settle(id);
-        reject(unavailable(new Error("the ledger thread did not answer")));
-      }, this.#timeoutMs + WEDGED_GRACE_MS);
-      timer.unref();
-      // While a call is out, the thread keeps the process alive (a CLI awaiting its answer).
-      if (this.#pending.size === 0) this.#worker.ref();
-      this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-      this.#worker.postMessage(call);
-    });
   }
 
   createKey(input: NewKey): Promise<CreatedKey> {
-    return this.#call("createKey", input);
-  }
-  listKeys(): Promise<KeyRecord[]> {
-    return this.#call("listKeys");
-  }
-  getKey(id: string): Promise<KeyRecord | null> {
-    return this.#call("getKey", id);
+    return this.#writer.call("createKey", input);
   }
   revokeKey(id: string): Promise<KeyRecord> {
-    return this.#call("revokeKey", id);
+    return this.#writer.call("revokeKey", id);
   }
   addCredits(id: string, n: number): Promise<number> {
-    return this.#call("addCredits", id, n);
+    return this.#writer.call("addCredits", id, n);
+  }
+  charge(req: ChargeRequest): Promise<ChargeResult> {
+    return this.#writer.call("charge", req);
+  }
+  listKeys(): Promise<KeyRecord[]> {
+    return this.#reader.call("listKeys");
+  }
+  getKey(id: string): Promise<KeyRecord | null> {
+    return this.#reader.call("getKey", id);
   }
   lookupKey(id: string): Promise<KeyLookup | null> {
-    return this.#call("lookupKey", id);
+    return this.#reader.call("lookupKey", id);
+  }
+  balance(keyId: string): Promise<number> {
+    return this.#reader.call("balance", keyId);
+  }
+  usage(keyId?: string): Promise<UsageRow[]> {
+    return this.#reader.call("usage", keyId);
   }
   authenticate(plaintext: string | null | undefined, requiredScope: Scope): Promise<KeyRecord> {
     return authenticateWith((id) => this.lookupKey(id), plaintext, requiredScope);
@@ -138,27 +81,11 @@ export class ThreadedSqliteLedger implements Ledger {
       return this.#buckets.take(keyId, rate, burst);
     });
   }
-  charge(req: ChargeRequest): Promise<ChargeResult> {
-    return this.#call("charge", req);
+  /** Both threads answer (the writer's answer also means no write is stuck past its deadline). */
+  async ping(): Promise<void> {
+    await Promise.all([this.#reader.call("ping"), this.#writer.call("ping")]);
   }
-  balance(keyId: string): Promise<number> {
-    return this.#call("balance", keyId);
-  }
-  usage(keyId?: string): Promise<UsageRow[]> {
-    return this.#call("usage", keyId);
-  }
-  ping(): Promise<void> {
-    return this.#call("ping");
-  }
-
-  close(): Promise<void> {
-    this.#closed ??= (async () => {
-      if (this.#dead) return;
-      const exited = new Promise((ok) => this.#worker.once("exit", ok));
-      this.#worker.ref();
-      this.#worker.postMessage("close");
-      await exited;
-    })();
-    return this.#closed;
+  async close(): Promise<void> {
+    await Promise.all([this.#reader.close(), this.#writer.close()]);
   }
 }

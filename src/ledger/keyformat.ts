@@ -1,6 +1,6 @@
 // Plaintext key format, hashing and the checks authenticate() runs on a looked-up key.
 // Shared by both ledger implementations so they accept and reject exactly the same keys.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { ForbiddenError, UnauthorizedError } from "../errors.ts";
 import type { KeyLookup, KeyRecord, Scope } from "./types.ts";
 
@@ -22,8 +22,9 @@ export function mintKey(id: string): string {
 // A plain SHA-256 is enough here: the secret carries 256 random bits, so there is no dictionary
 // to try and brute force is hopeless; slow password hashes (scrypt, argon2) defend low-entropy
 // passwords and would only burn CPU on every request. Hashing the whole key binds id and secret.
+// The one-shot hash() skips the Hash object createHash() builds: it runs on every keyed request.
 export function hashKey(plaintext: string): Buffer {
-  return createHash("sha256").update(plaintext, "utf8").digest();
+  return hash("sha256", plaintext, "buffer");
 }
 
 /** The key id of a well-formed key, or null. */

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
-import { isScope } from "../ledger/input.ts";
+import { isScope, UNPRINTABLE } from "../ledger/input.ts";
 import { openLedger } from "../ledger/open.ts";
 import { type KeyRecord, type Ledger, SCOPES, type Scope } from "../ledger/types.ts";
 import { printJson, settingsFor } from "./settings.ts";
@@ -55,6 +55,20 @@ function parseExpiry(raw: string): Date {
   return new Date(t);
 }
 
+const UNPRINTABLE_ALL = new RegExp(UNPRINTABLE.source, "gu");
+
+/**
+ * Text from the ledger as the terminal should show it: control and text-direction characters
+ * become visible escapes (\x1b, \u202e). New names cannot hold them, but a ledger written by an
+ * older version or by hand might, and nothing stored may drive the operator's terminal.
+ */
+export function printable(s: string): string {
+  return s.replace(UNPRINTABLE_ALL, (c) => {
+    const code = c.codePointAt(0) as number;
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
 function status(k: KeyRecord): string {
   if (k.revokedAt) return "revoked";
   if (k.expiresAt && Date.parse(k.expiresAt) <= Date.now()) return "expired";
@@ -63,8 +77,8 @@ function status(k: KeyRecord): string {
 
 function describe(k: KeyRecord): string[] {
   return [
-    `id:       ${k.id}`,
-    `name:     ${k.name}`,
+    `id:       ${printable(k.id)}`,
+    `name:     ${printable(k.name)}`,
     `scopes:   ${k.scopes.join(",")}`,
     `credits:  ${k.credits}`,
     `rate:     ${k.rate > 0 ? `${k.rate}/s, burst ${k.burst}` : "unlimited"}`,
@@ -79,8 +93,8 @@ function table(keys: KeyRecord[]): string[] {
   const rows = [
     ["ID", "NAME", "SCOPES", "CREDITS", "RATE", "STATUS", "EXPIRES"],
     ...keys.map((k) => [
-      k.id,
-      k.name,
+      printable(k.id),
+      printable(k.name),
       k.scopes.join(","),
       String(k.credits),
       k.rate > 0 ? `${k.rate}/s` : "-",
@@ -157,7 +171,7 @@ export function registerKeys(program: Command): void {
     .action(async (id: string, opts: Common, cmd: Command) => {
       await withLedger(cmd, opts, async (ledger) => {
         const record = await ledger.getKey(id);
-        if (!record) throw new ConfigError(`no API key with id "${id}"`);
+        if (!record) throw new ConfigError(`no API key with id "${printable(id)}"`);
         if (opts.json) return printJson(record);
         write(describe(record));
       });

@@ -1,4 +1,6 @@
 // The gate in front of keyed routes: X-API-Key header only, scope check, per-key rate limit.
+// On the hot path the ledger answers from its in-process key cache (ledger/key-cache.ts), and a
+// key without a rate limit skips the bucket altogether: no database work per request.
 import type { IncomingMessage } from "node:http";
 import { RateLimitedError, UnauthorizedError } from "../errors.ts";
 import type { Ledger } from "../ledger/types.ts";
@@ -29,13 +31,13 @@ export async function gate(
   }
   if (Array.isArray(raw)) throw new UnauthorizedError("send exactly one X-API-Key header");
   const record = await ledger.authenticate(raw, auth);
+  const key = { id: record.id, name: record.name, scopes: record.scopes };
+  if (record.rate <= 0) return { key, rateHeaders: {} };
   const rate = await ledger.checkRate(record.id, record.rate, record.burst);
   const rateHeaders: Record<string, string> = {};
-  if (record.rate > 0) {
-    const window = Math.max(1, Math.ceil(rate.limit / record.rate));
-    rateHeaders["RateLimit-Policy"] = `${rate.limit};w=${window}`;
-    rateHeaders.RateLimit = `limit=${rate.limit}, remaining=${Math.max(0, Math.floor(rate.remaining))}, reset=${Math.ceil(rate.retryAfterSeconds)}`;
-  }
+  const window = Math.max(1, Math.ceil(rate.limit / record.rate));
+  rateHeaders["RateLimit-Policy"] = `${rate.limit};w=${window}`;
+  rateHeaders.RateLimit = `limit=${rate.limit}, remaining=${Math.max(0, Math.floor(rate.remaining))}, reset=${Math.ceil(rate.retryAfterSeconds)}`;
   if (!rate.ok) {
     throw new RateLimitedError(
       "rate limit exceeded for this key",
@@ -43,5 +45,5 @@ export async function gate(
       rateHeaders,
     );
   }
-  return { key: { id: record.id, name: record.name, scopes: record.scopes }, rateHeaders };
+  return { key, rateHeaders };
 }

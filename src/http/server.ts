@@ -4,7 +4,9 @@ import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { resolve } from "node:path";
 import type { Settings } from "../config.ts";
+import { KeyCachingLedger } from "../ledger/key-cache.ts";
 import { openLedger } from "../ledger/open.ts";
+import { ReopeningLedger } from "../ledger/reopening.ts";
 import { registry } from "../registry/registry.ts";
 import { Published } from "../render/published.ts";
 import { Store } from "../store/store.ts";
@@ -29,7 +31,25 @@ export async function startServer(
   opts: { log?: (e: Record<string, unknown>) => void; webDir?: string } = {},
 ): Promise<Running> {
   const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb, timeoutMs: settings.store_timeout_ms });
-  const ledger = await openLedger(settings.db);
+  const log = opts.log ?? ((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  // The server comes up even when the ledger does not: maps and health stay public, keyed routes
+  // answer 503 until an open succeeds (retried on demand), and /readyz says which.
+  const reopening = new ReopeningLedger(
+    () => openLedger(settings.db),
+    (first) => {
+      if (!first) log({ level: "info", event: "ledger-available", message: "the key ledger is open again" });
+    },
+  );
+  const failure = await reopening.start();
+  if (failure) {
+    log({
+      level: "error",
+      event: "ledger-unavailable",
+      message: "the key ledger could not be opened; keyed routes answer 503 until it can",
+      cause: String((failure as Error)?.message ?? failure),
+    });
+  }
+  const ledger = new KeyCachingLedger(reopening);
   const ctx: AppContext = {
     settings,
     store,
@@ -37,7 +57,7 @@ export async function startServer(
     registry,
     published: new Published(settings.out),
     metrics: new Metrics(),
-    log: opts.log ?? ((e) => process.stdout.write(`${JSON.stringify(e)}\n`)),
+    log,
     webDir: opts.webDir ?? WEB_DIR,
   };
   const app = createApp(ctx, allRoutes());

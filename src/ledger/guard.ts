@@ -20,3 +20,9 @@ export const MAX_CREDITS = Number.MAX_SAFE_INTEGER;
 
 /** How many fresh ids createKey tries before giving up (48-bit ids: a clash is already rare). */
 export const ID_ATTEMPTS = 5;
+
+/**
+ * Default bound on one ledger call (ms): a PostgreSQL statement, or a sqlite call waiting for a
+ * write lock another process holds. Past it the call fails with LedgerUnavailableError (503).
+ */
+export const LEDGER_TIMEOUT_MS = 2000;

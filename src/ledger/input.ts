@@ -38,9 +38,16 @@ export function checkRateArgs(rate: number, burst: number): void {
   }
 }
 
+// Control characters (C0, DEL, C1) and bidirectional overrides: a name holding them could rewrite
+// an operator's terminal or reorder what `keys list` shows.
+export const UNPRINTABLE = /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
 export function keyFields(input: NewKey): KeyFields {
   const name = typeof input.name === "string" ? input.name.trim() : "";
   if (!name || name.length > 200) throw new InvalidParameterError("name", "name must be 1-200 characters");
+  if (UNPRINTABLE.test(name)) {
+    throw new InvalidParameterError("name", "name must not contain control or text-direction characters");
+  }
   const scopes = [...new Set(input.scopes)];
   if (scopes.length === 0) throw new InvalidParameterError("scopes", "at least one scope is required");
   for (const s of scopes) {

@@ -1,8 +1,8 @@
 // Plaintext key format, hashing and the checks authenticate() runs on a looked-up key.
 // Shared by both ledger implementations so they accept and reject exactly the same keys.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { ForbiddenError, UnauthorizedError } from "../errors.ts";
-import type { KeyRecord, Scope } from "./types.ts";
+import type { KeyLookup, KeyRecord, Scope } from "./types.ts";
 
 const PREFIX = "gck_";
 // Key id: 12 hex chars (no "_" so the key splits unambiguously); secret: 32 bytes base64url.
@@ -22,8 +22,9 @@ export function mintKey(id: string): string {
 // A plain SHA-256 is enough here: the secret carries 256 random bits, so there is no dictionary
 // to try and brute force is hopeless; slow password hashes (scrypt, argon2) defend low-entropy
 // passwords and would only burn CPU on every request. Hashing the whole key binds id and secret.
+// The one-shot hash() skips the Hash object createHash() builds: it runs on every keyed request.
 export function hashKey(plaintext: string): Buffer {
-  return createHash("sha256").update(plaintext, "utf8").digest();
+  return hash("sha256", plaintext, "buffer");
 }
 
 /** The key id of a well-formed key, or null. */
@@ -33,20 +34,17 @@ export function parseKeyId(plaintext: string | null | undefined): string | null 
 }
 
 /**
- * Decides whether a presented key opens `record`: hash match in constant time, then revocation,
+ * Decides whether a presented key opens `found`: hash match in constant time, then revocation,
  * expiry and scope. The caller has already found the record by the key's id (null: unknown).
  */
-export function admit(
-  plaintext: string,
-  found: { record: KeyRecord; hash: Uint8Array } | null,
-  requiredScope: Scope,
-  now = Date.now(),
-): KeyRecord {
+export function admit(plaintext: string, found: KeyLookup | null, requiredScope: Scope, now = Date.now()): KeyRecord {
   const presented = hashKey(plaintext);
-  // Unknown ids still pay for a comparison, so the two failures take the same time.
-  const stored = found?.hash ?? NO_HASH;
-  const match = stored.length === presented.length && timingSafeEqual(stored, presented);
-  if (!found || !match) throw new UnauthorizedError("invalid API key");
+  // An unknown id runs the same hash and the same 32-byte comparison against a dummy, so a wrong
+  // secret for a known id and an unknown id cost the same work (the key cache makes the lookup
+  // before this equal too: both are a Map hit once the id has been seen).
+  const stored = found !== null && found.hash.length === NO_HASH.length ? found.hash : NO_HASH;
+  const match = timingSafeEqual(stored, presented);
+  if (found === null || !match) throw new UnauthorizedError("invalid API key");
   const { record } = found;
   if (record.revokedAt !== null) throw new UnauthorizedError("API key has been revoked");
   if (record.expiresAt !== null && Date.parse(record.expiresAt) <= now) {
@@ -56,6 +54,17 @@ export function admit(
     throw new ForbiddenError(`API key lacks the "${requiredScope}" scope`, { required_scope: requiredScope });
   }
   return record;
+}
+
+/** authenticate() for any ledger: parse the id, look it up, admit. */
+export async function authenticateWith(
+  lookup: (id: string) => Promise<KeyLookup | null>,
+  plaintext: string | null | undefined,
+  requiredScope: Scope,
+): Promise<KeyRecord> {
+  const id = parseKeyId(plaintext);
+  if (id === null) throw malformed(plaintext);
+  return admit(plaintext as string, await lookup(id), requiredScope);
 }
 
 export function malformed(plaintext: string | null | undefined): UnauthorizedError {

@@ -4,13 +4,14 @@
 import pg from "pg";
 import { InsufficientCreditsError, InvalidParameterError, NotFoundError } from "../errors.ts";
 import { decision, UNLIMITED } from "./bucket.ts";
-import { guard, ID_ATTEMPTS, MAX_CREDITS, unavailable } from "./guard.ts";
+import { guard, ID_ATTEMPTS, LEDGER_TIMEOUT_MS, MAX_CREDITS, unavailable } from "./guard.ts";
 import { chargeFields, checkRateArgs, keyFields, positiveInt } from "./input.ts";
-import { admit, hashKey, malformed, mintKey, newKeyId, parseKeyId } from "./keyformat.ts";
+import { authenticateWith, hashKey, mintKey, newKeyId } from "./keyformat.ts";
 import type {
   ChargeRequest,
   ChargeResult,
   CreatedKey,
+  KeyLookup,
   KeyRecord,
   Ledger,
   NewKey,
@@ -128,9 +129,26 @@ export class PostgresLedger implements Ledger {
     this.#pool = pool;
   }
 
-  /** Connects and creates the schema when missing; throws LedgerUnavailableError. */
-  static async open(url: string, opts: { max?: number } = {}): Promise<PostgresLedger> {
-    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 5000 });
+  /**
+   * Connects and creates the schema when missing; throws LedgerUnavailableError. `timeoutMs`
+   * bounds every query: the server cancels a statement (and any lock wait) after it, the client
+   * gives up on a connection that stops answering shortly after, and waiting for a pooled
+   * connection is bounded by it too, so a call answers within about twice the timeout.
+   */
+  static async open(url: string, opts: { max?: number; timeoutMs?: number } = {}): Promise<PostgresLedger> {
+    const timeout = Math.max(1, Math.trunc(opts.timeoutMs ?? LEDGER_TIMEOUT_MS));
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.max ?? 10,
+      connectionTimeoutMillis: timeout,
+      statement_timeout: timeout,
+      lock_timeout: timeout,
+      idle_in_transaction_session_timeout: timeout * 2,
+      // Client side: a server that stops answering altogether never sends the cancellation.
+      // A timed-out connection is dropped from the pool, not reused.
+      query_timeout: timeout + 500,
+      keepAlive: true,
+    });
     // An idle client losing its server emits here; without a listener that would kill the process.
     // The next query fails on its own and surfaces as LedgerUnavailableError.
     pool.on("error", () => {});
@@ -217,14 +235,15 @@ export class PostgresLedger implements Ledger {
     });
   }
 
-  authenticate(plaintext: string | null | undefined, requiredScope: Scope): Promise<KeyRecord> {
+  lookupKey(id: string): Promise<KeyLookup | null> {
     return guard(async () => {
-      const id = parseKeyId(plaintext);
-      if (id === null) throw malformed(plaintext);
       const [row] = await this.#rows(`SELECT ${KEY_COLUMNS}, key_hash FROM keys WHERE id = $1`, [id]);
-      const found = row ? { record: toRecord(row), hash: row.key_hash as Uint8Array } : null;
-      return admit(plaintext as string, found, requiredScope);
+      return row ? { record: toRecord(row), hash: new Uint8Array(row.key_hash as Buffer) } : null;
     });
+  }
+
+  authenticate(plaintext: string | null | undefined, requiredScope: Scope): Promise<KeyRecord> {
+    return authenticateWith((id) => this.lookupKey(id), plaintext, requiredScope);
   }
 
   checkRate(keyId: string, rate: number, burst: number): Promise<RateDecision> {

@@ -1,16 +1,19 @@
 // Ledger on one node:sqlite file: the default for a single server. WAL lets readers run beside the
 // writer; BEGIN IMMEDIATE takes the write lock up front so concurrent connections queue on
 // busy_timeout instead of failing mid-transaction. Rate buckets live in this process's memory.
+// node:sqlite is synchronous, so a lock wait here blocks the calling thread: servers and the CLI
+// reach this class through sqlite-thread.ts, which runs it on a worker thread.
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { InsufficientCreditsError, InvalidParameterError, NotFoundError } from "../errors.ts";
 import { MemoryBuckets } from "./bucket.ts";
 import { guard, ID_ATTEMPTS, MAX_CREDITS, unavailable } from "./guard.ts";
 import { chargeFields, checkRateArgs, keyFields, positiveInt } from "./input.ts";
-import { admit, hashKey, malformed, mintKey, newKeyId, parseKeyId } from "./keyformat.ts";
+import { authenticateWith, hashKey, mintKey, newKeyId } from "./keyformat.ts";
 import type {
   ChargeRequest,
   ChargeResult,
   CreatedKey,
+  KeyLookup,
   KeyRecord,
   Ledger,
   NewKey,
@@ -196,14 +199,20 @@ export class SqliteLedger implements Ledger {
     });
   }
 
-  authenticate(plaintext: string | null | undefined, requiredScope: Scope): Promise<KeyRecord> {
+  lookupKey(id: string): Promise<KeyLookup | null> {
     return guard(() => {
-      const id = parseKeyId(plaintext);
-      if (id === null) throw malformed(plaintext);
       const row = this.#q.getWithHash.get(id);
-      const found = row ? { record: toRecord(row), hash: row.key_hash as Uint8Array } : null;
-      return admit(plaintext as string, found, requiredScope);
+      return row ? { record: toRecord(row), hash: row.key_hash as Uint8Array } : null;
     });
+  }
+
+  authenticate(plaintext: string | null | undefined, requiredScope: Scope): Promise<KeyRecord> {
+    return authenticateWith((id) => this.lookupKey(id), plaintext, requiredScope);
+  }
+
+  /** How long the next statements may wait for a lock another connection holds. */
+  setBusyTimeout(ms: number): void {
+    this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(ms))}`);
   }
 
   checkRate(keyId: string, rate: number, burst: number): Promise<RateDecision> {

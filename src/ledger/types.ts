@@ -72,6 +72,12 @@ export interface UsageRow {
   requestId: string | null;
 }
 
+/** A stored key with its hash, as authentication needs it. */
+export interface KeyLookup {
+  record: KeyRecord;
+  hash: Uint8Array;
+}
+
 export interface Ledger {
   createKey(input: NewKey): Promise<CreatedKey>;
   listKeys(): Promise<KeyRecord[]>;
@@ -81,6 +87,8 @@ export interface Ledger {
   revokeKey(id: string): Promise<KeyRecord>;
   /** Adds n (a positive integer) and returns the new balance. Throws NotFoundError. */
   addCredits(id: string, n: number): Promise<number>;
+  /** The key and its stored hash by id; null when there is no such key. */
+  lookupKey(id: string): Promise<KeyLookup | null>;
   /** Throws UnauthorizedError (missing, malformed, unknown, revoked, expired) or ForbiddenError (scope). */
   authenticate(plaintext: string | null | undefined, requiredScope: Scope): Promise<KeyRecord>;
   /** Takes one token from the key's bucket when there is one. */

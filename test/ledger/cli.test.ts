@@ -4,6 +4,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { UnauthorizedError } from "../../src/errors.ts";
@@ -85,5 +86,46 @@ describe("gridcast keys", () => {
     const show = await gridcast(dir, "keys", "show", "000000000000", "--db", db);
     assert.notEqual(show.code, 0);
     assert.equal(show.stderr.trimEnd().split("\n").length, 1, show.stderr);
+  });
+});
+
+describe("gridcast keys: hostile names", () => {
+  let dir: string;
+  let db: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "gridcast-cli-"));
+    db = join(dir, "ledger.db");
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Any control or text-direction character, once the line breaks are taken out.
+  const RAW = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+
+  test("create refuses control and text-direction characters in a name", async () => {
+    for (const name of ["a\u001b[2Jb", "bell\u0007", "evil\u202etxt.exe", "c1\u009b31m"]) {
+      const r = await gridcast(dir, "keys", "create", "--db", db, "--name", name);
+      assert.notEqual(r.code, 0, JSON.stringify(name));
+      assert.match(r.stderr, /control or text-direction/);
+      assert.equal(r.stdout, "");
+    }
+    const listed = await gridcast(dir, "keys", "list", "--db", db, "--json");
+    assert.deepEqual(JSON.parse(listed.stdout), []);
+  });
+
+  test("list and show escape control characters already in the ledger", async () => {
+    const made = await gridcast(dir, "keys", "create", "--db", db, "--json", "--name", "plain");
+    const { record } = JSON.parse(made.stdout);
+    // A ledger written by an older version (or by hand) may hold anything.
+    const raw = new DatabaseSync(db);
+    raw
+      .prepare("UPDATE keys SET name = ? WHERE id = ?")
+      .run("x\u001b]0;pwned\u0007\u001b[31m\u202eyz\u009b", record.id);
+    raw.close();
+    for (const args of [["list"], ["show", record.id]]) {
+      const r = await gridcast(dir, "keys", ...args, "--db", db);
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stdout.replaceAll("\n", ""), RAW, `${args[0]} printed a raw control character`);
+      assert.ok(r.stdout.includes("x\\x1b]0;pwned\\x07\\x1b[31m\\u202eyz\\x9b"), r.stdout);
+    }
   });
 });

@@ -6,7 +6,9 @@ import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { Worker } from "node:worker_threads";
 import * as errors from "../../src/errors.ts";
+import { KeyCachingLedger } from "../../src/ledger/key-cache.ts";
 import { openLedger } from "../../src/ledger/open.ts";
+import { ReopeningLedger } from "../../src/ledger/reopening.ts";
 import type { ChargeRequest, ChargeResult, Ledger } from "../../src/ledger/types.ts";
 import { type Backend, ledgerSuite } from "./suite.ts";
 
@@ -55,6 +57,25 @@ ledgerSuite("sqlite", async (): Promise<Backend> => {
   const file = join(dir, "nested", "ledger.db");
   return {
     open: () => openLedger(file),
+    second: async () => workerLedger(file),
+    keyRows: async () => {
+      const db = new DatabaseSync(file, { readOnly: true });
+      try {
+        return db.prepare("SELECT * FROM keys").all();
+      } finally {
+        db.close();
+      }
+    },
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+// The same contract through the wrappers the server puts around its ledger.
+ledgerSuite("sqlite as served (reopening, key cache)", async (): Promise<Backend> => {
+  const dir = mkdtempSync(join(tmpdir(), "gridcast-ledger-"));
+  const file = join(dir, "ledger.db");
+  return {
+    open: async () => new KeyCachingLedger(new ReopeningLedger(() => openLedger(file))),
     second: async () => workerLedger(file),
     keyRows: async () => {
       const db = new DatabaseSync(file, { readOnly: true });

@@ -1,0 +1,76 @@
+// /point warm against /healthz on the same server, both driven by wrk (an external C client, so
+// the load generator is not the bottleneck the way a JavaScript one is). Target: ≥ 0.6.
+// Rounds alternate healthz, point, healthz, point… so drifting machine load hits both alike.
+//   node bench/point-wrk.ts [seconds per round, default 10] [rounds, default 2]
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { type BenchRow, benchServer, benchStore } from "./lib.ts";
+
+const run$ = promisify(execFile);
+
+interface Wrk {
+  rps: number;
+  non2xx: number;
+  errors: number;
+  p50: string;
+  p99: string;
+}
+
+async function wrk(url: string, seconds: number, headers: string[] = []): Promise<Wrk> {
+  const args = ["-t2", "-c32", `-d${seconds}s`, "--latency", ...headers.flatMap((h) => ["-H", h]), url];
+  const { stdout } = await run$("wrk", args, { maxBuffer: 1 << 20 });
+  const num = (re: RegExp) => Number(re.exec(stdout)?.[1] ?? 0);
+  const errs = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  return {
+    rps: num(/Requests\/sec:\s+([\d.]+)/),
+    non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+    errors: errs ? errs.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+    p50: /\n\s+50%\s+(\S+)/.exec(stdout)?.[1] ?? "?",
+    p99: /\n\s+99%\s+(\S+)/.exec(stdout)?.[1] ?? "?",
+  };
+}
+
+export async function run(seconds = 10, rounds = 2): Promise<BenchRow[]> {
+  const store = await benchStore("demo");
+  const srv = await benchServer(store, { max_heavy_requests: 1000 });
+  try {
+    const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["weather"], credits: 0, rate: 0 });
+    const pointUrl = `${srv.url}/point?lat=48.1&lon=11.6&var=t2m`;
+    const warm = await fetch(pointUrl, { headers: { "X-API-Key": key } });
+    if (warm.status !== 200) throw new Error(`/point answered ${warm.status}: ${await warm.text()}`);
+    let health = 0;
+    let point = 0;
+    let last: Wrk | undefined;
+    for (let i = 0; i < rounds; i++) {
+      const h = await wrk(`${srv.url}/healthz`, seconds);
+      const p = await wrk(pointUrl, seconds, [`X-API-Key: ${key}`]);
+      if (p.non2xx || p.errors || h.non2xx || h.errors) {
+        throw new Error(`errors under load: /point ${JSON.stringify(p)}, /healthz ${JSON.stringify(h)}`);
+      }
+      process.stderr.write(`round ${i + 1}: /healthz ${h.rps.toFixed(0)} req/s, /point ${p.rps.toFixed(0)} req/s\n`);
+      health += h.rps / rounds;
+      point += p.rps / rounds;
+      last = p;
+    }
+    return [
+      {
+        bench: "/point warm (wrk -t2 -c32)",
+        figure: "req/s",
+        value: point,
+        baseline: "/healthz req/s (wrk, same server)",
+        baselineValue: health,
+        ratio: point / health,
+        target: 0.6,
+        note: `${rounds} alternating rounds of ${seconds} s; last /point p50 ${last?.p50}, p99 ${last?.p99}`,
+      },
+    ];
+  } finally {
+    await srv.close();
+  }
+}
+
+if (import.meta.main) {
+  const { printRows } = await import("./lib.ts");
+  const [seconds, rounds] = process.argv.slice(2).map(Number);
+  printRows(await run(seconds || 10, rounds || 2));
+}

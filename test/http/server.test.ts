@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { renameSync } from "node:fs";
 import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { cleanup, get, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 
 let storeDir: string;
 let srv: TestServer;
@@ -74,8 +74,7 @@ describe("server", () => {
     const r = await get(`${srv.url}/point?lat=5&lon=5&var=t2m`, { "X-API-Key": key });
     const id = r.headers.get("x-request-id");
     assert.match(id ?? "", /^[0-9a-f-]{36}$/);
-    await new Promise((res) => setTimeout(res, 20));
-    const entry = srv.logs.find((e) => e.request_id === id)!;
+    const entry = await until("access log entry", () => srv.logs.find((e) => e.request_id === id));
     assert.equal(entry.route, "/point");
     assert.equal(entry.status, 200);
     assert.equal(typeof entry.ms, "number");

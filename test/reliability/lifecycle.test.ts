@@ -38,6 +38,7 @@ function waitFor(child: ChildProcess, pattern: RegExp): Promise<string> {
 
 describe("graceful shutdown", () => {
   let upstream: Server;
+  let chunkAsked: () => void = () => {};
   before(async () => {
     // A slow object store: every chunk takes 1.5 s to arrive, metadata is instant.
     upstream = createServer((req, res) => {
@@ -50,7 +51,9 @@ describe("graceful shutdown", () => {
         res.end();
         return;
       }
-      setTimeout(() => res.end(body), /\/c\//.test(rel) ? 1500 : 0);
+      const chunk = /\/c\//.test(rel);
+      if (chunk) chunkAsked();
+      setTimeout(() => res.end(body), chunk ? 1500 : 0);
     });
     await new Promise<void>((ok) => upstream.listen(0, "127.0.0.1", () => ok()));
   });
@@ -79,8 +82,12 @@ describe("graceful shutdown", () => {
       const url = await waitFor(child, /serving on (http:\/\/\S+)/);
       const exited = new Promise<number | null>((ok) => child.on("exit", (code) => ok(code)));
       const started = Date.now();
+      const asked = new Promise<void>((ok) => {
+        chunkAsked = ok;
+      });
       const pending = get(`${url}/point?lat=12&lon=34&var=t2m`, { "X-API-Key": key });
-      await new Promise((r) => setTimeout(r, 400));
+      await asked; // the request is in flight: its chunk is on the way, 1.5 s out
+
       child.kill("SIGTERM");
       const r = await pending;
       assert.equal(r.status, 200, r.body.toString());

@@ -6,10 +6,13 @@ import type { Command } from "commander";
 import type { Settings } from "../config.ts";
 import { ConfigError } from "../errors.ts";
 import { closeOnSignals } from "../http/server.ts";
+import { CoverageCache } from "../render/build/coverage.ts";
 import { readManifest } from "../render/build/manifest.ts";
+import { planBuild } from "../render/build/plan.ts";
 import { currentBuild } from "../render/build/publish.ts";
 import { type BuildReport, runBuild } from "../render/build/run.ts";
 import { MANIFEST } from "../render/layout.ts";
+import { MAX_ZOOM } from "../render/tiles.ts";
 import { writeSample } from "../sample/index.ts";
 import { Store } from "../store/store.ts";
 import { requireFreePort, requireWritableDir, storeProblem } from "./preflight.ts";
@@ -22,16 +25,35 @@ const DEMO_STORE_MIB = 139;
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MiB`;
 
-/** Bytes free to this user where `dir` (or its nearest existing parent) lives; undefined if unknown. */
-function freeBytes(dir: string): number | undefined {
+/** Free bytes and block size where `dir` (or its nearest existing parent) lives. */
+function diskOf(dir: string): { free: number; block: number } | undefined {
   let d = dir;
   while (!existsSync(d) && dirname(d) !== d) d = dirname(d);
   try {
     const s = statfsSync(d);
-    return s.bavail * s.bsize;
+    return { free: s.bavail * s.bsize, block: s.bsize || 4096 };
   } catch {
     return undefined;
   }
+}
+const freeBytes = (dir: string) => diskOf(dir)?.free;
+
+/**
+ * Before rendering: tiles are small files (the demo's average well under 1 KiB), so each takes
+ * about one file-system block; one-colour tiles are hard links and take none. Tiles × block is
+ * the estimate, slightly high.
+ */
+async function buildEstimate(store: string, out: string): Promise<string> {
+  const plan = await planBuild(new Store(store), { runs: "latest", maxZoom: MAX_ZOOM }, new CoverageCache());
+  const tiles = plan.jobs.reduce((n, j) => n + j.leads.length * j.tilesPerLead, 0);
+  const entries = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
+  const disk = diskOf(out);
+  const block = disk?.block ?? 4096;
+  return (
+    `building ${tiles.toLocaleString("en")} tiles (${entries} layer-lead times, zoom 0..${MAX_ZOOM}) into ${out}: ` +
+    `up to about ${mib(tiles * block)} on disk (one ${block}-byte block a tile)` +
+    (disk ? `; ${mib(disk.free)} free there` : "")
+  );
 }
 
 /** On a terminal the progress bar owns stderr; the access log goes to a file instead of stdout. */
@@ -89,6 +111,7 @@ export function registerStart(program: Command): void {
     // With nothing published yet, publish the first lead time of every layer first and serve it;
     // the remaining lead times render behind the running server and publish in one switch.
     const fresh = currentBuild(settings.out) === undefined;
+    if (fresh) say(await buildEstimate(settings.store, settings.out).catch((e) => `build size unknown: ${e.message}`));
     const leads = fresh ? await leadHours(settings.store, settings.default_forecast_group) : undefined;
     const firstLead = leads?.[0];
     if (firstLead !== undefined) say(`rendering lead time +${firstLead} h of every layer first, to serve it soon`);
@@ -134,7 +157,13 @@ export function registerStart(program: Command): void {
 /** The rest of the build's size on disk, measured on the first lead time it just wrote. */
 function remainingSize(first: BuildReport, leadCount: number, out: string): string {
   const manifest = readManifest(join(first.dir, MANIFEST));
-  const bytes = manifest?.entries.reduce((n, e) => n + e.bytes, 0) ?? 0;
+  const block = diskOf(out)?.block ?? 4096;
+  // Each encoded tile is one file, rounded up to whole blocks; one-colour tiles are links to them.
+  const bytes =
+    manifest?.entries.reduce(
+      (n, e) => n + (e.encoded > 0 ? e.encoded * Math.ceil(e.bytes / e.encoded / block) * block : 0),
+      0,
+    ) ?? 0;
   const rest = bytes * (leadCount - 1);
   const free = freeBytes(out);
   return (

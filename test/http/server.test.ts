@@ -82,6 +82,22 @@ describe("server", () => {
     assert.ok(!JSON.stringify(srv.logs).includes(key));
   });
 
+  test("a static 404 is logged with its path (no query); routed requests with their route", async () => {
+    const miss = await get(`${srv.url}/no/such/file.png?k=v`);
+    assert.equal(miss.status, 404);
+    const id = miss.headers.get("x-request-id");
+    const entry = await until("access log entry", () => srv.logs.find((e) => e.request_id === id));
+    assert.equal(entry.status, 404);
+    assert.equal(entry.route, "static");
+    assert.equal(entry.path, "/no/such/file.png");
+    const ok = await get(`${srv.url}/healthz`);
+    const routed = await until("access log entry", () =>
+      srv.logs.find((e) => e.request_id === ok.headers.get("x-request-id")),
+    );
+    assert.equal(routed.route, "/healthz");
+    assert.equal(routed.path, undefined);
+  });
+
   test("CORS preflight is answered without a key and names the allowed and exposed headers", async () => {
     const r = await get(
       `${srv.url}/data/datasets/forecast~global/zarr/.zmetadata`,

@@ -10,8 +10,8 @@ const isUrl = (s: string) => /^https?:\/\//i.test(s);
 /** What is wrong with a local store root, or undefined when it is a directory (or a URL). */
 export function storeProblem(store: string): string | undefined {
   if (isUrl(store)) return undefined;
-  if (!existsSync(store)) return `store ${store} does not exist`;
-  if (!statSync(store).isDirectory()) return `store ${store} is not a directory`;
+  if (!existsSync(store)) return `cannot read the store ${store}: it does not exist`;
+  if (!statSync(store).isDirectory()) return `cannot read the store ${store}: it is not a directory`;
   return undefined;
 }
 

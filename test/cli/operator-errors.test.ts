@@ -54,10 +54,13 @@ before(() => {
 after(() => cleanup(dir));
 
 test("inspect and build on a store that is not there say it does not exist", async () => {
-  oneLine(await gridcast(["inspect", "--store", join(dir, "missing")]), /store \S+missing does not exist/);
+  oneLine(
+    await gridcast(["inspect", "--store", join(dir, "missing")]),
+    /cannot read the store \S+missing: it does not exist/,
+  );
   oneLine(
     await gridcast(["build", "--store", join(dir, "missing"), "--out", join(dir, "o1")]),
-    /store \S+missing does not exist/,
+    /cannot read the store \S+missing: it does not exist/,
   );
   assert.equal(existsSync(join(dir, "o1", "builds")), false, "nothing was started");
 });
@@ -132,7 +135,10 @@ test("serve on a port in use: the same line; on a missing store: a warning, then
       });
       child.on("exit", () => fail(new Error(`exited: ${text}`)));
     });
-    assert.match(stderr.split("\n")[0], /^gridcast: warning: store \S+nowhere does not exist; .*503/);
+    assert.match(
+      stderr.split("\n")[0],
+      /^gridcast: warning: cannot read the store \S+nowhere: it does not exist; .*503/,
+    );
   } finally {
     child.kill("SIGTERM");
   }

@@ -13,8 +13,11 @@ import { CHROMIUM, requireChromium } from "../helpers/prereqs.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const ARTIFACTS = join(ROOT, "test-artifacts");
-/** Generous: catches a page that hangs, not a slow machine. The measured time is printed. */
-const LOAD_BUDGET_MS = 5000;
+/**
+ * Catches a page that hangs, not a slow machine: two test runs at once on two cores have
+ * taken seconds here. The measured time is printed; speed belongs in bench/.
+ */
+const LOAD_BUDGET_MS = 20_000;
 // Without the background-networking flags Chromium tries to reach the outside and logs errors.
 const ARGS = [
   "--headless",

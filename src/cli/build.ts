@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
 import { type BuildReport, runBuild } from "../render/build/run.ts";
+import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingsFor } from "./settings.ts";
 
 interface BuildFlags {
@@ -84,6 +85,8 @@ export function registerBuild(program: Command): void {
     .action(async (opts: BuildFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store, out: opts.out, keep_builds: opts.keepBuilds });
       if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
+      requireStore(settings.store);
+      requireWritableDir(settings.out);
       const report = await runBuild({
         store: settings.store,
         out: settings.out,

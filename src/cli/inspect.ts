@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { describeStore } from "../store/describe.ts";
 import { Store } from "../store/store.ts";
+import { requireStore } from "./preflight.ts";
 import { printJson, settingsFor } from "./settings.ts";
 
 export function registerInspect(program: Command): void {
@@ -11,6 +12,7 @@ export function registerInspect(program: Command): void {
     .option("--json", "print JSON")
     .action(async (opts: { store?: string; json?: boolean }, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store });
+      requireStore(settings.store);
       const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb });
       await store.ping();
       const info = await describeStore(store);

@@ -9,11 +9,25 @@ import { registerSample } from "./sample.ts";
 import { registerServe } from "./serve.ts";
 import { registerStart } from "./start.ts";
 
+/** Exit codes, shown by `gridcast --help`; run() sets them. */
+export const EXIT = { ok: 0, unexpected: 1, operator: 2 } as const;
+const EXIT_CODES = `
+Exit codes:
+  0  done
+  1  unexpected failure (a bug or a machine fault); GRIDCAST_DEBUG=1 prints the stack
+  2  the command could not start or finish for the reason printed: a wrong flag or setting,
+     a port in use, an output directory that cannot be written, a store that does not exist
+     or cannot be read, a key that is not there
+
+Run it as \`npm run -s gridcast -- <command>\` or \`npx gridcast <command>\` in the project directory:
+both use the Node.js 24 that \`npm ci\` installs.`;
+
 export function buildProgram(): Command {
   const program = new Command("gridcast")
     .description("Publish gridded forecasts and EO latent embeddings from one Zarr store")
     .option("-c, --config <file>", "settings file (default ./gridcast.config.json when present)")
     .showHelpAfterError("(run with --help for usage)")
+    .addHelpText("after", EXIT_CODES)
     .exitOverride();
   registerInspect(program);
   registerSample(program);
@@ -32,14 +46,14 @@ export async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
-      // commander already printed help or the usage error
-      process.exitCode = e.exitCode;
+      // commander already printed help or the usage error; a usage error is an operator mistake
+      process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.operator;
       return;
     }
     const msg = e instanceof GridcastError ? e.message : `unexpected error: ${(e as Error)?.message ?? String(e)}`;
     process.stderr.write(`gridcast: ${msg}\n`);
     if (process.env.GRIDCAST_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
-    process.exitCode = e instanceof GridcastError ? 2 : 1;
+    process.exitCode = e instanceof GridcastError ? EXIT.operator : EXIT.unexpected;
     throw e;
   }
 }

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { publishShards } from "../render/build/finalize.ts";
+import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingsFor } from "./settings.ts";
 
 interface PublishFlags {
@@ -21,6 +22,8 @@ export function registerPublish(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (opts: PublishFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { out: opts.out, keep_builds: opts.keepBuilds });
+      if (opts.store !== undefined) requireStore(opts.store);
+      requireWritableDir(settings.out);
       const r = await publishShards({
         out: settings.out,
         buildId: opts.buildId,

@@ -1,5 +1,9 @@
+import { createWriteStream } from "node:fs";
+import { dirname } from "node:path";
 import type { Command } from "commander";
-import { closeOnSignals, startServer } from "../http/server.ts";
+import type { Settings } from "../config.ts";
+import { closeOnSignals, type Running, startServer } from "../http/server.ts";
+import { asListenError, requireWritableDir, storeProblem } from "./preflight.ts";
 import { settingsFor } from "./settings.ts";
 
 export interface ServeFlags {
@@ -9,6 +13,7 @@ export interface ServeFlags {
   host?: string;
   port?: string;
   quiet?: boolean;
+  accessLog?: string;
 }
 
 /** The options every command that runs the server takes (serve, start). */
@@ -19,6 +24,7 @@ export function serverOptions(cmd: Command): Command {
     .option("--db <file|url>", "ledger: sqlite file or postgres:// URL")
     .option("--host <host>", "address to listen on")
     .option("-p, --port <port>", "port to listen on (0 picks a free one)")
+    .option("--access-log <file>", "append the JSON access log to this file instead of stdout")
     .option("-q, --quiet", "no access log");
 }
 
@@ -26,10 +32,38 @@ export function serverSettings(cmd: Command, opts: ServeFlags) {
   return settingsFor(cmd, { store: opts.store, out: opts.out, db: opts.db, host: opts.host, port: opts.port });
 }
 
+export type LogSink = (e: Record<string, unknown>) => void;
+
+/** Where the access log goes: nowhere (--quiet), a file (--access-log), or stdout (undefined). */
+export function accessLogSink(opts: ServeFlags, file = opts.accessLog): LogSink | undefined {
+  if (opts.quiet) return () => {};
+  if (file === undefined) return undefined;
+  requireWritableDir(dirname(file), "--access-log directory");
+  const out = createWriteStream(file, { flags: "a" });
+  return (e) => out.write(`${JSON.stringify(e)}\n`);
+}
+
+/** startServer with a taken port or a foreign address reported as one clear line. */
+export async function listen(settings: Settings, log: LogSink | undefined): Promise<Running> {
+  try {
+    return await startServer(settings, log ? { log } : {});
+  } catch (e) {
+    throw asListenError(e, settings.host, settings.port);
+  }
+}
+
 export function registerServe(program: Command): void {
   serverOptions(program.command("serve").description("serve the published build and the live keyed routes")).action(
     async (opts: ServeFlags, cmd: Command) => {
-      const running = await startServer(serverSettings(cmd, opts), opts.quiet ? { log: () => {} } : {});
+      const settings = serverSettings(cmd, opts);
+      // Not fatal: the store may be mounted later; until then store routes answer 503.
+      const missing = storeProblem(settings.store);
+      if (missing) {
+        process.stderr.write(
+          `gridcast: warning: ${missing}; /point, /data, exports and embeddings answer 503 until it does\n`,
+        );
+      }
+      const running = await listen(settings, accessLogSink(opts));
       process.stderr.write(`gridcast serving on ${running.url}\n`);
       closeOnSignals(running, (s) => process.stderr.write(`${s}\n`));
     },

@@ -124,6 +124,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     const started = process.hrtime.bigint();
     const id = randomUUID();
     const meta: Meta = { route: "unmatched" };
+    const urlPath = (req.url ?? "").split("?")[0];
     metaOf.set(req, meta);
     res.setHeader("X-Request-Id", id);
     res.setHeader("Access-Control-Allow-Origin", "*");
@@ -144,6 +145,8 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         key_id: meta.key ?? null,
         ...(aborted ? { aborted: true } : {}),
         ...(meta.charged && !aborted ? { credits: meta.charged } : {}),
+        // Static files and unknown paths have no route template to name them; their path (no query) does.
+        ...(meta.route === "static" || meta.route === "unmatched" ? { path: urlPath.slice(0, 512) } : {}),
       });
     });
     if (req.method === "OPTIONS") {

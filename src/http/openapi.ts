@@ -7,6 +7,39 @@ import { Problem } from "./schemas/common.ts";
 
 type Json = Record<string, unknown>;
 
+// Descriptions are Markdown to Swagger UI and ReDoc, which drop anything that looks like an HTML
+// tag: "<group name>.<variable>" would show as ".". Runs of text holding such placeholders are
+// put in code spans, which both render literally and which read well in the raw JSON too.
+const PLACEHOLDER_RUN = /(?:[^\s<>`,;()]*<[^<>`\n]+>)+[^\s<>`,;()]*/g;
+
+export function literalPlaceholders(text: string): string {
+  return text
+    .split(/(`[^`]*`)/)
+    .map((part, i) =>
+      i % 2 === 1
+        ? part
+        : part.replace(PLACEHOLDER_RUN, (run) => {
+            const trail = /[.:]+$/.exec(run)?.[0] ?? "";
+            return `\`${run.slice(0, run.length - trail.length)}\`${trail}`;
+          }),
+    )
+    .join("");
+}
+
+/** Every `description` in the document, at any depth, through literalPlaceholders. */
+function literalDescriptions<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(literalDescriptions) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        k === "description" && typeof v === "string" ? literalPlaceholders(v) : literalDescriptions(v),
+      ]),
+    ) as T;
+  }
+  return value;
+}
+
 const PROBLEM_CONTENT = { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } };
 
 function parameters(def: RouteDef): Json[] {
@@ -84,7 +117,7 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
     const path = def.path.replace(/\{(\w+)\+\}/g, "{$1}");
     paths[path] = { ...(paths[path] ?? {}), get: op };
   }
-  return {
+  return literalDescriptions({
     openapi: "3.1.0",
     info: {
       title: "gridcast",
@@ -124,5 +157,5 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
       },
     },
     "x-cors-exposed-headers": EXPOSED_HEADERS,
-  };
+  });
 }

@@ -7,7 +7,7 @@ import { FileSystemStore } from "@zarrita/storage";
 import proj4 from "proj4";
 import * as zarr from "zarrita";
 import { LocateResult } from "../../src/http/schemas/embeddings.ts";
-import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { cleanup, get, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 import { conforms, expectedItems, publish, publishedServer, resetReads } from "./fixtures.ts";
 
 let storeDir: string;
@@ -179,7 +179,11 @@ describe("GET /api/embeddings/locate", () => {
       assert.equal(r.status, 503);
       assert.match(r.json().detail, /no build is published/);
       await publish(bare, storeDir);
-      await new Promise((ok) => setTimeout(ok, 300)); // the server re-checks the published link every 250 ms
+      // The server re-checks the published link every 250 ms; poll rather than guess how long that takes.
+      await until(
+        "the published index is used",
+        async () => (await locate("lon=5.3&lat=60.4", k, bare)).status === 200,
+      );
       assert.equal((await locate("lon=5.3&lat=60.4", k, bare)).json().available, true);
     } finally {
       await bare.close();

@@ -94,3 +94,22 @@ export const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
 export function cleanup(...dirs: string[]): void {
   for (const d of dirs) rmSync(basename(d) === "store" ? dirname(d) : d, { recursive: true, force: true });
 }
+
+/**
+ * Polls `check` until it returns a value other than undefined/false, or fails after `ms`. For
+ * state that becomes true "soon" (a publish seen by a server, a log line written): the deadline
+ * is a hang detector sized for a loaded machine, not a speed requirement.
+ */
+export async function until<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  ms = 20_000,
+): Promise<Exclude<T, false | undefined>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v as Exclude<T, false | undefined>;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((ok) => setTimeout(ok, 25));
+  }
+}

@@ -10,15 +10,23 @@ import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpe
 let storeDir: string;
 let upstream: Server;
 let srv: TestServer;
+// Chunk reads are held until the test lets them go, so "a request is in flight" does not depend
+// on how fast the machine is.
+let held: (() => void)[] = [];
+let holding = false;
+let chunkAsked: () => void = () => {};
 
 before(async () => {
   storeDir = await sampleStore();
-  // An object store whose chunks take a second to arrive.
+  // An object store whose chunks arrive only when the test releases them.
   upstream = createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).replace(/^\/+/, "");
     try {
       const body = readFileSync(join(storeDir, rel));
-      setTimeout(() => res.end(body), /\/c\//.test(rel) ? 1000 : 0);
+      if (holding && /\/c\//.test(rel)) {
+        held.push(() => res.end(body));
+        chunkAsked();
+      } else res.end(body);
     } catch {
       res.statusCode = 404;
       res.end();
@@ -39,14 +47,21 @@ test("a second heavy request while one runs gets 503 + Retry-After; light routes
   const key = await srv.key(["weather"]);
   const H = { "X-API-Key": key };
   await get(`${srv.url}/api/export`, H); // metadata discovered, no chunk read yet
+  const asked = new Promise<void>((ok) => {
+    chunkAsked = ok;
+  });
+  holding = true;
   const slow = get(`${srv.url}/point?lat=10&lon=10&var=t2m`, H);
-  await new Promise((r) => setTimeout(r, 200));
+  await asked; // the first request holds the only slot, waiting for its chunk
   const busy = await get(`${srv.url}/point?lat=-10&lon=10&var=u10`, H);
   assert.equal(busy.status, 503);
   assert.equal(busy.headers.get("retry-after"), "1");
   assert.equal(busy.json().type, "/problems/busy");
   assert.equal((await get(`${srv.url}/healthz`)).status, 200);
   assert.equal((await get(`${srv.url}/api/export`, H)).status, 200);
+  holding = false;
+  for (const release of held) release();
+  held = [];
   assert.equal((await slow).status, 200);
   assert.equal((await get(`${srv.url}/point?lat=-10&lon=10&var=u10`, H)).status, 200);
 });

@@ -9,7 +9,7 @@ import { buildPalette } from "../../src/render/colormap.ts";
 import type { Catalog } from "../../src/render/layout.ts";
 import { lonLatToTile, pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
-import { cleanup, type Got, get, rawGet, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { cleanup, type Got, get, rawGet, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 import { build, layerField } from "../render/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
 
@@ -40,12 +40,10 @@ function problem(r: Got, status: number, param?: string): void {
 }
 
 async function waitForBuild(id: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  await until(`build ${id} visible`, async () => {
     const r = await api("catalog");
-    if (r.status === 200 && r.json().build_id === id) return;
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
-  throw new Error(`build ${id} never became visible`);
+    return r.status === 200 && r.json().build_id === id;
+  });
 }
 
 describe("map routes", () => {

@@ -3,7 +3,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import sharp from "sharp";
 import Value from "typebox/value";
+import { literalPlaceholders } from "../../src/http/openapi.ts";
 import { polkaPattern } from "../../src/http/route.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
 
@@ -127,16 +129,61 @@ describe("OpenAPI", () => {
     assert.equal(docs.status, 200);
     assert.match(docs.body.toString(), /\/vendor\/swagger-ui\/swagger-ui-bundle\.js/);
     const redoc = await get(`${srv.url}/api-redoc`);
-    assert.match(redoc.body.toString(), /\/vendor\/redoc\/redoc\.standalone\.js/);
+    assert.match(redoc.body.toString(), /\/api-redoc\/redoc\.js/);
     for (const asset of [
       "/vendor/swagger-ui/swagger-ui-bundle.js",
       "/vendor/swagger-ui/swagger-ui.css",
-      "/vendor/redoc/redoc.standalone.js",
+      "/api-redoc/redoc.js",
       "/api-docs/init.js",
     ]) {
       const r = await get(`${srv.url}${asset}`);
       assert.equal(r.status, 200, asset);
       assert.ok(r.body.length > 50, asset);
     }
+    // The served ReDoc bundle names no other host (the browser test checks the requests made).
+    const bundle = (await get(`${srv.url}/api-redoc/redoc.js`)).body.toString();
+    assert.doesNotMatch(bundle, /cdn\.redoc\.ly/);
+    assert.match((await get(`${srv.url}/api-docs/init.js`)).body.toString(), /validatorUrl: null/);
+  });
+
+  test("a favicon at /favicon.ico (PNG) and /favicon.svg, linked from both views", async () => {
+    const ico = await get(`${srv.url}/favicon.ico`);
+    assert.equal(ico.status, 200);
+    assert.equal(ico.headers.get("content-type"), "image/png");
+    const meta = await sharp(ico.body).metadata();
+    assert.deepEqual([meta.format, meta.width, meta.height], ["png", 32, 32]);
+    const svg = await get(`${srv.url}/favicon.svg`);
+    assert.equal(svg.headers.get("content-type"), "image/svg+xml");
+    assert.equal((await sharp(svg.body).metadata()).format, "svg");
+    for (const page of ["/api-docs", "/api-redoc"]) {
+      assert.match(
+        (await get(`${srv.url}${page}`)).body.toString(),
+        /<link rel="icon" type="image\/svg\+xml" href="\/favicon\.svg">/,
+      );
+    }
+  });
+
+  test("descriptions keep their placeholders: no HTML-like tag outside a code span", () => {
+    const bad: string[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === "object")
+        for (const [k, x] of Object.entries(v)) {
+          if (k === "description" && typeof x === "string") {
+            if (/<[^>]*>/.test(x.replace(/`[^`]*`/g, ""))) bad.push(x);
+          } else walk(x);
+        }
+    };
+    walk(doc);
+    assert.deepEqual(bad, []);
+    const layer = doc.paths["/api/forecast/tile/{z}/{x}/{y}"].get.parameters.find(
+      (p: { name: string }) => p.name === "layer",
+    );
+    assert.equal(
+      layer.description,
+      "Layer id from the catalog: `<group name>.<variable>[.<level>]`, e.g. global.t2m or global.t.500",
+    );
+    assert.equal(literalPlaceholders("a `<kept>` b <x>/y, c."), "a `<kept>` b `<x>/y`, c.");
+    assert.equal(literalPlaceholders("ends with <name>."), "ends with `<name>`.");
   });
 });

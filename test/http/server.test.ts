@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { renameSync } from "node:fs";
 import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { cleanup, get, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 
 let storeDir: string;
 let srv: TestServer;
@@ -74,13 +74,28 @@ describe("server", () => {
     const r = await get(`${srv.url}/point?lat=5&lon=5&var=t2m`, { "X-API-Key": key });
     const id = r.headers.get("x-request-id");
     assert.match(id ?? "", /^[0-9a-f-]{36}$/);
-    await new Promise((res) => setTimeout(res, 20));
-    const entry = srv.logs.find((e) => e.request_id === id)!;
+    const entry = await until("access log entry", () => srv.logs.find((e) => e.request_id === id));
     assert.equal(entry.route, "/point");
     assert.equal(entry.status, 200);
     assert.equal(typeof entry.ms, "number");
     assert.match(String(entry.key_id), /^[0-9a-f]{12}$/);
     assert.ok(!JSON.stringify(srv.logs).includes(key));
+  });
+
+  test("a static 404 is logged with its path (no query); routed requests with their route", async () => {
+    const miss = await get(`${srv.url}/no/such/file.png?k=v`);
+    assert.equal(miss.status, 404);
+    const id = miss.headers.get("x-request-id");
+    const entry = await until("access log entry", () => srv.logs.find((e) => e.request_id === id));
+    assert.equal(entry.status, 404);
+    assert.equal(entry.route, "static");
+    assert.equal(entry.path, "/no/such/file.png");
+    const ok = await get(`${srv.url}/healthz`);
+    const routed = await until("access log entry", () =>
+      srv.logs.find((e) => e.request_id === ok.headers.get("x-request-id")),
+    );
+    assert.equal(routed.route, "/healthz");
+    assert.equal(routed.path, undefined);
   });
 
   test("CORS preflight is answered without a key and names the allowed and exposed headers", async () => {

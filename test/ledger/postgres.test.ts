@@ -1,5 +1,5 @@
-// The shared ledger suite on PostgreSQL, in a throwaway database. Without a server the suite skips
-// locally but fails under CI=true, so a broken CI database cannot pass silently.
+// The shared ledger suite on PostgreSQL, in a throwaway database. Without a server it fails with
+// one line saying how to get one (test/helpers/prereqs.ts), locally as in CI.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
@@ -7,26 +7,15 @@ import pg from "pg";
 import { LedgerUnavailableError } from "../../src/errors.ts";
 import { openLedger } from "../../src/ledger/open.ts";
 import type { Ledger } from "../../src/ledger/types.ts";
+import { PG_ADMIN, pgAdmin } from "../helpers/prereqs.ts";
 import { type Backend, ledgerSuite } from "./suite.ts";
 
-const ADMIN_URL = process.env.GRIDCAST_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
-
-/** Creates a database with a random name; null when the server cannot be reached (and not in CI). */
-async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
-  const admin = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (e) {
-    if (process.env.CI === "true")
-      throw new Error(`PostgreSQL unreachable at ${ADMIN_URL} (required in CI)`, { cause: e });
-    console.warn(
-      `# PostgreSQL unreachable at ${ADMIN_URL}: skipping the PostgreSQL ledger tests (${(e as Error).message})`,
-    );
-    return null;
-  }
+/** Creates a database with a random name. */
+async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = await pgAdmin();
   const name = `gridcast_test_${randomBytes(6).toString("hex")}`;
   await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(ADMIN_URL);
+  const url = new URL(PG_ADMIN);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
@@ -39,7 +28,6 @@ async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<voi
 
 ledgerSuite("postgres", async (): Promise<Backend | null> => {
   const db = await scratchDatabase();
-  if (!db) return null;
   return {
     open: () => openLedger(db.url),
     second: () => openLedger(db.url),
@@ -71,8 +59,7 @@ describe("postgres ledger across servers", () => {
     await db?.drop();
   });
 
-  test("two servers share one token bucket", async (t) => {
-    if (!db) return t.skip("PostgreSQL not reachable");
+  test("two servers share one token bucket", async () => {
     const { record } = await a.createKey({ name: "shared", scopes: ["weather"], credits: 0, rate: 0.01, burst: 5 });
     const calls = Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).checkRate(record.id, 0.01, 5));
     const decisions = await Promise.all(calls);
@@ -82,8 +69,7 @@ describe("postgres ledger across servers", () => {
     assert.equal(refused.remaining, 0);
   });
 
-  test("an unreachable server gives LedgerUnavailableError without connection details", async (t) => {
-    if (!db) return t.skip("PostgreSQL not reachable");
+  test("an unreachable server gives LedgerUnavailableError without connection details", async () => {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
     await assert.rejects(openLedger("postgres://postgres@127.0.0.1:1/nowhere"), (e) => {
       assert.ok(e instanceof LedgerUnavailableError, String(e));

@@ -3,18 +3,21 @@
 // message shown when nothing is published.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { CHROMIUM, requireChromium } from "../helpers/prereqs.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "../..");
 const ARTIFACTS = join(ROOT, "test-artifacts");
-/** Generous: catches a page that hangs, not a slow machine. The measured time is printed. */
-const LOAD_BUDGET_MS = 5000;
+/**
+ * Catches a page that hangs, not a slow machine: two test runs at once on two cores have
+ * taken seconds here. The measured time is printed; speed belongs in bench/.
+ */
+const LOAD_BUDGET_MS = 20_000;
 // Without the background-networking flags Chromium tries to reach the outside and logs errors.
 const ARGS = [
   "--headless",
@@ -27,15 +30,13 @@ const ARGS = [
   "--disable-sync",
 ];
 
-// Only a developer machine without Chromium may skip; CI must run this.
-const skip = !existsSync(CHROMIUM) && process.env.CI !== "true" ? `${CHROMIUM} is not installed` : false;
-
-describe("map viewer in Chromium", { skip }, () => {
+describe("map viewer in Chromium", () => {
   let browser: Browser;
   let store: string;
   const servers: TestServer[] = [];
 
   before(async () => {
+    requireChromium();
     [browser, store] = await Promise.all([chromium.launch({ executablePath: CHROMIUM, args: ARGS }), sampleStore()]);
   });
 

@@ -1,0 +1,132 @@
+// What `gridcast start` and `serve` print and where the access log goes. start runs on a real
+// terminal (a pty from Python's pty module) and is stopped once it has said what it is about to
+// write: the full demo build takes minutes.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { cleanup, get, PYTHON, sampleStore, tempDir, until } from "../helpers/harness.ts";
+
+const ROOT = join(import.meta.dirname, "../..");
+const NODE = process.execPath;
+
+let store: string;
+let dir: string;
+before(async () => {
+  store = await sampleStore();
+  dir = tempDir();
+});
+after(() => cleanup(store, dir));
+
+/** Runs the CLI with a terminal as stdin/stdout/stderr; collects what the terminal shows. */
+function onTerminal(args: string[]): { child: ChildProcess; shown: () => string } {
+  // The child gets the terminal; SIGTERM to this wrapper is passed on to it.
+  const script = [
+    "import os, pty, signal, sys",
+    "pid, fd = pty.fork()",
+    "if pid == 0:",
+    "    os.execv(sys.argv[1], sys.argv[1:])",
+    "signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGTERM))",
+    "while True:",
+    "    try:",
+    "        data = os.read(fd, 65536)",
+    "    except OSError:",
+    "        break",
+    "    if not data:",
+    "        break",
+    "    sys.stdout.buffer.write(data)",
+    "    sys.stdout.buffer.flush()",
+    "os.waitpid(pid, 0)",
+  ].join("\n");
+  const child = spawn(PYTHON, ["-c", script, NODE, "bin/gridcast", ...args], { cwd: ROOT });
+  let text = "";
+  child.stdout?.on("data", (d) => (text += d));
+  child.stderr?.on("data", (d) => (text += d));
+  return { child, shown: () => text };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((ok) => child.on("exit", ok));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+test("start on a terminal: says the demo store's size on disk before writing it", async () => {
+  const where = join(dir, "a");
+  const args = ["start", "--port", "0", "--store", join(where, "store"), "--out", join(where, "out")];
+  const { child, shown } = onTerminal([...args, "--db", join(where, "ledger.db")]);
+  try {
+    await until("the demo store line", () => /writing the demo store/.test(shown()), 60_000);
+    assert.match(shown(), /writing the demo store to \S+: about \d+ MiB on disk \(\d+(\.\d)? MiB free there\)/);
+  } finally {
+    await stop(child);
+  }
+});
+
+test("start on a terminal: estimates the build's disk use before rendering; the access log goes to a file", async () => {
+  const where = join(dir, "b");
+  const db = join(where, "ledger.db");
+  const { child, shown } = onTerminal([
+    "start",
+    "--port",
+    "0",
+    "--store",
+    store,
+    "--out",
+    join(where, "out"),
+    "--db",
+    db,
+  ]);
+  try {
+    await until("the first progress line", () => /% \d+\/\d+ tiles/.test(shown()), 120_000);
+    const text = shown();
+    const estimate =
+      /building ([\d,]+) tiles \((\d+) layer-lead times, zoom 0\.\.7\) into \S+: up to about (\d+) MiB on disk \(one (\d+)-byte block a tile\)/.exec(
+        text,
+      );
+    assert.ok(estimate, text.slice(0, 600));
+    const [tiles, block, mib] = [Number(estimate[1].replaceAll(",", "")), Number(estimate[4]), Number(estimate[3])];
+    assert.ok(tiles > 0);
+    assert.equal(mib, Math.round((tiles * block) / 1024 / 1024));
+    assert.ok(text.indexOf(estimate[0]) < text.search(/% \d+\/\d+ tiles/), "the estimate comes before rendering");
+    // On a terminal the JSON access log is kept off it: its file is opened beside the ledger.
+    assert.ok(existsSync(join(where, "access.log")));
+  } finally {
+    await stop(child);
+  }
+  assert.doesNotMatch(shown(), /"request_id"/);
+});
+
+test("serve --access-log FILE: access lines (with static paths) go to the file, none to stdout", async () => {
+  const log = join(dir, "logs", "access.log");
+  const child = spawn(
+    NODE,
+    ["bin/gridcast", "serve", "--port", "0", "--store", store, "--db", join(dir, "c.db"), "--access-log", log],
+    { cwd: ROOT },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  try {
+    const url = await until("serving line", () => /serving on (http:\/\/\S+)/.exec(stderr)?.[1]);
+    assert.equal((await get(`${url}/healthz`)).status, 200);
+    assert.equal((await get(`${url}/missing.png`)).status, 404);
+    const lines = await until("two access lines", () => {
+      const l = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").filter(Boolean) : [];
+      return l.length >= 2 ? l.map((x) => JSON.parse(x)) : undefined;
+    });
+    assert.deepEqual(
+      lines.map((e: { route: string; status: number; path?: string }) => [e.route, e.status, e.path]),
+      [
+        ["/healthz", 200, undefined],
+        ["static", 404, "/missing.png"],
+      ],
+    );
+    assert.equal(stdout, "");
+  } finally {
+    await stop(child);
+  }
+});

@@ -91,7 +91,9 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     metaOf.get(req)!.route = "static";
     const notFound = () => sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
     // The build's embedding indexes back keyed routes; they are not public static files.
-    if (/^\/+embeddings(\/|$)/i.test(path)) {
+    // Decided on the decoded path, the one actually served (%65mbeddings is embeddings).
+    const decoded = decodedPath(path);
+    if (decoded === undefined || /^\/+embeddings(\/|$)/i.test(decoded)) {
       notFound();
       return;
     }
@@ -108,7 +110,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     ctx.published.current().then(
       (snap) => {
         const fallback = () => webStatic(req, res, notFound);
-        if (snap) snap.static(req, res, fallback);
+        if (snap) snap.serveStatic(req, res, decoded, fallback);
         else fallback();
       },
       (e) => onError(e, req, res),
@@ -302,6 +304,18 @@ export function ifNoneMatch(req: IncomingMessage, etag: string): boolean {
   const inm = req.headers["if-none-match"];
   if (!inm) return false;
   return inm === "*" || inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+}
+
+/** Each segment percent-decoded once; undefined when one does not decode. */
+function decodedPath(path: string): string | undefined {
+  try {
+    return path
+      .split("/")
+      .map((s) => decodeURIComponent(s))
+      .join("/");
+  } catch {
+    return undefined;
+  }
 }
 
 function pathOf(req: IncomingMessage): string {

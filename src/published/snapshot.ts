@@ -50,7 +50,10 @@ export class Snapshot {
    */
   serveStatic(req: IncomingMessage, res: ServerResponse, path: string, next: () => void): void {
     const parts = segmentsOf(path);
-    if (!parts) return next();
+    if (!parts) {
+      next();
+      return;
+    }
     const cache = parts[0] === "tiles" ? IMMUTABLE : SHORT;
     sendFile(req, res, this.dir, parts, cache).then(
       (sent) => {

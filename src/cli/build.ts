@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
+import { TILE_FORMATS, type TileFormat } from "../published/format.ts";
 import { type BuildReport, runBuild } from "../render/build/run.ts";
 import { printJson, settingsFor } from "./settings.ts";
 
@@ -16,6 +17,7 @@ interface BuildFlags {
   buildId?: string;
   keepBuilds?: string;
   reuse: boolean;
+  tiles: string;
   json?: boolean;
 }
 
@@ -79,11 +81,14 @@ export function registerBuild(program: Command): void {
     .option("--shard <k/n>", "render part k of n into the shared partial build (needs --build-id), then `publish`")
     .option("--build-id <id>", "name of the build directory (default: a UTC timestamp)")
     .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
+    .option("--tiles <format>", "zxy (one PNG file per tile) | pmtiles (one archive per layer-run-lead)", "zxy")
     .option("--no-reuse", "render every tile, even those the published build already has")
     .option("--json", "print the report as JSON")
     .action(async (opts: BuildFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store, out: opts.out, keep_builds: opts.keepBuilds });
       if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
+      if (!TILE_FORMATS.includes(opts.tiles as TileFormat))
+        throw new ConfigError(`--tiles must be ${TILE_FORMATS.join(" or ")}, got "${opts.tiles}"`);
       const report = await runBuild({
         store: settings.store,
         out: settings.out,
@@ -98,6 +103,7 @@ export function registerBuild(program: Command): void {
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,
         reuse: opts.reuse,
+        tiles: opts.tiles as TileFormat,
       });
       if (opts.json) return printJson(report);
       process.stdout.write(summary(report, settings.out));

@@ -9,7 +9,7 @@ import { join, resolve, sep } from "node:path";
 import { type Catalog, CURRENT, EMPTY_TILE, tileDir } from "../render/layout.ts";
 import { archiveTile } from "./archive-reader.ts";
 import { type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
-import { IMMUTABLE, SHORT, segmentsOf, sendFile } from "./static.ts";
+import { IMMUTABLE, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
 
 export type PublishedCatalog = Catalog & ArchiveCatalogFields;
 
@@ -55,7 +55,11 @@ export class Snapshot {
       return;
     }
     const cache = parts[0] === "tiles" ? IMMUTABLE : SHORT;
-    sendFile(req, res, this.dir, parts, cache).then(
+    const served =
+      this.format === "pmtiles" && isTilePath(parts)
+        ? this.#sendArchived(req, res, parts)
+        : sendFile(req, res, this.dir, parts, cache);
+    served.then(
       (sent) => {
         if (!sent) next();
       },
@@ -64,6 +68,20 @@ export class Snapshot {
         else res.destroy();
       },
     );
+  }
+
+  /** tiles/<layer>/<run>/<lead>/<z>/<x>/<y>.png of an archive build, read from the lead's archive. */
+  async #sendArchived(req: IncomingMessage, res: ServerResponse, parts: string[]): Promise<boolean> {
+    const [, layer, token, lead, z, x, y] = parts;
+    const body = await archiveTile(
+      join(this.dir, archivePath(layer, token, Number(lead))),
+      Number(z),
+      Number(x),
+      Number(y.slice(0, -4)),
+    );
+    if (!body) return false;
+    sendBytes(req, res, body, "image/png", IMMUTABLE);
+    return true;
   }
 
   /** One tile's PNG bytes, or undefined where the build has none (outside a layer's coverage). */
@@ -83,6 +101,19 @@ export class Snapshot {
   emptyTile(): Promise<Buffer | undefined> {
     return readOptional(join(this.dir, EMPTY_TILE));
   }
+}
+
+const TILE_PARTS = /^\d+$/;
+
+function isTilePath(parts: string[]): boolean {
+  return (
+    parts.length === 7 &&
+    parts[0] === "tiles" &&
+    TILE_PARTS.test(parts[4]) &&
+    TILE_PARTS.test(parts[5]) &&
+    /^\d+\.png$/.test(parts[6]) &&
+    Number.isFinite(Number(parts[3]))
+  );
 }
 
 async function readOptional(path: string): Promise<Buffer | undefined> {

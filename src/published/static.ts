@@ -3,6 +3,7 @@
 // (inode, size, mtime: a build never rewrites a file in place, it writes a new build), so serving
 // costs the same whatever the build's size. Symlinks are followed only while they stay inside the
 // build; anything else, dotfiles and non-files answer "not here" (the caller's 404).
+import { createHash } from "node:crypto";
 import { createReadStream, type Stats } from "node:fs";
 import { type FileHandle, open, realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -154,4 +155,20 @@ export async function sendFile(
   const body = createReadStream("", { fd: fh, start, end, autoClose: true });
   pipeline(body, res, () => undefined);
   return true;
+}
+
+/** A small body already in memory (a tile out of an archive): ETag from its bytes, 304 and HEAD. */
+export function sendBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, type: string, cache: string): void {
+  const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
+  res.setHeader("Cache-Control", cache);
+  res.setHeader("ETag", etag);
+  if (ifNoneMatches(req, etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  res.statusCode = 200;
+  res.setHeader("Content-Type", type);
+  res.setHeader("Content-Length", body.length);
+  res.end(req.method === "HEAD" ? undefined : body);
 }

@@ -5,6 +5,8 @@ import { cpSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
 import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../../errors.ts";
+import { assembleBuild } from "../../published/assemble.ts";
+import { markArchives } from "../../published/catalog-fields.ts";
 import { Store } from "../../store/store.ts";
 import { MANIFEST } from "../layout.ts";
 import { writeBuildDocs } from "./catalog.ts";
@@ -61,7 +63,9 @@ export async function finalizeBuild(
   opts: FinalizeOptions,
 ): Promise<Finalized> {
   writeJsonAtomic(join(partial, MANIFEST), manifest);
-  writeBuildDocs(partial, manifest);
+  const format = assembleBuild(partial, manifest);
+  const catalog = writeBuildDocs(partial, manifest);
+  if (format === "pmtiles") markArchives(partial, catalog);
   let embeddings: Finalized["embeddings"];
   try {
     embeddings = await writeEmbeddingIndexes(store, partial);

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { ConfigError } from "../../errors.ts";
+import type { TileFormat } from "../../published/format.ts";
 import { Store } from "../../store/store.ts";
 import { BUILDS, MANIFEST, shardManifestName } from "../layout.ts";
 import { MAX_ZOOM } from "../tiles.ts";
@@ -47,6 +48,8 @@ export interface BuildOptions {
   cacheMb?: number;
   /** Hard-link unchanged layer-run-leads from the published build (default true). */
   reuse?: boolean;
+  /** z/x/y PNG files (default) or one PMTiles archive per layer-run-lead. */
+  tiles?: TileFormat;
   /** Viewer files copied into the build; null for none. */
   webDir?: string | null;
   /** Where progress goes; false for nowhere. */
@@ -133,7 +136,10 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   let pool: TilePool | undefined;
   try {
     // Started before planning: the threads load while the store's metadata is read.
-    pool = new TilePool({ store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom }, concurrency);
+    pool = new TilePool(
+      { store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom, tiles: o.tiles ?? "zxy" },
+      concurrency,
+    );
     const cleaned = cleanStalePartials(out, shard ? id : undefined);
     const store = new Store(o.store, { cacheMb: o.cacheMb });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };

@@ -21,6 +21,7 @@ export const EXPOSED_HEADERS = [
   "X-Credits-Charged",
   "X-Credits-Remaining",
   "X-Request-Id",
+  "X-Gridcast-Build",
   "RateLimit",
   "RateLimit-Policy",
   "Retry-After",

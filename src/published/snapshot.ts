@@ -13,6 +13,9 @@ import { IMMUTABLE, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
 
 export type PublishedCatalog = Catalog & ArchiveCatalogFields;
 
+/** Names the build a tile or build file came from: one response never mixes two builds. */
+export const BUILD_HEADER = "X-Gridcast-Build";
+
 /** How often a request may trigger a look at where <out>/current points (one readlink). */
 export const CHECK_EVERY_MS = 250;
 
@@ -55,17 +58,23 @@ export class Snapshot {
       return;
     }
     const cache = parts[0] === "tiles" ? IMMUTABLE : SHORT;
+    res.setHeader(BUILD_HEADER, this.buildId);
     const served =
       this.format === "pmtiles" && isTilePath(parts)
         ? this.#sendArchived(req, res, parts)
         : sendFile(req, res, this.dir, parts, cache);
     served.then(
       (sent) => {
-        if (!sent) next();
+        if (!sent) {
+          res.removeHeader(BUILD_HEADER);
+          next();
+        }
       },
       () => {
-        if (!res.headersSent) next();
-        else res.destroy();
+        if (!res.headersSent) {
+          res.removeHeader(BUILD_HEADER);
+          next();
+        } else res.destroy();
       },
     );
   }

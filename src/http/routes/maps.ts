@@ -3,7 +3,7 @@
 import { NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
-import type { Snapshot } from "../../published/snapshot.ts";
+import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
 import { emptyTilePng } from "../../render/empty-tile.ts";
 import { type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../render/layout.ts";
 import { validateTile } from "../../render/tiles.ts";
@@ -105,7 +105,12 @@ export const mapRoutes = [
       }
       const { token, hours } = pick(layer, q.run, q.lead);
       const body = (await snap.tile(q.layer, token, hours, z, x, y)) ?? (await snap.emptyTile()) ?? emptyTilePng();
-      return { body, type: "image/png", cache: q.run === undefined ? FOLLOWS_LATEST : TILE_PINNED };
+      return {
+        body,
+        type: "image/png",
+        headers: { [BUILD_HEADER]: snap.buildId },
+        cache: q.run === undefined ? FOLLOWS_LATEST : TILE_PINNED,
+      };
     },
   }),
   route({

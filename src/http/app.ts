@@ -36,6 +36,7 @@ export const VENDOR_MOUNTS = [
   { prefix: "/vendor/leaflet/", dir: join(MODULES, "leaflet/dist") },
   { prefix: "/vendor/world-atlas/", dir: join(MODULES, "world-atlas") },
   { prefix: "/vendor/topojson-client/", dir: join(MODULES, "topojson-client/dist") },
+  { prefix: "/vendor/pmtiles/", dir: join(MODULES, "pmtiles/dist") },
 ];
 
 interface Meta {

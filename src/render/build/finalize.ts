@@ -7,6 +7,7 @@ import { writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
 import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../../errors.ts";
 import { assembleBuild } from "../../published/assemble.ts";
 import { markArchives } from "../../published/catalog-fields.ts";
+import { copyViewerVendor } from "../../published/vendor.ts";
 import { Store } from "../../store/store.ts";
 import { MANIFEST } from "../layout.ts";
 import { writeBuildDocs } from "./catalog.ts";
@@ -53,6 +54,7 @@ function copyViewer(webDir: string | null, dir: string): void {
   if (!webDir || !existsSync(webDir)) return;
   // Build files win over a viewer file of the same name.
   cpSync(webDir, dir, { recursive: true, dereference: true, force: false, errorOnExist: false });
+  copyViewerVendor(dir);
 }
 
 export async function finalizeBuild(

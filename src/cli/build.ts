@@ -58,6 +58,12 @@ function summary(r: BuildReport, out: string): string {
       `${t.entries} layer-run-leads (${t.rendered} rendered, ${t.reused} reused), ${t.tiles} tiles ` +
       `in ${r.render_seconds.toFixed(1)} s (${Math.round(r.tiles_per_second)} tiles/s); ${r.seconds.toFixed(1)} s in all`,
   ];
+  if (r.output) {
+    const o = r.output;
+    lines.push(
+      `output (${o.format}): ${o.files} files, ${(o.bytes / 2 ** 20).toFixed(1)} MiB; tiles ${o.tile_files} files, ${(o.tile_bytes / 2 ** 20).toFixed(1)} MiB`,
+    );
+  }
   if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
   if (r.embeddings) lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);

@@ -7,6 +7,7 @@ import { writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
 import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../../errors.ts";
 import { assembleBuild } from "../../published/assemble.ts";
 import { markArchives } from "../../published/catalog-fields.ts";
+import { type BuildOutput, measureBuild } from "../../published/measure.ts";
 import { copyViewerVendor } from "../../published/vendor.ts";
 import { Store } from "../../store/store.ts";
 import { MANIFEST } from "../layout.ts";
@@ -38,6 +39,8 @@ export interface Finalized {
   embeddings: { items: number; indexes: number };
   /** Build ids pruned after the switch. */
   removed: string[];
+  /** Files and bytes of the build, by tile format. */
+  output: BuildOutput;
 }
 
 /** Store errors with the store named: one line an operator can act on. */
@@ -76,6 +79,7 @@ export async function finalizeBuild(
   }
   copyViewer(opts.webDir, partial);
   for (const rel of opts.drop ?? []) rmSync(join(partial, rel), { force: true });
+  const output = measureBuild(partial, format, manifest);
   const dir = finalDir(out, manifest.build_id);
   renameSync(partial, dir);
   try {
@@ -84,7 +88,7 @@ export async function finalizeBuild(
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
-  return { dir, embeddings, removed: pruneBuilds(out, opts.keepBuilds) };
+  return { dir, embeddings, removed: pruneBuilds(out, opts.keepBuilds), output };
 }
 
 export interface PublishOptions extends Partial<FinalizeOptions> {

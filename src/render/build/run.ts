@@ -7,6 +7,7 @@ import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { ConfigError } from "../../errors.ts";
 import type { TileFormat } from "../../published/format.ts";
+import type { BuildOutput } from "../../published/measure.ts";
 import { Store } from "../../store/store.ts";
 import { BUILDS, MANIFEST, shardManifestName } from "../layout.ts";
 import { MAX_ZOOM } from "../tiles.ts";
@@ -69,6 +70,8 @@ export interface BuildReport {
   embeddings: { items: number; indexes: number } | null;
   removed: string[];
   cleaned: string[];
+  /** Files and bytes of the published build (null for a shard: publish reports it). */
+  output: BuildOutput | null;
 }
 
 function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number } {
@@ -198,7 +201,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     if (shard) {
       writeJsonAtomic(join(partial, shardManifestName(shard.index, shard.count)), manifest);
       const seconds = (performance.now() - started) / 1000;
-      return { ...report, dir: partial, published: false, seconds, embeddings: null, removed: [] };
+      return { ...report, dir: partial, published: false, seconds, embeddings: null, removed: [], output: null };
     }
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: o.keepBuilds ?? 3,

@@ -4,7 +4,7 @@
 // tile paths and HTTP Range reads of the archives (what a CDN-hosted viewer does) from them.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { after, before, test } from "node:test";
 import { FetchSource, PMTiles, tileIdToZxy, zxyToTileId } from "pmtiles";
@@ -17,6 +17,7 @@ import {
   layoutTiles,
   ROOT_LIMIT,
 } from "../../src/published/pmtiles-writer.ts";
+import { publishShards } from "../../src/render/build/finalize.ts";
 import type { Catalog } from "../../src/render/layout.ts";
 import { cleanup, get, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { build } from "../render/build-fixture.ts";
@@ -159,4 +160,40 @@ test("the server answers the tile route and static tile paths from archives, and
   const remote = new PMTiles(new FetchSource(`${srv.url}${lead.archive}`));
   const got = await remote.getZxy(3, 4, 2);
   assert.ok(got && Buffer.from(got.data).equals(want));
+});
+
+test("sharded archive builds assemble at publish; a rebuild reuses archives by hard link", async () => {
+  const out = join(work, "sharded");
+  const opts = { store, out, maxZoom: 3, groups: ["global", "alps"], vars: ["t2m"], tiles: "pmtiles" as const };
+  for (const index of [1, 2]) await build({ ...opts, shard: { index, count: 2 }, buildId: "s" });
+  const partial = join(out, "builds", "s.partial");
+  const parts = readdirSync(partial, { recursive: true }).filter((f) => String(f).includes(".part-"));
+  assert.ok(parts.length > 0, "shards leave parts for publish");
+  const published = await publishShards({ out, buildId: "s", webDir: null });
+  assert.equal(published.output.format, "pmtiles");
+  const files = readdirSync(published.dir, { recursive: true }).map(String);
+  assert.deepEqual(
+    files.filter((f) => f.includes(".part-")),
+    [],
+    "no parts left",
+  );
+  const archives = files.filter((f) => f.endsWith(".pmtiles"));
+  assert.equal(archives.length, published.totals.entries);
+  const whole = await build({ ...opts, out: join(work, "whole"), reuse: false });
+  for (const a of archives) {
+    const p = new PMTiles(fileSource(join(published.dir, a)));
+    const q = new PMTiles(fileSource(join(whole.dir, a)));
+    const [hp, hq] = [await p.getHeader(), await q.getHeader()];
+    assert.equal(hp.numAddressedTiles, hq.numAddressedTiles, a);
+    assert.equal(hp.numTileContents, hq.numTileContents, a);
+    const t = await p.getZxy(3, 4, 2);
+    const u = await q.getZxy(3, 4, 2);
+    assert.equal(Boolean(t), Boolean(u), a);
+    if (t && u) assert.ok(Buffer.from(t.data).equals(Buffer.from(u.data)), a);
+  }
+
+  const again = await build({ ...opts, buildId: "again" });
+  assert.equal(again.totals.reused, again.totals.entries, "every lead reused");
+  for (const a of archives)
+    assert.equal(statSync(join(again.dir, a)).ino, statSync(join(published.dir, a)).ino, `${a} is a hard link`);
 });

@@ -112,7 +112,8 @@ function padded(seedDir: string, format: "zxy" | "pmtiles", seedTiles: number, o
   for (let i = 0; i < n - seedTiles; i++) {
     const sub = join(dir, "tiles", "pad", String(Math.floor(i / 1000)));
     if (i % 1000 === 0) mkdirSync(sub, { recursive: true });
-    if (i % LINKS_PER_SOURCE === 0 && i > 0) {
+    // A fresh inode per 50k links: the seed's own tile is shared with the other padded build.
+    if (i % LINKS_PER_SOURCE === 0) {
       from = join(sub, `source-${i}.png`);
       cpSync(tile, from);
       continue;

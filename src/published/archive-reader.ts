@@ -44,17 +44,16 @@ function reader(path: string): PMTiles {
   return r;
 }
 
-/** The tile's bytes, or undefined when the archive has no such tile (or no such archive). */
-export async function archiveTile(path: string, z: number, x: number, y: number): Promise<Buffer | undefined> {
+/** The tile's bytes; undefined when the archive has no such tile, null when there is no such archive. */
+export async function archiveTile(path: string, z: number, x: number, y: number): Promise<Buffer | undefined | null> {
   try {
     const hit = await reader(path).getZxy(z, x, y);
     return hit ? Buffer.from(hit.data) : undefined;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") {
-      readers.delete(path);
-      await shared.invalidate(new FileRangeSource(path)).catch(() => undefined);
-      return undefined;
-    }
+    // A failed read is not remembered: forget what was cached of this archive (a bounded look).
+    readers.delete(path);
+    for (const key of [...shared.cache.keys()]) if (key.startsWith(path)) shared.cache.delete(key);
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw e;
   }
 }

@@ -6,6 +6,7 @@
 import { readFile, readlink, realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve, sep } from "node:path";
+import { CorruptDataError } from "../errors.ts";
 import { type Catalog, CURRENT, EMPTY_TILE, tileDir } from "../render/layout.ts";
 import { archiveTile } from "./archive-reader.ts";
 import { type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
@@ -88,7 +89,7 @@ export class Snapshot {
       Number(x),
       Number(y.slice(0, -4)),
     );
-    if (!body) return false;
+    if (body === undefined || body === null) return false;
     sendBytes(req, res, body, "image/png", IMMUTABLE);
     return true;
   }
@@ -102,7 +103,13 @@ export class Snapshot {
     x: number,
     y: number,
   ): Promise<Buffer | undefined> {
-    if (this.format === "pmtiles") return archiveTile(join(this.dir, archivePath(layer, token, hours)), z, x, y);
+    if (this.format === "pmtiles") {
+      const tile = await archiveTile(join(this.dir, archivePath(layer, token, hours)), z, x, y);
+      // The catalog lists this lead: a build without its archive is broken, not empty there.
+      if (tile === null)
+        throw new CorruptDataError(`build ${this.buildId} has no archive for ${layer} ${token} +${hours} h`);
+      return tile;
+    }
     return readOptional(join(this.dir, tileDir(layer, token, hours), String(z), String(x), `${y}.png`));
   }
 

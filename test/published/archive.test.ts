@@ -4,7 +4,7 @@
 // tile paths and HTTP Range reads of the archives (what a CDN-hosted viewer does) from them.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { after, before, test } from "node:test";
 import { FetchSource, PMTiles, tileIdToZxy, zxyToTileId } from "pmtiles";
@@ -160,6 +160,19 @@ test("the server answers the tile route and static tile paths from archives, and
   const remote = new PMTiles(new FetchSource(`${srv.url}${lead.archive}`));
   const got = await remote.getZxy(3, 4, 2);
   assert.ok(got && Buffer.from(got.data).equals(want));
+
+  // A lead the catalog lists whose archive is gone: a loud 500 naming no path, never a blank tile.
+  const other = catalog.layers.find((l: { id: string }) => l.id === "alps.t2m").runs[0].leads[0];
+  const file = join(srv.running.ctx.settings.out, "current", other.archive);
+  renameSync(file, `${file}.away`);
+  try {
+    const r = await get(`${srv.url}${other.route.replace("{z}/{x}/{y}", "3/4/2")}`);
+    assert.equal(r.status, 500);
+    assert.match(r.headers.get("content-type") ?? "", /problem\+json/);
+    assert.ok(!r.body.toString().includes(srv.dir));
+  } finally {
+    renameSync(`${file}.away`, file);
+  }
 });
 
 test("sharded archive builds assemble at publish; a rebuild reuses archives by hard link", async () => {

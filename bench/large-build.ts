@@ -122,6 +122,21 @@ function padded(seedDir: string, format: "zxy" | "pmtiles", seedTiles: number, o
   }
 }
 
+/**
+ * Baseline for z/x/y builds: what the previous design paid at each switch, in its own process:
+ * indexing the build's file tree in memory (a sirv instance with dev: false over the build).
+ */
+function indexCost(dir: string): { ms: number; rss: number } {
+  const script =
+    `const { default: sirv } = await import(${JSON.stringify(join(ROOT, "node_modules/sirv/build.mjs"))});` +
+    `const t0 = performance.now(); sirv(${JSON.stringify(dir)}, { dev: false, etag: true });` +
+    `console.log(JSON.stringify({ ms: performance.now() - t0, rss: process.memoryUsage().rss / 2 ** 20 }));`;
+  const out = execFileSync(process.execPath, ["--max-old-space-size=8192", "--input-type=module", "-e", script], {
+    encoding: "utf8",
+  });
+  return JSON.parse(out);
+}
+
 async function timed(url: string): Promise<{ ms: number; status: number }> {
   const t0 = performance.now();
   const r = await fetch(url);
@@ -202,7 +217,9 @@ async function serveRow(store: string, format: "zxy" | "pmtiles", seedDir: strin
     stop = true;
     await Promise.all(clients);
     lat.sort((a, b) => a - b);
+    const old = format === "zxy" ? indexCost(join(out, "builds", "b")) : undefined;
     return {
+      old,
       format,
       n,
       makeSeconds,
@@ -235,8 +252,8 @@ if (!args.includes("--skip-build")) {
   );
 }
 process.stdout.write(
-  "| format | tiles in build | serve up | first catalog | first tile (route) | first tile (static) | /healthz p99 during publish | max | switch seen after | peak RSS | ratio to smallest (RSS, p99) |\n" +
-    "|---|---|---|---|---|---|---|---|---|---|---|\n",
+  "| format | tiles in build | serve up | first catalog | first tile (route) | first tile (static) | /healthz p99 during publish | max | switch seen after | peak RSS | ratio to smallest (RSS, p99) | old design: index per switch (time, RSS) |\n" +
+    "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
 );
 for (const format of ["zxy", "pmtiles"] as const) {
   const s = await seed(store, format);
@@ -249,7 +266,8 @@ for (const format of ["zxy", "pmtiles"] as const) {
     process.stdout.write(
       `| ${format} | ${n.toLocaleString("en")} | ${ms(r.up)} | ${ms(r.catalog)} | ${ms(r.tile)} | ${ms(r.file)} | ` +
         `${ms(r.p99)} | ${ms(r.max)} | ${ms(r.switched)} | ${r.rss.toFixed(0)} MB | ` +
-        `${(r.rss / base[0].rss).toFixed(2)}, ${(r.p99 / base[0].p99).toFixed(2)} |\n`,
+        `${(r.rss / base[0].rss).toFixed(2)}, ${(r.p99 / base[0].p99).toFixed(2)} | ` +
+        `${r.old ? `${(r.old.ms / 1000).toFixed(1)} s, ${r.old.rss.toFixed(0)} MB` : "—"} |\n`,
     );
   }
   rmSync(join(work, `seed-${format}`), { recursive: true, force: true });

@@ -66,7 +66,7 @@ async function buildRows(store: string): Promise<string[]> {
   const base = results[0];
   for (const { tiles, r, d } of results) {
     rows.push(
-      `| ${tiles} | ${r.totals.tiles} | ${r.seconds.toFixed(1)} s | ${Math.round(r.tiles_per_second)} tiles/s | ` +
+      `| ${tiles} | ${r.totals.tiles} | ${r.seconds.toFixed(1)} s | ${r.render_seconds.toFixed(1)} s + ${(r.output?.assemble_seconds ?? 0).toFixed(2)} s | ` +
         `${d.files} | ${mib(d.bytes)} | ${(base.r.seconds / r.seconds).toFixed(2)} | ${(d.bytes / base.d.bytes).toFixed(2)} |`,
     );
   }
@@ -246,7 +246,7 @@ if (!args.includes("--skip-build")) {
   process.stderr.write("build rows …\n");
   const rows = await buildRows(store);
   process.stdout.write(
-    "| tiles | tiles built | build time | tiles/s | files (du) | bytes on disk (du -B1) | speed vs zxy | bytes vs zxy |\n" +
+    "| tiles | tiles built | build time | of which render + archive assembly | files (du) | bytes on disk (du -B1) | speed vs zxy | bytes vs zxy |\n" +
       "|---|---|---|---|---|---|---|---|\n" +
       `${rows.join("\n")}\n\n`,
   );

@@ -40,7 +40,7 @@ export interface Finalized {
   /** Build ids pruned after the switch. */
   removed: string[];
   /** Files and bytes of the build, by tile format. */
-  output: BuildOutput;
+  output: BuildOutput & { assemble_seconds: number };
 }
 
 /** Store errors with the store named: one line an operator can act on. */
@@ -68,7 +68,9 @@ export async function finalizeBuild(
   opts: FinalizeOptions,
 ): Promise<Finalized> {
   writeJsonAtomic(join(partial, MANIFEST), manifest);
+  const assembling = performance.now();
   const format = assembleBuild(partial, manifest);
+  const assembleSeconds = (performance.now() - assembling) / 1000;
   const catalog = writeBuildDocs(partial, manifest);
   if (format === "pmtiles") markArchives(partial, catalog);
   let embeddings: Finalized["embeddings"];
@@ -79,7 +81,7 @@ export async function finalizeBuild(
   }
   copyViewer(opts.webDir, partial);
   for (const rel of opts.drop ?? []) rmSync(join(partial, rel), { force: true });
-  const output = measureBuild(partial, format, manifest);
+  const output = { ...measureBuild(partial, format, manifest), assemble_seconds: assembleSeconds };
   const dir = finalDir(out, manifest.build_id);
   renameSync(partial, dir);
   try {

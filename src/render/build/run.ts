@@ -71,7 +71,7 @@ export interface BuildReport {
   removed: string[];
   cleaned: string[];
   /** Files and bytes of the published build (null for a shard: publish reports it). */
-  output: BuildOutput | null;
+  output: (BuildOutput & { assemble_seconds: number }) | null;
 }
 
 function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number } {

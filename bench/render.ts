@@ -3,7 +3,7 @@
 // encoding, files and hard links on `concurrency` worker threads — against an encode-only
 // baseline measured in the same run: as many encodeIndexedPng calls as the build made, on ready
 // index buffers of the same field, on the same number of threads. Target ratio ≥ 0.6.
-//   node bench/render.ts [--out DIR] [--all]
+//   node bench/render.ts [--out DIR] [--all] [--tiles zxy|pmtiles]
 // Without --out it measures twice: output in the project dir and on /dev/shm (no disk cost).
 // --all also times a build of every layer of the demo store's latest run.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -11,6 +11,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { latestRun } from "../src/forecast/select.ts";
+import type { TileFormat } from "../src/published/format.ts";
 import { type BuildOptions, runBuild } from "../src/render/build/run.ts";
 import { buildPalette } from "../src/render/colormap.ts";
 import { encodeIndexedPng } from "../src/render/png.ts";
@@ -92,9 +93,9 @@ let encodeCalls = 0;
  * One round: the encode-only baseline, then one pipeline build into a fresh directory (baseline
  * first, so the build's disk writeback cannot slow the baseline down).
  */
-async function round(store: string, out: string, concurrency: number): Promise<Round> {
+async function round(store: string, out: string, concurrency: number, tiles: TileFormat): Promise<Round> {
   const baselineSeconds = await encodeOnly(store, encodeCalls, concurrency);
-  const one = await runBuild({ store, out, concurrency, reuse: false, ...SINGLE_LAYER });
+  const one = await runBuild({ store, out, concurrency, reuse: false, ...SINGLE_LAYER, tiles });
   if (one.totals.encoded !== encodeCalls)
     throw new Error(`encode calls changed: ${one.totals.encoded} vs ${encodeCalls}`);
   return { tiles: one.totals.tiles, encoded: encodeCalls, pipelineSeconds: one.render_seconds, baselineSeconds };
@@ -109,14 +110,20 @@ const SINGLE_LAYER: Partial<BuildOptions> = {
 };
 
 /** Median of paired rounds writing below `base`: one table row. */
-async function measure(store: string, base: string, concurrency: number, rounds: number): Promise<BenchRow> {
+async function measure(
+  store: string,
+  base: string,
+  concurrency: number,
+  rounds: number,
+  tiles: TileFormat = "zxy",
+): Promise<BenchRow> {
   // Deleted only at the end: deleting 20k files meanwhile would slow the next round down.
   const out = mkdtempSync(join(base, "gridcast-bench-render-"));
   const done: Round[] = [];
   try {
     // An untimed warm-up build counts the encode calls the pipeline makes (and warms the page cache).
     encodeCalls = (await runBuild({ store, out: join(out, "warm"), concurrency, ...SINGLE_LAYER })).totals.encoded;
-    for (let i = 0; i < rounds; i++) done.push(await round(store, join(out, String(i)), concurrency));
+    for (let i = 0; i < rounds; i++) done.push(await round(store, join(out, String(i)), concurrency, tiles));
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -126,7 +133,7 @@ async function measure(store: string, base: string, concurrency: number, rounds:
   const pipelineRate = r.tiles / r.pipelineSeconds;
   const baselineRate = r.tiles / r.baselineSeconds;
   return {
-    bench: `render z0-7 pyramid, 1 layer, ${concurrency} threads, out on ${base}`,
+    bench: `render z0-7 pyramid, 1 layer, ${concurrency} threads, ${tiles} tiles, out on ${base}`,
     figure: "tiles/s (read+sample+encode+write)",
     value: pipelineRate,
     baseline: `encode-only, ${r.encoded} calls → tiles/s`,
@@ -141,16 +148,26 @@ async function measure(store: string, base: string, concurrency: number, rounds:
  * By default two rows: output in the project (a real disk, where builds go) and on tmpfs when
  * the machine has one (the pipeline without the file system's per-file cost).
  */
-export async function run(opts: { out?: string; all?: boolean; rounds?: number } = {}): Promise<BenchRow[]> {
+export async function run(
+  opts: { out?: string; all?: boolean; rounds?: number; tiles?: TileFormat } = {},
+): Promise<BenchRow[]> {
   const store = await benchStore("demo");
   const concurrency = Math.min(2, availableParallelism());
   const bases = opts.out ? [opts.out] : [BENCH_DIR, ...(existsSync("/dev/shm") ? ["/dev/shm"] : [])];
   const rows: BenchRow[] = [];
-  for (const base of bases) rows.push(await measure(store, base, concurrency, opts.rounds ?? 3));
+  for (const base of bases) rows.push(await measure(store, base, concurrency, opts.rounds ?? 3, opts.tiles));
   if (opts.all) {
     const out = mkdtempSync(join(bases[0], "gridcast-bench-render-"));
     try {
-      const all = await runBuild({ store, out, concurrency, reuse: false, progress: process.stderr, webDir: null });
+      const all = await runBuild({
+        store,
+        out,
+        concurrency,
+        reuse: false,
+        progress: process.stderr,
+        webDir: null,
+        tiles: opts.tiles,
+      });
       const single = rows[0].value;
       rows.push({
         bench: `build demo store, every layer of the latest run, out on ${bases[0]}`,
@@ -173,5 +190,6 @@ if (!isMainThread) {
 } else if (import.meta.main) {
   const args = process.argv.slice(2);
   const at = args.indexOf("--out");
-  printRows(await run({ out: at >= 0 ? args[at + 1] : undefined, all: args.includes("--all") }));
+  const tiles = args.includes("--tiles") ? (args[args.indexOf("--tiles") + 1] as TileFormat) : undefined;
+  printRows(await run({ out: at >= 0 ? args[at + 1] : undefined, all: args.includes("--all"), tiles }));
 }

@@ -2,6 +2,8 @@
 // legend, click-for-value popups and world-atlas outlines (no outside base map is reachable).
 // Plain ES module, no bundler; everything is same-origin. The view is kept in the URL hash so it
 // can be shared: #layer=<id>&run=<token>&lead=<hours>&map=<z>/<lat>/<lon>.
+
+import { fetchCatalog, forecastTileLayer } from "./tile-source.js";
 import {
   Control,
   canvas,
@@ -12,7 +14,6 @@ import {
   latLngBounds,
   layerGroup,
   popup,
-  tileLayer,
 } from "./vendor/leaflet/leaflet-src.esm.js";
 
 const API = "api/forecast/";
@@ -75,7 +76,7 @@ ui.play.addEventListener("click", () => togglePlay());
 async function loadCatalog() {
   let catalog;
   try {
-    const res = await fetch(`${API}catalog`);
+    const res = await fetchCatalog();
     if (res.status === 404 || res.status === 503) return showStatus(NOTHING_PUBLISHED);
     if (!res.ok) return showStatus(`The forecast catalog is unavailable (HTTP ${res.status}). Try again later.`);
     catalog = await res.json();
@@ -141,16 +142,19 @@ function showTiles() {
   const l = state.layer;
   const q = new URLSearchParams({ layer: l.id, run: state.run.token, lead: String(state.lead.hours) });
   // The catalog names the tile route of each lead; the fallback spells out the same route.
-  const url = state.lead.route ? rootRelative(state.lead.route) : `${API}tile/{z}/{x}/{y}?${q}`;
-  const next = tileLayer(url, {
-    bounds: boundsOf(l),
-    minNativeZoom: l.minzoom ?? 0,
-    maxNativeZoom: Math.min(l.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
-    maxZoom: MAX_ZOOM,
-    noWrap: l.kind !== "global",
-    attribution: FORECAST_ATTRIBUTION,
-    className: "forecast-tiles",
-  });
+  const route = state.lead.route ?? `/${API}tile/{z}/{x}/{y}?${q}`;
+  const next = forecastTileLayer(
+    { ...state.lead, route },
+    {
+      bounds: boundsOf(l),
+      minNativeZoom: l.minzoom ?? 0,
+      maxNativeZoom: Math.min(l.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
+      maxZoom: MAX_ZOOM,
+      noWrap: l.kind !== "global",
+      attribution: FORECAST_ATTRIBUTION,
+      className: "forecast-tiles",
+    },
+  );
   next.once("tileload", () => mark("gridcast:first-tile"));
   next.once("load", () => {
     mark("gridcast:tiles-loaded");

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
+import { TILE_FORMATS, type TileFormat } from "../published/format.ts";
 import { type BuildReport, runBuild } from "../render/build/run.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingsFor } from "./settings.ts";
@@ -17,6 +18,7 @@ interface BuildFlags {
   buildId?: string;
   keepBuilds?: string;
   reuse: boolean;
+  tiles: string;
   json?: boolean;
 }
 
@@ -57,6 +59,12 @@ function summary(r: BuildReport, out: string): string {
       `${t.entries} layer-run-leads (${t.rendered} rendered, ${t.reused} reused), ${t.tiles} tiles ` +
       `in ${r.render_seconds.toFixed(1)} s (${Math.round(r.tiles_per_second)} tiles/s); ${r.seconds.toFixed(1)} s in all`,
   ];
+  if (r.output) {
+    const o = r.output;
+    lines.push(
+      `output (${o.format}): ${o.files} files, ${(o.bytes / 2 ** 20).toFixed(1)} MiB; tiles ${o.tile_files} files, ${(o.tile_bytes / 2 ** 20).toFixed(1)} MiB`,
+    );
+  }
   if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
   if (r.embeddings) lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);
@@ -80,11 +88,14 @@ export function registerBuild(program: Command): void {
     .option("--shard <k/n>", "render part k of n into the shared partial build (needs --build-id), then `publish`")
     .option("--build-id <id>", "name of the build directory (default: a UTC timestamp)")
     .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
+    .option("--tiles <format>", "zxy (one PNG file per tile) | pmtiles (one archive per layer-run-lead)", "zxy")
     .option("--no-reuse", "render every tile, even those the published build already has")
     .option("--json", "print the report as JSON")
     .action(async (opts: BuildFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store, out: opts.out, keep_builds: opts.keepBuilds });
       if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
+      if (!TILE_FORMATS.includes(opts.tiles as TileFormat))
+        throw new ConfigError(`--tiles must be ${TILE_FORMATS.join(" or ")}, got "${opts.tiles}"`);
       requireStore(settings.store);
       requireWritableDir(settings.out);
       const report = await runBuild({
@@ -101,6 +112,7 @@ export function registerBuild(program: Command): void {
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,
         reuse: opts.reuse,
+        tiles: opts.tiles as TileFormat,
       });
       if (opts.json) return printJson(report);
       process.stdout.write(summary(report, settings.out));

@@ -2,7 +2,7 @@
 // by tile and by family/product/period, built once per build. Item reads check names against it;
 // without a published catalogue they fall back to one walk of the store, kept for the process.
 import { NotFoundError, StoreUnavailableError } from "../errors.ts";
-import type { Published, Snapshot } from "../render/published.ts";
+import type { Published, Snapshot } from "../published/snapshot.ts";
 import type { Store } from "../store/store.ts";
 import { ITEMS_FILE, type ItemsFile, type LocateFile, locateFile } from "./index-files.ts";
 import { compareNames, compareVersions, type ItemRef, parseItemName, parseItemPath } from "./names.ts";

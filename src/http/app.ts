@@ -23,6 +23,7 @@ export const EXPOSED_HEADERS = [
   "X-Credits-Charged",
   "X-Credits-Remaining",
   "X-Request-Id",
+  "X-Gridcast-Build",
   "RateLimit",
   "RateLimit-Policy",
   "Retry-After",
@@ -37,6 +38,7 @@ export const VENDOR_MOUNTS = [
   { prefix: "/vendor/leaflet/", dir: join(MODULES, "leaflet/dist") },
   { prefix: "/vendor/world-atlas/", dir: join(MODULES, "world-atlas") },
   { prefix: "/vendor/topojson-client/", dir: join(MODULES, "topojson-client/dist") },
+  { prefix: "/vendor/pmtiles/", dir: join(MODULES, "pmtiles/dist") },
 ];
 
 interface Meta {
@@ -110,7 +112,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     ctx.published.current().then(
       (snap) => {
         const fallback = () => webStatic(req, res, notFound);
-        if (snap) snap.static(req, res, fallback);
+        if (snap) snap.serveStatic(req, res, decided.path, fallback);
         else fallback();
       },
       (e) => onError(e, req, res),

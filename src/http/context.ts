@@ -1,8 +1,8 @@
 // What a route handler can reach: settings, the store, the ledger, the published build, metrics.
 import type { Settings } from "../config.ts";
 import type { Ledger } from "../ledger/types.ts";
+import type { Published } from "../published/snapshot.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { Published } from "../render/published.ts";
 import type { Store } from "../store/store.ts";
 import type { Metrics } from "./metrics.ts";
 

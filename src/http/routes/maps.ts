@@ -1,13 +1,11 @@
 // Public map routes: the forecast catalog and tiles from the published build, and the click value
 // read live through the store. Nothing here exposes a raw array.
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
+import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
 import { emptyTilePng } from "../../render/empty-tile.ts";
-import { type Catalog as CatalogDoc, type CatalogLayer, EMPTY_TILE, runToken, tileDir } from "../../render/layout.ts";
-import type { Snapshot } from "../../render/published.ts";
+import { type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../render/layout.ts";
 import { validateTile } from "../../render/tiles.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { AppContext } from "../context.ts";
@@ -55,15 +53,6 @@ function pick(layer: CatalogLayer, run: string | undefined, lead: number | undef
     });
   }
   return { token: r.token, hours: l.hours };
-}
-
-async function readOptional(path: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw e;
-  }
 }
 
 export const mapRoutes = [
@@ -115,11 +104,13 @@ export const mapRoutes = [
         });
       }
       const { token, hours } = pick(layer, q.run, q.lead);
-      const body =
-        (await readOptional(join(snap.dir, tileDir(q.layer, token, hours), String(z), String(x), `${y}.png`))) ??
-        (await readOptional(join(snap.dir, EMPTY_TILE))) ??
-        emptyTilePng();
-      return { body, type: "image/png", cache: q.run === undefined ? FOLLOWS_LATEST : TILE_PINNED };
+      const body = (await snap.tile(q.layer, token, hours, z, x, y)) ?? (await snap.emptyTile()) ?? emptyTilePng();
+      return {
+        body,
+        type: "image/png",
+        headers: { [BUILD_HEADER]: snap.buildId },
+        cache: q.run === undefined ? FOLLOWS_LATEST : TILE_PINNED,
+      };
     },
   }),
   route({

@@ -69,6 +69,11 @@ const CatalogLead = Type.Object({
   valid_time: Type.String(),
   tiles: Type.String({ description: "Static tile URL template below the build root ({z}/{x}/{y})" }),
   route: Type.String({ description: "The same tiles through /api/forecast/tile" }),
+  archive: Type.Optional(
+    Type.String({
+      description: "PMTiles archive of this lead below the build root (builds made with --tiles pmtiles)",
+    }),
+  ),
   tilejson: Type.String({ description: "TileJSON 3.0.0 document of this layer, run and lead" }),
 });
 
@@ -105,5 +110,10 @@ export const Catalog = Type.Object({
   build_id: Type.String(),
   generated_at: Type.String(),
   tile_url_template: Type.String({ description: "Tile route template with {layer}, {run} and {lead} to fill in" }),
+  tile_format: Type.Optional(
+    Type.Union([Type.Literal("zxy"), Type.Literal("pmtiles")], {
+      description: "How the build stores tiles: z/x/y PNG files (default) or one PMTiles archive per lead",
+    }),
+  ),
   layers: Type.Array(CatalogLayer),
 });

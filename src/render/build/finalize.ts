@@ -5,6 +5,10 @@ import { cpSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
 import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../../errors.ts";
+import { assembleBuild } from "../../published/assemble.ts";
+import { markArchives } from "../../published/catalog-fields.ts";
+import { type BuildOutput, measureBuild } from "../../published/measure.ts";
+import { copyViewerVendor } from "../../published/vendor.ts";
 import { Store } from "../../store/store.ts";
 import { MANIFEST } from "../layout.ts";
 import { writeBuildDocs } from "./catalog.ts";
@@ -35,6 +39,8 @@ export interface Finalized {
   embeddings: { items: number; indexes: number };
   /** Build ids pruned after the switch. */
   removed: string[];
+  /** Files and bytes of the build, by tile format. */
+  output: BuildOutput & { assemble_seconds: number };
 }
 
 /** Store errors with the store named: one line an operator can act on. */
@@ -51,6 +57,7 @@ function copyViewer(webDir: string | null, dir: string): void {
   if (!webDir || !existsSync(webDir)) return;
   // Build files win over a viewer file of the same name.
   cpSync(webDir, dir, { recursive: true, dereference: true, force: false, errorOnExist: false });
+  copyViewerVendor(dir);
 }
 
 export async function finalizeBuild(
@@ -61,7 +68,11 @@ export async function finalizeBuild(
   opts: FinalizeOptions,
 ): Promise<Finalized> {
   writeJsonAtomic(join(partial, MANIFEST), manifest);
-  writeBuildDocs(partial, manifest);
+  const assembling = performance.now();
+  const format = assembleBuild(partial, manifest);
+  const assembleSeconds = (performance.now() - assembling) / 1000;
+  const catalog = writeBuildDocs(partial, manifest);
+  if (format === "pmtiles") markArchives(partial, catalog);
   let embeddings: Finalized["embeddings"];
   try {
     embeddings = await writeEmbeddingIndexes(store, partial);
@@ -70,6 +81,7 @@ export async function finalizeBuild(
   }
   copyViewer(opts.webDir, partial);
   for (const rel of opts.drop ?? []) rmSync(join(partial, rel), { force: true });
+  const output = { ...measureBuild(partial, format, manifest), assemble_seconds: assembleSeconds };
   const dir = finalDir(out, manifest.build_id);
   renameSync(partial, dir);
   try {
@@ -78,7 +90,7 @@ export async function finalizeBuild(
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
-  return { dir, embeddings, removed: pruneBuilds(out, opts.keepBuilds) };
+  return { dir, embeddings, removed: pruneBuilds(out, opts.keepBuilds), output };
 }
 
 export interface PublishOptions extends Partial<FinalizeOptions> {

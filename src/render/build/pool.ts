@@ -3,6 +3,7 @@
 // failure stops every thread and rejects with the layer and run that could not be rendered.
 import { Worker } from "node:worker_threads";
 import { CorruptDataError, StoreUnavailableError } from "../../errors.ts";
+import type { TileFormat } from "../../published/format.ts";
 import type { Job } from "./plan.ts";
 import type { LeadResult } from "./render-job.ts";
 
@@ -11,6 +12,7 @@ export interface WorkerInit {
   cacheMb: number;
   buildDir: string;
   maxZoom: number;
+  tiles: TileFormat;
 }
 
 export type ToWorker = { job: Job };

@@ -20,7 +20,8 @@ export interface RenderContext {
   buildDir: string;
   maxZoom: number;
   coverage: CoverageCache;
-  writer: TileWriter;
+  /** z/x/y files (TileWriter) or archive parts (published/archive-sink.ts): the same calls. */
+  writer: Pick<TileWriter, "ensureDir" | "write" | "link" | "linkTree" | "removeTree">;
   /** Called with the number of tiles just written (progress). */
   onTiles: (n: number) => void;
 }

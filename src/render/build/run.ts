@@ -6,6 +6,8 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { ConfigError } from "../../errors.ts";
+import type { TileFormat } from "../../published/format.ts";
+import type { BuildOutput } from "../../published/measure.ts";
 import { Store } from "../../store/store.ts";
 import { BUILDS, MANIFEST, shardManifestName } from "../layout.ts";
 import { MAX_ZOOM } from "../tiles.ts";
@@ -47,6 +49,8 @@ export interface BuildOptions {
   cacheMb?: number;
   /** Hard-link unchanged layer-run-leads from the published build (default true). */
   reuse?: boolean;
+  /** z/x/y PNG files (default) or one PMTiles archive per layer-run-lead. */
+  tiles?: TileFormat;
   /** Viewer files copied into the build; null for none. */
   webDir?: string | null;
   /** Where progress goes; false for nowhere. */
@@ -66,6 +70,8 @@ export interface BuildReport {
   embeddings: { items: number; indexes: number } | null;
   removed: string[];
   cleaned: string[];
+  /** Files and bytes of the published build (null for a shard: publish reports it). */
+  output: (BuildOutput & { assemble_seconds: number }) | null;
 }
 
 function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number } {
@@ -133,7 +139,10 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   let pool: TilePool | undefined;
   try {
     // Started before planning: the threads load while the store's metadata is read.
-    pool = new TilePool({ store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom }, concurrency);
+    pool = new TilePool(
+      { store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom, tiles: o.tiles ?? "zxy" },
+      concurrency,
+    );
     const cleaned = cleanStalePartials(out, shard ? id : undefined);
     const store = new Store(o.store, { cacheMb: o.cacheMb });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
@@ -192,7 +201,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     if (shard) {
       writeJsonAtomic(join(partial, shardManifestName(shard.index, shard.count)), manifest);
       const seconds = (performance.now() - started) / 1000;
-      return { ...report, dir: partial, published: false, seconds, embeddings: null, removed: [] };
+      return { ...report, dir: partial, published: false, seconds, embeddings: null, removed: [], output: null };
     }
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: o.keepBuilds ?? 3,

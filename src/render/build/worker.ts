@@ -1,5 +1,6 @@
 // Tile worker thread: its own Store and caches; renders one job per message from the pool.
 import { parentPort, workerData } from "node:worker_threads";
+import { ArchiveSink } from "../../published/archive-sink.ts";
 import { Store } from "../../store/store.ts";
 import { CoverageCache } from "./coverage.ts";
 import type { FromWorker, ToWorker, WorkerInit } from "./pool.ts";
@@ -10,12 +11,13 @@ const init = workerData as WorkerInit;
 const port = parentPort!;
 const post = (m: FromWorker): void => port.postMessage(m);
 
+const sink = init.tiles === "pmtiles" ? new ArchiveSink() : undefined;
 const ctx: RenderContext = {
   store: new Store(init.store, { cacheMb: init.cacheMb }),
   buildDir: init.buildDir,
   maxZoom: init.maxZoom,
   coverage: new CoverageCache(),
-  writer: new TileWriter(),
+  writer: sink ?? new TileWriter(),
   onTiles: (n) => {
     if (n > 0) post({ type: "tiles", n });
   },
@@ -23,7 +25,10 @@ const ctx: RenderContext = {
 
 port.on("message", ({ job }: ToWorker) => {
   renderJob(ctx, job).then(
-    (results) => post({ type: "done", results }),
+    (results) => {
+      sink?.flush(); // the job's archive parts are complete before it is reported done
+      post({ type: "done", results });
+    },
     (e: unknown) => {
       const err = e instanceof Error ? e : new Error(String(e));
       // The cause says what the store layer saw (codec, file, network); an operator needs it.

@@ -1,0 +1,21 @@
+// What an archive build adds to its catalog.json: tile_format, and per lead the archive that
+// holds its tiles, so a viewer reading a CDN copy of the build (no API) knows what to fetch.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CATALOG, type Catalog } from "../render/layout.ts";
+import { archivePath } from "./format.ts";
+
+export function markArchives(dir: string, catalog: Catalog): void {
+  const marked = {
+    ...catalog,
+    tile_format: "pmtiles",
+    layers: catalog.layers.map((l) => ({
+      ...l,
+      runs: l.runs.map((r) => ({
+        ...r,
+        leads: r.leads.map((ld) => ({ ...ld, archive: `/${archivePath(l.id, r.token, ld.hours)}` })),
+      })),
+    })),
+  };
+  writeFileSync(join(dir, CATALOG), `${JSON.stringify(marked, null, 1)}\n`);
+}

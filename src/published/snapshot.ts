@@ -1,0 +1,206 @@
+// The serving side of a published build. `Published` follows <out>/current; a `Snapshot` is one
+// build, opened by reading its catalog only: nothing lists, walks or indexes its files, so opening
+// a build of ten tiles or ten million costs the same. A request takes one snapshot and reads
+// everything from it, so it never mixes two builds. Switching is a pointer swap done beside the
+// requests: they keep the build they have until the next one is ready, and none waits for it.
+import { readFile, readlink, realpath } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { join, resolve, sep } from "node:path";
+import { CorruptDataError } from "../errors.ts";
+import { type Catalog, CURRENT, EMPTY_TILE, tileDir } from "../render/layout.ts";
+import { archiveTile } from "./archive-reader.ts";
+import { type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
+import { IMMUTABLE, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
+
+export type PublishedCatalog = Catalog & ArchiveCatalogFields;
+
+/** Names the build a tile or build file came from: one response never mixes two builds. */
+export const BUILD_HEADER = "X-Gridcast-Build";
+
+/** How often a request may trigger a look at where <out>/current points (one readlink). */
+export const CHECK_EVERY_MS = 250;
+
+export class Snapshot {
+  /** Real path of the build directory. */
+  readonly dir: string;
+  readonly buildId: string;
+  readonly catalog: PublishedCatalog | undefined;
+  readonly format: TileFormat;
+  /** Parsed JSON documents of this build (catalog, indexes): a handful, loaded on first use. */
+  readonly #json = new Map<string, Promise<unknown>>();
+
+  constructor(dir: string, buildId: string, catalog: PublishedCatalog | undefined) {
+    this.dir = dir;
+    this.catalog = catalog;
+    this.buildId = catalog?.build_id ?? buildId;
+    this.format = catalog?.tile_format ?? "zxy";
+  }
+
+  json<T>(rel: string): Promise<T | undefined> {
+    let p = this.#json.get(rel);
+    if (!p) {
+      p = readFile(join(this.dir, rel), "utf8").then(
+        (s) => JSON.parse(s) as unknown,
+        () => undefined,
+      );
+      this.#json.set(rel, p);
+    }
+    return p as Promise<T | undefined>;
+  }
+
+  /**
+   * Serves the public file a decoded, normalised request path names, or calls `next` when there
+   * is none. What is public (e.g. not the embedding indexes) is decided by the caller.
+   */
+  serveStatic(req: IncomingMessage, res: ServerResponse, path: string, next: () => void): void {
+    const parts = segmentsOf(path);
+    if (!parts) {
+      next();
+      return;
+    }
+    const cache = parts[0] === "tiles" ? IMMUTABLE : SHORT;
+    res.setHeader(BUILD_HEADER, this.buildId);
+    const served =
+      this.format === "pmtiles" && isTilePath(parts)
+        ? this.#sendArchived(req, res, parts)
+        : sendFile(req, res, this.dir, parts, cache);
+    served.then(
+      (sent) => {
+        if (!sent) {
+          res.removeHeader(BUILD_HEADER);
+          next();
+        }
+      },
+      () => {
+        if (!res.headersSent) {
+          res.removeHeader(BUILD_HEADER);
+          next();
+        } else res.destroy();
+      },
+    );
+  }
+
+  /** tiles/<layer>/<run>/<lead>/<z>/<x>/<y>.png of an archive build, read from the lead's archive. */
+  async #sendArchived(req: IncomingMessage, res: ServerResponse, parts: string[]): Promise<boolean> {
+    const [, layer, token, lead, z, x, y] = parts;
+    const body = await archiveTile(
+      join(this.dir, archivePath(layer, token, Number(lead))),
+      Number(z),
+      Number(x),
+      Number(y.slice(0, -4)),
+    );
+    if (body === undefined || body === null) return false;
+    sendBytes(req, res, body, "image/png", IMMUTABLE);
+    return true;
+  }
+
+  /** One tile's PNG bytes, or undefined where the build has none (outside a layer's coverage). */
+  async tile(
+    layer: string,
+    token: string,
+    hours: number,
+    z: number,
+    x: number,
+    y: number,
+  ): Promise<Buffer | undefined> {
+    if (this.format === "pmtiles") {
+      const tile = await archiveTile(join(this.dir, archivePath(layer, token, hours)), z, x, y);
+      // The catalog lists this lead: a build without its archive is broken, not empty there.
+      if (tile === null)
+        throw new CorruptDataError(`build ${this.buildId} has no archive for ${layer} ${token} +${hours} h`);
+      return tile;
+    }
+    return readOptional(join(this.dir, tileDir(layer, token, hours), String(z), String(x), `${y}.png`));
+  }
+
+  /** The build's transparent tile, if it has one. */
+  emptyTile(): Promise<Buffer | undefined> {
+    return readOptional(join(this.dir, EMPTY_TILE));
+  }
+}
+
+const TILE_PARTS = /^\d+$/;
+
+function isTilePath(parts: string[]): boolean {
+  return (
+    parts.length === 7 &&
+    parts[0] === "tiles" &&
+    TILE_PARTS.test(parts[4]) &&
+    TILE_PARTS.test(parts[5]) &&
+    /^\d+\.png$/.test(parts[6]) &&
+    Number.isFinite(Number(parts[3]))
+  );
+}
+
+async function readOptional(path: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return undefined;
+    throw e;
+  }
+}
+
+async function openSnapshot(out: string, target: string): Promise<Snapshot> {
+  const dir = await realpath(resolve(out, target));
+  const buildId = dir.split(sep).pop() ?? "";
+  const catalog = await readFile(join(dir, "catalog.json"), "utf8").then(
+    (s) => JSON.parse(s) as PublishedCatalog,
+    () => undefined,
+  );
+  return new Snapshot(dir, buildId, catalog);
+}
+
+export class Published {
+  readonly out: string;
+  #snap: Snapshot | undefined;
+  #target: string | undefined;
+  #checkedAt = 0;
+  #checking: Promise<Snapshot | undefined> | undefined;
+
+  constructor(out: string) {
+    this.out = resolve(out);
+  }
+
+  /**
+   * The published build as of now (undefined before the first publish). Once a build is served,
+   * this never waits: a look for a newer one runs beside the request, which keeps the build it got.
+   */
+  async current(): Promise<Snapshot | undefined> {
+    if (Date.now() - this.#checkedAt >= CHECK_EVERY_MS) {
+      this.#checking ??= this.#refresh().finally(() => {
+        this.#checking = undefined;
+      });
+    }
+    if (this.#snap) return this.#snap;
+    return this.#checking ?? this.#snap;
+  }
+
+  async #refresh(): Promise<Snapshot | undefined> {
+    this.#checkedAt = Date.now();
+    const link = join(this.out, CURRENT);
+    let target: string;
+    try {
+      target = await readlink(link);
+    } catch {
+      // A plain directory (e.g. synced from elsewhere) also works as the current build.
+      try {
+        target = await realpath(link);
+      } catch {
+        this.#snap = undefined;
+        this.#target = undefined;
+        return undefined;
+      }
+    }
+    if (target === this.#target && this.#snap) return this.#snap;
+    try {
+      const snap = await openSnapshot(this.out, target);
+      this.#snap = snap;
+      this.#target = target;
+    } catch {
+      // The link moved again or its build was pruned while opening: keep serving what we have.
+    }
+    return this.#snap;
+  }
+}

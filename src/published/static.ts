@@ -1,0 +1,174 @@
+// One file of the published build answered directly: the request path maps to one file below the
+// build root, nothing lists or remembers the build's files. ETags come from the one file's stat
+// (inode, size, mtime: a build never rewrites a file in place, it writes a new build), so serving
+// costs the same whatever the build's size. Symlinks are followed only while they stay inside the
+// build; anything else, dotfiles and non-files answer "not here" (the caller's 404).
+import { createHash } from "node:crypto";
+import { createReadStream, type Stats } from "node:fs";
+import { type FileHandle, open, realpath } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { extname, sep } from "node:path";
+import { pipeline } from "node:stream";
+
+/** Content types by extension; anything else is sent as bytes. */
+const TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".json": "application/json; charset=utf-8",
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".txt": "text/plain; charset=utf-8",
+  ".webp": "image/webp",
+  ".ico": "image/x-icon",
+  ".pmtiles": "application/vnd.pmtiles",
+  ".map": "application/json; charset=utf-8",
+};
+
+/** Run tiles (files and archives) never change once published; everything else changes each build. */
+export const IMMUTABLE = "public, max-age=31536000, immutable";
+export const SHORT = "public, max-age=60";
+
+/** Path segments that never name a public file. */
+function refused(segment: string): boolean {
+  return segment === "" || segment.startsWith(".") || segment.includes("\\") || segment.includes("\0");
+}
+
+/** "/a/b.png" → ["a", "b.png"], or undefined when a segment is refused. "/" is the index page. */
+export function segmentsOf(path: string): string[] | undefined {
+  const trimmed = path.replace(/^\/+/, "");
+  const parts = trimmed === "" ? ["index.html"] : trimmed.split("/");
+  if (parts.at(-1) === "" && parts.length > 1) parts[parts.length - 1] = "index.html";
+  return parts.some(refused) ? undefined : parts;
+}
+
+export function contentType(name: string): string {
+  return TYPES[extname(name).toLowerCase()] ?? "application/octet-stream";
+}
+
+export function etagOf(st: Stats): string {
+  return `"${st.ino.toString(36)}-${st.size.toString(36)}-${Math.floor(st.mtimeMs).toString(36)}"`;
+}
+
+/** An open regular file inside `root` (symlinks resolved and checked), or undefined. */
+export async function openInside(root: string, parts: string[]): Promise<{ fh: FileHandle; st: Stats } | undefined> {
+  let real: string;
+  try {
+    real = await realpath(root + sep + parts.join(sep));
+  } catch {
+    return undefined; // missing, a dangling or looping link, a file used as a directory
+  }
+  if (!real.startsWith(root + sep)) return undefined;
+  let fh: FileHandle;
+  try {
+    fh = await open(real, "r");
+  } catch {
+    return undefined;
+  }
+  const st = await fh.stat().catch(() => undefined);
+  if (!st?.isFile()) {
+    await fh.close();
+    return undefined;
+  }
+  return { fh, st };
+}
+
+export function ifNoneMatches(req: IncomingMessage, etag: string): boolean {
+  const inm = req.headers["if-none-match"];
+  if (!inm) return false;
+  return inm.trim() === "*" || inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+}
+
+type Span = { start: number; end: number } | "unsatisfiable" | undefined;
+
+/** One byte range of a `size`-byte body; undefined for the whole body (absent, multi-range or malformed). */
+export function rangeOf(header: string | undefined, size: number): Span {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === "" && m[2] === "")) return undefined;
+  if (m[1] === "") {
+    const n = Number(m[2]);
+    if (n === 0) return "unsatisfiable";
+    return { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size || end < start) return "unsatisfiable";
+  return { start, end };
+}
+
+/**
+ * Answers GET/HEAD for the file `parts` names below `root` (a real path). Resolves false when there
+ * is no such public file, so the caller can fall through; true once a response is under way.
+ */
+export async function sendFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  root: string,
+  parts: string[],
+  cache: string,
+): Promise<boolean> {
+  const file = await openInside(root, parts);
+  if (!file) return false;
+  const { fh, st } = file;
+  const etag = etagOf(st);
+  res.setHeader("Content-Type", contentType(parts.at(-1)!));
+  res.setHeader("Cache-Control", cache);
+  res.setHeader("ETag", etag);
+  res.setHeader("Last-Modified", st.mtime.toUTCString());
+  res.setHeader("Accept-Ranges", "bytes");
+  if (ifNoneMatches(req, etag)) {
+    await fh.close();
+    res.statusCode = 304;
+    res.removeHeader("Content-Type");
+    res.end();
+    return true;
+  }
+  const ifRange = req.headers["if-range"];
+  const span = ifRange && ifRange !== etag ? undefined : rangeOf(req.headers.range, st.size);
+  if (span === "unsatisfiable") {
+    await fh.close();
+    res.statusCode = 416;
+    res.setHeader("Content-Range", `bytes */${st.size}`);
+    res.setHeader("Content-Type", "application/problem+json");
+    const body = JSON.stringify({
+      type: "/problems/range-not-satisfiable",
+      title: "Range Not Satisfiable",
+      status: 416,
+    });
+    res.setHeader("Content-Length", Buffer.byteLength(body));
+    res.end(body);
+    return true;
+  }
+  const start = span?.start ?? 0;
+  const end = span?.end ?? st.size - 1;
+  res.statusCode = span ? 206 : 200;
+  if (span) res.setHeader("Content-Range", `bytes ${start}-${end}/${st.size}`);
+  res.setHeader("Content-Length", Math.max(0, end - start + 1));
+  if (req.method === "HEAD" || st.size === 0) {
+    await fh.close();
+    res.end();
+    return true;
+  }
+  // The stream owns the handle; pipeline closes it when the body is sent or the client goes away.
+  const body = createReadStream("", { fd: fh, start, end, autoClose: true });
+  pipeline(body, res, () => undefined);
+  return true;
+}
+
+/** A small body already in memory (a tile out of an archive): ETag from its bytes, 304 and HEAD. */
+export function sendBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, type: string, cache: string): void {
+  const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
+  res.setHeader("Cache-Control", cache);
+  res.setHeader("ETag", etag);
+  if (ifNoneMatches(req, etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  res.statusCode = 200;
+  res.setHeader("Content-Type", type);
+  res.setHeader("Content-Length", body.length);
+  res.end(req.method === "HEAD" ? undefined : body);
+}

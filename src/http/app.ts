@@ -67,8 +67,11 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     }
     if (err instanceof BusyError) headers["Retry-After"] = "1";
     if (problem.status === 401) headers["WWW-Authenticate"] = 'ApiKey header="X-API-Key"';
-    if (problem.status >= 500 && !(err instanceof GridcastError && problem.status === 503)) {
-      ctx.log({ level: "error", request_id: res.getHeader("X-Request-Id"), error: describe(err) });
+    // Store faults carry the store and key in logFields: the log names them, the body never does.
+    const located = err instanceof GridcastError && Object.keys(err.logFields).length > 0;
+    if (problem.status >= 500 && (located || !(err instanceof GridcastError && problem.status === 503))) {
+      const fields = err instanceof GridcastError ? err.logFields : {};
+      ctx.log({ level: "error", request_id: res.getHeader("X-Request-Id"), ...fields, error: describe(err) });
     }
     sendProblem(res, problem, headers);
   };

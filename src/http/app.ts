@@ -7,10 +7,11 @@ import { join, resolve } from "node:path";
 import polka from "polka";
 import sirv from "sirv";
 import { BusyError, GridcastError, InsufficientCreditsError, RateLimitedError } from "../errors.ts";
-import { gate } from "./auth.ts";
+import { gate, type TakeToken } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
 import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
+import { TokenWaiter } from "./rate-wait.ts";
 import { type Handler, polkaPattern, type Reply, type RequestContext, type RouteDef } from "./route.ts";
 
 export const EXPOSED_HEADERS = [
@@ -58,6 +59,8 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     prefix,
     serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
   }));
+
+  const waiter = new TokenWaiter(ctx.ledger, ctx.settings.data_rate_wait_ms);
 
   const onError = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
     const problem = problemFor(err, pathOf(req));
@@ -185,7 +188,13 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     let key: KeyInfo | undefined;
     let rateHeaders: Record<string, string> = {};
     if (def.auth !== "public") {
-      const g = await gate(req, rawQuery, def.auth, ctx.ledger);
+      let take: TakeToken | undefined;
+      if (def.rateLimit === "wait") {
+        const gone = new AbortController();
+        res.once("close", () => gone.abort());
+        take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal);
+      }
+      const g = await gate(req, rawQuery, def.auth, ctx.ledger, take);
       key = g.key;
       rateHeaders = g.rateHeaders;
       meta.key = key.id;

@@ -1,7 +1,7 @@
 // The gate in front of keyed routes: X-API-Key header only, scope check, per-key rate limit.
 import type { IncomingMessage } from "node:http";
 import { RateLimitedError, UnauthorizedError } from "../errors.ts";
-import type { Ledger } from "../ledger/types.ts";
+import type { Ledger, RateDecision } from "../ledger/types.ts";
 import type { KeyInfo } from "./context.ts";
 import type { Auth } from "./route.ts";
 
@@ -12,11 +12,15 @@ export interface GateResult {
   rateHeaders: Record<string, string>;
 }
 
+/** How a route takes a token from its key's bucket (default: at once, refused when empty). */
+export type TakeToken = (keyId: string, rate: number, burst: number) => Promise<RateDecision>;
+
 export async function gate(
   req: IncomingMessage,
   query: Map<string, string[]>,
   auth: Exclude<Auth, "public">,
   ledger: Ledger,
+  take: TakeToken = (id, rate, burst) => ledger.checkRate(id, rate, burst),
 ): Promise<GateResult> {
   const raw = req.headers["x-api-key"];
   if (raw === undefined || raw === "") {
@@ -29,7 +33,7 @@ export async function gate(
   }
   if (Array.isArray(raw)) throw new UnauthorizedError("send exactly one X-API-Key header");
   const record = await ledger.authenticate(raw, auth);
-  const rate = await ledger.checkRate(record.id, record.rate, record.burst);
+  const rate = await take(record.id, record.rate, record.burst);
   const rateHeaders: Record<string, string> = {};
   if (record.rate > 0) {
     const window = Math.max(1, Math.ceil(rate.limit / record.rate));

@@ -16,6 +16,7 @@ interface BuildFlags {
   buildId?: string;
   keepBuilds?: string;
   reuse: boolean;
+  allowDroppedLayers?: boolean;
   json?: boolean;
 }
 
@@ -80,6 +81,7 @@ export function registerBuild(program: Command): void {
     .option("--build-id <id>", "name of the build directory (default: a UTC timestamp)")
     .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
     .option("--no-reuse", "render every tile, even those the published build already has")
+    .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option("--json", "print the report as JSON")
     .action(async (opts: BuildFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store, out: opts.out, keep_builds: opts.keepBuilds });
@@ -98,6 +100,7 @@ export function registerBuild(program: Command): void {
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,
         reuse: opts.reuse,
+        allowDroppedLayers: opts.allowDroppedLayers === true,
       });
       if (opts.json) return printJson(report);
       process.stdout.write(summary(report, settings.out));

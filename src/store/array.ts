@@ -116,13 +116,15 @@ export class StoredArray {
   }
 
   /**
-   * Version of the stored object behind a chunk ("" where the backend cannot tell cheaply). A chunk
-   * rewritten in place gets a new version, so cached decodes of the old bytes are never used again.
+   * Version of the stored object behind a chunk (a stat on disk; validators over HTTP, asked at most
+   * every couple of seconds). A chunk rewritten in place gets a new version, so cached decodes of
+   * the old bytes are not used again.
    */
   async chunkVersion(coords: number[]): Promise<string> {
     const key = this.storageKey(coords);
     try {
-      return (await this.#backend.stamp?.(key)) ?? "";
+      const b = this.#backend;
+      return (await (b.stamp ? b.stamp(key) : b.remoteStamp?.(key))) ?? "";
     } catch (cause) {
       throw located(wrap(cause), this.#backend, key, coords);
     }

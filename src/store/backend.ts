@@ -25,6 +25,8 @@ export interface Backend {
    * undefined when absent. Only backends that can tell without a round trip implement it.
    */
   stamp?(key: string): Promise<string | undefined>;
+  /** A version that costs a round trip (HEAD), cached by the backend for a short interval. */
+  remoteStamp?(key: string): Promise<string | undefined>;
 }
 
 const MISSING = new Set(["ENOENT", "ENOTDIR", "EISDIR"]);
@@ -150,10 +152,12 @@ export class CountingBackend implements Backend {
   bytes = 0;
 
   readonly stamp?: (key: string) => Promise<string | undefined>;
+  readonly remoteStamp?: (key: string) => Promise<string | undefined>;
 
   constructor(inner: Backend) {
     this.inner = inner;
     if (inner.stamp) this.stamp = (key) => inner.stamp!(key);
+    if (inner.remoteStamp) this.remoteStamp = (key) => inner.remoteStamp!(key);
   }
 
   get description(): string {

@@ -8,18 +8,15 @@ import { StoreUnavailableError } from "../errors.ts";
 import type { Backend, RangeQuery } from "./backend.ts";
 import { confineKey } from "./keys.ts";
 
-/** Validators of an object as the server last described it (for cache keys and revalidation). */
-export interface ObjectVersion {
-  etag: string | null;
-  lastModified: string | null;
-}
+/** How long a remote object's validators are trusted before they are asked for again. */
+export const REMOTE_STAMP_TTL_MS = 2000;
+const REMOTE_STAMPS_MAX = 100_000;
 
 export class HttpBackend implements Backend {
   readonly base: URL;
   readonly description: string;
   readonly timeoutMs: number;
-  /** ETag / Last-Modified of each key's last full read, so callers can key caches by version. */
-  readonly versions = new Map<string, ObjectVersion>();
+  readonly #stamps = new Map<string, { at: number; stamp: Promise<string | undefined> }>();
 
   constructor(url: string, timeoutMs = 15_000) {
     this.base = new URL(url.endsWith("/") ? url : `${url}/`);
@@ -36,7 +33,7 @@ export class HttpBackend implements Backend {
     key: string,
     headers: Record<string, string>,
     signal?: AbortSignal,
-    method = "GET",
+    method: "GET" | "HEAD" = "GET",
   ): Promise<Response | undefined> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     let res: Response;
@@ -80,9 +77,7 @@ export class HttpBackend implements Backend {
       await res.body?.cancel();
       throw fault(this, key, "the store answered with an error", { upstream_status: res.status });
     }
-    const body = await this.#body(res, key);
-    this.versions.set(confineKey(key), versionOf(res));
-    return body;
+    return this.#body(res, key);
   }
 
   async getRange(key: string, range: RangeQuery, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
@@ -122,18 +117,31 @@ export class HttpBackend implements Backend {
     return body;
   }
 
-  /** Validators of one object without reading it (HEAD); undefined when absent. */
-  async head(key: string): Promise<ObjectVersion | undefined> {
+  /**
+   * Version of a remote object from its validators (ETag, else Last-Modified + Content-Length),
+   * asked for with HEAD at most once per REMOTE_STAMP_TTL_MS per key: a chunk rewritten in place
+   * on object storage stops being served from a decoded cache within that interval.
+   */
+  remoteStamp(key: string): Promise<string | undefined> {
+    const now = performance.now();
+    const known = this.#stamps.get(key);
+    if (known && now - known.at < REMOTE_STAMP_TTL_MS) return known.stamp;
+    if (this.#stamps.size >= REMOTE_STAMPS_MAX) this.#stamps.clear();
+    const stamp = this.#head(key);
+    stamp.catch(() => this.#stamps.delete(key));
+    this.#stamps.set(key, { at: now, stamp });
+    return stamp;
+  }
+
+  async #head(key: string): Promise<string | undefined> {
     const res = await this.#request(key, {}, undefined, "HEAD");
     if (!res) return undefined;
     await res.body?.cancel();
     if (res.status !== 200) throw fault(this, key, "the store answered with an error", { upstream_status: res.status });
-    return versionOf(res);
+    const etag = res.headers.get("etag");
+    if (etag) return etag;
+    return `${res.headers.get("last-modified") ?? ""}|${res.headers.get("content-length") ?? ""}`;
   }
-}
-
-function versionOf(res: Response): ObjectVersion {
-  return { etag: res.headers.get("etag"), lastModified: res.headers.get("last-modified") };
 }
 
 export function rangeHeader(range: RangeQuery): string {

@@ -6,7 +6,6 @@
 // the store and key, never 200 with wrong numbers.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -14,6 +13,7 @@ import { FileSystemStore } from "@zarrita/storage";
 import sirv from "sirv";
 import * as zarr from "zarrita";
 import { cleanup, get, PYTHON, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { type Lie, listen, rangeServer } from "../helpers/static-server.ts";
 import { shard } from "../http/data-fixtures.ts";
 
 let storeDir: string;
@@ -21,16 +21,9 @@ let python: ChildProcess;
 let ranged: Server;
 let liar: Server;
 let sirvServer: Server;
-type Lie = "none" | "wrong-range" | "short-body" | "ignore-range-truncated";
 let lie: Lie = "none";
 const servers: Record<string, TestServer> = {};
 const keys: Record<string, string> = {};
-
-function listen(s: Server): Promise<string> {
-  return new Promise((ok) =>
-    s.listen(0, "127.0.0.1", () => ok(`http://127.0.0.1:${(s.address() as { port: number }).port}/`)),
-  );
-}
 
 /** python3 -m http.server on a free port; resolves with its base URL once it prints it. */
 function pythonServer(dir: string): Promise<string> {
@@ -45,48 +38,6 @@ function pythonServer(dir: string): Promise<string> {
       if (m) ok(`http://127.0.0.1:${m[1]}/`);
     });
     python.on("exit", (code) => fail(new Error(`http.server exited ${code}`)));
-  });
-}
-
-/** A static server that honours Range, or misbehaves on it in the way `mode()` says. */
-function rangeServer(dir: string, mode: () => Lie): Server {
-  return createServer((req, res) => {
-    const rel = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).replace(/^\/+/, "");
-    let body: Buffer;
-    try {
-      body = readFileSync(join(dir, rel));
-    } catch {
-      res.statusCode = 404;
-      res.end();
-      return;
-    }
-    const lie = mode();
-    const m = /^bytes=(\d*)-(\d*)$/.exec(String(req.headers.range ?? ""));
-    if (!m) {
-      res.setHeader("Content-Length", body.length);
-      res.end(body);
-      return;
-    }
-    let start = m[1] === "" ? body.length - Number(m[2]) : Number(m[1]);
-    const end = m[1] === "" ? body.length - 1 : Number(m[2]);
-    if (lie === "ignore-range-truncated") {
-      // Ignores Range and serves a file that lost its tail (the shard index): 200, whole body.
-      const cut = body.subarray(0, Math.max(0, end - 8));
-      res.setHeader("Content-Length", cut.length);
-      res.end(cut);
-      return;
-    }
-    if (lie === "wrong-range") start = Math.max(0, start - 16); // a proxy that rounded the range
-    const part = body.subarray(start, end + 1);
-    res.statusCode = 206;
-    res.setHeader("Content-Range", `bytes ${start}-${end}/${body.length}`);
-    if (lie === "short-body") {
-      // Chunked, so the framing looks complete: the Content-Range promises more than the body holds.
-      res.end(part.subarray(0, part.length >> 1));
-      return;
-    }
-    res.setHeader("Content-Length", part.length);
-    res.end(part);
   });
 }
 

@@ -1,14 +1,17 @@
-// A new forecast cycle under a running server. A run rewritten in place (same metadata, new chunk
-// bytes) is served new at once by /point, the .npy export, /data and /api/forecast/value; a run
-// appended (metadata and chunks written by a writer while the server runs) shows up on every one
-// of those routes within the metadata check interval, and they agree on the runs the group has.
+// A new forecast cycle under a running server, on a directory store and on the same store over
+// HTTP. A run rewritten in place (same metadata, new chunk bytes) is served new by /point, the .npy
+// export, /data and /api/forecast/value: at once from a directory, within the validator interval
+// over HTTP. A run appended (chunks, then metadata, written while the server runs) shows up on
+// every one of those routes within the metadata check interval, and they agree on the runs.
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
 import { METADATA_CHECK_MS } from "../../src/store/store.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { listen, rangeServer } from "../helpers/static-server.ts";
 import { addChecksums } from "../http/data-fixtures.ts";
 
 let storeDir: string;
@@ -16,18 +19,6 @@ let srv: TestServer;
 let key: string;
 const G = "forecast/global";
 const DATA_VARS = ["msl", "t", "t2m", "tcc", "tp_1h", "u10", "v10"];
-
-before(async () => {
-  storeDir = await sampleStore();
-  // u10 with a crc32c checksum: /data cannot pass its chunks through and serves them re-encoded.
-  addChecksums(storeDir, `${G}/u10`);
-  srv = await testServer(storeDir);
-  key = await srv.key(["weather"]);
-});
-after(async () => {
-  await srv.close();
-  cleanup(storeDir);
-});
 
 const H = () => ({ "X-API-Key": key });
 const point = async (run: number | string) => {
@@ -120,6 +111,14 @@ async function srvTimes(): Promise<string[]> {
   return runsOfData();
 }
 
+let kind: "directory" | "http" = "directory";
+
+/** Directory stores must show a rewrite on the very next read; HTTP ones within the interval. */
+async function rewritten(what: string, probe: () => Promise<boolean>): Promise<void> {
+  if (kind === "http") await eventually(what, async () => ((await probe()) ? true : undefined));
+  else assert.ok(await probe(), what);
+}
+
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = performance.now() + METADATA_CHECK_MS * 3 + 5000;
   for (;;) {
@@ -130,63 +129,96 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>):
   }
 }
 
-describe("a new forecast cycle while the server runs", () => {
-  test("a run rewritten in place is served new at once by every route", async () => {
-    const runs = await runsOfData();
-    assert.equal(runs.length, 2);
-    const [p0, p1] = [await point(0), await point(1)];
-    assert.notDeepEqual(p1.values, p0.values, "the two sample runs differ");
-    const [e0, e1] = [await exportNpy(0), await exportNpy(1)];
-    assert.ok(!e0.equals(e1));
-    const v0 = await value(runs[0]);
-    const v1 = await value(runs[1]);
-    assert.notEqual(v1.value, v0.value);
-    const chunkKey = `t2m/c/1/${runChunks("t2m", 1)[0]}`;
-    const servedBefore = await dataKey(chunkKey);
-    const v2Before = await dataKey(v2Key(chunkKey));
-    const recoded = v2Key(`u10/c/1/${runChunks("u10", 1)[0]}`);
-    const recodedBefore = await dataKey(recoded);
-
-    copyRun(0, 1); // run 1 now holds run 0's bytes; no metadata changed
-
-    assert.deepEqual((await point(1)).values, p0.values, "/point serves the old run 1 from its cache");
-    assert.ok((await exportNpy(1)).equals(e0), "the export serves the old run 1");
-    assert.equal((await value(runs[1])).value, v0.value, "/api/forecast/value serves the old run 1");
-    const served = await dataKey(chunkKey);
-    assert.ok(!served.equals(servedBefore));
-    assert.ok(served.equals(readFileSync(join(storeDir, G, chunkKey))), "/data serves other bytes than stored");
-    const v2 = await dataKey(v2Key(chunkKey));
-    assert.ok(!v2.equals(v2Before), "the v2 view still serves the old chunk");
-    const recodedNow = await dataKey(recoded);
-    assert.ok(!recodedNow.equals(recodedBefore), "a re-encoded /data chunk is served from before the rewrite");
-    assert.ok(recodedNow.equals(await dataKey(recoded.replace("u10/1.", "u10/0."))), "re-encoded run 1 ≠ run 0");
-  });
-
-  test("an appended run shows up on /point, export, /data and /api/forecast/value, which agree", async () => {
-    const before = await runsOfData();
-    const p0 = await point(0);
-    const e0 = await exportNpy(0);
-    const newRun = await appendRun(0);
-    assert.ok(!before.includes(newRun));
-
-    const runs = await eventually("the new run on /data/datasets", async () => {
-      const r = await runsOfData();
-      return r.length === before.length + 1 ? r : undefined;
+for (const k of ["directory", "http"] as const) {
+  describe(`a new forecast cycle while the server runs (${k} store)`, () => {
+    let upstream: Server | undefined;
+    before(async () => {
+      kind = k;
+      storeDir = await sampleStore();
+      // u10 with a crc32c checksum: /data cannot pass its chunks through and serves them re-encoded.
+      addChecksums(storeDir, `${G}/u10`);
+      let root = storeDir;
+      if (k === "http") {
+        upstream = rangeServer(storeDir, () => "none");
+        root = await listen(upstream);
+      }
+      srv = await testServer(root);
+      key = await srv.key(["weather"]);
     });
-    assert.deepEqual(runs, [...before, newRun]);
-    // Every route now has it, at once (one revalidated metadata serves them all).
-    const latest = await get(`${srv.url}/point?lat=-31&lon=101&var=t2m&group=${G}`, H());
-    assert.equal(latest.status, 200);
-    assert.equal(latest.json().run, newRun);
-    assert.deepEqual((await point(before.length)).values, p0.values);
-    assert.deepEqual((await point(newRun)).values, p0.values);
-    assert.ok((await exportNpy(before.length)).equals(e0));
-    assert.equal((await value(newRun)).run, newRun);
-    const zm = JSON.parse((await dataKey(".zmetadata")).toString());
-    assert.deepEqual(zm.metadata["t2m/.zarray"].shape.slice(0, 1), [before.length + 1]);
-    const v3 = JSON.parse((await dataKey("zarr.json")).toString());
-    assert.equal(v3.consolidated_metadata.metadata.t2m.shape[0], before.length + 1);
-    const newChunk = `t2m/c/${before.length}/${runChunks("t2m", before.length)[0]}`;
-    assert.ok((await dataKey(newChunk)).equals(readFileSync(join(storeDir, G, newChunk))));
+    after(async () => {
+      await srv.close();
+      upstream?.closeAllConnections();
+      upstream?.close();
+      cleanup(storeDir);
+    });
+
+    test("a run rewritten in place is served new at once by every route", async () => {
+      const runs = await runsOfData();
+      assert.equal(runs.length, 2);
+      const [p0, p1] = [await point(0), await point(1)];
+      assert.notDeepEqual(p1.values, p0.values, "the two sample runs differ");
+      const [e0, e1] = [await exportNpy(0), await exportNpy(1)];
+      assert.ok(!e0.equals(e1));
+      const v0 = await value(runs[0]);
+      const v1 = await value(runs[1]);
+      assert.notEqual(v1.value, v0.value);
+      const chunkKey = `t2m/c/1/${runChunks("t2m", 1)[0]}`;
+      const servedBefore = await dataKey(chunkKey);
+      const v2Before = await dataKey(v2Key(chunkKey));
+      const recoded = v2Key(`u10/c/1/${runChunks("u10", 1)[0]}`);
+      const recodedBefore = await dataKey(recoded);
+
+      copyRun(0, 1); // run 1 now holds run 0's bytes; no metadata changed
+
+      const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+      await rewritten("/point serves the old run 1 from its cache", async () =>
+        same((await point(1)).values, p0.values),
+      );
+      await rewritten("the export serves the old run 1", async () => (await exportNpy(1)).equals(e0));
+      await rewritten(
+        "/api/forecast/value serves the old run 1",
+        async () => (await value(runs[1])).value === v0.value,
+      );
+      const stored = readFileSync(join(storeDir, G, chunkKey));
+      assert.ok(!stored.equals(servedBefore));
+      await rewritten("/data serves other bytes than stored", async () => (await dataKey(chunkKey)).equals(stored));
+      await rewritten(
+        "the v2 view serves the old chunk",
+        async () => !(await dataKey(v2Key(chunkKey))).equals(v2Before),
+      );
+      const run0 = await dataKey(recoded.replace("u10/1.", "u10/0."));
+      assert.ok(!run0.equals(recodedBefore));
+      await rewritten("a re-encoded /data chunk is served from before the rewrite", async () =>
+        (await dataKey(recoded)).equals(run0),
+      );
+    });
+
+    test("an appended run shows up on /point, export, /data and /api/forecast/value, which agree", async () => {
+      const before = await runsOfData();
+      const p0 = await point(0);
+      const e0 = await exportNpy(0);
+      const newRun = await appendRun(0);
+      assert.ok(!before.includes(newRun));
+
+      const runs = await eventually("the new run on /data/datasets", async () => {
+        const r = await runsOfData();
+        return r.length === before.length + 1 ? r : undefined;
+      });
+      assert.deepEqual(runs, [...before, newRun]);
+      // Every route now has it, at once (one revalidated metadata serves them all).
+      const latest = await get(`${srv.url}/point?lat=-31&lon=101&var=t2m&group=${G}`, H());
+      assert.equal(latest.status, 200);
+      assert.equal(latest.json().run, newRun);
+      assert.deepEqual((await point(before.length)).values, p0.values);
+      assert.deepEqual((await point(newRun)).values, p0.values);
+      assert.ok((await exportNpy(before.length)).equals(e0));
+      assert.equal((await value(newRun)).run, newRun);
+      const zm = JSON.parse((await dataKey(".zmetadata")).toString());
+      assert.deepEqual(zm.metadata["t2m/.zarray"].shape.slice(0, 1), [before.length + 1]);
+      const v3 = JSON.parse((await dataKey("zarr.json")).toString());
+      assert.equal(v3.consolidated_metadata.metadata.t2m.shape[0], before.length + 1);
+      const newChunk = `t2m/c/${before.length}/${runChunks("t2m", before.length)[0]}`;
+      assert.ok((await dataKey(newChunk)).equals(readFileSync(join(storeDir, G, newChunk))));
+    });
   });
-});
+}

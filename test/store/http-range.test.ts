@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { FileSystemStore } from "@zarrita/storage";
 import sirv from "sirv";

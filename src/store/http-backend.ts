@@ -11,6 +11,7 @@ import { confineKey } from "./keys.ts";
 /** How long a remote object's validators are trusted before they are asked for again. */
 export const REMOTE_STAMP_TTL_MS = 2000;
 const REMOTE_STAMPS_MAX = 100_000;
+const RETRY_DELAY_MS = 100;
 
 export class HttpBackend implements Backend {
   readonly base: URL;
@@ -29,11 +30,35 @@ export class HttpBackend implements Backend {
     return new URL(rel.split("/").map(encodeURIComponent).join("/"), this.base);
   }
 
+  /**
+   * One request, retried once after a connection error or a 5xx: object stores shed load that way,
+   * and a client of /data turns a failed chunk into fill values. Timeouts are not retried (the
+   * caller has waited long enough) and neither are 4xx answers.
+   */
   async #request(
     key: string,
     headers: Record<string, string>,
     signal?: AbortSignal,
     method: "GET" | "HEAD" = "GET",
+  ): Promise<Response | undefined> {
+    let res: Response | undefined;
+    try {
+      res = await this.#once(key, headers, signal, method);
+    } catch (e) {
+      const cause = e instanceof Error ? (e.cause as Error | undefined) : undefined;
+      if (signal?.aborted || cause?.name === "TimeoutError" || cause?.name === "AbortError") throw e;
+    }
+    if (res && res.status < 500) return res;
+    await res?.body?.cancel();
+    await new Promise((r) => setTimeout(r, RETRY_DELAY_MS));
+    return this.#once(key, headers, signal, method);
+  }
+
+  async #once(
+    key: string,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+    method: "GET" | "HEAD",
   ): Promise<Response | undefined> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     let res: Response;

@@ -4,11 +4,19 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 
-export type Lie = "none" | "wrong-range" | "short-body" | "ignore-range-truncated";
+export type Lie = "none" | "wrong-range" | "short-body" | "ignore-range-truncated" | "flaky";
 
 /** A static server that honours Range, or misbehaves on it in the way `mode()` says. */
 export function rangeServer(dir: string, mode: () => Lie): Server {
+  const failed = new Set<string>();
   return createServer((req, res) => {
+    if (mode() === "flaky" && !failed.has(`${req.method} ${req.url} ${req.headers.range}`)) {
+      // Every distinct request fails once with 503, as an object store shedding load does.
+      failed.add(`${req.method} ${req.url} ${req.headers.range}`);
+      res.statusCode = 503;
+      res.end("slow down");
+      return;
+    }
     const rel = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).replace(/^\/+/, "");
     let body: Buffer;
     try {

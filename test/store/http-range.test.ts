@@ -142,6 +142,22 @@ describe("sharded v3 over HTTP", () => {
 });
 
 describe("servers that lie about ranges", () => {
+  test("a store that sheds load (each request fails once with 503) is read right, not refused", async () => {
+    servers.liar.running.ctx.store.cache.invalidate();
+    lie = "flaky";
+    try {
+      const r = await fetchFrom("liar", "/point?lat=60&lon=10&var=t2m&group=forecast/global&run=0");
+      assert.equal(r.status, 200, r.body.toString());
+      const expected = await fromDisk(0, r.json().grid_lat, r.json().grid_lon);
+      assert.deepEqual(
+        r.json().values.map((v: number | null) => (v === null ? Number.NaN : Math.fround(v))),
+        expected.map((v) => Math.fround(v)),
+      );
+    } finally {
+      lie = "none";
+    }
+  });
+
   test("sirv answers a suffix range (bytes=-n) with n+1 bytes from offset 0: refused, not decoded", async () => {
     const url = servers.sirv.running.ctx.settings.store;
     const r0 = await fetch(`${url}forecast/global/t2m/zarr.json`, { headers: { Range: "bytes=-10" } });

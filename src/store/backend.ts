@@ -6,6 +6,7 @@ import { join, resolve, sep } from "node:path";
 import { GridcastError, StoreUnavailableError } from "../errors.ts";
 import { fault, HttpBackend, rangeHeader, sliceWhole } from "./http-backend.ts";
 import { confineKey } from "./keys.ts";
+import { StampMemo } from "./stamp-memo.ts";
 
 export { HttpBackend } from "./http-backend.ts";
 
@@ -29,12 +30,16 @@ export interface Backend {
   remoteStamp?(key: string): Promise<string | undefined>;
 }
 
+/** How long a file's stat is shared by the reads that ask for it (see StampMemo). */
+export const LOCAL_STAMP_TTL_MS = 100;
+
 const MISSING = new Set(["ENOENT", "ENOTDIR", "EISDIR"]);
 
 export class DirectoryBackend implements Backend {
   readonly root: string;
   readonly description: string;
   #realRoot: Promise<string> | undefined;
+  readonly #stamps = new StampMemo(LOCAL_STAMP_TTL_MS);
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -113,7 +118,12 @@ export class DirectoryBackend implements Backend {
     }
   }
 
-  async stamp(key: string): Promise<string | undefined> {
+  /** Versions from stat, shared for LOCAL_STAMP_TTL_MS: a rewritten file is seen within that. */
+  stamp(key: string): Promise<string | undefined> {
+    return this.#stamps.get(key, () => this.#stat(key));
+  }
+
+  async #stat(key: string): Promise<string | undefined> {
     // stat, not realpath + lstat: only the version is returned, never bytes, and this runs per chunk.
     try {
       const st = await stat(join(this.root, confineKey(key)), { bigint: true });

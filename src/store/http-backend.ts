@@ -7,17 +7,17 @@
 import { StoreUnavailableError } from "../errors.ts";
 import type { Backend, RangeQuery } from "./backend.ts";
 import { confineKey } from "./keys.ts";
+import { StampMemo } from "./stamp-memo.ts";
 
 /** How long a remote object's validators are trusted before they are asked for again. */
 export const REMOTE_STAMP_TTL_MS = 2000;
-const REMOTE_STAMPS_MAX = 100_000;
 const RETRY_DELAY_MS = 100;
 
 export class HttpBackend implements Backend {
   readonly base: URL;
   readonly description: string;
   readonly timeoutMs: number;
-  readonly #stamps = new Map<string, { at: number; stamp: Promise<string | undefined> }>();
+  readonly #stamps = new StampMemo(REMOTE_STAMP_TTL_MS);
 
   constructor(url: string, timeoutMs = 15_000) {
     this.base = new URL(url.endsWith("/") ? url : `${url}/`);
@@ -148,14 +148,7 @@ export class HttpBackend implements Backend {
    * on object storage stops being served from a decoded cache within that interval.
    */
   remoteStamp(key: string): Promise<string | undefined> {
-    const now = performance.now();
-    const known = this.#stamps.get(key);
-    if (known && now - known.at < REMOTE_STAMP_TTL_MS) return known.stamp;
-    if (this.#stamps.size >= REMOTE_STAMPS_MAX) this.#stamps.clear();
-    const stamp = this.#head(key);
-    stamp.catch(() => this.#stamps.delete(key));
-    this.#stamps.set(key, { at: now, stamp });
-    return stamp;
+    return this.#stamps.get(key, () => this.#head(key));
   }
 
   async #head(key: string): Promise<string | undefined> {

@@ -39,6 +39,7 @@ export class Store {
   /** Metadata revision each node was read under: part of its arrays' chunk cache keys. */
   #revision = new WeakMap<NodeMeta, string>();
   #arrays = new Map<string, StoredArray>();
+  #nodesOf = new WeakMap<ForecastGroup, Map<string, NodeMeta>>();
   #groupIds: Promise<string[]> | undefined;
   #groupIdsAt = 0;
 
@@ -183,13 +184,23 @@ export class Store {
       if (meta.kind === "array" && path.lastIndexOf("/") === id.length)
         arrays.set(path.slice(id.length + 1), this.array(meta));
     }
-    const group = (async () =>
-      buildForecastGroup({ id, format: self.format, attrs: self.attrs, arrays }, this.registry))();
+    const group = (async () => {
+      const g = await buildForecastGroup({ id, format: self.format, attrs: self.attrs, arrays }, this.registry);
+      this.#nodesOf.set(g, nodes);
+      return g;
+    })();
     group.catch(() => {
       if (this.#groups.get(id)?.group === group) this.#groups.delete(id);
     });
     this.#groups.set(id, { nodes, group });
     return group;
+  }
+
+  /** The metadata a group was built from (what /data publishes beside it, never a newer read). */
+  nodesOf(group: ForecastGroup): Map<string, NodeMeta> {
+    const nodes = this.#nodesOf.get(group);
+    if (!nodes) throw new Error(`group ${group.id} was not built by this store`);
+    return nodes;
   }
 
   async forecastGroups(): Promise<ForecastGroup[]> {

@@ -52,7 +52,8 @@ export class Publisher {
     const group = await this.store.forecastGroup(slashId(id));
     let built = this.#built.get(group);
     if (!built) {
-      built = this.store.groupNodes(group.id).then((nodes) => {
+      // The nodes the group was built from: a revalidation in between must not mix two cycles.
+      built = Promise.resolve(this.store.nodesOf(group)).then((nodes) => {
         const dataset = buildDataset(id, group, nodes);
         return { dataset, documents: metadataDocuments(dataset) };
       });

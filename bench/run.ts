@@ -12,6 +12,7 @@ const benches: [string, () => Promise<BenchRow[]>][] = [
   ["data", async () => (await import("./data-chunks.ts")).run()],
   ["export", async () => (await import("./export.ts")).run()],
   ["embeddings", async () => (await import("./embeddings.ts")).run()],
+  ["chunk-version", async () => (await import("./chunk-version.ts")).run()],
 ];
 
 const rows: BenchRow[] = [];

@@ -23,6 +23,8 @@ export interface Settings {
   chunk_cache_mb: number;
   /** Milliseconds an http(s) store may take to answer one read before it counts as unavailable. */
   store_timeout_ms: number;
+  /** Milliseconds a /data request may wait for its key's next rate-limit token before a 429. */
+  data_rate_wait_ms: number;
   /** Requests doing store reads that may run at once; beyond it 503 + Retry-After. */
   max_heavy_requests: number;
   /** Milliseconds a client may take to send its request headers. */
@@ -52,6 +54,7 @@ export const DEFAULTS: Settings = {
   embeddings_api_max_mb: 32,
   chunk_cache_mb: 256,
   store_timeout_ms: 15_000,
+  data_rate_wait_ms: 60_000,
   max_heavy_requests: 32,
   header_timeout_ms: 10_000,
   request_timeout_ms: 60_000,

@@ -6,6 +6,8 @@ export type Extensions = Record<string, unknown>;
 export class GridcastError extends Error {
   /** Extra fields carried into the problem+json body (param, available, limit_mb, ...). */
   readonly extensions: Extensions;
+  /** Server-side context for the log line (store, key, upstream detail); never sent to clients. */
+  logFields: Record<string, unknown> = {};
   constructor(message: string, extensions: Extensions = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;

@@ -19,6 +19,7 @@ interface BuildFlags {
   keepBuilds?: string;
   reuse: boolean;
   tiles: string;
+  allowDroppedLayers?: boolean;
   json?: boolean;
 }
 
@@ -90,6 +91,7 @@ export function registerBuild(program: Command): void {
     .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
     .option("--tiles <format>", "zxy (one PNG file per tile) | pmtiles (one archive per layer-run-lead)", "zxy")
     .option("--no-reuse", "render every tile, even those the published build already has")
+    .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option("--json", "print the report as JSON")
     .action(async (opts: BuildFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store, out: opts.out, keep_builds: opts.keepBuilds });
@@ -113,6 +115,7 @@ export function registerBuild(program: Command): void {
         cacheMb: settings.chunk_cache_mb,
         reuse: opts.reuse,
         tiles: opts.tiles as TileFormat,
+        allowDroppedLayers: opts.allowDroppedLayers === true,
       });
       if (opts.json) return printJson(report);
       process.stdout.write(summary(report, settings.out));

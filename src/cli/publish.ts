@@ -8,6 +8,7 @@ interface PublishFlags {
   store?: string;
   buildId: string;
   keepBuilds?: string;
+  allowDroppedLayers?: boolean;
   json?: boolean;
 }
 
@@ -19,6 +20,7 @@ export function registerPublish(program: Command): void {
     .option("-o, --out <dir>", "build output directory")
     .option("-s, --store <root>", "store for the embedding indexes (default: the one the shards rendered from)")
     .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
+    .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option("--json", "print the report as JSON")
     .action(async (opts: PublishFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { out: opts.out, keep_builds: opts.keepBuilds });
@@ -30,6 +32,7 @@ export function registerPublish(program: Command): void {
         store: opts.store,
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,
+        allowDroppedLayers: opts.allowDroppedLayers === true,
       });
       if (opts.json) return printJson(r);
       const lines = [

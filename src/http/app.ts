@@ -7,11 +7,12 @@ import { join, resolve } from "node:path";
 import polka from "polka";
 import sirv from "sirv";
 import { BusyError, GridcastError, InsufficientCreditsError, RateLimitedError } from "../errors.ts";
-import { gate } from "./auth.ts";
+import { gate, type TakeToken } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
 import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
 import { publicPath } from "./public-path.ts";
+import { TokenWaiter } from "./rate-wait.ts";
 import { type Handler, polkaPattern, type Reply, type RequestContext, type RouteDef } from "./route.ts";
 import { watchResponse } from "./watchdog.ts";
 
@@ -63,6 +64,8 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
   }));
 
+  const waiter = new TokenWaiter(ctx.ledger, ctx.settings.data_rate_wait_ms);
+
   const onError = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
     const problem = problemFor(err, pathOf(req));
     const headers: Record<string, string> = {};
@@ -71,8 +74,11 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     }
     if (err instanceof BusyError) headers["Retry-After"] = "1";
     if (problem.status === 401) headers["WWW-Authenticate"] = 'ApiKey header="X-API-Key"';
-    if (problem.status >= 500 && !(err instanceof GridcastError && problem.status === 503)) {
-      ctx.log({ level: "error", request_id: res.getHeader("X-Request-Id"), error: describe(err) });
+    // Store faults carry the store and key in logFields: the log names them, the body never does.
+    const located = err instanceof GridcastError && Object.keys(err.logFields).length > 0;
+    if (problem.status >= 500 && (located || !(err instanceof GridcastError && problem.status === 503))) {
+      const fields = err instanceof GridcastError ? err.logFields : {};
+      ctx.log({ level: "error", request_id: res.getHeader("X-Request-Id"), ...fields, error: describe(err) });
     }
     sendProblem(res, problem, headers);
   };
@@ -192,7 +198,13 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     let key: KeyInfo | undefined;
     let rateHeaders: Record<string, string> = {};
     if (def.auth !== "public") {
-      const g = await gate(req, rawQuery, def.auth, ctx.ledger);
+      let take: TakeToken | undefined;
+      if (def.rateLimit === "wait") {
+        const gone = new AbortController();
+        res.once("close", () => gone.abort());
+        take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal);
+      }
+      const g = await gate(req, rawQuery, def.auth, ctx.ledger, take);
       key = g.key;
       rateHeaders = g.rateHeaders;
       meta.key = key.id;

@@ -3,7 +3,7 @@
 // key without a rate limit skips the bucket altogether: no database work per request.
 import type { IncomingMessage } from "node:http";
 import { RateLimitedError, UnauthorizedError } from "../errors.ts";
-import type { Ledger } from "../ledger/types.ts";
+import type { Ledger, RateDecision } from "../ledger/types.ts";
 import type { KeyInfo } from "./context.ts";
 import type { Auth } from "./route.ts";
 
@@ -14,11 +14,15 @@ export interface GateResult {
   rateHeaders: Record<string, string>;
 }
 
+/** How a route takes a token from its key's bucket (default: at once, refused when empty). */
+export type TakeToken = (keyId: string, rate: number, burst: number) => Promise<RateDecision>;
+
 export async function gate(
   req: IncomingMessage,
   query: Map<string, string[]>,
   auth: Exclude<Auth, "public">,
   ledger: Ledger,
+  take: TakeToken = (id, rate, burst) => ledger.checkRate(id, rate, burst),
 ): Promise<GateResult> {
   const raw = req.headers["x-api-key"];
   if (raw === undefined || raw === "") {
@@ -33,7 +37,7 @@ export async function gate(
   const record = await ledger.authenticate(raw, auth);
   const key = { id: record.id, name: record.name, scopes: record.scopes };
   if (record.rate <= 0) return { key, rateHeaders: {} };
-  const rate = await ledger.checkRate(record.id, record.rate, record.burst);
+  const rate = await take(record.id, record.rate, record.burst);
   const rateHeaders: Record<string, string> = {};
   const window = Math.max(1, Math.ceil(rate.limit / record.rate));
   rateHeaders["RateLimit-Policy"] = `${rate.limit};w=${window}`;

@@ -43,6 +43,11 @@ export interface RouteDef<Q = any, P = any> {
   auth: Auth;
   /** Reads the store: counts against the concurrency cap. */
   heavy?: boolean;
+  /**
+   * What an empty rate-limit bucket does to a request: "refuse" (429, the default) or "wait" for
+   * a token up to data_rate_wait_ms (/data, whose clients turn refusals into silent fill values).
+   */
+  rateLimit?: "refuse" | "wait";
   /** Credits to charge once the reply is ready; undefined means the route is not metered. */
   cost?: (ctx: RequestContext<Q, P>, reply: Reply) => number;
   /** Item name recorded in the usage log for metered routes. */

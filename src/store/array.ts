@@ -6,6 +6,8 @@ import { CorruptDataError, GridcastError, StoreUnavailableError } from "../error
 import type { Backend, RangeQuery } from "./backend.ts";
 import { type Packing, packingFrom, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
+import { storageKeyOf } from "./chunk-key.ts";
+import { sliceWhole } from "./http-backend.ts";
 import type { NodeMeta } from "./metadata.ts";
 
 export type Chunk = { data: ArrayLike<number | bigint> & { byteLength: number }; shape: number[]; stride: number[] };
@@ -37,9 +39,7 @@ export function zarritaStore(backend: Backend, known: Map<string, Uint8Array>) {
     async getRange(key: string, range: RangeQuery) {
       if (backend.getRange) return backend.getRange(rel(key), range);
       const all = await backend.get(rel(key));
-      if (!all) return undefined;
-      if ("suffixLength" in range) return all.subarray(Math.max(0, all.length - range.suffixLength));
-      return all.subarray(range.offset, range.offset + range.length);
+      return all && sliceWhole(backend, rel(key), all, range);
     },
   };
 }
@@ -61,10 +61,16 @@ export class StoredArray {
   readonly packing: Packing;
   readonly #backend: Backend;
   readonly #cache: ChunkCache<Chunk & { byteLength: number }>;
+  /** Revision of the group metadata this array was opened from (part of every cache key). */
+  readonly revision: string;
+  /** Stored object (chunk or shard) holding the chunk at some coordinates. */
+  readonly storageKey: (coords: number[]) => string;
   #opened: Promise<zarr.Array<zarr.DataType, zarr.Readable>> | undefined;
 
-  constructor(meta: NodeMeta, backend: Backend, cache: ChunkCache<Chunk & { byteLength: number }>) {
+  constructor(meta: NodeMeta, backend: Backend, cache: ChunkCache<Chunk & { byteLength: number }>, revision = "") {
     if (!meta.array) throw new Error(`not an array: ${meta.path}`);
+    this.revision = revision;
+    this.storageKey = storageKeyOf(meta);
     this.meta = meta;
     this.shape = meta.array.shape;
     this.chunks = meta.array.chunks;
@@ -109,14 +115,33 @@ export class StoredArray {
     return cartesian(perDim);
   }
 
+  /**
+   * Version of the stored object behind a chunk (a stat on disk; validators over HTTP, asked at most
+   * every couple of seconds). A chunk rewritten in place gets a new version, so cached decodes of
+   * the old bytes are not used again.
+   */
+  async chunkVersion(coords: number[]): Promise<string> {
+    const key = this.storageKey(coords);
+    try {
+      const b = this.#backend;
+      return (await (b.stamp ? b.stamp(key) : b.remoteStamp?.(key))) ?? "";
+    } catch (cause) {
+      throw located(wrap(cause), this.#backend, key, coords);
+    }
+  }
+
   async chunk(coords: number[]): Promise<Chunk> {
-    return this.#cache.get(`${this.meta.path}|${coords.join(",")}`, async () => {
-      const arr = await this.#open();
+    const version = await this.chunkVersion(coords);
+    const cacheKey = `${this.meta.path}|${this.revision}|${coords.join(",")}|${version}`;
+    return this.#cache.get(cacheKey, async () => {
+      const key = this.storageKey(coords);
       try {
+        const arr = await this.#open();
         const c = (await arr.getChunk(coords)) as unknown as Chunk;
+        checkChunk(c, this.chunks);
         return Object.assign(c, { byteLength: c.data.byteLength });
       } catch (cause) {
-        throw wrap(cause);
+        throw located(wrap(cause), this.#backend, key, coords);
       }
     });
   }
@@ -150,6 +175,25 @@ export class StoredArray {
     }
     return out;
   }
+}
+
+/** A decoded chunk must hold exactly one chunk of values: anything else is damaged data. */
+function checkChunk(c: Chunk, chunkShape: number[]): void {
+  const n = chunkShape.reduce((a, b) => a * b, 1);
+  const shapeOk = c.shape.length === chunkShape.length && c.shape.every((v, i) => v === chunkShape[i]);
+  if (!shapeOk || c.data.length !== n) {
+    const err = new CorruptDataError("stored data could not be decoded");
+    err.logFields = { detail: `decoded ${c.data.length} values of shape [${c.shape}], chunk shape [${chunkShape}]` };
+    throw err;
+  }
+}
+
+/** Name the store, stored key and chunk in the error's log line (never in the client's body). */
+function located(err: Error, backend: Backend, key: string, coords: number[]): Error {
+  if (err instanceof GridcastError) {
+    err.logFields = { store: backend.description, key, chunk: coords.join(","), ...err.logFields };
+  }
+  return err;
 }
 
 function wrap(cause: unknown): Error {

@@ -1,10 +1,14 @@
 // Byte-level store backends: a directory or an http(s) URL. Both satisfy zarrita's two-method
 // readable interface (get, getRange) and return undefined for a missing key. I/O failures other
 // than "missing" become StoreUnavailableError so callers can answer 503 without leaking paths.
-import { lstat, open, readdir, readFile, realpath } from "node:fs/promises";
+import { lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
-import { StoreUnavailableError } from "../errors.ts";
+import { GridcastError, StoreUnavailableError } from "../errors.ts";
+import { fault, HttpBackend, rangeHeader, sliceWhole } from "./http-backend.ts";
 import { confineKey } from "./keys.ts";
+import { StampMemo } from "./stamp-memo.ts";
+
+export { HttpBackend } from "./http-backend.ts";
 
 export type RangeQuery = { offset: number; length: number } | { suffixLength: number };
 
@@ -17,7 +21,17 @@ export interface Backend {
   listDirs?(prefix: string): Promise<string[] | undefined>;
   /** Size of an object without reading it, when the backend can tell. */
   size?(key: string): Promise<number | undefined>;
+  /**
+   * A cheap version of an object without reading it (changes when the object is rewritten);
+   * undefined when absent. Only backends that can tell without a round trip implement it.
+   */
+  stamp?(key: string): Promise<string | undefined>;
+  /** A version that costs a round trip (HEAD), cached by the backend for a short interval. */
+  remoteStamp?(key: string): Promise<string | undefined>;
 }
+
+/** How long a file's stat is shared by the reads that ask for it (see StampMemo). */
+export const LOCAL_STAMP_TTL_MS = 100;
 
 const MISSING = new Set(["ENOENT", "ENOTDIR", "EISDIR"]);
 
@@ -25,10 +39,11 @@ export class DirectoryBackend implements Backend {
   readonly root: string;
   readonly description: string;
   #realRoot: Promise<string> | undefined;
+  readonly #stamps = new StampMemo(LOCAL_STAMP_TTL_MS);
 
   constructor(root: string) {
     this.root = resolve(root);
-    this.description = "directory store";
+    this.description = `directory store ${this.root}`;
   }
 
   /** Resolve a key inside the root; symlinks that leave the root are treated as missing. */
@@ -55,7 +70,7 @@ export class DirectoryBackend implements Backend {
       return new Uint8Array(await readFile(p));
     } catch (e) {
       if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
-      throw unavailable(e);
+      throw fault(this, key, "the store cannot be read right now", { cause: e });
     }
   }
 
@@ -66,14 +81,26 @@ export class DirectoryBackend implements Backend {
     try {
       fh = await open(p, "r");
       const { size } = await fh.stat();
-      const offset = "suffixLength" in range ? Math.max(0, size - range.suffixLength) : range.offset;
-      const length = "suffixLength" in range ? size - offset : Math.max(0, Math.min(range.length, size - offset));
+      const offset = "suffixLength" in range ? size - range.suffixLength : range.offset;
+      const length = "suffixLength" in range ? range.suffixLength : range.length;
+      // A range past the end means the object is shorter than its index says: refuse, never pad.
+      if (offset < 0 || offset + length > size) {
+        throw fault(this, key, "the stored object is shorter than the range asked for", {
+          detail: `asked ${rangeHeader(range)} of a ${size}-byte object`,
+        });
+      }
       const buf = Buffer.alloc(length);
-      await fh.read(buf, 0, length, offset);
+      const { bytesRead } = await fh.read(buf, 0, length, offset);
+      if (bytesRead !== length) {
+        throw fault(this, key, "the stored object changed while it was read", {
+          detail: `read ${bytesRead}/${length}`,
+        });
+      }
       return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     } catch (e) {
+      if (e instanceof GridcastError) throw e;
       if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
-      throw unavailable(e);
+      throw fault(this, key, "the store cannot be read right now", { cause: e });
     } finally {
       await fh?.close();
     }
@@ -88,6 +115,22 @@ export class DirectoryBackend implements Backend {
     } catch (e) {
       if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
       throw unavailable(e);
+    }
+  }
+
+  /** Versions from stat, shared for LOCAL_STAMP_TTL_MS: a rewritten file is seen within that. */
+  stamp(key: string): Promise<string | undefined> {
+    return this.#stamps.get(key, () => this.#stat(key));
+  }
+
+  async #stat(key: string): Promise<string | undefined> {
+    // stat, not realpath + lstat: only the version is returned, never bytes, and this runs per chunk.
+    try {
+      const st = await stat(join(this.root, confineKey(key)), { bigint: true });
+      return `${st.mtimeNs}:${st.ctimeNs}:${st.size}:${st.ino}`;
+    } catch (e) {
+      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
+      throw fault(this, key, "the store cannot be read right now", { cause: e });
     }
   }
 
@@ -107,56 +150,6 @@ export class DirectoryBackend implements Backend {
   }
 }
 
-/** Object storage (or any static file server) reached over HTTP(S). */
-export class HttpBackend implements Backend {
-  readonly base: URL;
-  readonly description: string;
-  readonly timeoutMs: number;
-
-  constructor(url: string, timeoutMs = 15_000) {
-    this.base = new URL(url.endsWith("/") ? url : `${url}/`);
-    this.description = `http store ${this.base.origin}`;
-    this.timeoutMs = timeoutMs;
-  }
-
-  async #fetch(key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Uint8Array | undefined> {
-    const rel = confineKey(key);
-    const url = new URL(rel.split("/").map(encodeURIComponent).join("/"), this.base);
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    let res: Response;
-    try {
-      res = await fetch(url, { headers, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-    } catch (e) {
-      throw unavailable(e);
-    }
-    if (res.status === 404) {
-      await res.body?.cancel();
-      return undefined;
-    }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new StoreUnavailableError("the store answered with an error", { upstream_status: res.status });
-    }
-    try {
-      return new Uint8Array(await res.arrayBuffer());
-    } catch (e) {
-      throw unavailable(e);
-    }
-  }
-
-  get(key: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
-    return this.#fetch(key, {}, opts?.signal);
-  }
-
-  getRange(key: string, range: RangeQuery, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
-    const header =
-      "suffixLength" in range
-        ? `bytes=-${range.suffixLength}`
-        : `bytes=${range.offset}-${range.offset + range.length - 1}`;
-    return this.#fetch(key, { Range: header }, opts?.signal);
-  }
-}
-
 function unavailable(cause: unknown): StoreUnavailableError {
   return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
 }
@@ -168,8 +161,13 @@ export class CountingBackend implements Backend {
   lists = 0;
   bytes = 0;
 
+  readonly stamp?: (key: string) => Promise<string | undefined>;
+  readonly remoteStamp?: (key: string) => Promise<string | undefined>;
+
   constructor(inner: Backend) {
     this.inner = inner;
+    if (inner.stamp) this.stamp = (key) => inner.stamp!(key);
+    if (inner.remoteStamp) this.remoteStamp = (key) => inner.remoteStamp!(key);
   }
 
   get description(): string {
@@ -190,7 +188,7 @@ export class CountingBackend implements Backend {
   async getRange(key: string, range: RangeQuery, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
     const got = this.inner.getRange
       ? await this.inner.getRange(key, range, opts)
-      : sliceRange(await this.inner.get(key, opts), range);
+      : sliceRange(this.inner, key, await this.inner.get(key, opts), range);
     return this.#count(key, got);
   }
 
@@ -215,10 +213,30 @@ export class CountingBackend implements Backend {
   }
 }
 
-function sliceRange(bytes: Uint8Array | undefined, range: RangeQuery): Uint8Array | undefined {
-  if (!bytes) return undefined;
-  if ("suffixLength" in range) return bytes.subarray(Math.max(0, bytes.length - range.suffixLength));
-  return bytes.subarray(range.offset, range.offset + range.length);
+function sliceRange(backend: Backend, key: string, bytes: Uint8Array | undefined, range: RangeQuery) {
+  return bytes && sliceWhole(backend, key, bytes, range);
+}
+
+/** A backend that reports every key it is asked for (to know which documents a value came from). */
+export type Recording = Backend & { touch: (key: string) => void };
+
+export function recording(inner: Backend, touch: (key: string) => void): Recording {
+  const rel = (k: string) => (k.startsWith("/") ? k.slice(1) : k);
+  return {
+    description: inner.description,
+    touch,
+    get: (key, opts) => {
+      touch(rel(key));
+      return inner.get(key, opts);
+    },
+    listDirs: inner.listDirs
+      ? (prefix) => {
+          // A directory's version changes when entries are added or removed.
+          touch(rel(prefix));
+          return inner.listDirs!(prefix);
+        }
+      : undefined,
+  };
 }
 
 export function openBackend(root: string, timeoutMs?: number): CountingBackend {

@@ -1,23 +1,30 @@
 // The store facade: the only entry point the rest of gridcast uses to reach Zarr data. It opens a
 // directory or http(s) root, discovers forecast groups and embedding items, hands out StoredArrays
 // that share one decoded-chunk cache, and counts every read.
+
+import { createHash } from "node:crypto";
 import { GridcastError, NotFoundError, StoreUnavailableError } from "../errors.ts";
 import { registry as defaultRegistry, type Registry } from "../registry/registry.ts";
 import { type Chunk, StoredArray } from "./array.ts";
-import { type CountingBackend, openBackend } from "./backend.ts";
+import { type Backend, type CountingBackend, openBackend, type Recording, recording } from "./backend.ts";
 import { ChunkCache } from "./chunk-cache.ts";
 import { buildForecastGroup, type ForecastGroup } from "./forecast-group.ts";
 import { confineKey } from "./keys.ts";
 import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metadata.ts";
+import { Revalidated, type Stamped } from "./revalidate.ts";
 
 export interface StoreOptions {
   cacheMb?: number;
   /** Per-read timeout of http(s) stores. */
   timeoutMs?: number;
   registry?: Registry;
+  /** Milliseconds metadata is trusted before it is revalidated (default METADATA_CHECK_MS). */
+  checkMs?: number;
 }
 
 const GROUP_LIST_TTL_MS = 2000;
+/** How long group metadata is trusted before its documents are checked for a new cycle. */
+export const METADATA_CHECK_MS = 2000;
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export class Store {
@@ -25,10 +32,14 @@ export class Store {
   readonly backend: CountingBackend;
   readonly cache: ChunkCache<Chunk & { byteLength: number }>;
   readonly registry: Registry;
-  #consolidated: Promise<Map<string, NodeMeta>> | undefined;
-  #groups = new Map<string, Promise<ForecastGroup>>();
-  #groupMeta = new Map<string, Promise<Map<string, NodeMeta>>>();
+  readonly checkMs: number;
+  #root: Revalidated<Map<string, NodeMeta>>;
+  #groups = new Map<string, { nodes: Map<string, NodeMeta>; group: Promise<ForecastGroup> }>();
+  #groupMeta = new Map<string, Revalidated<Map<string, NodeMeta>>>();
+  /** Metadata revision each node was read under: part of its arrays' chunk cache keys. */
+  #revision = new WeakMap<NodeMeta, string>();
   #arrays = new Map<string, StoredArray>();
+  #nodesOf = new WeakMap<ForecastGroup, Map<string, NodeMeta>>();
   #groupIds: Promise<string[]> | undefined;
   #groupIdsAt = 0;
 
@@ -37,17 +48,37 @@ export class Store {
     this.backend = openBackend(root, opts.timeoutMs);
     this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024);
     this.registry = opts.registry ?? defaultRegistry;
+    this.checkMs = opts.checkMs ?? METADATA_CHECK_MS;
+    this.#root = this.#revalidated(async (rb) => (await readConsolidated(rb, "")) ?? new Map<string, NodeMeta>());
+  }
+
+  #revalidated(load: (rb: Backend) => Promise<Map<string, NodeMeta>>): Revalidated<Map<string, NodeMeta>> {
+    return new Revalidated(
+      (touch) => load(recording(this.backend, touch)),
+      (keys) => this.#stamp(keys),
+      this.checkMs,
+    );
+  }
+
+  /** Versions of metadata documents: a stat each on disk, a hash of each document over HTTP. */
+  async #stamp(keys: string[]): Promise<string> {
+    const b = this.backend;
+    const parts = await Promise.all(
+      keys.map(async (k) => {
+        if (b.stamp) return (await b.stamp(k)) ?? "-";
+        const bytes = await b.get(k);
+        return bytes ? createHash("sha1").update(bytes).digest("base64url") : "-";
+      }),
+    );
+    return createHash("sha1").update(parts.join("\n")).digest("base64url");
   }
 
   /** Consolidated metadata at the store root, if any (empty map when there is none). */
-  #rootConsolidated(): Promise<Map<string, NodeMeta>> {
-    this.#consolidated ??= readConsolidated(this.backend, "")
-      .then((m) => m ?? new Map<string, NodeMeta>())
-      .catch((e) => {
-        this.#consolidated = undefined;
-        throw e;
-      });
-    return this.#consolidated;
+  async #rootConsolidated(touch?: (key: string) => void): Promise<Map<string, NodeMeta>> {
+    // Whatever is built from the root document depends on it: its readers revalidate with it.
+    touch?.("zarr.json");
+    touch?.(".zmetadata");
+    return (await this.#root.get()).value;
   }
 
   /** Metadata of one node (group or array), or undefined. */
@@ -58,10 +89,14 @@ export class Store {
   }
 
   /** Names of the child nodes of a group. */
-  async children(path: string): Promise<string[]> {
+  children(path: string): Promise<string[]> {
+    return this.#children(path, this.backend);
+  }
+
+  async #children(path: string, backend: Backend, touch?: (key: string) => void): Promise<string[]> {
     const rel = confineKey(path);
-    const names = new Set(childrenFrom(await this.#rootConsolidated(), rel));
-    const listed = await this.backend.listDirs(rel);
+    const names = new Set(childrenFrom(await this.#rootConsolidated(touch), rel));
+    const listed = await backend.listDirs?.(rel);
     if (listed === undefined && names.size === 0) {
       throw new StoreUnavailableError("this store cannot be listed and has no consolidated metadata at its root");
     }
@@ -69,33 +104,44 @@ export class Store {
     return [...names].sort();
   }
 
-  /** All metadata of a group and its direct children (consolidated when the group has it). */
-  groupNodes(path: string): Promise<Map<string, NodeMeta>> {
-    let p = this.#groupMeta.get(path);
-    if (!p) {
-      p = (async () => {
-        const own = await readConsolidated(this.backend, path);
+  /**
+   * All metadata of a group and its direct children (consolidated when the group has it). Trusted
+   * for checkMs, then revalidated against the documents it was read from.
+   */
+  async groupNodes(path: string): Promise<Map<string, NodeMeta>> {
+    let r = this.#groupMeta.get(path);
+    if (!r) {
+      r = this.#revalidated(async (rb) => {
+        const own = await readConsolidated(rb, path);
         if (own) return own;
-        const root = await this.#rootConsolidated();
-        const self = root.get(path) ?? (await readNode(this.backend, path));
+        const touch = (rb as Recording).touch;
+        const root = await this.#rootConsolidated(touch);
+        const self = root.get(path) ?? (await readNode(rb, path));
         if (self?.kind !== "group") throw new NotFoundError(`no group ${path}`);
         const out = new Map<string, NodeMeta>([[path, self]]);
-        for (const child of await this.children(path)) {
-          const meta = root.get(`${path}/${child}`) ?? (await readNode(this.backend, `${path}/${child}`));
+        for (const child of await this.#children(path, rb, touch)) {
+          const meta = root.get(`${path}/${child}`) ?? (await readNode(rb, `${path}/${child}`));
           if (meta) out.set(meta.path, meta);
         }
         return out;
-      })();
-      p.catch(() => this.#groupMeta.delete(path));
-      this.#groupMeta.set(path, p);
+      });
+      this.#groupMeta.set(path, r);
     }
-    return p;
+    let got: Stamped<Map<string, NodeMeta>>;
+    try {
+      got = await r.get();
+    } catch (e) {
+      if (this.#groupMeta.get(path) === r) this.#groupMeta.delete(path);
+      throw e;
+    }
+    for (const meta of got.value.values()) if (!this.#revision.has(meta)) this.#revision.set(meta, got.stamp);
+    return got.value;
   }
 
   array(meta: NodeMeta): StoredArray {
     let a = this.#arrays.get(meta.path);
     if (!a || a.meta !== meta) {
-      a = new StoredArray(meta, this.backend, this.cache);
+      a = new StoredArray(meta, this.backend, this.cache, this.#revision.get(meta) ?? "");
       this.#arrays.set(meta.path, a);
     }
     return a;
@@ -119,33 +165,42 @@ export class Store {
     return this.#groupIds;
   }
 
-  /** A forecast group by id (forecast/<name>); NotFoundError when absent. */
-  forecastGroup(id: string): Promise<ForecastGroup> {
+  /** A forecast group by id (forecast/<name>); NotFoundError when absent. Rebuilt when its metadata changes. */
+  async forecastGroup(id: string): Promise<ForecastGroup> {
     const m = /^forecast\/(.+)$/.exec(id);
-    if (!m || !GROUP_NAME.test(m[1])) return Promise.reject(new NotFoundError(`no forecast group "${id}"`));
-    let p = this.#groups.get(id);
-    if (!p) {
-      p = (async () => {
-        let nodes: Map<string, NodeMeta>;
-        try {
-          nodes = await this.groupNodes(id);
-        } catch (e) {
-          if (e instanceof NotFoundError) throw new NotFoundError(`no forecast group "${id}"`);
-          throw e;
-        }
-        const self = nodes.get(id)!;
-        const arrays = new Map<string, StoredArray>();
-        for (const [path, meta] of nodes) {
-          if (meta.kind === "array" && path.lastIndexOf("/") === id.length) {
-            arrays.set(path.slice(id.length + 1), this.array(meta));
-          }
-        }
-        return buildForecastGroup({ id, format: self.format, attrs: self.attrs, arrays }, this.registry);
-      })();
-      p.catch(() => this.#groups.delete(id));
-      this.#groups.set(id, p);
+    if (!m || !GROUP_NAME.test(m[1])) throw new NotFoundError(`no forecast group "${id}"`);
+    let nodes: Map<string, NodeMeta>;
+    try {
+      nodes = await this.groupNodes(id);
+    } catch (e) {
+      if (e instanceof NotFoundError) throw new NotFoundError(`no forecast group "${id}"`);
+      throw e;
     }
-    return p;
+    const known = this.#groups.get(id);
+    if (known?.nodes === nodes) return known.group;
+    const self = nodes.get(id)!;
+    const arrays = new Map<string, StoredArray>();
+    for (const [path, meta] of nodes) {
+      if (meta.kind === "array" && path.lastIndexOf("/") === id.length)
+        arrays.set(path.slice(id.length + 1), this.array(meta));
+    }
+    const group = (async () => {
+      const g = await buildForecastGroup({ id, format: self.format, attrs: self.attrs, arrays }, this.registry);
+      this.#nodesOf.set(g, nodes);
+      return g;
+    })();
+    group.catch(() => {
+      if (this.#groups.get(id)?.group === group) this.#groups.delete(id);
+    });
+    this.#groups.set(id, { nodes, group });
+    return group;
+  }
+
+  /** The metadata a group was built from (what /data publishes beside it, never a newer read). */
+  nodesOf(group: ForecastGroup): Map<string, NodeMeta> {
+    const nodes = this.#nodesOf.get(group);
+    if (!nodes) throw new Error(`group ${group.id} was not built by this store`);
+    return nodes;
   }
 
   async forecastGroups(): Promise<ForecastGroup[]> {
@@ -186,14 +241,14 @@ export class Store {
     if (!v3 && !v2) throw new StoreUnavailableError("the store root holds no Zarr group");
   }
 
-  /** Forget discovered metadata, e.g. after the store was rewritten by a new forecast cycle. */
+  /**
+   * Revalidate all metadata at the next read, whatever checkMs says (after a publish, say). Cached
+   * chunks need no flush: their keys carry the metadata revision and the stored object's version.
+   */
   refresh(): void {
-    this.#consolidated = undefined;
-    this.#groups.clear();
+    this.#root.expire();
+    for (const r of this.#groupMeta.values()) r.expire();
     this.#groupIds = undefined;
-    this.#groupMeta.clear();
-    this.#arrays.clear();
-    this.cache.invalidate();
   }
 
   /** Raw stored bytes of one key (for pass-through publishing); undefined when absent. */

@@ -55,7 +55,9 @@ export class ChunkBytes {
     }
     let serial = this.#serial.get(a);
     if (serial === undefined) this.#serial.set(a, (serial = this.#next++));
-    return this.#reencoded.get(`${serial}|${coords.join(",")}`, async () => {
+    // The stored object's version is part of the key: a chunk rewritten in place is re-encoded anew.
+    const version = await src.array.chunkVersion(coords);
+    return this.#reencoded.get(`${serial}|${coords.join(",")}|${version}`, async () => {
       const ch = await src.array.chunk(coords);
       const n = a.chunks.reduce((x, y) => x * y, 1);
       if (ch.data.length !== n) throw new CorruptDataError("a stored chunk does not have the array's chunk shape");

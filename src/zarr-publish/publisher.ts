@@ -10,9 +10,6 @@ import { buildDataset, type PublishedDataset } from "./dataset.ts";
 import { metadataDocuments } from "./documents.ts";
 import { decodeKey, resolveKey } from "./keys.ts";
 
-/** How long the list of group ids is trusted before the store is listed again. */
-export const DATASET_IDS_TTL_MS = 5_000;
-
 export interface StoreObject {
   kind: "metadata" | "chunk";
   bytes: Uint8Array;
@@ -26,7 +23,6 @@ interface Built {
 export class Publisher {
   readonly store: Store;
   readonly chunks: ChunkBytes;
-  #ids: { at: number; ids: Promise<string[]> } | undefined;
   #built = new WeakMap<ForecastGroup, Promise<Built>>();
 
   constructor(store: Store) {
@@ -34,17 +30,12 @@ export class Publisher {
     this.chunks = new ChunkBytes(store);
   }
 
-  /** Dataset ids (forecast~<name>) of every forecast group in the store. */
-  datasetIds(): Promise<string[]> {
-    const now = Date.now();
-    if (!this.#ids || now - this.#ids.at > DATASET_IDS_TTL_MS) {
-      const ids = this.store.forecastGroupIds().then((list) => list.map(tildeId));
-      ids.catch(() => {
-        if (this.#ids?.ids === ids) this.#ids = undefined;
-      });
-      this.#ids = { at: now, ids };
-    }
-    return this.#ids.ids;
+  /**
+   * Dataset ids (forecast~<name>) of every forecast group in the store: the store's own group
+   * listing (refreshed every 2 s), so /data lists exactly the groups /point and exports see.
+   */
+  async datasetIds(): Promise<string[]> {
+    return (await this.store.forecastGroupIds()).map(tildeId);
   }
 
   async dataset(id: string): Promise<Built> {
@@ -52,7 +43,8 @@ export class Publisher {
     const group = await this.store.forecastGroup(slashId(id));
     let built = this.#built.get(group);
     if (!built) {
-      built = this.store.groupNodes(group.id).then((nodes) => {
+      // The nodes the group was built from: a revalidation in between must not mix two cycles.
+      built = Promise.resolve(this.store.nodesOf(group)).then((nodes) => {
         const dataset = buildDataset(id, group, nodes);
         return { dataset, documents: metadataDocuments(dataset) };
       });

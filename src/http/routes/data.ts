@@ -9,6 +9,19 @@ import { route } from "../route.ts";
 /** Clients revalidate with the ETag: the same key can hold new bytes after a forecast cycle. */
 const STORE_CACHE = "private, no-cache";
 
+/**
+ * Said in every /data route's description: a Zarr client must never be handed a refusal it would
+ * silently turn into fill values, so an empty rate-limit bucket delays these requests instead.
+ */
+const LIMITS =
+  " Rate limits pace /data instead of refusing it: a request that finds its key's bucket empty waits " +
+  "(first come, first served per key) for the next token, up to `data_rate_wait_ms` (60 s by default), " +
+  "and is answered normally; only past that bound is it refused with 429 + Retry-After. Zarr clients " +
+  "(zarr-python 2 in particular) turn any failed chunk request into fill values without an error, so " +
+  "/data is also outside the concurrency cap. 404 is reserved for keys that are not in the store: an " +
+  "absent chunk is how Zarr says 'all fill value'. A 5xx on a chunk means the data could not be read, " +
+  "never that it is missing; a client that reads through such errors should treat them as failures.";
+
 export const zarrHref = (id: string): string => `/data/datasets/${id}/zarr/`;
 
 const Dataset = Type.Object(
@@ -51,9 +64,11 @@ export const dataRoutes = [
     operationId: "listDatasets",
     summary: "Forecast datasets published as Zarr stores",
     description:
-      "Each forecast group as a dataset id in the ~ form, with the root of its Zarr store and a short summary.",
+      "Each forecast group as a dataset id in the ~ form, with the root of its Zarr store and a short summary." +
+      LIMITS,
     tags: ["zarr"],
     auth: "weather",
+    rateLimit: "wait",
     responses: { 200: { description: "Datasets", content: { "application/json": { schema: DatasetList } } } },
     handler: async ({ app }) => {
       const list = await publisherFor(app.store).summaries();
@@ -67,9 +82,11 @@ export const dataRoutes = [
     summary: "Root of a dataset's Zarr store",
     description:
       "Open it with xarray (`xr.open_zarr(url, consolidated=True, storage_options={'headers': {'X-API-Key': key}})`), " +
-      "zarr-python or zarrita; every request needs the X-API-Key header. This URL itself answers the dataset summary.",
+      "zarr-python or zarrita; every request needs the X-API-Key header. This URL itself answers the dataset summary." +
+      LIMITS,
     tags: ["zarr"],
     auth: "weather",
+    rateLimit: "wait",
     responses: { 200: { description: "Dataset summary", content: { "application/json": { schema: Dataset } } } },
     handler: async ({ app, params }) => {
       const publisher = publisherFor(app.store);
@@ -86,9 +103,11 @@ export const dataRoutes = [
     description:
       "Metadata documents and chunks of the v2 view (.zmetadata, <var>/.zarray, <var>/i.j.k.l) and the v3 view " +
       "(zarr.json with inline consolidated metadata, <var>/zarr.json, <var>/c/i/j/k/l) of the same chunks. A key " +
-      "that is not in the store is 404. HEAD, Range (bytes=a-b, a-, -n) and If-None-Match are supported.",
+      "that is not in the store is 404. HEAD, Range (bytes=a-b, a-, -n) and If-None-Match are supported." +
+      LIMITS,
     tags: ["zarr"],
     auth: "weather",
+    rateLimit: "wait",
     // Not "heavy": zarr-python 2 fetches a selection's chunks in one concurrent burst and turns any
     // error (a 503 from the concurrency cap included) into fill values, silently. One key is at most
     // one chunk of work, so the burst is served, not refused.

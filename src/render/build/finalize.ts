@@ -13,10 +13,12 @@ import { Store } from "../../store/store.ts";
 import { MANIFEST } from "../layout.ts";
 import { writeBuildDocs } from "./catalog.ts";
 import { type Manifest, mergeShards, readManifest, writeJsonAtomic } from "./manifest.ts";
+import type { LayerSpec } from "./plan.ts";
 import {
   acquireLock,
   checkBuildId,
   cleanStalePartials,
+  currentBuild,
   finalDir,
   partialDir,
   pruneBuilds,
@@ -28,6 +30,8 @@ export const DEFAULT_WEB_DIR = resolve(import.meta.dirname, "../../../web");
 
 export interface FinalizeOptions {
   keepBuilds: number;
+  /** Publish even when the published build has layers this one lacks (--allow-dropped-layers). */
+  allowDroppedLayers?: boolean;
   /** Viewer files to copy into the build; null for none. */
   webDir: string | null;
   /** Files of the partial build to delete once everything else is written (shard manifests). */
@@ -41,6 +45,32 @@ export interface Finalized {
   removed: string[];
   /** Files and bytes of the build, by tile format. */
   output: BuildOutput & { assemble_seconds: number };
+}
+
+/**
+ * A build may replace the published one only when it has something in it, and (unless the
+ * operator says so) every layer the published one has: an empty or narrower build published over
+ * a good one takes maps away from every viewer, with exit status 0 and nothing in the logs.
+ */
+export function checkPublishable(out: string, layers: LayerSpec[], entries: number, allowDropped: boolean): void {
+  if (layers.length === 0 || entries === 0) {
+    throw new ConfigError(
+      `nothing to render: the selection matches ${layers.length} layers and ${entries} layer-run-leads in the store; ` +
+        "nothing was published and the published build is unchanged",
+    );
+  }
+  if (allowDropped) return;
+  const prev = currentBuild(out);
+  const published = prev && readManifest(join(prev.dir, MANIFEST));
+  if (!published) return;
+  const now = new Set(layers.map((l) => l.id));
+  const dropped = published.layers.map((l) => l.id).filter((id) => !now.has(id));
+  if (dropped.length === 0) return;
+  const named = dropped.slice(0, 8).join(", ") + (dropped.length > 8 ? `, … (${dropped.length - 8} more)` : "");
+  throw new ConfigError(
+    `this build would drop ${dropped.length} layers the published build ${prev.id} has (${named}); ` +
+      "nothing was published; pass --allow-dropped-layers to publish it anyway",
+  );
 }
 
 /** Store errors with the store named: one line an operator can act on. */
@@ -67,6 +97,7 @@ export async function finalizeBuild(
   store: Store,
   opts: FinalizeOptions,
 ): Promise<Finalized> {
+  checkPublishable(out, manifest.layers, manifest.entries.length, opts.allowDroppedLayers ?? false);
   writeJsonAtomic(join(partial, MANIFEST), manifest);
   const assembling = performance.now();
   const format = assembleBuild(partial, manifest);
@@ -128,6 +159,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: opts.keepBuilds ?? 3,
       webDir: opts.webDir === undefined ? DEFAULT_WEB_DIR : opts.webDir,
+      allowDroppedLayers: opts.allowDroppedLayers,
       // The merged manifest holds what they said; dropped last so a failed publish can be retried.
       drop: names,
     });

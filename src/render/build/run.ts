@@ -12,7 +12,7 @@ import { Store } from "../../store/store.ts";
 import { BUILDS, MANIFEST, shardManifestName } from "../layout.ts";
 import { MAX_ZOOM } from "../tiles.ts";
 import { CoverageCache } from "./coverage.ts";
-import { DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
+import { checkPublishable, DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
 import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "./manifest.ts";
 import { type Job, planBuild, RENDERER_VERSION, shardJobs, splitForThreads } from "./plan.ts";
 import { TilePool } from "./pool.ts";
@@ -47,6 +47,8 @@ export interface BuildOptions {
   buildId?: string;
   keepBuilds?: number;
   cacheMb?: number;
+  /** Publish even when the published build has layers this one lacks. */
+  allowDroppedLayers?: boolean;
   /** Hard-link unchanged layer-run-leads from the published build (default true). */
   reuse?: boolean;
   /** z/x/y PNG files (default) or one PMTiles archive per layer-run-lead. */
@@ -152,6 +154,9 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       .catch((e: unknown) => {
         throw storeError(o.store, e);
       });
+    // Refused before any tile is rendered; a shard's check of dropped layers waits for publish.
+    const planned = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
+    checkPublishable(out, plan.layers, planned, shard !== null || (o.allowDroppedLayers ?? false));
     const jobs = shard ? shardJobs(plan.jobs, shard.index, shard.count) : plan.jobs;
     if (o.reuse !== false) markReuse(jobs, out);
     // Shards share their partial build; an unsharded build starts from an empty one.
@@ -206,6 +211,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: o.keepBuilds ?? 3,
       webDir: o.webDir === undefined ? DEFAULT_WEB_DIR : o.webDir,
+      allowDroppedLayers: o.allowDroppedLayers,
     });
     const seconds = (performance.now() - started) / 1000;
     return { ...report, ...done, published: true, seconds };

@@ -1,0 +1,94 @@
+// Rate limiting that paces instead of refusing, for /data. Zarr clients (zarr-python 2 through
+// fsspec in particular) fetch a selection's chunks in one concurrent burst and turn any failed
+// chunk, a 429 included, into fill values without a word: refusing a chunk request is a silent
+// wrong answer. So a /data request that finds its key's bucket empty waits in a per-key FIFO
+// queue for the next token, up to a bound, and is only refused (429) past it. One waiter per key
+// asks the ledger at a time, so a burst of N requests costs about N ledger calls, not N².
+import type { Ledger, RateDecision } from "../ledger/types.ts";
+
+interface Queue {
+  tail: Promise<void>;
+  waiting: number;
+}
+
+export class TokenWaiter {
+  readonly #ledger: Pick<Ledger, "checkRate">;
+  readonly maxWaitMs: number;
+  readonly maxQueue: number;
+  readonly #queues = new Map<string, Queue>();
+
+  constructor(ledger: Pick<Ledger, "checkRate">, maxWaitMs: number, maxQueue = 1024) {
+    this.#ledger = ledger;
+    this.maxWaitMs = maxWaitMs;
+    this.maxQueue = maxQueue;
+  }
+
+  /** Requests of a key waiting for a token right now (for tests and metrics). */
+  waiting(keyId: string): number {
+    return this.#queues.get(keyId)?.waiting ?? 0;
+  }
+
+  /**
+   * Take a token, waiting (FIFO per key) up to maxWaitMs for one. Resolves with the ledger's
+   * decision: ok, or the refusal that stood when the wait bound, the queue bound or the client's
+   * departure (signal) ended the wait.
+   */
+  async take(keyId: string, rate: number, burst: number, signal?: AbortSignal): Promise<RateDecision> {
+    const queued = this.#queues.get(keyId);
+    // With others already waiting, a newcomer queues behind them instead of taking the token the
+    // first of them is waiting for.
+    const first = queued ? undefined : await this.#ledger.checkRate(keyId, rate, burst);
+    if (first && (first.ok || this.maxWaitMs <= 0)) return first;
+    const q = this.#queues.get(keyId) ?? { tail: Promise.resolve(), waiting: 0 };
+    if (q.waiting >= this.maxQueue) return first ?? this.#ledger.checkRate(keyId, rate, burst);
+    this.#queues.set(keyId, q);
+    q.waiting++;
+    const deadline = performance.now() + this.maxWaitMs;
+    const prev = q.tail;
+    let release!: () => void;
+    q.tail = new Promise<void>((r) => {
+      release = r;
+    });
+    let turn = false;
+    try {
+      turn = await until(prev, deadline, signal);
+      let last = first ?? (await this.#ledger.checkRate(keyId, rate, burst));
+      if (last.ok) return last;
+      while (turn) {
+        last = await this.#ledger.checkRate(keyId, rate, burst);
+        if (last.ok) return last;
+        const waitMs = last.retryAfterSeconds * 1000;
+        if (performance.now() + waitMs > deadline) return last;
+        if (!(await sleep(waitMs, signal))) return last;
+      }
+      return last;
+    } finally {
+      q.waiting--;
+      // Whoever queued behind us may go once our own turn has come and gone.
+      if (turn) release();
+      else prev.then(release);
+      if (q.waiting === 0 && this.#queues.get(keyId) === q) this.#queues.delete(keyId);
+    }
+  }
+}
+
+/** Resolves true when `p` settles before the deadline and the signal, false otherwise. */
+function until(p: Promise<void>, deadline: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((ok) => {
+    if (signal?.aborted) return ok(false);
+    const done = (v: boolean) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      ok(v);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(false), Math.max(0, deadline - performance.now()));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    p.then(() => done(true));
+  });
+}
+
+/** Resolves true after ms, or false at once when the signal aborts first. */
+function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  return until(new Promise((r) => setTimeout(r, ms)), performance.now() + ms + 1000, signal);
+}

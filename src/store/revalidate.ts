@@ -1,0 +1,83 @@
+// A value built from store metadata that is trusted for a bounded interval, then revalidated
+// cheaply: the keys read while building it are "stamped" (a stat of each file, or a hash of each
+// small document over HTTP) and the value is rebuilt only when a stamp changed. A new forecast
+// cycle therefore shows up within one interval, without a restart and without re-reading
+// metadata on every request.
+
+export interface Stamped<T> {
+  value: T;
+  /** Changes whenever a document the value was built from changed. */
+  stamp: string;
+}
+
+interface Loaded<T> extends Stamped<T> {
+  keys: string[];
+}
+
+export class Revalidated<T> {
+  readonly #load: (touch: (key: string) => void) => Promise<T>;
+  readonly #stampOf: (keys: string[]) => Promise<string>;
+  readonly #intervalMs: number;
+  #current: Promise<Loaded<T>> | undefined;
+  #checkedAt = 0;
+  #checking: Promise<void> | undefined;
+
+  constructor(
+    load: (touch: (key: string) => void) => Promise<T>,
+    stampOf: (keys: string[]) => Promise<string>,
+    intervalMs: number,
+  ) {
+    this.#load = load;
+    this.#stampOf = stampOf;
+    this.#intervalMs = intervalMs;
+  }
+
+  async get(): Promise<Stamped<T>> {
+    if (!this.#current) this.#start();
+    else if (performance.now() - this.#checkedAt >= this.#intervalMs) {
+      this.#checking ??= this.#check().finally(() => {
+        this.#checking = undefined;
+      });
+      await this.#checking;
+    }
+    return this.#current!;
+  }
+
+  /** Revalidate at the next get(), whatever the interval (after a publish, say). */
+  expire(): void {
+    this.#checkedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  #start(before?: { keys: string[]; stamp: string }): void {
+    this.#checkedAt = performance.now();
+    const p = this.#build(before);
+    p.catch(() => {
+      if (this.#current === p) this.#current = undefined;
+    });
+    this.#current = p;
+  }
+
+  async #build(before?: { keys: string[]; stamp: string }): Promise<Loaded<T>> {
+    const touched = new Set<string>();
+    const value = await this.#load((k) => touched.add(k));
+    const keys = [...touched].sort();
+    // The stamp taken before reading is the safe one: a write that lands during the read changes
+    // the stamp again and is picked up by the next check instead of being missed.
+    const same = before && before.keys.length === keys.length && before.keys.every((k, i) => k === keys[i]);
+    const stamp = same ? before.stamp : await this.#stampOf(keys);
+    return { value, keys, stamp };
+  }
+
+  async #check(): Promise<void> {
+    let cur: Loaded<T>;
+    try {
+      cur = await this.#current!;
+    } catch {
+      this.#start();
+      return;
+    }
+    const stamp = await this.#stampOf(cur.keys);
+    if (stamp !== cur.stamp) this.#start({ keys: cur.keys, stamp });
+    else this.#checkedAt = performance.now();
+  }
+}

@@ -1,0 +1,104 @@
+// A build never replaces the published one with less: a build that finds nothing to render exits
+// non-zero with the reason and publishes nothing; one that lacks layers the published build has
+// needs --allow-dropped-layers (build and publish alike).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { publishShards } from "../../src/render/build/finalize.ts";
+import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
+import { build } from "./build-fixture.ts";
+
+const BIN = resolve(import.meta.dirname, "../../bin/gridcast");
+const dirs: string[] = [];
+let storeDir: string;
+const base = { maxZoom: 1, leads: [0] };
+
+before(async () => {
+  storeDir = await sampleStore();
+  dirs.push(storeDir);
+});
+after(() => cleanup(...dirs));
+
+function outDir(): string {
+  const d = tempDir();
+  dirs.push(d);
+  return d;
+}
+
+const current = (out: string) => readlinkSync(join(out, "current"));
+
+function cli(args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, GRIDCAST_DEBUG: "" },
+  });
+  return { status: r.status, stderr: r.stderr, stdout: r.stdout };
+}
+
+/** The sample store with every forecast group gone (embeddings only): nothing has a map layer. */
+async function storeWithoutForecasts(): Promise<string> {
+  const dir = await sampleStore();
+  dirs.push(dir);
+  renameSync(join(dir, "forecast"), join(dir, "not-forecast"));
+  const rootFile = join(dir, "zarr.json");
+  const root = JSON.parse(readFileSync(rootFile, "utf8"));
+  for (const k of Object.keys(root.consolidated_metadata.metadata)) {
+    if (k === "forecast" || k.startsWith("forecast/")) delete root.consolidated_metadata.metadata[k];
+  }
+  writeFileSync(rootFile, JSON.stringify(root));
+  return dir;
+}
+
+describe("builds that would publish less", () => {
+  test("nothing to render: exit 2 with the reason, nothing published, the current build stays", async () => {
+    const out = outDir();
+    const good = await build({ store: storeDir, out, ...base, vars: ["t2m"] });
+    const empty = await storeWithoutForecasts();
+    const r = cli(["build", "--store", empty, "--out", out, "--max-zoom", "1", "--allow-dropped-layers"]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(
+      r.stderr.trim(),
+      /^gridcast: nothing to render: the selection matches 0 layers .*nothing was published/,
+    );
+    assert.equal(current(out), `builds/${good.build_id}`);
+    // Also with no published build at all: an empty build is never the first one either.
+    const fresh = outDir();
+    const first = cli(["build", "--store", empty, "--out", fresh, "--max-zoom", "1"]);
+    assert.equal(first.status, 2, first.stderr);
+    assert.throws(() => readlinkSync(join(fresh, "current")));
+  });
+
+  test("dropping layers needs --allow-dropped-layers; with it the narrower build is published", async () => {
+    const out = outDir();
+    const good = await build({ store: storeDir, out, ...base, vars: ["t2m", "tp_1h"] });
+    const r = cli(["build", "--store", storeDir, "--out", out, "--max-zoom", "1", "--leads", "0", "--vars", "t2m"]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /would drop \d+ layers the published build .* has \(.*tp_1h.*\).*--allow-dropped-layers/);
+    assert.equal(current(out), `builds/${good.build_id}`);
+    // The same layers (or more) need no flag.
+    const same = await build({ store: storeDir, out, ...base, vars: ["tp_1h", "t2m"] });
+    assert.equal(current(out), `builds/${same.build_id}`);
+    const narrower = cli([
+      ...["build", "--store", storeDir, "--out", out, "--max-zoom", "1", "--leads", "0", "--vars", "t2m"],
+      "--allow-dropped-layers",
+      "--json",
+    ]);
+    assert.equal(narrower.status, 0, narrower.stderr);
+    assert.equal(current(out), `builds/${JSON.parse(narrower.stdout).build_id}`);
+  });
+
+  test("publish of shards checks dropped layers too", async () => {
+    const out = outDir();
+    const good = await build({ store: storeDir, out, ...base, vars: ["t2m", "tp_1h"] });
+    const id = "narrow-shards";
+    for (const index of [1, 2]) {
+      await build({ store: storeDir, out, ...base, vars: ["t2m"], shard: { index, count: 2 }, buildId: id });
+    }
+    await assert.rejects(publishShards({ out, buildId: id, webDir: null }), /would drop \d+ layers/);
+    assert.equal(current(out), `builds/${good.build_id}`);
+    const done = await publishShards({ out, buildId: id, webDir: null, allowDroppedLayers: true });
+    assert.equal(current(out), `builds/${done.build_id}`);
+  });
+});

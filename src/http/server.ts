@@ -28,7 +28,13 @@ export async function startServer(
   settings: Settings,
   opts: { log?: (e: Record<string, unknown>) => void; webDir?: string } = {},
 ): Promise<Running> {
-  const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb, timeoutMs: settings.store_timeout_ms });
+  const log = opts.log ?? ((e: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  const store = new Store(settings.store, {
+    cacheMb: settings.chunk_cache_mb,
+    timeoutMs: settings.store_timeout_ms,
+    rootGroupName: settings.root_group_name || undefined,
+    log,
+  });
   const ledger = await openLedger(settings.db);
   const ctx: AppContext = {
     settings,
@@ -37,7 +43,7 @@ export async function startServer(
     registry,
     published: new Published(settings.out),
     metrics: new Metrics(),
-    log: opts.log ?? ((e) => process.stdout.write(`${JSON.stringify(e)}\n`)),
+    log,
     webDir: opts.webDir ?? WEB_DIR,
   };
   const app = createApp(ctx, allRoutes());

@@ -6,6 +6,8 @@ import { registry as defaultRegistry, type Registry } from "../registry/registry
 import { type Chunk, StoredArray } from "./array.ts";
 import { type CountingBackend, openBackend } from "./backend.ts";
 import { ChunkCache } from "./chunk-cache.ts";
+import { roleOf } from "./dims.ts";
+import { rootGroupName } from "./discovery.ts";
 import { buildForecastGroup, type ForecastGroup } from "./forecast-group.ts";
 import { confineKey } from "./keys.ts";
 import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metadata.ts";
@@ -15,9 +17,24 @@ export interface StoreOptions {
   /** Per-read timeout of http(s) stores. */
   timeoutMs?: number;
   registry?: Registry;
+  /** Name of the forecast group found at the store root (default: the store directory's name). */
+  rootGroupName?: string;
+  /** Where a group that cannot be read is reported (once per failure), e.g. the server's log. */
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+/** One group as discovery found it: readable, or skipped with the reason. */
+export interface GroupStatus {
+  id: string;
+  /** Path in the store ("" for the root). */
+  path: string;
+  ok: boolean;
+  reason?: string;
 }
 
 const GROUP_LIST_TTL_MS = 2000;
+/** How long a group whose metadata gridcast cannot use is remembered as such before a retry. */
+const GROUP_FAILURE_TTL_MS = 5000;
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export class Store {
@@ -31,12 +48,18 @@ export class Store {
   #arrays = new Map<string, StoredArray>();
   #groupIds: Promise<string[]> | undefined;
   #groupIdsAt = 0;
+  /** Store path of each discovered group id. */
+  #paths = new Map<string, string>();
+  readonly #rootName: string;
+  readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
 
   constructor(root: string, opts: StoreOptions = {}) {
     this.root = root;
     this.backend = openBackend(root, opts.timeoutMs);
     this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024);
     this.registry = opts.registry ?? defaultRegistry;
+    this.#rootName = rootGroupName(root, opts.rootGroupName);
+    this.#log = opts.log;
   }
 
   /** Consolidated metadata at the store root, if any (empty map when there is none). */
@@ -102,16 +125,16 @@ export class Store {
   }
 
   /**
-   * Forecast group ids. Every /point asks (to look for patches), so the listing is kept for
-   * GROUP_LIST_TTL_MS: a group added by a new cycle shows up within that time, without a restart.
+   * Forecast group ids: every group below forecast/, plus the dataset at the store root when the
+   * root itself is one (as xarray's to_zarr(path) and dynamical.org/ARCO stores are, or a store
+   * opened at one group's own directory). Every /point asks (to look for patches), so the listing
+   * is kept for GROUP_LIST_TTL_MS: a group added by a new cycle shows up within that time.
    */
   forecastGroupIds(): Promise<string[]> {
     const now = Date.now();
     if (!this.#groupIds || now - this.#groupIdsAt > GROUP_LIST_TTL_MS) {
       this.#groupIdsAt = now;
-      this.#groupIds = this.children("forecast").then((names) =>
-        names.filter((n) => GROUP_NAME.test(n)).map((n) => `forecast/${n}`),
-      );
+      this.#groupIds = this.#discover();
       this.#groupIds.catch(() => {
         this.#groupIds = undefined;
       });
@@ -119,43 +142,107 @@ export class Store {
     return this.#groupIds;
   }
 
-  /** A forecast group by id (forecast/<name>); NotFoundError when absent. */
-  forecastGroup(id: string): Promise<ForecastGroup> {
+  async #discover(): Promise<string[]> {
+    const paths = new Map<string, string>();
+    const forecast = await this.node("forecast");
+    if (forecast?.kind === "group") {
+      for (const n of await this.children("forecast"))
+        if (GROUP_NAME.test(n)) paths.set(`forecast/${n}`, `forecast/${n}`);
+    }
+    if (await this.#rootIsDataset()) {
+      let id = `forecast/${this.#rootName}`;
+      if (paths.has(id)) id = `forecast/${this.#rootName.slice(0, 59)}-root`;
+      paths.set(id, "");
+    }
+    for (const [id, path] of paths) this.#paths.set(id, path);
+    return [...paths.keys()].sort();
+  }
+
+  /** The root holds latitude and longitude arrays of its own: it is a dataset, not a container. */
+  async #rootIsDataset(): Promise<boolean> {
+    let names: string[];
+    try {
+      names = await this.children("");
+    } catch (e) {
+      if (!(e instanceof StoreUnavailableError)) throw e;
+      // Unlistable and not consolidated: probe the usual spellings.
+      names = [];
+      for (const n of ["latitude", "lat", "longitude", "lon"]) if (await this.node(n)) names.push(n);
+    }
+    const roles = new Set(names.map((n) => roleOf(n)));
+    if (!roles.has("lat") || !roles.has("lon")) return false;
+    const root = await this.node("");
+    return root?.kind === "group";
+  }
+
+  /** A forecast group by id (forecast/<name>); NotFoundError when absent, StoreUnavailableError when unreadable. */
+  async forecastGroup(id: string): Promise<ForecastGroup> {
     const m = /^forecast\/(.+)$/.exec(id);
-    if (!m || !GROUP_NAME.test(m[1])) return Promise.reject(new NotFoundError(`no forecast group "${id}"`));
+    if (!m || !GROUP_NAME.test(m[1])) throw new NotFoundError(`no forecast group "${id}"`);
     let p = this.#groups.get(id);
     if (!p) {
-      p = (async () => {
-        let nodes: Map<string, NodeMeta>;
-        try {
-          nodes = await this.groupNodes(id);
-        } catch (e) {
-          if (e instanceof NotFoundError) throw new NotFoundError(`no forecast group "${id}"`);
-          throw e;
-        }
-        const self = nodes.get(id)!;
-        const arrays = new Map<string, StoredArray>();
-        for (const [path, meta] of nodes) {
-          if (meta.kind === "array" && path.lastIndexOf("/") === id.length) {
-            arrays.set(path.slice(id.length + 1), this.array(meta));
-          }
-        }
-        return buildForecastGroup({ id, format: self.format, attrs: self.attrs, arrays }, this.registry);
-      })();
-      p.catch(() => this.#groups.delete(id));
+      if (!this.#paths.has(id)) await this.forecastGroupIds();
+      const path = this.#paths.get(id) ?? id;
+      p = this.#open(id, path);
       this.#groups.set(id, p);
+      p.catch((e: unknown) => {
+        // A group whose metadata gridcast cannot use stays refused for a while (and is logged once);
+        // an outage of the store is retried at once.
+        const structural = e instanceof StoreUnavailableError && !(e.cause instanceof StoreUnavailableError);
+        if (structural && !(e instanceof NotFoundError)) {
+          this.#log?.({ level: "warn", event: "forecast_group_unreadable", group: id, reason: e.message });
+          setTimeout(() => {
+            if (this.#groups.get(id) === p) this.#groups.delete(id);
+          }, GROUP_FAILURE_TTL_MS).unref();
+        } else if (this.#groups.get(id) === p) this.#groups.delete(id);
+      });
     }
     return p;
   }
 
+  async #open(id: string, path: string): Promise<ForecastGroup> {
+    let nodes: Map<string, NodeMeta>;
+    try {
+      nodes = await this.groupNodes(path);
+    } catch (e) {
+      if (e instanceof NotFoundError) throw new NotFoundError(`no forecast group "${id}"`);
+      throw e;
+    }
+    const self = nodes.get(path)!;
+    const arrays = new Map<string, StoredArray>();
+    const prefix = path === "" ? "" : `${path}/`;
+    for (const [p, meta] of nodes) {
+      if (meta.kind !== "array" || !p.startsWith(prefix)) continue;
+      const rel = p.slice(prefix.length);
+      if (rel !== "" && !rel.includes("/")) arrays.set(rel, this.array(meta));
+    }
+    return buildForecastGroup({ id, path, format: self.format, attrs: self.attrs, arrays }, this.registry);
+  }
+
+  /** Readable forecast groups; the unreadable ones are left out (see groupStatus for why). */
   async forecastGroups(): Promise<ForecastGroup[]> {
-    const ids = await this.forecastGroupIds();
     const out: ForecastGroup[] = [];
-    for (const id of ids) {
+    for (const id of await this.forecastGroupIds()) {
       try {
         out.push(await this.forecastGroup(id));
       } catch (e) {
-        if (!(e instanceof NotFoundError)) throw e;
+        if (!(e instanceof GridcastError)) throw e;
+      }
+    }
+    return out;
+  }
+
+  /** Every discovered group, readable or not, with the reason for each one that is not. */
+  async groupStatus(): Promise<GroupStatus[]> {
+    const out: GroupStatus[] = [];
+    for (const id of await this.forecastGroupIds()) {
+      const path = this.#paths.get(id) ?? id;
+      try {
+        await this.forecastGroup(id);
+        out.push({ id, path, ok: true });
+      } catch (e) {
+        if (!(e instanceof GridcastError)) throw e;
+        out.push({ id, path, ok: false, reason: e.message });
       }
     }
     return out;
@@ -193,6 +280,7 @@ export class Store {
     this.#groupIds = undefined;
     this.#groupMeta.clear();
     this.#arrays.clear();
+    this.#paths.clear();
     this.cache.invalidate();
   }
 

@@ -45,6 +45,8 @@ export interface BuildOptions {
   buildId?: string;
   keepBuilds?: number;
   cacheMb?: number;
+  /** Name of the dataset at the store root (setting root_group_name); default the directory's name. */
+  rootGroupName?: string;
   /** Hard-link unchanged layer-run-leads from the published build (default true). */
   reuse?: boolean;
   /** Viewer files copied into the build; null for none. */
@@ -66,6 +68,9 @@ export interface BuildReport {
   embeddings: { items: number; indexes: number } | null;
   removed: string[];
   cleaned: string[];
+  /** Groups that could not be read (not built), with the reason. */
+  skipped: { id: string; reason: string }[];
+  warnings: string[];
 }
 
 function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number } {
@@ -133,9 +138,12 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   let pool: TilePool | undefined;
   try {
     // Started before planning: the threads load while the store's metadata is read.
-    pool = new TilePool({ store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom }, concurrency);
+    pool = new TilePool(
+      { store: o.store, cacheMb: o.cacheMb ?? 256, rootGroupName: o.rootGroupName, buildDir: partial, maxZoom },
+      concurrency,
+    );
     const cleaned = cleanStalePartials(out, shard ? id : undefined);
-    const store = new Store(o.store, { cacheMb: o.cacheMb });
+    const store = new Store(o.store, { cacheMb: o.cacheMb, rootGroupName: o.rootGroupName });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
     const plan = await store
       .ping()
@@ -188,6 +196,8 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       render_seconds: renderSeconds,
       tiles_per_second: renderSeconds > 0 ? manifest.totals.tiles / renderSeconds : 0,
       cleaned,
+      skipped: plan.skipped,
+      warnings: plan.warnings,
     };
     if (shard) {
       writeJsonAtomic(join(partial, shardManifestName(shard.index, shard.count)), manifest);

@@ -11,7 +11,7 @@ const port = parentPort!;
 const post = (m: FromWorker): void => port.postMessage(m);
 
 const ctx: RenderContext = {
-  store: new Store(init.store, { cacheMb: init.cacheMb }),
+  store: new Store(init.store, { cacheMb: init.cacheMb, rootGroupName: init.rootGroupName }),
   buildDir: init.buildDir,
   maxZoom: init.maxZoom,
   coverage: new CoverageCache(),

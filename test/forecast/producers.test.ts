@@ -295,7 +295,9 @@ describe("units and temporal meaning", () => {
     for (const [i, [v, units, f]] of cases.entries()) {
       const p = await at(v);
       assert.equal(p.units, units, v);
-      p.values.forEach((got: number, k: number) => near(got, f(xs[i].values[k] as number), `${v}[${k}]`));
+      p.values.forEach((got: number, k: number) => {
+        near(got, f(xs[i].values[k] as number), `${v}[${k}]`);
+      });
     }
     const tp = await at("tp");
     assert.equal(tp.temporal.window, "since_start");
@@ -321,7 +323,9 @@ describe("units and temporal meaning", () => {
     const p = (await get(`${srv.url}/point?lat=45&lon=90&var=tp&group=forecast/gefs&run=0`, H())).json();
     assert.equal(p.units, "m");
     assert.equal(p.temporal.source, "GRIB_stepType");
-    p.values.forEach((v: number, k: number) => near(v, (x.values[k] as number) / 1000, `tp[${k}]`));
+    p.values.forEach((v: number, k: number) => {
+      near(v, (x.values[k] as number) / 1000, `tp[${k}]`);
+    });
     assert.deepEqual(p.intervals[2], { start: "2024-05-01T00:00:00", end: "2024-05-01T12:00:00" });
   });
 

@@ -104,7 +104,8 @@ export class Store {
         if (self?.kind !== "group") throw new NotFoundError(`no group ${path}`);
         const out = new Map<string, NodeMeta>([[path, self]]);
         for (const child of await this.children(path)) {
-          const meta = root.get(`${path}/${child}`) ?? (await readNode(this.backend, `${path}/${child}`));
+          const full = path === "" ? child : `${path}/${child}`;
+          const meta = root.get(full) ?? (await readNode(this.backend, full));
           if (meta) out.set(meta.path, meta);
         }
         return out;

@@ -345,6 +345,70 @@ describe("units and temporal meaning", () => {
   });
 });
 
+describe("command line", () => {
+  const ROOT = resolve(import.meta.dirname, "../..");
+  const cli = (args: string[]) =>
+    run(process.execPath, ["bin/gridcast", ...args], { cwd: ROOT, encoding: "utf8" }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+
+  test("inspect shows what it found where, and each group it skipped with the reason", async () => {
+    const text = await cli(["inspect", "--store", combo]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /skipped forecast\/one_row: .*single latitude row/);
+    assert.match(text.stdout, /skipped forecast\/bad_time: .*time units/);
+    assert.match(
+      text.stdout,
+      /forecast\/era5 .*\n.*\n {2}found at: forecast\/era5 {2}\(analysis: each time is a run with lead 0\)/,
+    );
+    const root = JSON.parse((await cli(["inspect", "--store", store("gefs"), "--json"])).stdout);
+    assert.equal(root.forecast_groups[0].id, "forecast/gefs");
+    assert.equal(root.forecast_groups[0].path, "");
+    assert.deepEqual(root.forecast_groups[0].members, [0, 1, 2, 3]);
+  });
+
+  test("build publishes the readable groups, names the skipped one and exits 3 (0 with --allow-skipped)", async () => {
+    const out = tempDir("gridcast-producers-cli-");
+    try {
+      const args = [
+        "build",
+        "--store",
+        combo,
+        "--out",
+        out,
+        "--max-zoom",
+        "0",
+        "--groups",
+        "era5,one_row",
+        "--concurrency",
+        "1",
+      ];
+      const r = await cli(args);
+      assert.equal(r.code, 3, r.stderr);
+      assert.match(r.stdout, /skipped forecast\/one_row: .*single latitude row/);
+      assert.match(r.stdout, /published/);
+      const again = await cli([...args, "--allow-skipped"]);
+      assert.equal(again.code, 0, again.stderr);
+      const none = await cli([
+        "build",
+        "--store",
+        combo,
+        "--out",
+        out,
+        "--max-zoom",
+        "0",
+        "--groups",
+        "one_row,bad_time",
+      ]);
+      assert.equal(none.code, 2);
+      assert.match(none.stderr, /no forecast group could be read/);
+    } finally {
+      cleanup(out);
+    }
+  });
+});
+
 describe("build", () => {
   let out: string;
   let report: Awaited<ReturnType<typeof build>>;
@@ -370,6 +434,13 @@ describe("build", () => {
     assert.equal(layer("cosmo.t2m").units, "K");
     assert.equal(layer("cosmo.r2").style_range, "data");
     assert.deepEqual(layer("gefs.t2m").member, { value: 0, choice: "control" });
+    // The catalog the viewer reads says which member the map shows and which range is the data's own.
+    const catalog = JSON.parse(readFileSync(join(current, "catalog.json"), "utf8"));
+    const cat = (id: string) => catalog.layers.find((l: { id: string }) => l.id === id);
+    assert.deepEqual(cat("gefs.t2m").member, { value: 0, choice: "control" });
+    assert.equal(cat("cosmo.r2").style_range, "data");
+    assert.equal(cat("cosmo.r2").units, "furlongs");
+    assert.equal(cat("gefs.tp").temporal.description, "amount since the start of the forecast");
     const checks: [string, string, string, Record<string, number>, (x: number) => number][] = [
       ["cosmo.t2m", "cosmo", "T_2M", { time: 0, step: 0 }, (x) => x + 273.15],
       ["gefs.t2m", "gefs", "t2m", { time: 1, step: 0, number: 0 }, (x) => x],

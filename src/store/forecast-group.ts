@@ -222,12 +222,20 @@ function entryOf(registry: Registry, stored: string, attrs: Json): VariableEntry
   return undefined;
 }
 
+/**
+ * A group whose metadata gridcast cannot use: a fault of the store (503 to clients), not of the
+ * request, and not an outage that a retry a moment later would cure.
+ */
+export class GroupUnreadableError extends StoreUnavailableError {}
+
 export async function buildForecastGroup(input: GroupInput, registry: Registry): Promise<ForecastGroup> {
   try {
     return await build(input, registry);
   } catch (e) {
+    // An outage while reading the coordinates stays an outage (retried at once).
+    if (e instanceof StoreUnavailableError) throw e;
     const reason = e instanceof GridcastError ? e.message : "its metadata cannot be read";
-    throw new StoreUnavailableError(`forecast group ${input.id} cannot be read: ${reason}`, {}, { cause: e });
+    throw new GroupUnreadableError(`forecast group ${input.id} cannot be read: ${reason}`, {}, { cause: e });
   }
 }
 

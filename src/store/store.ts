@@ -8,7 +8,7 @@ import { type CountingBackend, openBackend } from "./backend.ts";
 import { ChunkCache } from "./chunk-cache.ts";
 import { roleOf } from "./dims.ts";
 import { rootGroupName } from "./discovery.ts";
-import { buildForecastGroup, type ForecastGroup } from "./forecast-group.ts";
+import { buildForecastGroup, type ForecastGroup, GroupUnreadableError } from "./forecast-group.ts";
 import { confineKey } from "./keys.ts";
 import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metadata.ts";
 
@@ -189,8 +189,7 @@ export class Store {
       p.catch((e: unknown) => {
         // A group whose metadata gridcast cannot use stays refused for a while (and is logged once);
         // an outage of the store is retried at once.
-        const structural = e instanceof StoreUnavailableError && !(e.cause instanceof StoreUnavailableError);
-        if (structural && !(e instanceof NotFoundError)) {
+        if (e instanceof GroupUnreadableError) {
           this.#log?.({ level: "warn", event: "forecast_group_unreadable", group: id, reason: e.message });
           setTimeout(() => {
             if (this.#groups.get(id) === p) this.#groups.delete(id);

@@ -329,6 +329,19 @@ describe("units and temporal meaning", () => {
     assert.deepEqual(p.intervals[2], { start: "2024-05-01T00:00:00", end: "2024-05-01T12:00:00" });
   });
 
+  test("/data serves analysis and single-run groups as xarray reads them from the store", async () => {
+    const base = `${srv.url}/data/datasets`;
+    const xs = await xread([
+      { store: `${base}/forecast~era5/zarr/`, headers: H(), var: "t2m", isel: { time: 4, lat: 3 } },
+      { store: store("era5"), var: "2m_temperature", isel: { time: 4, latitude: 3 } },
+      { store: `${base}/forecast~ecmwf_oper/zarr/`, headers: H(), var: "tp", isel: { lead_time: 3, lat: 7 } },
+      { store: store("ecmwf_oper"), var: "tp", isel: { step: 3, latitude: 7 } },
+    ]);
+    assert.deepEqual(xs[0].values, xs[1].values);
+    assert.deepEqual(xs[0].coords.time, xs[1].coords.time); // the same decoded instants
+    assert.deepEqual(xs[2].values, xs[3].values);
+  });
+
   test("an unregistered variable with CF metadata is listed, not lost", async () => {
     const reg = (await get(`${srv.url}/api/registry`)).json();
     const soil = reg.unregistered.find((u: { stored: string }) => u.stored === "soil_type");
@@ -482,5 +495,14 @@ describe("build", () => {
       }
       assert.ok(checked > 20, `${id}: ${checked} pixels`);
     }
+    // A layer in a unit gridcast cannot convert is drawn over its own range: many colours, not one.
+    const r2 = layer("cosmo.r2");
+    const run = r2.runs.at(-1)!;
+    const img = await decodeRgba(
+      readFileSync(join(current, "tiles", "cosmo.r2", run.token, String(run.leads[0].hours), "2", "2", "1.png")),
+    );
+    const colours = new Set<string>();
+    for (let i = 0; i < 256 * 256; i++) if (img.data[i * 4 + 3] > 0) colours.add(pixel(img.data, i).join());
+    assert.ok(colours.size > 20, `${colours.size} colours`);
   });
 });

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
@@ -83,6 +84,30 @@ describe("discovery", () => {
     // A store given as one group's own directory.
     const own = new Store(join(combo, "forecast", "gefs"));
     assert.deepEqual(await own.forecastGroupIds(), ["forecast/gefs"]);
+  });
+
+  test("over HTTP (object storage, no listing), a root dataset is found from its consolidated metadata", async () => {
+    const upstream = createServer((req, res) => {
+      const rel = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).replace(/^\/+/, "");
+      try {
+        res.end(readFileSync(join(dir, rel)));
+      } catch {
+        res.statusCode = 404;
+        res.end();
+      }
+    });
+    await new Promise<void>((ok) => upstream.listen(0, "127.0.0.1", () => ok()));
+    try {
+      const port = (upstream.address() as { port: number }).port;
+      const s = new Store(`http://127.0.0.1:${port}/era5.zarr/`);
+      assert.deepEqual(await s.forecastGroupIds(), ["forecast/era5"]);
+      const g = await s.forecastGroup("forecast/era5");
+      assert.equal(g.analysis, true);
+      assert.equal(g.runs.length, 6);
+    } finally {
+      upstream.closeAllConnections();
+      upstream.close();
+    }
   });
 
   test("served at its root, /point needs no group and answers xarray's values", async () => {

@@ -152,6 +152,16 @@ test("precipitation_surface is a mean rate over the previous 3 h step, in mm/h, 
   assert.equal(p.temporal.source, "step_type");
   assert.deepEqual(p.intervals[2], { start: "2025-01-01T03:00:00", end: "2025-01-01T06:00:00" });
   assert.equal(p.values[0], null);
+  // The export header states the same windows for the leads it holds.
+  const exp = await get(
+    `${srv.url}/api/export/forecast~noaa-gefs-forecast/npy?var=prate&time_index=0&lead_start=1&lead_stop=2&lat_min=45&lat_max=45&lon_min=10&lon_max=10`,
+    H(),
+  );
+  const field = JSON.parse(exp.headers.get("x-svc-field")!);
+  assert.equal(field.temporal.description, "mean over the previous 3 h");
+  assert.deepEqual(field.intervals, p.intervals.slice(1, 3));
+  assert.equal(field.units, "mm h-1");
+  assert.equal(field.stored_units, "kg m-2 s-1");
   p.values.slice(1).forEach((v: number, i: number) => {
     assert.ok(Math.abs(v - raw[i + 1] * 3600) < 1e-4, `${v} vs ${raw[i + 1] * 3600}`);
   });

@@ -82,7 +82,10 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
   let v = v0;
   if (requested.grid.global) {
     const patch = await choosePatch(store, requested, entry, runTime, req.lat, req.lon);
-    if (patch) {
+    // A patch answers only when it can answer the same question (an ensemble member needs members).
+    const sameKind = (g: ForecastGroup) =>
+      g.variables.get(entry.name)!.roles.includes("member") === v0.roles.includes("member");
+    if (patch && sameKind(patch)) {
       group = patch;
       v = patch.variables.get(entry.name)!;
     }

@@ -59,7 +59,7 @@ before(async () => {
   mkdirSync(join(combo, "forecast"), { recursive: true });
   writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
   writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
-  for (const n of ["ecmwf_oper", "gefs", "era5", "wb2_hres", "cosmo", "one_row", "bad_time"]) {
+  for (const n of ["ecmwf_oper", "gefs", "era5", "wb2_hres", "cosmo", "one_row", "one_column", "bad_time"]) {
     cpSync(store(n), join(combo, "forecast", n), { recursive: true });
   }
   srv = await testServer(combo);
@@ -142,11 +142,16 @@ describe("isolation", () => {
     ]);
     const why = Object.fromEntries(models.unavailable.map((u: { id: string; reason: string }) => [u.id, u.reason]));
     assert.match(why["forecast/one_row"], /single latitude row/);
+    assert.match(why["forecast/one_column"], /single longitude column/);
     assert.match(why["forecast/bad_time"], /time units/);
     const ready = await get(`${srv.url}/readyz`);
     assert.equal(ready.status, 200);
     const bad = ready.json().groups.filter((g: { ok: boolean }) => !g.ok);
-    assert.deepEqual(bad.map((g: { id: string }) => g.id).sort(), ["forecast/bad_time", "forecast/one_row"]);
+    assert.deepEqual(bad.map((g: { id: string }) => g.id).sort(), [
+      "forecast/bad_time",
+      "forecast/one_column",
+      "forecast/one_row",
+    ]);
     const exp = await get(`${srv.url}/api/export`, H());
     assert.equal(exp.status, 200);
     assert.equal(exp.json().groups.length, 5);
@@ -158,7 +163,7 @@ describe("isolation", () => {
         .json()
         .unavailable.map((u: { id: string }) => u.id)
         .sort(),
-      ["forecast~bad_time", "forecast~one_row"],
+      ["forecast~bad_time", "forecast~one_column", "forecast~one_row"],
     );
   });
 
@@ -457,7 +462,11 @@ describe("build", () => {
   after(() => cleanup(out));
 
   test("skips the unreadable groups by name, warns about the unit it cannot convert, builds the rest", () => {
-    assert.deepEqual(report.skipped.map((s) => s.id).sort(), ["forecast/bad_time", "forecast/one_row"]);
+    assert.deepEqual(report.skipped.map((s) => s.id).sort(), [
+      "forecast/bad_time",
+      "forecast/one_column",
+      "forecast/one_row",
+    ]);
     assert.ok(
       report.warnings.some((w) => w.includes("cosmo.r2") && w.includes("furlongs")),
       report.warnings.join("\n"),

@@ -21,6 +21,7 @@ Layouts (all small, deterministic):
   cosmo.zarr       COSMO/ICON-like limited area: time + step, T_2M in degC, PMSL in hPa, TOT_PREC in
                    kg m-2, CLCT in %, RELHUM_2M in an unknown unit (drawn over its own range).
   one_row.zarr     a grid with a single latitude row (refused with a reason).
+  one_column.zarr  a grid with a single longitude column (refused with a reason).
   bad_time.zarr    garbage time units (refused with a reason; a store fault, never the client's).
 """
 import json
@@ -175,6 +176,17 @@ def one_row(path):
     ds.to_zarr(path, mode="w", consolidated=True)
 
 
+def one_column(path):
+    lat = np.arange(30.0, 61.0, 5.0)
+    times = pd.to_datetime(["2024-05-01T00:00"])
+    dims = ("time", "latitude", "longitude")
+    ds = xr.Dataset(
+        {"t2m": (dims, field((1, len(lat), 1), 52, 250, 300), {"units": "K"})},
+        coords={"time": ("time", times), "latitude": ("latitude", lat), "longitude": ("longitude", [10.0])},
+    )
+    ds.to_zarr(path, mode="w", consolidated=True)
+
+
 def bad_time(path):
     lat, lon = lat_lon(10, 20, lon0=0.0)
     dims = ("time", "latitude", "longitude")
@@ -196,6 +208,7 @@ LAYOUTS = {
     "wb2_hres": wb2_hres,
     "cosmo": cosmo,
     "one_row": one_row,
+    "one_column": one_column,
     "bad_time": bad_time,
 }
 

@@ -261,7 +261,12 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const ch = await a.chunk([]);
     return [Number(ch.data[0])];
   };
-  const readFloat = (r: Role) => coord(r).read([[0, coord(r).shape[0]]], new Float64Array(coord(r).shape[0]));
+  // Coordinates have no missing values: a v2 fill_value that happens to equal a coordinate (zarr's
+  // default 0 at longitude 0) must not turn it into NaN, so only scale and offset apply.
+  const readFloat = async (r: Role) => {
+    const { scale, offset } = coord(r).packing;
+    return Float64Array.from(await coord(r).readRaw(), (x) => x * scale + offset);
+  };
   const [timeRaw, leadRaw, latRaw, lonRaw, levelRaw, memberRaw] = await Promise.all([
     raw("time"),
     coordNames.lead ? raw("lead") : Promise.resolve([0]),

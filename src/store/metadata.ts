@@ -130,8 +130,41 @@ function fromV3(path: string, doc: Json): NodeMeta {
   };
 }
 
-function fromV2(path: string, zarray: Json | undefined, zgroup: Json | undefined, zattrs: Json | undefined): NodeMeta {
-  const attrs = zattrs ?? {};
+const NUMPY_UNITS: Record<string, string> = {
+  ns: "nanoseconds",
+  us: "microseconds",
+  ms: "milliseconds",
+  s: "seconds",
+  m: "minutes",
+  h: "hours",
+  D: "days",
+};
+
+/**
+ * A v2 array of numpy datetime64/timedelta64 (written by zarr itself, without xarray's CF encoding)
+ * holds int64 counts of its unit: read it as int64 with the CF units that say so. zarrita has no
+ * datetime types, so the document zarrita opens is rewritten the same way.
+ */
+function datetimeAsInt64(zarray: Json, attrs: Json): { zarray: Json; attrs: Json } {
+  const m = /^([<>|]?)([Mm])8\[(\w+)\]$/.exec(String(zarray.dtype));
+  const unit = m ? NUMPY_UNITS[m[3]] : undefined;
+  if (!m || !unit) return { zarray, attrs };
+  const units = m[2] === "M" ? `${unit} since 1970-01-01` : unit;
+  return {
+    zarray: { ...zarray, dtype: `${m[1] === ">" ? ">" : "<"}i8`, fill_value: null },
+    attrs: typeof attrs.units === "string" ? attrs : { ...attrs, units },
+  };
+}
+
+function fromV2(
+  path: string,
+  zarrayDoc: Json | undefined,
+  zgroup: Json | undefined,
+  zattrs: Json | undefined,
+): NodeMeta {
+  let attrs = zattrs ?? {};
+  let zarray = zarrayDoc;
+  if (zarray) ({ zarray, attrs } = datetimeAsInt64(zarray, attrs));
   if (zarray) {
     const raw: Record<string, Json> = { ".zarray": zarray };
     if (zattrs) raw[".zattrs"] = zattrs;

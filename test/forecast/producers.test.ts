@@ -10,6 +10,8 @@ import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { pointSeries } from "../../src/forecast/point.ts";
+import { registry } from "../../src/registry/registry.ts";
 import type { LayerSpec } from "../../src/render/build/plan.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
@@ -237,6 +239,22 @@ describe("time axes", () => {
       xs[2].values.map((v) => f32(v as number)),
     );
   });
+});
+
+test("zarr without xarray: datetime64/timedelta64 dtypes and no CF units still decode", async () => {
+  const s = new Store(store("raw_datetime"));
+  const g = await s.forecastGroup("forecast/raw_datetime");
+  assert.deepEqual(g.runs, [Date.UTC(2024, 2, 1, 0), Date.UTC(2024, 2, 1, 12)]);
+  assert.deepEqual(g.leads, [0, 6, 12]);
+  const p = await pointSeries(s, registry, { lat: 10, lon: 0, var: "t2m", group: g.id, run: 1 });
+  assert.deepEqual(p.times, ["2024-03-01T12:00:00", "2024-03-01T18:00:00", "2024-03-02T00:00:00"]);
+  const [x] = await xread([{ store: store("raw_datetime"), var: "t2m", isel: { time: 1, latitude: 4, longitude: 0 } }]);
+  assert.deepEqual(x.coords.time, ["2024-03-01T00:00:00", "2024-03-01T12:00:00"]);
+  assert.equal(p.grid_lat, 10);
+  assert.deepEqual(
+    p.values,
+    x.values.map((v) => f32(v as number)),
+  );
 });
 
 describe("ensembles", () => {

@@ -22,6 +22,7 @@ Layouts (all small, deterministic):
                    kg m-2, CLCT in %, RELHUM_2M in an unknown unit (drawn over its own range).
   one_row.zarr     a grid with a single latitude row (refused with a reason).
   one_column.zarr  a grid with a single longitude column (refused with a reason).
+  raw_datetime.zarr  zarr without xarray: time as datetime64[ns], step as timedelta64[h], no CF units.
   bad_time.zarr    garbage time units (refused with a reason; a store fault, never the client's).
 """
 import json
@@ -187,6 +188,26 @@ def one_column(path):
     ds.to_zarr(path, mode="w", consolidated=True)
 
 
+def raw_datetime(path):
+    """Written by zarr itself: datetime64/timedelta64 arrays with no CF units, only their numpy dtype."""
+    import zarr
+
+    lat, lon = lat_lon(10, 20, lon0=0.0)
+    root = zarr.open_group(path, mode="w")
+    arrays = {
+        "time": (np.array(["2024-03-01T00", "2024-03-01T12"], dtype="M8[ns]"), ["time"]),
+        "step": (np.array([0, 6, 12], dtype="m8[h]"), ["step"]),
+        "latitude": (lat, ["latitude"]),
+        "longitude": (lon, ["longitude"]),
+        "t2m": (field((2, 3, len(lat), len(lon)), 71, 250, 300), ["time", "step", "latitude", "longitude"]),
+    }
+    for name, (data, dims) in arrays.items():
+        a = root.array(name, data, chunks=data.shape)
+        a.attrs["_ARRAY_DIMENSIONS"] = dims
+    root["t2m"].attrs["units"] = "K"
+    zarr.consolidate_metadata(path)
+
+
 def bad_time(path):
     lat, lon = lat_lon(10, 20, lon0=0.0)
     dims = ("time", "latitude", "longitude")
@@ -209,6 +230,7 @@ LAYOUTS = {
     "cosmo": cosmo,
     "one_row": one_row,
     "one_column": one_column,
+    "raw_datetime": raw_datetime,
     "bad_time": bad_time,
 }
 

@@ -33,6 +33,8 @@ export interface GroupStatus {
 }
 
 const GROUP_LIST_TTL_MS = 2000;
+/** How long the answer to "is the root itself a dataset?" is kept. */
+const ROOT_KIND_TTL_MS = 30_000;
 /** How long a group whose metadata gridcast cannot use is remembered as such before a retry. */
 const GROUP_FAILURE_TTL_MS = 5000;
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -50,6 +52,7 @@ export class Store {
   #groupIdsAt = 0;
   /** Store path of each discovered group id. */
   #paths = new Map<string, string>();
+  #rootKind: { at: number; p: Promise<boolean> } | undefined;
   readonly #rootName: string;
   readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
 
@@ -159,8 +162,23 @@ export class Store {
     return [...paths.keys()].sort();
   }
 
-  /** The root holds latitude and longitude arrays of its own: it is a dataset, not a container. */
-  async #rootIsDataset(): Promise<boolean> {
+  /**
+   * The root holds latitude and longitude arrays of its own: it is a dataset, not a container.
+   * What a root is changes far less often than the groups below it, so the answer is kept longer.
+   */
+  #rootIsDataset(): Promise<boolean> {
+    const now = Date.now();
+    if (!this.#rootKind || now - this.#rootKind.at > ROOT_KIND_TTL_MS) {
+      const p = this.#probeRoot();
+      p.catch(() => {
+        if (this.#rootKind?.p === p) this.#rootKind = undefined;
+      });
+      this.#rootKind = { at: now, p };
+    }
+    return this.#rootKind.p;
+  }
+
+  async #probeRoot(): Promise<boolean> {
     let names: string[];
     try {
       names = await this.children("");
@@ -281,6 +299,7 @@ export class Store {
     this.#groupMeta.clear();
     this.#arrays.clear();
     this.#paths.clear();
+    this.#rootKind = undefined;
     this.cache.invalidate();
   }
 

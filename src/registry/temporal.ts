@@ -76,7 +76,12 @@ export function temporalText(t: Temporal): string {
  * The meaning of a variable in a group whose time steps are `steps` hours apart (the lead times,
  * or for an analysis without leads the spacing of its times).
  */
-export function resolveTemporal(defaults: Temporal, attrs: Record<string, unknown>, steps: number[]): ResolvedTemporal {
+export function resolveTemporal(
+  defaults: Temporal,
+  attrs: Record<string, unknown>,
+  steps: number[],
+  analysis = false,
+): ResolvedTemporal {
   let t: Temporal = defaults;
   let source = "registry";
   const stepType = [attrs.GRIB_stepType, attrs.step_type].find((v) => typeof v === "string") as string | undefined;
@@ -96,6 +101,10 @@ export function resolveTemporal(defaults: Temporal, attrs: Record<string, unknow
     else if (defaults.kind === s.kind && defaults.window === "fixed") t = defaults;
     else t = { kind: s.kind, window: s.window! };
   }
+  // An analysis has no run start to accumulate from: its amounts cover the time since the previous
+  // stored time (ERA5's hourly precipitation), like a previous-step window.
+  if (analysis && t.kind !== "instantaneous" && t.window === "since_start")
+    t = { kind: t.kind, window: "previous_step" };
   // A previous-step window over a regular axis is a fixed interval of that step.
   if (t.kind !== "instantaneous" && t.window === "previous_step") {
     const step = regularStep(steps);

@@ -364,7 +364,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       storedUnits,
       canonical: convert !== undefined,
       convert: identity ? undefined : convert,
-      temporal: resolveTemporal(entry.temporal, attrs, steps),
+      temporal: resolveTemporal(entry.temporal, attrs, steps, analysis),
     });
   }
   const name = input.id.slice(input.id.indexOf("/") + 1);

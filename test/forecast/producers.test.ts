@@ -230,6 +230,7 @@ describe("time axes", () => {
     // ERA5's hourly precipitation covers the hour before each time.
     const tp = (await get(`${srv.url}/point?lat=50&lon=10&var=tp&group=forecast/era5&run=4`, H())).json();
     assert.deepEqual(tp.intervals, [{ start: "2020-01-01T03:00:00", end: "2020-01-01T04:00:00" }]);
+    assert.equal(tp.temporal.description, "amount over the previous 1 h");
     near(tp.values[0], xs[1].values[0] as number, "era5 tp");
     const w = (await get(`${srv.url}/point?lat=40&lon=10&var=t2m&group=forecast/wb2_hres&run=1`, H())).json();
     assert.deepEqual(w.lead_hours, [0, 6, 12, 18]);

@@ -51,7 +51,7 @@ export interface PointSeries {
   intervals?: { start: string; end: string }[];
 }
 
-/** The region of one spatial column for one run (and level, member), all lead times. */
+/** The region of one spatial column for one run (and level, member or members), all lead times. */
 export function columnRegion(
   group: ForecastGroup,
   v: GroupVariable,
@@ -61,10 +61,7 @@ export function columnRegion(
   ix: number,
   member?: number | [number, number],
 ) {
-  const m = typeof member === "number" ? member : undefined;
-  const region = regionOf(group, v, { run, level, member: m, lat: iy, lon: ix });
-  if (Array.isArray(member)) region[v.roles.indexOf("member")] = member;
-  return region;
+  return regionOf(group, v, { run, level, member, lat: iy, lon: ix });
 }
 
 const nullable = (x: number) => (Number.isNaN(x) ? null : x);

@@ -12,8 +12,8 @@ export interface Pick {
   lead?: number | Range;
   /** Level index. */
   level?: number;
-  /** Member index; default the group's control member. */
-  member?: number;
+  /** Member index, or a range of them; default the group's control member. */
+  member?: number | Range;
   /** Latitude row(s) and longitude column(s); default the whole axis. */
   lat?: number | Range;
   lon?: number | Range;

@@ -348,6 +348,13 @@ describe("units and temporal meaning", () => {
         near(got, f(xs[i].values[k] as number), `${v}[${k}]`);
       });
     }
+    // The map click reads the same converted value, with the member and window it stands for.
+    const click = (await get(`${srv.url}/api/forecast/value?layer=cosmo.t2m&lat=46&lon=10&lead=2`)).json();
+    assert.equal(click.units, "K");
+    near(click.value, (xs[0].values[2] as number) + 273.15, "click");
+    const gefsTp = (await get(`${srv.url}/api/forecast/value?layer=gefs.tp&lat=45&lon=90&lead=12`)).json();
+    assert.equal(gefsTp.member, 0);
+    assert.deepEqual(gefsTp.interval, { start: "2024-05-01T06:00:00", end: "2024-05-01T18:00:00" });
     const tp = await at("tp");
     assert.equal(tp.temporal.window, "since_start");
     assert.deepEqual(tp.intervals[3], { start: "2024-05-01T00:00:00", end: "2024-05-01T03:00:00" });

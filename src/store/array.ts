@@ -110,6 +110,9 @@ export class StoredArray {
   }
 
   async chunk(coords: number[]): Promise<Chunk> {
+    // Degenerate metadata (a 0 in the chunk shape, absurd sizes) is refused before any decode.
+    const problem = this.meta.array?.problem;
+    if (problem) throw new CorruptDataError(`array metadata cannot be used: ${problem}`);
     return this.#cache.get(`${this.meta.path}|${coords.join(",")}`, async () => {
       const arr = await this.#open();
       try {

@@ -197,6 +197,9 @@ describe("isolation", () => {
     );
     const status = await s.groupStatus();
     assert.equal(status[0].ok, false);
+    // Any other reader of the array (the /data view, say) is refused before a decode is tried.
+    const meta = await s.node("2m_temperature");
+    await assert.rejects(s.array(meta!).chunk([0, 0, 0]), /array metadata cannot be used: chunk shape/);
   });
 });
 

@@ -60,6 +60,10 @@ describe("temporal semantics", () => {
     const gust = resolveTemporal(registry.resolve("gust").temporal, { GRIB_stepType: "max" }, [0, 6, 12]);
     assert.equal(gust.kind, "maximum");
     assert.equal("interval_hours" in gust && gust.interval_hours, 6);
+    // A fixed window the registry knows (ECMWF's 3-hourly maximum) survives a 6-hourly lead axis.
+    const mx = resolveTemporal(registry.resolve("mx2t3").temporal, { GRIB_stepType: "max" }, [0, 6, 12]);
+    assert.equal("interval_hours" in mx && mx.interval_hours, 3);
+    assert.equal(mx.description, "maximum over the previous 3 h");
     const point = resolveTemporal(registry.resolve("tp").temporal, { cell_methods: "time: point" }, [0, 6]);
     assert.equal(point.kind, "instantaneous");
     assert.equal(leadIntervals(point, run, [0, 6]), undefined);

@@ -15,6 +15,8 @@ export interface Settings {
   host: string;
   port: number;
   default_forecast_group: string;
+  /** Id (forecast/<name>) of a dataset found at the store root; "" means the store directory's name. */
+  root_group_name: string;
   /** Size cap of one .npy export (MiB of float32 output). */
   field_export_max_mb: number;
   /** Size cap of one embedding .npy slice (MiB, uncompressed). */
@@ -50,6 +52,7 @@ export const DEFAULTS: Settings = {
   host: "127.0.0.1",
   port: 8080,
   default_forecast_group: "forecast/global",
+  root_group_name: "",
   field_export_max_mb: 64,
   embeddings_api_max_mb: 32,
   chunk_cache_mb: 256,

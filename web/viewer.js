@@ -376,7 +376,9 @@ function describe(l) {
 }
 
 function intervalText(temporal) {
-  return temporal?.kind === "accumulated" ? `amount over the previous ${temporal.interval_hours} h` : "";
+  if (!temporal || temporal.kind === "instantaneous") return "";
+  // The server words every window (fixed, previous step, since the run start); older catalogs did not.
+  return temporal.description ?? `amount over the previous ${temporal.interval_hours} h`;
 }
 
 /** [west, south, east, north]; a box across the antimeridian has east < west. */

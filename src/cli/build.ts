@@ -20,8 +20,12 @@ interface BuildFlags {
   reuse: boolean;
   tiles: string;
   allowDroppedLayers?: boolean;
+  allowSkipped?: boolean;
   json?: boolean;
 }
+
+/** Exit status of a build that published but left out groups it could not read (see README). */
+export const EXIT_GROUPS_SKIPPED = 3;
 
 const list = (s: string | undefined): string[] | undefined =>
   s === undefined
@@ -70,6 +74,8 @@ function summary(r: BuildReport, out: string): string {
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
   if (r.embeddings) lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);
   if (r.removed.length) lines.push(`removed old builds: ${r.removed.join(", ")}`);
+  for (const g of r.skipped) lines.push(`skipped ${g.id}: ${g.reason}`);
+  for (const w of r.warnings) lines.push(`warning: ${w}`);
   if (r.cleaned.length) lines.push(`removed partial builds left by killed builds: ${r.cleaned.join(", ")}`);
   return `${lines.join("\n")}\n`;
 }
@@ -92,9 +98,16 @@ export function registerBuild(program: Command): void {
     .option("--tiles <format>", "zxy (one PNG file per tile) | pmtiles (one archive per layer-run-lead)", "zxy")
     .option("--no-reuse", "render every tile, even those the published build already has")
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
+    .option(
+      "--allow-skipped",
+      `exit 0 even when a forecast group could not be read (default: publish the others, exit ${EXIT_GROUPS_SKIPPED})`,
+    )
     .option("--json", "print the report as JSON")
     .action(async (opts: BuildFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store, out: opts.out, keep_builds: opts.keepBuilds });
+      const exitFor = (r: BuildReport) => {
+        if (r.skipped.length && !opts.allowSkipped) process.exitCode = EXIT_GROUPS_SKIPPED;
+      };
       if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
       if (!TILE_FORMATS.includes(opts.tiles as TileFormat))
         throw new ConfigError(`--tiles must be ${TILE_FORMATS.join(" or ")}, got "${opts.tiles}"`);
@@ -116,7 +129,9 @@ export function registerBuild(program: Command): void {
         reuse: opts.reuse,
         tiles: opts.tiles as TileFormat,
         allowDroppedLayers: opts.allowDroppedLayers === true,
+        rootGroupName: settings.root_group_name || undefined,
       });
+      exitFor(report);
       if (opts.json) return printJson(report);
       process.stdout.write(summary(report, settings.out));
     });

@@ -13,7 +13,10 @@ export function registerInspect(program: Command): void {
     .action(async (opts: { store?: string; json?: boolean }, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store });
       requireStore(settings.store);
-      const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb });
+      const store = new Store(settings.store, {
+        cacheMb: settings.chunk_cache_mb,
+        rootGroupName: settings.root_group_name || undefined,
+      });
       await store.ping();
       const info = await describeStore(store);
       if (opts.json) return printJson(info);
@@ -22,15 +25,17 @@ export function registerInspect(program: Command): void {
         lines.push(
           `${g.id}  (${g.kind}, zarr v${g.zarr_format}, ${g.shape.lat}x${g.shape.lon} at ${g.resolution.lat}°, bbox ${g.bbox.join(",")})`,
           `  runs: ${g.runs.join(", ")}`,
-          `  leads (h): ${g.lead_hours.join(",")}${g.levels ? `  levels: ${g.levels.join(",")}` : ""}`,
+          `  found at: ${g.path === "" ? "the store root" : g.path}${g.analysis ? "  (analysis: each time is a run with lead 0)" : ""}`,
+          `  leads (h): ${g.lead_hours.join(",")}${g.levels ? `  levels: ${g.levels.join(",")}` : ""}${g.members ? `  members: ${g.members.join(",")}` : ""}`,
         );
         for (const v of g.variables) {
           lines.push(
-            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.packed ? " (packed)" : ""}`,
+            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}`,
           );
         }
-        if (g.unregistered.length) lines.push(`  unregistered: ${g.unregistered.join(", ")}`);
+        for (const u of g.unregistered) lines.push(`  unregistered ${u.stored}: ${u.reason}`);
       }
+      for (const s of info.skipped_groups) lines.push(`skipped ${s.id}: ${s.reason}`);
       lines.push(`embeddings: ${info.embeddings.items} items`);
       for (const p of info.embeddings.prefixes) lines.push(`  ${p}`);
       process.stdout.write(`${lines.join("\n")}\n`);

@@ -4,11 +4,11 @@ import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { npyHeader } from "../npy.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { Range } from "../store/array.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { type BoxSelection, selectBox } from "./grid-select.ts";
-import { requireGroup, requireVariable, resolveLevel } from "./select.ts";
+import { readValues, regionOf } from "./read.ts";
+import { intervalsOf, requireGroup, requireVariable, resolveLevel, resolveMember } from "./select.ts";
 
 export interface BoxRequest {
   group: string;
@@ -21,6 +21,8 @@ export interface BoxRequest {
   lon_min: number;
   lon_max: number;
   level?: number;
+  /** Ensemble member number; default the control member. */
+  member?: string;
 }
 
 export interface BoxPlan {
@@ -28,6 +30,7 @@ export interface BoxPlan {
   variable: GroupVariable;
   run: number;
   level: number | undefined;
+  member: number | undefined;
   leads: [number, number];
   sel: BoxSelection;
   shape: [number, number, number];
@@ -72,6 +75,10 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     if (!(req[p] >= -180 && req[p] <= 360)) throw new InvalidParameterError(p, `${p} must be within -180..360`);
   }
   const level = resolveLevel(group, variable, req.level);
+  const member = resolveMember(group, variable, req.member);
+  if (member === "all") {
+    throw new InvalidParameterError("member", "an export holds one member; ask for each member in turn");
+  }
   const sel = selectBox(group.grid, req.lat_min, req.lat_max, req.lon_min, req.lon_max);
   const shape: [number, number, number] = [req.lead_stop - req.lead_start + 1, sel.lats.length, sel.lons.length];
   const header = npyHeader("<f4", shape);
@@ -94,7 +101,10 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     shape,
     dtype: "float32",
     units: variable.units,
-    temporal: entry.temporal,
+    stored_units: variable.storedUnits,
+    temporal: variable.temporal,
+    intervals: intervalsOf(group, variable, req.time_index)?.slice(req.lead_start, req.lead_stop + 1) ?? null,
+    member: member === undefined ? null : group.members![member],
     run: isoNoZone(runTime),
     time_index: req.time_index,
     lead_time: { hours: leadHours, valid_times: leadHours.map((h) => isoNoZone(runTime + h * 3_600_000)) },
@@ -108,6 +118,7 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     variable,
     run: req.time_index,
     level,
+    member,
     leads: [req.lead_start, req.lead_stop],
     sel,
     shape,
@@ -125,22 +136,15 @@ export async function readBoxLead(plan: BoxPlan, lead: number): Promise<Float32A
   const out = new Float32Array(nLat * nLon);
   let colOffset = 0;
   for (const [c0, c1] of sel.cols) {
-    const region = v.roles.map((role, d): Range => {
-      switch (role) {
-        case "time":
-          return [plan.run, plan.run + 1];
-        case "lead":
-          return [lead, lead + 1];
-        case "level":
-          return [plan.level!, plan.level! + 1];
-        case "lat":
-          return sel.rows;
-        case "lon":
-          return [c0, c1];
-      }
-      return [0, v.array.shape[d]];
+    const region = regionOf(plan.group, v, {
+      run: plan.run,
+      lead,
+      level: plan.level,
+      member: plan.member,
+      lat: sel.rows,
+      lon: [c0, c1],
     });
-    const part = (await v.array.read(region)) as Float32Array;
+    const part = await readValues(v, region);
     const w = c1 - c0;
     for (let r = 0; r < nLat; r++) {
       const srcRow = sel.flipRows ? nLat - 1 - r : r;

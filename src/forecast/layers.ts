@@ -41,7 +41,13 @@ export async function findMapLayer(store: Store, id: string): Promise<MapLayerRe
   for (const gid of await store.forecastGroupIds()) {
     const name = gid.slice("forecast/".length);
     if (!id.startsWith(`${name}.`)) continue;
-    const found = groupLayers(await store.forecastGroup(gid)).find((l) => l.id === id);
+    let group: ForecastGroup;
+    try {
+      group = await store.forecastGroup(gid);
+    } catch {
+      continue; // an unreadable group has no layers; another group may still draw this one
+    }
+    const found = groupLayers(group).find((l) => l.id === id);
     if (found) return found;
   }
   throw new NotFoundError(`no map layer "${id}"`, { param: "layer" });

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
+import { DIM_NAMES } from "../zarr-publish/coordinates.ts";
 
 /** Group id in the URL form: forecast/global → forecast~global. */
 export const tildeId = (id: string): string => id.replaceAll("/", "~");
@@ -59,8 +60,10 @@ export function exportEntry(group: ForecastGroup) {
       aliases: v.entry.aliases,
       units: v.units,
       long_name: v.entry.long_name,
-      temporal: v.entry.temporal,
-      dims: v.roles.map((r) => ({ time: "time", lead: "lead_time", level: "level", lat: "lat", lon: "lon" })[r]),
+      temporal: v.temporal,
+      dims: v.roles.map((r) => DIM_NAMES[r]),
+      stored_units: v.storedUnits,
+      members: v.roles.includes("member") ? group.members : undefined,
       stored_dims: v.array.dims,
       shape: v.array.shape,
       chunks: v.array.chunks,
@@ -72,9 +75,14 @@ export function exportEntry(group: ForecastGroup) {
   };
 }
 
+/** Groups the store has but gridcast cannot read, with the reason: listed, never silently dropped. */
+export async function unavailableGroups(store: Store): Promise<{ id: string; reason: string }[]> {
+  return (await store.groupStatus()).filter((g) => !g.ok).map((g) => ({ id: g.id, reason: g.reason ?? "" }));
+}
+
 export async function exportCatalogue(store: Store) {
   const groups = await store.forecastGroups();
-  return { groups: groups.map(exportEntry) };
+  return { groups: groups.map(exportEntry), unavailable: await unavailableGroups(store) };
 }
 
 export async function modelsListing(store: Store) {
@@ -90,13 +98,17 @@ export async function modelsListing(store: Store) {
     runs: g.runs.map(isoNoZone),
     lead_hours: g.leads,
     levels: g.levels ?? null,
+    members: g.members ?? null,
+    analysis: g.analysis,
     variables: [...g.variables.keys()].sort(),
   }));
-  return { forecast };
+  return { forecast, unavailable: await unavailableGroups(store) };
 }
 
-export function registryListing(registry: Registry) {
+/** The registry, and every stored array of the readable groups that is not registered (with its CF metadata). */
+export function registryListing(registry: Registry, groups: ForecastGroup[] = []) {
   return {
+    unregistered: groups.flatMap((g) => g.unregistered.map((u) => ({ group: g.id, ...u }))),
     variables: registry.entries.map((e) => ({
       name: e.name,
       aliases: e.aliases,

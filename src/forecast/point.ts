@@ -1,11 +1,20 @@
 // Point series: the nearest node of the most local group, one spatial column read.
 import { InvalidParameterError } from "../errors.ts";
-import type { Registry, Temporal } from "../registry/registry.ts";
-import type { Range } from "../store/array.ts";
+import type { Registry } from "../registry/registry.ts";
+import type { ResolvedTemporal } from "../registry/temporal.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { covers, nearestNode } from "./grid-select.ts";
-import { choosePatch, requireGroup, requireVariable, resolveLevel, resolveRun } from "./select.ts";
+import { readValues, regionOf } from "./read.ts";
+import {
+  choosePatch,
+  intervalsOf,
+  requireGroup,
+  requireVariable,
+  resolveLevel,
+  resolveMember,
+  resolveRun,
+} from "./select.ts";
 
 export interface PointRequest {
   lat: number;
@@ -14,6 +23,8 @@ export interface PointRequest {
   group: string;
   run?: string | number;
   level?: number;
+  /** Ensemble member number, or "all"; default the control member. */
+  member?: string;
 }
 
 export interface PointSeries {
@@ -31,36 +42,29 @@ export interface PointSeries {
   run: string;
   lead_hours: number[];
   level: number | null;
-  temporal: Temporal;
-  /** For accumulated variables: the interval [start, end] each value covers (end = its time). */
+  /** Ensemble member of `values`; null when the variable has no member dimension. */
+  member: number | null;
+  /** With member=all: every member's series, in member order. */
+  members?: { member: number; values: (number | null)[] }[];
+  temporal: ResolvedTemporal;
+  /** For non-instantaneous variables: the interval [start, end] each value covers (end = its time). */
   intervals?: { start: string; end: string }[];
 }
 
-/** The region of one spatial column for one run (and level), all lead times. */
+/** The region of one spatial column for one run (and level, member or members), all lead times. */
 export function columnRegion(
+  group: ForecastGroup,
   v: GroupVariable,
   run: number,
   level: number | undefined,
   iy: number,
   ix: number,
-): Range[] {
-  return v.roles.map((role, d): Range => {
-    switch (role) {
-      case "time":
-        return [run, run + 1];
-      case "lead":
-        return [0, v.array.shape[d]];
-      case "level":
-        return [level!, level! + 1];
-      case "lat":
-        return [iy, iy + 1];
-      case "lon":
-        return [ix, ix + 1];
-      default:
-        throw new Error(`unexpected dimension role ${role}`);
-    }
-  });
+  member?: number | [number, number],
+) {
+  return regionOf(group, v, { run, level, member, lat: iy, lon: ix });
 }
+
+const nullable = (x: number) => (Number.isNaN(x) ? null : x);
 
 export async function pointSeries(store: Store, registry: Registry, req: PointRequest): Promise<PointSeries> {
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
@@ -75,26 +79,50 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
   let v = v0;
   if (requested.grid.global) {
     const patch = await choosePatch(store, requested, entry, runTime, req.lat, req.lon);
-    if (patch) {
+    // A patch answers only when it can answer the same question (an ensemble member needs members).
+    const sameKind = (g: ForecastGroup) =>
+      g.variables.get(entry.name)!.roles.includes("member") === v0.roles.includes("member");
+    if (patch && sameKind(patch)) {
       group = patch;
       v = patch.variables.get(entry.name)!;
     }
-  } else if (!covers(requested.grid, req.lat, req.lon)) {
-    throw new InvalidParameterError("lat", `the point lies outside ${requested.id}`);
+  }
+  // A point beyond the grid's coverage (more than half a cell past its outer nodes) has no value:
+  // answering with the edge node's would be a silent wrong answer.
+  if (!covers(group.grid, req.lat, req.lon)) {
+    throw new InvalidParameterError("lat", `the point lies outside the coverage of ${group.id}`, {
+      bbox: group.grid.bbox,
+    });
   }
   const run = group === requested ? runIndex : group.runs.indexOf(runTime);
   const level = resolveLevel(group, v, req.level);
+  const member = resolveMember(group, v, req.member);
   const node = nearestNode(group.grid, req.lat, req.lon);
-  const column = await v.array.read(columnRegion(v, run, level, node.iy, node.ix));
+  const all = member === "all";
+  const memberRange: [number, number] | number | undefined = all ? [0, group.members!.length] : member;
+  const column = await readColumn(group, v, run, level, node.iy, node.ix, memberRange);
 
   const leads = group.leads;
   const valid = leads.map((h) => runTime + h * 3_600_000);
+  const nLead = v.roles.includes("lead") ? leads.length : 1;
+  const memberIndex = all ? (group.controlMember ?? 0) : member;
+  const series = (m: number) => {
+    // The column is (member, lead) or (lead, member) in storage order.
+    const mDim = v.roles.indexOf("member");
+    const lDim = v.roles.indexOf("lead");
+    const nMember = all ? group.members!.length : 1;
+    const k = all ? m : 0;
+    return Array.from({ length: nLead }, (_, i) => {
+      const at = mDim >= 0 && lDim >= 0 && mDim > lDim ? i * nMember + k : k * nLead + i;
+      return nullable(column[at]);
+    });
+  };
   const out: PointSeries = {
     var: entry.name,
     lat: req.lat,
     lon: req.lon,
     times: valid.map(isoNoZone),
-    values: Array.from(column, (x) => (Number.isNaN(x) ? null : x)),
+    values: series(all ? memberIndex! : 0),
     source: group.grid.global ? "global" : "regional",
     region: group.grid.global ? null : group.name,
     group: group.id,
@@ -104,11 +132,23 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
     run: isoNoZone(runTime),
     lead_hours: leads,
     level: level === undefined ? null : group.levels![level],
-    temporal: entry.temporal,
+    member: memberIndex === undefined ? null : group.members![memberIndex],
+    temporal: v.temporal,
   };
-  if (entry.temporal.kind === "accumulated") {
-    const span = entry.temporal.interval_hours * 3_600_000;
-    out.intervals = valid.map((t) => ({ start: isoNoZone(Math.max(runTime, t - span)), end: isoNoZone(t) }));
-  }
+  if (all) out.members = group.members!.map((m, i) => ({ member: m, values: series(i) }));
+  const intervals = intervalsOf(group, v, run);
+  if (intervals) out.intervals = intervals;
   return out;
+}
+
+async function readColumn(
+  group: ForecastGroup,
+  v: GroupVariable,
+  run: number,
+  level: number | undefined,
+  iy: number,
+  ix: number,
+  member: number | [number, number] | undefined,
+) {
+  return readValues(v, columnRegion(group, v, run, level, iy, ix, member));
 }

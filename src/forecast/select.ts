@@ -1,22 +1,90 @@
 // Resolving what a request names: the group, the variable in it, the run, the level, and for a
 // point the most local regional patch that covers it.
-import { InvalidParameterError, NotFoundError, StoreUnavailableError, UnknownVariableError } from "../errors.ts";
+import { InvalidParameterError, NotFoundError, UnknownVariableError } from "../errors.ts";
 import type { VariableEntry } from "../registry/registry.ts";
+import { leadIntervals } from "../registry/temporal.ts";
+import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { covers } from "./grid-select.ts";
 import { parseRunParam, runIndexOf } from "./layers.ts";
 
 export const GROUP_ID = /^forecast\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-/** A group that must exist for the request: absent or unreadable means the forecast is unavailable (503). */
+/**
+ * A group that must exist for the request: a group the store does not have is 404 (as on every
+ * route); one it has but cannot read right now is 503.
+ */
 export async function requireGroup(store: Store, id: string): Promise<ForecastGroup> {
   if (!GROUP_ID.test(id)) throw new InvalidParameterError("group", `group must look like forecast/<name>, got "${id}"`);
   try {
     return await store.forecastGroup(id);
   } catch (e) {
-    if (e instanceof NotFoundError) throw new StoreUnavailableError(`forecast group ${id} is not available`);
+    if (e instanceof NotFoundError) {
+      throw new NotFoundError(`no forecast group "${id}"`, {
+        param: "group",
+        available: await store.forecastGroupIds().catch(() => []),
+      });
+    }
     throw e;
   }
+}
+
+/**
+ * The group a request without a group names: the default_forecast_group setting, or the only
+ * group of a store that has exactly one (a store holding one dataset at its root).
+ */
+export async function defaultGroup(store: Store, configured: string): Promise<string> {
+  const ids = await store.forecastGroupIds();
+  if (!ids.includes(configured) && ids.length === 1) return ids[0];
+  return configured;
+}
+
+/**
+ * Member index for a variable: the control member by default, a member number, or "all".
+ * Undefined for variables without a member dimension (where a member is refused).
+ */
+export function resolveMember(
+  group: ForecastGroup,
+  v: GroupVariable,
+  member: string | undefined,
+): number | "all" | undefined {
+  if (!v.roles.includes("member")) {
+    if (member !== undefined) throw new InvalidParameterError("member", `${v.name} has no ensemble member dimension`);
+    return undefined;
+  }
+  const members = group.members ?? [];
+  if (member === undefined) return group.controlMember ?? 0;
+  if (member === "all") return "all";
+  const n = /^-?\d+$/.test(member.trim()) ? Number(member) : Number.NaN;
+  const i = members.indexOf(n);
+  if (i < 0) {
+    throw new InvalidParameterError("member", `member must be "all" or one of ${members.join(", ")}`, {
+      available: members,
+    });
+  }
+  return i;
+}
+
+/** The interval each lead's value covers in one run, as ISO strings; undefined for instantaneous values. */
+export function intervalsOf(
+  group: ForecastGroup,
+  v: GroupVariable,
+  run: number,
+): { start: string; end: string }[] | undefined {
+  const runTime = group.runs[run];
+  let previous: number | undefined;
+  if (group.analysis) {
+    // An analysis's window reaches back to the previous stored time.
+    const earlier = group.runs.filter((t) => t < runTime);
+    const later = group.runs.filter((t) => t > runTime);
+    previous = earlier.length
+      ? Math.max(...earlier)
+      : later.length
+        ? runTime - (Math.min(...later) - runTime)
+        : undefined;
+  }
+  const spans = leadIntervals(v.temporal, runTime, group.leads, previous);
+  return spans?.map((s) => ({ start: isoNoZone(s.start), end: isoNoZone(s.end) }));
 }
 
 export function requireVariable(group: ForecastGroup, entry: VariableEntry): GroupVariable {

@@ -2,13 +2,13 @@
 // lead. The node is chosen exactly as the tile renderer chooses it (ties go south/west), so the
 // number matches the colour under the cursor. One cell is read, through the shared chunk cache.
 import { InvalidParameterError, NotFoundError } from "../errors.ts";
-import type { Temporal } from "../registry/registry.ts";
-import type { Range } from "../store/array.ts";
+import type { ResolvedTemporal } from "../registry/temporal.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Store } from "../store/store.ts";
 import { covers, nearestNode } from "./grid-select.ts";
 import { findMapLayer, parseRunParam, runIndexOf } from "./layers.ts";
-import { latestRun } from "./select.ts";
+import { readValues, regionOf } from "./read.ts";
+import { intervalsOf, latestRun } from "./select.ts";
 
 export interface ValueRequest {
   layer: string;
@@ -34,8 +34,10 @@ export interface LayerValue {
   /** The grid node read; null outside the grid. */
   grid_lat: number | null;
   grid_lon: number | null;
-  temporal: Temporal;
-  /** Accumulated variables: the interval the amount covers. */
+  /** Ensemble layers: the member drawn and read (the control); null otherwise. */
+  member: number | null;
+  temporal: ResolvedTemporal;
+  /** Non-instantaneous variables: the interval the amount covers. */
   interval?: { start: string; end: string };
 }
 
@@ -58,14 +60,9 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
   if (covers(group.grid, req.lat, req.lon)) {
     const n = nearestNode(group.grid, req.lat, req.lon);
     node = n;
-    const region = v.roles.map((role): Range => {
-      if (role === "time") return [run, run + 1];
-      if (role === "lead") return [lead, lead + 1];
-      if (role === "level") return [levelIndex!, levelIndex! + 1];
-      if (role === "lat") return [n.iy, n.iy + 1];
-      return [n.ix, n.ix + 1];
-    });
-    const cell = (await v.array.read(region))[0];
+    // Ensemble layers draw the control member (regionOf's default), so the click reads it too.
+    const region = regionOf(group, v, { run, lead, level: levelIndex ?? undefined, lat: n.iy, lon: n.ix });
+    const cell = (await readValues(v, region))[0];
     value = Number.isNaN(cell) ? null : cell;
   }
   const out: LayerValue = {
@@ -80,11 +77,10 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
     level,
     grid_lat: node?.lat ?? null,
     grid_lon: node?.lon ?? null,
-    temporal: v.entry.temporal,
+    member: group.members && v.roles.includes("member") ? group.members[group.controlMember ?? 0] : null,
+    temporal: v.temporal,
   };
-  if (v.entry.temporal.kind === "accumulated") {
-    const start = Math.max(runTime, validTime - v.entry.temporal.interval_hours * HOUR_MS);
-    out.interval = { start: isoNoZone(start), end: isoNoZone(validTime) };
-  }
+  const interval = intervalsOf(group, v, run)?.[lead];
+  if (interval) out.interval = interval;
   return out;
 }

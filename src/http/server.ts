@@ -30,8 +30,13 @@ export async function startServer(
   settings: Settings,
   opts: { log?: (e: Record<string, unknown>) => void; webDir?: string } = {},
 ): Promise<Running> {
-  const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb, timeoutMs: settings.store_timeout_ms });
-  const log = opts.log ?? ((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  const log = opts.log ?? ((e: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  const store = new Store(settings.store, {
+    cacheMb: settings.chunk_cache_mb,
+    timeoutMs: settings.store_timeout_ms,
+    rootGroupName: settings.root_group_name || undefined,
+    log,
+  });
   // The server comes up even when the ledger does not: maps and health stay public, keyed routes
   // answer 503 until an open succeeds (retried on demand), and /readyz says which.
   const reopening = new ReopeningLedger(

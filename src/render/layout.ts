@@ -74,6 +74,10 @@ export interface CatalogLayer {
   units: string;
   temporal: Temporal;
   style: { colormap: string; min: number; max: number };
+  /** "data" when the store's unit could not be converted and the range is the field's own. */
+  style_range?: "registry" | "data";
+  /** Ensemble layers: the member drawn (the control member); null otherwise. */
+  member?: { value: number; choice: "control" } | null;
   legend: { png: string; json: string };
   kind: "global" | "regional";
   bounds: [number, number, number, number];

@@ -1,6 +1,8 @@
 // A layer's legend: a horizontal colour-ramp PNG (min on the left, max on the right) drawn with
 // the same palette as the tiles, and the JSON that labels it.
+
 import type { MapStyle, Temporal } from "../registry/registry.ts";
+import { temporalText } from "../registry/temporal.ts";
 import { buildPalette, type LegendStop, legendStops } from "./colormap.ts";
 import { encodeIndexedPng } from "./png.ts";
 
@@ -39,7 +41,7 @@ export function renderLegendPng(style: MapStyle, width = LEGEND_WIDTH, height = 
 }
 
 export function intervalText(temporal: Temporal): string | undefined {
-  return temporal.kind === "accumulated" ? `amount over the previous ${temporal.interval_hours} h` : undefined;
+  return temporal.kind === "instantaneous" ? undefined : temporalText(temporal);
 }
 
 export function legendJson(source: LegendSource, stopCount = 11): LegendJson {

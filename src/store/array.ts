@@ -131,6 +131,9 @@ export class StoredArray {
   }
 
   async chunk(coords: number[]): Promise<Chunk> {
+    // Degenerate metadata (a 0 in the chunk shape, absurd sizes) is refused before any decode.
+    const problem = this.meta.array?.problem;
+    if (problem) throw new CorruptDataError(`array metadata cannot be used: ${problem}`);
     const version = await this.chunkVersion(coords);
     const cacheKey = `${this.meta.path}|${this.revision}|${coords.join(",")}|${version}`;
     return this.#cache.get(cacheKey, async () => {

@@ -1,6 +1,6 @@
 // CF-convention decoding: time units ("hours since 2024-01-01 00:00"), calendars, timedeltas and
 // packed values (scale_factor, add_offset, _FillValue, missing_value).
-import { InvalidParameterError } from "../errors.ts";
+import { CorruptDataError } from "../errors.ts";
 
 const UNIT_MS: Record<string, number> = {
   ns: 1e-6,
@@ -31,7 +31,7 @@ const UNIT_MS: Record<string, number> = {
 /** Milliseconds per unit for a timedelta unit name ("hours", "s", ...). */
 export function unitMs(unit: string): number {
   const ms = UNIT_MS[unit.trim().toLowerCase()];
-  if (ms === undefined) throw new InvalidParameterError("units", `unsupported time unit "${unit}"`);
+  if (ms === undefined) throw new CorruptDataError(`unsupported time unit "${unit}"`);
   return ms;
 }
 
@@ -41,7 +41,7 @@ export function parseTimeUnits(units: string): { unitMs: number; epochMs: number
     /^\s*(\w+)\s+since\s+(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?\s*$/i.exec(
       units,
     );
-  if (!m) throw new InvalidParameterError("units", `unsupported CF time units "${units}"`);
+  if (!m) throw new CorruptDataError(`unsupported CF time units "${units}"`);
   const [, unit, y, mo, d, h = "0", mi = "0", s = "0", tz] = m;
   let offsetMs = 0;
   if (tz && !/^(Z|UTC)$/i.test(tz)) {
@@ -68,7 +68,7 @@ export function decodeTimes(values: ArrayLike<number | bigint>, units: string, c
     if (month !== 2) return base;
     if (cal === "noleap" || cal === "365_day") return 28;
     if (cal === "all_leap" || cal === "366_day") return 29;
-    throw new InvalidParameterError("calendar", `unsupported calendar "${calendar}"`);
+    throw new CorruptDataError(`unsupported calendar "${calendar}"`);
   };
   return nums.map((v) => {
     let [year, month, day] = epochParts;

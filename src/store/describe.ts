@@ -7,7 +7,9 @@ export const isoNoZone = (ms: number): string => new Date(ms).toISOString().slic
 export function describeGroup(g: ForecastGroup) {
   return {
     id: g.id,
+    path: g.path,
     zarr_format: g.format,
+    analysis: g.analysis,
     kind: g.grid.global ? "global" : "regional",
     bbox: g.grid.bbox,
     resolution: { lat: g.grid.dlat, lon: g.grid.dlon },
@@ -17,28 +19,33 @@ export function describeGroup(g: ForecastGroup) {
     runs: g.runs.map(isoNoZone),
     lead_hours: g.leads,
     levels: g.levels ?? null,
+    members: g.members ?? null,
     variables: [...g.variables.values()].map((v) => ({
       name: v.name,
       stored: v.stored,
       units: v.units,
+      stored_units: v.storedUnits,
       dims: v.array.dims,
       shape: v.array.shape,
       chunks: v.array.chunks,
       dtype: v.array.dtype,
       codecs: v.array.meta.array?.codecs.map((c) => c.name) ?? [],
       packed: v.array.packing.scale !== 1 || v.array.packing.offset !== 0,
-      temporal: v.entry.temporal,
+      temporal: v.temporal,
     })),
     unregistered: g.unregistered,
   };
 }
 
 export async function describeStore(store: Store) {
+  const status = await store.groupStatus();
   const groups = await store.forecastGroups();
   const items = await store.embeddingItemPaths();
   return {
     store: store.backend.description,
     forecast_groups: groups.map(describeGroup),
+    /** Groups found but not readable, each with the reason; the others are described above. */
+    skipped_groups: status.filter((g) => !g.ok).map((g) => ({ id: g.id, path: g.path, reason: g.reason ?? "" })),
     embeddings: { items: items.length, prefixes: [...new Set(items.map((p) => p.split("/").slice(0, 5).join("/")))] },
   };
 }

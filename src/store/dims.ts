@@ -1,10 +1,14 @@
-// Common spellings of the forecast dimensions, mapped to the roles gridcast reads by.
-export type Role = "time" | "lead" | "level" | "lat" | "lon";
+// Common spellings of the forecast dimensions, mapped to the roles gridcast reads by. The names
+// come from the producers gridcast meets: cfgrib (time, step, number, isobaricInhPa), ECMWF/ERA5
+// and WeatherBench2 (prediction_timedelta, level), dynamical.org (init_time, lead_time,
+// ensemble_member), CF (forecast_reference_time, forecast_period, realization).
+export type Role = "time" | "lead" | "level" | "member" | "lat" | "lon";
 
 const ROLE_NAMES: Record<Role, string[]> = {
-  time: ["time", "init_time", "reference_time", "forecast_reference_time", "run", "init"],
+  time: ["init_time", "forecast_reference_time", "reference_time", "time", "run", "init"],
   lead: ["lead_time", "step", "prediction_timedelta", "lead", "forecast_period"],
   level: ["level", "isobaricinhpa", "pressure_level", "plev", "lev"],
+  member: ["number", "ensemble_member", "realization", "member"],
   lat: ["lat", "latitude", "y_lat"],
   lon: ["lon", "longitude", "x_lon"],
 };
@@ -16,4 +20,10 @@ for (const [role, names] of Object.entries(ROLE_NAMES) as [Role, string[]][]) {
 
 export function roleOf(dimName: string): Role | undefined {
   return BY_NAME.get(dimName.toLowerCase());
+}
+
+/** Preference among names of one role (lower first): init_time wins over time, for example. */
+export function rolePreference(name: string): number {
+  const role = roleOf(name);
+  return role ? ROLE_NAMES[role].indexOf(name.toLowerCase()) : Number.POSITIVE_INFINITY;
 }

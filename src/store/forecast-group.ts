@@ -1,11 +1,14 @@
-// A forecast group as gridcast reads it: decoded run times, lead times, levels and the lat/lon
-// grid, plus each registered variable with the role of every dimension. Built from metadata and
-// the small coordinate arrays only.
-import { StoreUnavailableError } from "../errors.ts";
+// A forecast group as gridcast reads it: decoded run times, lead times, levels, ensemble members
+// and the lat/lon grid, plus each registered variable with the role of every dimension, its
+// temporal meaning and its unit conversion. Built from metadata and the small coordinate arrays
+// only. Anything gridcast cannot read correctly refuses the whole group with a reason.
+import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
 import type { Registry, VariableEntry } from "../registry/registry.ts";
+import { type ResolvedTemporal, resolveTemporal } from "../registry/temporal.ts";
+import { type Converter, converter } from "../registry/units.ts";
 import type { StoredArray } from "./array.ts";
 import { decodeTimes, unitMs } from "./cf.ts";
-import { type Role, roleOf } from "./dims.ts";
+import { type Role, roleOf, rolePreference } from "./dims.ts";
 import { wrap180 } from "./grid.ts";
 import type { Json } from "./metadata.ts";
 
@@ -18,7 +21,26 @@ export interface GroupVariable {
   array: StoredArray;
   /** Role of each dimension, in storage order. */
   roles: Role[];
+  /** Units of the values gridcast answers with: canonical when the stored unit converts, else stored. */
   units: string;
+  /** Units the store declares (the registry's when it declares none). */
+  storedUnits: string;
+  /** False when the stored unit cannot be converted to the canonical one: values stay as stored. */
+  canonical: boolean;
+  /** Stored → canonical; undefined when there is nothing to convert (or it cannot be converted). */
+  convert: Converter | undefined;
+  /** The variable's temporal meaning in this group. */
+  temporal: ResolvedTemporal;
+}
+
+/** A stored array left out of the group's variables, with the reason and its CF description. */
+export interface UnregisteredArray {
+  stored: string;
+  reason: string;
+  dims: string[];
+  units: string | null;
+  long_name: string | null;
+  standard_name: string | null;
 }
 
 export interface Grid {
@@ -39,25 +61,36 @@ export interface ForecastGroup {
   /** forecast/<name> */
   id: string;
   name: string;
+  /** Path of the group inside the store ("" when the dataset sits at the store root). */
+  path: string;
   format: 2 | 3;
   attrs: Json;
   /** Run (initialisation) times, UTC milliseconds, in storage order. */
   runs: number[];
   /** Lead times in hours, in storage order. */
   leads: number[];
+  /**
+   * True for a store without a lead axis (analysis, reanalysis): each stored time is a run with
+   * the single lead 0.
+   */
+  analysis: boolean;
   levels: number[] | undefined;
   levelUnits: string | undefined;
+  /** Ensemble member numbers, in storage order; undefined without a member dimension. */
+  members: number[] | undefined;
+  /** Index of the member the maps draw: the control (number 0) when there is one, else the first. */
+  controlMember: number | undefined;
   grid: Grid;
   variables: Map<string, GroupVariable>;
   /** Stored arrays that are neither coordinates nor registered variables. */
-  unregistered: string[];
+  unregistered: UnregisteredArray[];
   /** Stored coordinate array names by role. */
   coordNames: Partial<Record<Role, string>>;
 }
 
 function leadHours(raw: number[], attrs: Json): number[] {
   const units = typeof attrs.units === "string" ? attrs.units : "hours";
-  if (/since/i.test(units)) throw new StoreUnavailableError("lead_time is stored as a date, not a duration");
+  if (/since/i.test(units)) throw new CorruptDataError("the lead time is stored as a date, not a duration");
   const ms = unitMs(units);
   return raw.map((v) => (v * ms) / 3_600_000);
 }
@@ -67,6 +100,28 @@ function spacing(c: Float64Array): number {
 }
 
 const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
+
+function monotonic(c: Float64Array): boolean {
+  if (c.length < 2) return true;
+  const up = c[1] > c[0];
+  for (let i = 1; i < c.length; i++) if (!(c[i] > c[i - 1] === up && c[i] !== c[i - 1])) return false;
+  return true;
+}
+
+/** Refuses grids gridcast cannot map or locate points on; the reason names the axis. */
+function checkAxis(name: "latitude" | "longitude", c: Float64Array): void {
+  if (c.length < 2) {
+    const what = name === "latitude" ? "row" : "column";
+    throw new CorruptDataError(
+      `the grid has a single ${name} ${what}: gridcast needs at least two to know the grid spacing and coverage`,
+    );
+  }
+  for (const x of c) if (!Number.isFinite(x)) throw new CorruptDataError(`the ${name} coordinate has missing values`);
+  if (!monotonic(c)) throw new CorruptDataError(`the ${name} coordinate is not strictly monotonic`);
+  if (name === "latitude" && c.some((x) => x < -90.000001 || x > 90.000001)) {
+    throw new CorruptDataError("latitudes lie outside -90..90");
+  }
+}
 
 export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
   const dlat = spacing(lat);
@@ -104,73 +159,233 @@ export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
 
 export interface GroupInput {
   id: string;
+  /** Path of the group in the store. */
+  path: string;
   format: 2 | 3;
   attrs: Json;
   arrays: Map<string, StoredArray>;
 }
 
-export async function buildForecastGroup(input: GroupInput, registry: Registry): Promise<ForecastGroup> {
-  const coordNames: Partial<Record<Role, string>> = {};
-  for (const [name, arr] of input.arrays) {
+const strAttr = (a: Json, k: string): string | undefined => (typeof a[k] === "string" ? (a[k] as string) : undefined);
+
+/** Time units of a coordinate: its CF units, or the unit of a datetime64 data type. */
+function timeUnits(arr: StoredArray): string {
+  const units = strAttr(arr.meta.attrs, "units");
+  if (units) return units;
+  const m = /M8\[(\w+)\]|datetime64\[(\w+)\]/.exec(arr.dtype);
+  if (m) return `${m[1] ?? m[2]} since 1970-01-01`;
+  throw new CorruptDataError(`the time coordinate ${arr.path || "(root)"} has no units`);
+}
+
+/** Coordinates of each role: 1-D dimension coordinates, or 0-d scalars for time and lead. */
+function findCoordinates(arrays: Map<string, StoredArray>): {
+  coords: Partial<Record<Role, string>>;
+  scalar: Set<Role>;
+} {
+  const coords: Partial<Record<Role, string>> = {};
+  const scalar = new Set<Role>();
+  const names = [...arrays.keys()].sort((a, b) => rolePreference(a) - rolePreference(b) || a.localeCompare(b));
+  for (const name of names) {
+    const arr = arrays.get(name)!;
     const role = roleOf(name);
-    if (role && arr.shape.length === 1) coordNames[role] ??= name;
+    if (!role || coords[role]) continue;
+    const dims = arr.dims;
+    if (arr.shape.length === 1 && (dims[0] === name || roleOf(dims[0]) === role)) coords[role] = name;
   }
-  for (const role of ["time", "lead", "lat", "lon"] as Role[]) {
-    if (!coordNames[role]) {
-      throw new StoreUnavailableError(`forecast group ${input.id} has no ${role} coordinate`);
+  for (const role of ["time", "lead"] as Role[]) {
+    if (coords[role]) continue;
+    const name = names.find((n) => roleOf(n) === role && arrays.get(n)!.shape.length === 0);
+    if (name) {
+      coords[role] = name;
+      scalar.add(role);
     }
+  }
+  return { coords, scalar };
+}
+
+/** Names other arrays declare as auxiliary coordinates (CF `coordinates`), plus cfgrib's valid_time. */
+function auxiliaryNames(arrays: Map<string, StoredArray>): Set<string> {
+  const aux = new Set<string>(["valid_time"]);
+  for (const arr of arrays.values()) {
+    const c = strAttr(arr.meta.attrs, "coordinates");
+    if (c) for (const n of c.split(/\s+/)) if (n) aux.add(n);
+  }
+  return aux;
+}
+
+/** The registry entry of a stored array: its name, else the GRIB short name or cfgrib's name. */
+function entryOf(registry: Registry, stored: string, attrs: Json): VariableEntry | undefined {
+  for (const name of [stored, strAttr(attrs, "GRIB_shortName"), strAttr(attrs, "GRIB_cfVarName")]) {
+    const e = name ? registry.lookup(name) : undefined;
+    if (e) return e;
+  }
+  return undefined;
+}
+
+/**
+ * A group whose metadata gridcast cannot use: a fault of the store (503 to clients), not of the
+ * request, and not an outage that a retry a moment later would cure.
+ */
+export class GroupUnreadableError extends StoreUnavailableError {}
+
+export async function buildForecastGroup(input: GroupInput, registry: Registry): Promise<ForecastGroup> {
+  try {
+    return await build(input, registry);
+  } catch (e) {
+    // An outage while reading the coordinates stays an outage (retried at once).
+    if (e instanceof StoreUnavailableError) throw e;
+    const reason = e instanceof GridcastError ? e.message : "its metadata cannot be read";
+    throw new GroupUnreadableError(`forecast group ${input.id} cannot be read: ${reason}`, {}, { cause: e });
+  }
+}
+
+async function build(input: GroupInput, registry: Registry): Promise<ForecastGroup> {
+  for (const [name, arr] of input.arrays) {
+    const problem = arr.meta.array?.problem;
+    if (problem) throw new CorruptDataError(`array ${name}: ${problem}`);
+  }
+  const { coords: coordNames, scalar } = findCoordinates(input.arrays);
+  if (!coordNames.lat || !coordNames.lon) {
+    throw new CorruptDataError("no 1-D latitude and longitude coordinates (lat/latitude, lon/longitude)");
+  }
+  if (!coordNames.time) {
+    throw new CorruptDataError(
+      "no time coordinate (time, init_time, forecast_reference_time or a scalar time as cfgrib writes it)",
+    );
   }
   const coord = (r: Role) => input.arrays.get(coordNames[r]!)!;
-  const [timeRaw, leadRaw, latRaw, lonRaw, levelRaw] = await Promise.all([
-    coord("time").readRaw(),
-    coord("lead").readRaw(),
-    coord("lat").read([[0, coord("lat").shape[0]]], new Float64Array(coord("lat").shape[0])),
-    coord("lon").read([[0, coord("lon").shape[0]]], new Float64Array(coord("lon").shape[0])),
+  // A scalar (0-d) coordinate, as cfgrib writes time for a single run, is its one chunk's one value.
+  const raw = async (r: Role): Promise<number[]> => {
+    const a = coord(r);
+    if (a.shape.length > 0) return a.readRaw();
+    const ch = await a.chunk([]);
+    return [Number(ch.data[0])];
+  };
+  // Coordinates have no missing values: a v2 fill_value that happens to equal a coordinate (zarr's
+  // default 0 at longitude 0) must not turn it into NaN, so only scale and offset apply.
+  const readFloat = async (r: Role) => {
+    const { scale, offset } = coord(r).packing;
+    return Float64Array.from(await coord(r).readRaw(), (x) => x * scale + offset);
+  };
+  const [timeRaw, leadRaw, latRaw, lonRaw, levelRaw, memberRaw] = await Promise.all([
+    raw("time"),
+    coordNames.lead ? raw("lead") : Promise.resolve([0]),
+    readFloat("lat"),
+    readFloat("lon"),
     coordNames.level ? coord("level").readRaw() : Promise.resolve(undefined),
+    coordNames.member ? coord("member").readRaw() : Promise.resolve(undefined),
   ]);
   const tAttrs = coord("time").meta.attrs;
-  const runs = decodeTimes(
-    timeRaw,
-    typeof tAttrs.units === "string" ? tAttrs.units : "seconds since 1970-01-01",
-    typeof tAttrs.calendar === "string" ? tAttrs.calendar : "standard",
-  );
-  const leads = leadHours(leadRaw, coord("lead").meta.attrs);
+  const runs = decodeTimes(timeRaw, timeUnits(coord("time")), strAttr(tAttrs, "calendar") ?? "standard");
+  if (runs.some((t) => !Number.isFinite(t))) throw new CorruptDataError("the time coordinate has missing values");
+  const leads = coordNames.lead ? leadHours(leadRaw, coord("lead").meta.attrs) : [0];
+  if (leads.some((h) => !Number.isFinite(h))) throw new CorruptDataError("the lead time coordinate has missing values");
+  if (new Set(runs).size !== runs.length) throw new CorruptDataError("the time coordinate repeats a time");
+  checkAxis("latitude", latRaw as Float64Array);
+  checkAxis("longitude", lonRaw as Float64Array);
   const grid = gridOf(latRaw as Float64Array, lonRaw as Float64Array);
+  const analysis = !coordNames.lead;
+
+  const members = memberRaw?.map(Number);
+  const controlMember = members ? Math.max(0, members.indexOf(0)) : undefined;
+  // The spacing the temporal windows run over: lead steps, or the spacing of an analysis's times.
+  const sortedRuns = [...runs].sort((a, b) => a - b);
+  const steps = analysis ? sortedRuns.map((t) => (t - sortedRuns[0]) / 3_600_000) : leads;
+
+  const length: Partial<Record<Role, number>> = {
+    time: runs.length,
+    lead: leads.length,
+    level: levelRaw?.length,
+    member: members?.length,
+    lat: grid.lat.length,
+    lon: grid.lon.length,
+  };
+  const dimRole = new Map<string, Role>();
+  for (const [role, name] of Object.entries(coordNames) as [Role, string][]) {
+    if (!scalar.has(role)) dimRole.set(input.arrays.get(name)!.dims[0], role);
+  }
 
   const variables = new Map<string, GroupVariable>();
-  const unregistered: string[] = [];
+  const unregistered: UnregisteredArray[] = [];
   const coordSet = new Set(Object.values(coordNames));
+  const aux = auxiliaryNames(input.arrays);
   for (const [stored, arr] of input.arrays) {
-    if (coordSet.has(stored)) continue;
-    const roles = arr.dims.map((d) => roleOf(d));
-    const entry = registry.lookup(stored);
-    const spatial = roles.includes("lat") && roles.includes("lon");
-    if (!entry || !spatial || roles.some((r) => r === undefined)) {
-      unregistered.push(stored);
+    if (coordSet.has(stored) || aux.has(stored)) continue;
+    // Scalars and 1-D arrays beside the grid are coordinates too (cfgrib's surface, number, ...).
+    if (arr.shape.length < 2) continue;
+    const attrs = arr.meta.attrs;
+    const skip = (reason: string) =>
+      unregistered.push({
+        stored,
+        reason,
+        dims: arr.dims,
+        units: strAttr(attrs, "units") ?? null,
+        long_name: strAttr(attrs, "long_name") ?? null,
+        standard_name: strAttr(attrs, "standard_name") ?? null,
+      });
+    const roles = arr.dims.map((d) => dimRole.get(d));
+    if (!roles.includes("lat") || !roles.includes("lon")) {
+      skip("not on the group's latitude/longitude grid");
       continue;
     }
+    const unknown = arr.dims.filter((_, i) => roles[i] === undefined);
+    if (unknown.length) {
+      skip(`dimension ${unknown.join(", ")} is not one gridcast knows`);
+      continue;
+    }
+    if (new Set(roles).size !== roles.length) {
+      skip("two dimensions have the same role");
+      continue;
+    }
+    const bad = roles.findIndex((r, i) => length[r!] !== arr.shape[i]);
+    if (bad >= 0) {
+      skip(`dimension ${arr.dims[bad]} has ${arr.shape[bad]} entries, its coordinate ${length[roles[bad]!]}`);
+      continue;
+    }
+    const entry = entryOf(registry, stored, attrs);
+    if (!entry) {
+      skip("not a registered variable name");
+      continue;
+    }
+    if (variables.has(entry.name)) {
+      skip(`a second array for ${entry.name} (${variables.get(entry.name)!.stored} is served)`);
+      continue;
+    }
+    const storedUnits = strAttr(attrs, "units") ?? entry.units;
+    const convert = converter(storedUnits, entry.units);
+    const identity = convert !== undefined && convert(0) === 0 && convert(1) === 1;
     variables.set(entry.name, {
       name: entry.name,
       stored,
       entry,
       array: arr,
       roles: roles as Role[],
-      units: typeof arr.meta.attrs.units === "string" ? arr.meta.attrs.units : entry.units,
+      units: convert ? entry.units : storedUnits,
+      storedUnits,
+      canonical: convert !== undefined,
+      convert: identity ? undefined : convert,
+      temporal: resolveTemporal(entry.temporal, attrs, steps, analysis),
     });
   }
   const name = input.id.slice(input.id.indexOf("/") + 1);
   return {
     id: input.id,
     name,
+    path: input.path,
     format: input.format,
     attrs: input.attrs,
     runs,
     leads,
+    analysis,
     levels: levelRaw,
-    levelUnits: coordNames.level ? (coord("level").meta.attrs.units as string | undefined) : undefined,
+    levelUnits: coordNames.level ? strAttr(coord("level").meta.attrs, "units") : undefined,
+    members,
+    controlMember,
     grid,
     variables,
-    unregistered: unregistered.sort(),
-    coordNames,
+    unregistered: unregistered.sort((a, b) => a.stored.localeCompare(b.stored)),
+    coordNames: Object.fromEntries(Object.entries(coordNames).filter(([r]) => !scalar.has(r as Role))) as Partial<
+      Record<Role, string>
+    >,
   };
 }

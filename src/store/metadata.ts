@@ -14,6 +14,32 @@ export interface ArrayMeta {
   dimension_names: string[] | undefined;
   /** v3 codec chain (for v2 arrays, the equivalent chain built from compressor and filters). */
   codecs: Json[];
+  /**
+   * Why this array cannot be read (zero or negative sizes, a chunk shape with a 0, absurd sizes);
+   * undefined when its shape and chunks are sound. Kept rather than thrown, so one bad array in
+   * consolidated metadata fails only the group holding it.
+   */
+  problem?: string;
+}
+
+/** Largest chunk gridcast decodes (elements): far above any producer's, far below memory limits. */
+export const MAX_CHUNK_ELEMENTS = 2 ** 27;
+const MAX_DIM = 2 ** 40;
+
+/** Why a shape/chunk pair is unusable, or undefined when it is sound. */
+export function shapeProblem(shape: unknown, chunks: unknown): string | undefined {
+  if (!Array.isArray(shape) || !shape.every((n) => Number.isSafeInteger(n))) return "shape is not a list of integers";
+  if (!Array.isArray(chunks) || !chunks.every((n) => Number.isSafeInteger(n))) {
+    return "chunk shape is not a list of integers";
+  }
+  if (chunks.length !== shape.length) return `chunk shape has ${chunks.length} dimensions, shape ${shape.length}`;
+  if (shape.some((n) => n <= 0)) return `shape [${shape.join(", ")}] has a zero or negative size`;
+  if (shape.some((n) => n > MAX_DIM)) return `shape [${shape.join(", ")}] is absurdly large`;
+  if (chunks.some((n) => n <= 0)) return `chunk shape [${chunks.join(", ")}] has a zero or negative size`;
+  const elements = chunks.reduce((a: number, b: number) => a * b, 1);
+  if (elements > MAX_CHUNK_ELEMENTS)
+    return `chunk shape [${chunks.join(", ")}] holds ${elements} values, above the limit`;
+  return undefined;
 }
 
 export interface NodeMeta {
@@ -95,12 +121,50 @@ function fromV3(path: string, doc: Json): NodeMeta {
       fill_value: doc.fill_value,
       dimension_names: (doc.dimension_names as string[] | undefined) ?? undefined,
       codecs,
+      problem:
+        shapeProblem(doc.shape, chunks) ??
+        (sharding && grid?.configuration?.chunk_shape?.some((n) => !(Number.isSafeInteger(n) && n > 0))
+          ? "shard shape has a zero or negative size"
+          : undefined),
     },
   };
 }
 
-function fromV2(path: string, zarray: Json | undefined, zgroup: Json | undefined, zattrs: Json | undefined): NodeMeta {
-  const attrs = zattrs ?? {};
+const NUMPY_UNITS: Record<string, string> = {
+  ns: "nanoseconds",
+  us: "microseconds",
+  ms: "milliseconds",
+  s: "seconds",
+  m: "minutes",
+  h: "hours",
+  D: "days",
+};
+
+/**
+ * A v2 array of numpy datetime64/timedelta64 (written by zarr itself, without xarray's CF encoding)
+ * holds int64 counts of its unit: read it as int64 with the CF units that say so. zarrita has no
+ * datetime types, so the document zarrita opens is rewritten the same way.
+ */
+function datetimeAsInt64(zarray: Json, attrs: Json): { zarray: Json; attrs: Json } {
+  const m = /^([<>|]?)([Mm])8\[(\w+)\]$/.exec(String(zarray.dtype));
+  const unit = m ? NUMPY_UNITS[m[3]] : undefined;
+  if (!m || !unit) return { zarray, attrs };
+  const units = m[2] === "M" ? `${unit} since 1970-01-01` : unit;
+  return {
+    zarray: { ...zarray, dtype: `${m[1] === ">" ? ">" : "<"}i8`, fill_value: null },
+    attrs: typeof attrs.units === "string" ? attrs : { ...attrs, units },
+  };
+}
+
+function fromV2(
+  path: string,
+  zarrayDoc: Json | undefined,
+  zgroup: Json | undefined,
+  zattrs: Json | undefined,
+): NodeMeta {
+  let attrs = zattrs ?? {};
+  let zarray = zarrayDoc;
+  if (zarray) ({ zarray, attrs } = datetimeAsInt64(zarray, attrs));
   if (zarray) {
     const raw: Record<string, Json> = { ".zarray": zarray };
     if (zattrs) raw[".zattrs"] = zattrs;
@@ -117,6 +181,7 @@ function fromV2(path: string, zarray: Json | undefined, zgroup: Json | undefined
         fill_value: zarray.fill_value,
         dimension_names: (attrs._ARRAY_DIMENSIONS as string[] | undefined) ?? undefined,
         codecs: v2Codecs(zarray),
+        problem: shapeProblem(zarray.shape, zarray.chunks),
       },
     };
   }

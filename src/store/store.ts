@@ -8,7 +8,9 @@ import { registry as defaultRegistry, type Registry } from "../registry/registry
 import { type Chunk, StoredArray } from "./array.ts";
 import { type Backend, type CountingBackend, openBackend, type Recording, recording } from "./backend.ts";
 import { ChunkCache } from "./chunk-cache.ts";
-import { buildForecastGroup, type ForecastGroup } from "./forecast-group.ts";
+import { roleOf } from "./dims.ts";
+import { rootGroupName } from "./discovery.ts";
+import { buildForecastGroup, type ForecastGroup, GroupUnreadableError } from "./forecast-group.ts";
 import { confineKey } from "./keys.ts";
 import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metadata.ts";
 import { Revalidated, type Stamped } from "./revalidate.ts";
@@ -20,9 +22,24 @@ export interface StoreOptions {
   registry?: Registry;
   /** Milliseconds metadata is trusted before it is revalidated (default METADATA_CHECK_MS). */
   checkMs?: number;
+  /** Name of the forecast group found at the store root (default: the store directory's name). */
+  rootGroupName?: string;
+  /** Where a group that cannot be read is reported (once per failure), e.g. the server's log. */
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+/** One group as discovery found it: readable, or skipped with the reason. */
+export interface GroupStatus {
+  id: string;
+  /** Path in the store ("" for the root). */
+  path: string;
+  ok: boolean;
+  reason?: string;
 }
 
 const GROUP_LIST_TTL_MS = 2000;
+/** How long the answer to "is the root itself a dataset?" is kept. */
+const ROOT_KIND_TTL_MS = 30_000;
 /** How long group metadata is trusted before its documents are checked for a new cycle. */
 export const METADATA_CHECK_MS = 2000;
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -42,6 +59,11 @@ export class Store {
   #nodesOf = new WeakMap<ForecastGroup, Map<string, NodeMeta>>();
   #groupIds: Promise<string[]> | undefined;
   #groupIdsAt = 0;
+  /** Store path of each discovered group id. */
+  #paths = new Map<string, string>();
+  #rootKind: { at: number; p: Promise<boolean> } | undefined;
+  readonly #rootName: string;
+  readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
 
   constructor(root: string, opts: StoreOptions = {}) {
     this.root = root;
@@ -49,6 +71,8 @@ export class Store {
     this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024);
     this.registry = opts.registry ?? defaultRegistry;
     this.checkMs = opts.checkMs ?? METADATA_CHECK_MS;
+    this.#rootName = rootGroupName(root, opts.rootGroupName);
+    this.#log = opts.log;
     this.#root = this.#revalidated(async (rb) => (await readConsolidated(rb, "")) ?? new Map<string, NodeMeta>());
   }
 
@@ -120,7 +144,8 @@ export class Store {
         if (self?.kind !== "group") throw new NotFoundError(`no group ${path}`);
         const out = new Map<string, NodeMeta>([[path, self]]);
         for (const child of await this.#children(path, rb, touch)) {
-          const meta = root.get(`${path}/${child}`) ?? (await readNode(rb, `${path}/${child}`));
+          const full = path === "" ? child : `${path}/${child}`;
+          const meta = root.get(full) ?? (await readNode(rb, full));
           if (meta) out.set(meta.path, meta);
         }
         return out;
@@ -148,16 +173,16 @@ export class Store {
   }
 
   /**
-   * Forecast group ids. Every /point asks (to look for patches), so the listing is kept for
-   * GROUP_LIST_TTL_MS: a group added by a new cycle shows up within that time, without a restart.
+   * Forecast group ids: every group below forecast/, plus the dataset at the store root when the
+   * root itself is one (as xarray's to_zarr(path) and dynamical.org/ARCO stores are, or a store
+   * opened at one group's own directory). Every /point asks (to look for patches), so the listing
+   * is kept for GROUP_LIST_TTL_MS: a group added by a new cycle shows up within that time.
    */
   forecastGroupIds(): Promise<string[]> {
     const now = Date.now();
     if (!this.#groupIds || now - this.#groupIdsAt > GROUP_LIST_TTL_MS) {
       this.#groupIdsAt = now;
-      this.#groupIds = this.children("forecast").then((names) =>
-        names.filter((n) => GROUP_NAME.test(n)).map((n) => `forecast/${n}`),
-      );
+      this.#groupIds = this.#discover();
       this.#groupIds.catch(() => {
         this.#groupIds = undefined;
       });
@@ -165,32 +190,94 @@ export class Store {
     return this.#groupIds;
   }
 
-  /** A forecast group by id (forecast/<name>); NotFoundError when absent. Rebuilt when its metadata changes. */
+  async #discover(): Promise<string[]> {
+    const paths = new Map<string, string>();
+    const forecast = await this.node("forecast");
+    if (forecast?.kind === "group") {
+      for (const n of await this.children("forecast"))
+        if (GROUP_NAME.test(n)) paths.set(`forecast/${n}`, `forecast/${n}`);
+    }
+    if (await this.#rootIsDataset()) {
+      let id = `forecast/${this.#rootName}`;
+      if (paths.has(id)) id = `forecast/${this.#rootName.slice(0, 59)}-root`;
+      paths.set(id, "");
+    }
+    for (const [id, path] of paths) this.#paths.set(id, path);
+    return [...paths.keys()].sort();
+  }
+
+  /**
+   * The root holds latitude and longitude arrays of its own: it is a dataset, not a container.
+   * What a root is changes far less often than the groups below it, so the answer is kept longer.
+   */
+  #rootIsDataset(): Promise<boolean> {
+    const now = Date.now();
+    if (!this.#rootKind || now - this.#rootKind.at > ROOT_KIND_TTL_MS) {
+      const p = this.#probeRoot();
+      p.catch(() => {
+        if (this.#rootKind?.p === p) this.#rootKind = undefined;
+      });
+      this.#rootKind = { at: now, p };
+    }
+    return this.#rootKind.p;
+  }
+
+  async #probeRoot(): Promise<boolean> {
+    let names: string[];
+    try {
+      names = await this.children("");
+    } catch (e) {
+      if (!(e instanceof StoreUnavailableError)) throw e;
+      // Unlistable and not consolidated: probe the usual spellings.
+      names = [];
+      for (const n of ["latitude", "lat", "longitude", "lon"]) if (await this.node(n)) names.push(n);
+    }
+    const roles = new Set(names.map((n) => roleOf(n)));
+    if (!roles.has("lat") || !roles.has("lon")) return false;
+    const root = await this.node("");
+    return root?.kind === "group";
+  }
+
+  /**
+   * A forecast group by id (forecast/<name>); NotFoundError when absent, StoreUnavailableError when
+   * unreadable. Rebuilt when its metadata changes; a group whose metadata gridcast cannot use stays
+   * refused (and is logged once) until its metadata changes.
+   */
   async forecastGroup(id: string): Promise<ForecastGroup> {
     const m = /^forecast\/(.+)$/.exec(id);
     if (!m || !GROUP_NAME.test(m[1])) throw new NotFoundError(`no forecast group "${id}"`);
+    if (!this.#paths.has(id)) await this.forecastGroupIds();
+    // Not listed (an unlistable HTTP store without it in the root's consolidated metadata): try the id.
+    const path = this.#paths.get(id) ?? id;
     let nodes: Map<string, NodeMeta>;
     try {
-      nodes = await this.groupNodes(id);
+      nodes = await this.groupNodes(path);
     } catch (e) {
       if (e instanceof NotFoundError) throw new NotFoundError(`no forecast group "${id}"`);
       throw e;
     }
     const known = this.#groups.get(id);
     if (known?.nodes === nodes) return known.group;
-    const self = nodes.get(id)!;
+    const self = nodes.get(path)!;
     const arrays = new Map<string, StoredArray>();
-    for (const [path, meta] of nodes) {
-      if (meta.kind === "array" && path.lastIndexOf("/") === id.length)
-        arrays.set(path.slice(id.length + 1), this.array(meta));
+    const prefix = path === "" ? "" : `${path}/`;
+    for (const [p, meta] of nodes) {
+      if (meta.kind !== "array" || !p.startsWith(prefix)) continue;
+      const rel = p.slice(prefix.length);
+      if (rel !== "" && !rel.includes("/")) arrays.set(rel, this.array(meta));
     }
     const group = (async () => {
-      const g = await buildForecastGroup({ id, format: self.format, attrs: self.attrs, arrays }, this.registry);
+      const g = await buildForecastGroup({ id, path, format: self.format, attrs: self.attrs, arrays }, this.registry);
       this.#nodesOf.set(g, nodes);
       return g;
     })();
-    group.catch(() => {
-      if (this.#groups.get(id)?.group === group) this.#groups.delete(id);
+    group.catch((e: unknown) => {
+      if (e instanceof GroupUnreadableError) {
+        this.#log?.({ level: "warn", event: "forecast_group_unreadable", group: id, reason: e.message });
+      } else if (this.#groups.get(id)?.group === group) {
+        // An outage of the store is retried at the next request.
+        this.#groups.delete(id);
+      }
     });
     this.#groups.set(id, { nodes, group });
     return group;
@@ -203,14 +290,30 @@ export class Store {
     return nodes;
   }
 
+  /** Readable forecast groups; the unreadable ones are left out (see groupStatus for why). */
   async forecastGroups(): Promise<ForecastGroup[]> {
-    const ids = await this.forecastGroupIds();
     const out: ForecastGroup[] = [];
-    for (const id of ids) {
+    for (const id of await this.forecastGroupIds()) {
       try {
         out.push(await this.forecastGroup(id));
       } catch (e) {
-        if (!(e instanceof NotFoundError)) throw e;
+        if (!(e instanceof GridcastError)) throw e;
+      }
+    }
+    return out;
+  }
+
+  /** Every discovered group, readable or not, with the reason for each one that is not. */
+  async groupStatus(): Promise<GroupStatus[]> {
+    const out: GroupStatus[] = [];
+    for (const id of await this.forecastGroupIds()) {
+      const path = this.#paths.get(id) ?? id;
+      try {
+        await this.forecastGroup(id);
+        out.push({ id, path, ok: true });
+      } catch (e) {
+        if (!(e instanceof GridcastError)) throw e;
+        out.push({ id, path, ok: false, reason: e.message });
       }
     }
     return out;
@@ -249,6 +352,7 @@ export class Store {
     this.#root.expire();
     for (const r of this.#groupMeta.values()) r.expire();
     this.#groupIds = undefined;
+    this.#rootKind = undefined;
   }
 
   /** Raw stored bytes of one key (for pass-through publishing); undefined when absent. */

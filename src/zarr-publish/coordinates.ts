@@ -16,7 +16,14 @@ export interface CoordArray {
 }
 
 /** Canonical dimension name of each role: the names the spec lists (time, lead_time, lat, lon). */
-export const DIM_NAMES = { time: "time", lead: "lead_time", level: "level", lat: "lat", lon: "lon" } as const;
+export const DIM_NAMES = {
+  time: "time",
+  lead: "lead_time",
+  level: "level",
+  member: "member",
+  lat: "lat",
+  lon: "lon",
+} as const;
 
 const HOUR_MS = 3_600_000;
 // Attributes describing a stored encoding that the published array no longer has.
@@ -34,7 +41,7 @@ const ENCODING_ATTRS = [
 /** Descriptive attributes of a stored coordinate, without those about its stored encoding. */
 function storedAttrs(g: ForecastGroup, nodes: Map<string, NodeMeta>, role: keyof typeof DIM_NAMES): Json {
   const name = g.coordNames[role];
-  const out: Json = { ...(name ? nodes.get(`${g.id}/${name}`)?.attrs : undefined) };
+  const out: Json = { ...(name ? nodes.get(g.path === "" ? name : `${g.path}/${name}`)?.attrs : undefined) };
   for (const k of ENCODING_ATTRS) delete out[k];
   return out;
 }
@@ -98,6 +105,13 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
         ...storedAttrs(g, nodes, "level"),
         ...(g.levelUnits ? { units: g.levelUnits } : {}),
       },
+    });
+  }
+  if (g.members) {
+    out.push({
+      name: DIM_NAMES.member,
+      ...hours(g.members),
+      attrs: { standard_name: "realization", long_name: "ensemble member number", ...storedAttrs(g, nodes, "member") },
     });
   }
   out.push({

@@ -116,7 +116,7 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
       source: { kind: "stored", array: v.array, sourceKey: sourceKeyOf(meta) },
     });
   }
-  for (const name of group.unregistered) skipped.push({ stored: name, reason: "not a registered forecast variable" });
+  for (const u of group.unregistered) skipped.push({ stored: u.stored, reason: u.reason });
   const attrs = { ...group.attrs };
   delete attrs._ARRAY_DIMENSIONS;
   return { id, group, attrs, arrays, skipped };

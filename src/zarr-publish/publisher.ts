@@ -1,7 +1,7 @@
 // Every forecast group of a store published as a Zarr dataset (see dataset.ts), looked up by its
 // id in the ~ form. Ids are checked against the store's group list before anything else is read;
 // datasets are built once per decoded group, so a store refresh (new forecast cycle) rebuilds them.
-import { NotFoundError } from "../errors.ts";
+import { GridcastError, NotFoundError } from "../errors.ts";
 import { slashId, tildeId } from "../forecast/listing.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, Store } from "../store/store.ts";
@@ -64,36 +64,50 @@ export class Publisher {
     return { kind: "chunk", bytes: await this.chunks.get(target.array, target.coords, target.view) };
   }
 
-  /** What the dataset listing says about each dataset. */
+  /** What the dataset listing says about one dataset. */
+  async summary(id: string) {
+    const { dataset: ds } = await this.dataset(id);
+    const g = ds.group;
+    const vars = [...ds.arrays.values()].filter((a) => a.source.kind === "stored");
+    const dims: Record<string, number> = {};
+    for (const a of ds.arrays.values()) if (a.source.kind === "coordinate") dims[a.name] = a.shape[0];
+    return {
+      id,
+      group: g.id,
+      kind: g.grid.global ? "global" : "regional",
+      title: typeof g.attrs.title === "string" ? g.attrs.title : null,
+      dims,
+      runs: g.runs.map(isoNoZone),
+      lead_hours: g.leads,
+      members: g.members ?? null,
+      variables: vars.map((a) => ({
+        name: a.name,
+        stored: a.source.kind === "stored" ? a.source.array.path.split("/").pop() : a.name,
+        dims: a.dims,
+        shape: a.shape,
+        chunks: a.chunks,
+        dtype: a.dtype,
+        chunk_bytes: a.encoding.passthrough ? "stored" : "re-encoded",
+      })),
+      skipped: ds.skipped,
+      /** Arrays left out, with their CF description, so they are listed rather than lost. */
+      unregistered: g.unregistered,
+    };
+  }
+
+  /** Every readable dataset's summary, and the datasets that cannot be read, each with the reason. */
   async summaries() {
-    const out = [];
+    const datasets = [];
+    const unavailable: { id: string; reason: string }[] = [];
     for (const id of await this.datasetIds()) {
-      const { dataset: ds } = await this.dataset(id);
-      const g = ds.group;
-      const vars = [...ds.arrays.values()].filter((a) => a.source.kind === "stored");
-      const dims: Record<string, number> = {};
-      for (const a of ds.arrays.values()) if (a.source.kind === "coordinate") dims[a.name] = a.shape[0];
-      out.push({
-        id,
-        group: g.id,
-        kind: g.grid.global ? "global" : "regional",
-        title: typeof g.attrs.title === "string" ? g.attrs.title : null,
-        dims,
-        runs: g.runs.map(isoNoZone),
-        lead_hours: g.leads,
-        variables: vars.map((a) => ({
-          name: a.name,
-          stored: a.source.kind === "stored" ? a.source.array.path.slice(g.id.length + 1) : a.name,
-          dims: a.dims,
-          shape: a.shape,
-          chunks: a.chunks,
-          dtype: a.dtype,
-          chunk_bytes: a.encoding.passthrough ? "stored" : "re-encoded",
-        })),
-        skipped: ds.skipped,
-      });
+      try {
+        datasets.push(await this.summary(id));
+      } catch (e) {
+        if (!(e instanceof GridcastError)) throw e;
+        unavailable.push({ id, reason: e.message });
+      }
     }
-    return out;
+    return { datasets, unavailable };
   }
 }
 

@@ -126,7 +126,7 @@ describe("GET /api/export/{id}/npy", () => {
     assert.equal((await get(exportUrl("forecast~global", `var=t2m&${base}&level=500`), H())).status, 400);
   });
 
-  test("bad input names the parameter; unknown group 503; bad id 400", async () => {
+  test("bad input names the parameter; unknown group 404; bad id 400", async () => {
     const ok = "var=t2m&time_index=0&lead_start=0&lead_stop=1&lat_min=40&lat_max=50&lon_min=0&lon_max=10";
     const cases: [string, string][] = [
       [ok.replace("time_index=0", "time_index=9"), "time_index"],
@@ -143,7 +143,7 @@ describe("GET /api/export/{id}/npy", () => {
       assert.equal(r.status, 400, q);
       assert.equal(r.json().param, param, q);
     }
-    assert.equal((await get(exportUrl("forecast~mars", ok), H())).status, 503);
+    assert.equal((await get(exportUrl("forecast~mars", ok), H())).status, 404);
     assert.equal((await get(exportUrl("global", ok), H())).status, 400);
     assert.equal((await get(exportUrl("forecast~global", ok), {})).status, 401);
   });

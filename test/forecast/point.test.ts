@@ -130,7 +130,7 @@ describe("GET /point", () => {
     assert.equal(a.grid_lon, b.grid_lon);
   });
 
-  test("errors: 404 unknown or absent variable, 503 missing group, 400 bad input, 401 without key", async () => {
+  test("errors: 404 unknown or absent variable, 404 unknown group, 400 bad input, 401 without key", async () => {
     const unknown = await point("lat=1&lon=1&var=2tt");
     assert.equal(unknown.status, 404);
     assert.equal(unknown.headers.get("content-type"), "application/problem+json");
@@ -139,7 +139,8 @@ describe("GET /point", () => {
     assert.equal(absent.status, 404);
     assert.ok(absent.json().available.includes("t2m"));
     const group = await point("lat=1&lon=1&var=t2m&group=forecast/nowhere");
-    assert.equal(group.status, 503);
+    assert.equal(group.status, 404); // an unknown group is the client's error, not an outage
+    assert.ok(group.json().available.includes("forecast/global"));
     for (const q of [
       "lat=91&lon=1",
       "lat=abc&lon=1",

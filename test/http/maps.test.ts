@@ -166,7 +166,8 @@ describe("map routes", () => {
         level: null,
         grid_lat: v.grid_lat,
         grid_lon: v.grid_lon,
-        temporal: { kind: "instantaneous" },
+        member: null,
+        temporal: { kind: "instantaneous", source: "registry", description: "instantaneous" },
       },
     );
     assert.equal(r.headers.get("cache-control"), "public, max-age=86400");

@@ -20,14 +20,41 @@ describe("registry", () => {
       ["total_precipitation_6hr", "tp_6h"],
       ["temperature_2m", "t2m"],
       ["wind_u_10m", "u10"],
-      ["precipitation_surface", "tp_1h"],
+      ["precipitation_surface", "prate"],
+      ["tp", "tp"],
+      ["total_precipitation", "tp"],
+      ["TOT_PREC", "tp"],
+      ["r2", "r2"],
+      ["relative_humidity_2m", "r2"],
+      ["RELHUM_2M", "r2"],
+      ["sp", "sp"],
+      ["pressure_surface", "sp"],
+      ["d2m", "d2m"],
+      ["2d", "d2m"],
+      ["gust", "gust"],
+      ["10fg", "fg10"],
+      ["U_10M", "u10"],
+      ["V_10M", "v10"],
+      ["PMSL", "msl"],
+      ["prmsl", "msl"],
+      ["CLCT", "tcc"],
+      ["T_2M", "t2m"],
+      ["total_precipitation_24hr", "tp_24h"],
       [" T2M ", "t2m"],
     ];
     for (const [alias, canonical] of cases) assert.equal(registry.resolve(alias).name, canonical, alias);
   });
   test("accumulations say so; instantaneous values too", () => {
-    assert.deepEqual(registry.resolve("tp_1h").temporal, { kind: "accumulated", interval: "PT1H", interval_hours: 1 });
+    assert.deepEqual(registry.resolve("tp_1h").temporal, {
+      kind: "accumulated",
+      window: "fixed",
+      interval: "PT1H",
+      interval_hours: 1,
+    });
     assert.equal(registry.resolve("t2m").temporal.kind, "instantaneous");
+    assert.deepEqual(registry.resolve("tp").temporal, { kind: "accumulated", window: "since_start" });
+    assert.deepEqual(registry.resolve("precipitation_surface").temporal, { kind: "mean", window: "previous_step" });
+    assert.deepEqual(registry.resolve("10fg").temporal, { kind: "maximum", window: "previous_step" });
   });
   test("an unknown name is an error listing the closest registered names", () => {
     try {

@@ -173,7 +173,14 @@ describe("build output", () => {
   test("accumulated variables are drawn as amounts and their legend says so", () => {
     const catalog = json(join(dir, "catalog.json")) as Catalog;
     const tp = catalog.layers.find((l) => l.id === "global.tp_1h")!;
-    assert.deepEqual(tp.temporal, { kind: "accumulated", interval: "PT1H", interval_hours: 1 });
+    assert.deepEqual(tp.temporal, {
+      kind: "accumulated",
+      window: "fixed",
+      interval: "PT1H",
+      interval_hours: 1,
+      source: "cell_methods", // the sample store says "time: sum (interval: 1 hour)"
+      description: "amount over the previous 1 h",
+    });
     const legend = json(join(dir, "legends", "global.tp_1h.json"));
     assert.equal(legend.temporal, "accumulated");
     assert.equal(legend.interval, "amount over the previous 1 h");

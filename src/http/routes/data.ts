@@ -42,7 +42,12 @@ const Dataset = Type.Object(
   { additionalProperties: true },
 );
 
-const DatasetList = Type.Object({ datasets: Type.Array(Dataset) });
+const DatasetList = Type.Object({
+  datasets: Type.Array(Dataset),
+  unavailable: Type.Array(Type.Object({ id: Type.String(), reason: Type.String() }), {
+    description: "Datasets the store has but gridcast cannot read, each with the reason; the others still serve",
+  }),
+});
 
 const StoreKey = {
   description:
@@ -71,8 +76,8 @@ export const dataRoutes = [
     rateLimit: "wait",
     responses: { 200: { description: "Datasets", content: { "application/json": { schema: DatasetList } } } },
     handler: async ({ app }) => {
-      const list = await publisherFor(app.store).summaries();
-      return { json: { datasets: list.map((d) => ({ ...d, zarr: zarrHref(d.id) })) } };
+      const { datasets, unavailable } = await publisherFor(app.store).summaries();
+      return { json: { datasets: datasets.map((d) => ({ ...d, zarr: zarrHref(d.id) })), unavailable } };
     },
   }),
   route({
@@ -90,8 +95,7 @@ export const dataRoutes = [
     responses: { 200: { description: "Dataset summary", content: { "application/json": { schema: Dataset } } } },
     handler: async ({ app, params }) => {
       const publisher = publisherFor(app.store);
-      await publisher.dataset(params.id);
-      const d = (await publisher.summaries()).find((s) => s.id === params.id)!;
+      const d = await publisher.summary(params.id);
       return { json: { ...d, zarr: zarrHref(d.id), consolidated: { v2: ".zmetadata", v3: "zarr.json" } } };
     },
   }),

@@ -2,7 +2,15 @@
 import Type from "typebox";
 import { route } from "../route.ts";
 
-const Health = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) });
+const Health = Type.Object({
+  status: Type.String(),
+  checks: Type.Optional(Type.Record(Type.String(), Type.String())),
+  groups: Type.Optional(
+    Type.Array(Type.Object({ id: Type.String(), ok: Type.Boolean(), reason: Type.Optional(Type.String()) }), {
+      description: "Every forecast group found, with the reason for each one that cannot be read (the others serve)",
+    }),
+  ),
+});
 
 export const healthRoutes = [
   route({
@@ -32,7 +40,16 @@ export const healthRoutes = [
     },
     handler: async ({ app }) => {
       const checks: Record<string, string> = {};
+      let groups: { id: string; ok: boolean; reason?: string }[] | undefined;
       await Promise.all([
+        app.store.groupStatus().then(
+          (list) => {
+            groups = list.map(({ id, ok, reason }) => (ok ? { id, ok } : { id, ok, reason }));
+            const bad = list.filter((g) => !g.ok).length;
+            checks.forecast_groups = bad === 0 ? `${list.length} readable` : `${bad} of ${list.length} unreadable`;
+          },
+          () => (checks.forecast_groups = "unavailable"),
+        ),
         app.store.ping().then(
           () => (checks.store = "ok"),
           () => (checks.store = "unavailable"),
@@ -47,7 +64,8 @@ export const healthRoutes = [
       const max = app.settings.max_heavy_requests;
       checks.capacity = `${used}/${max}`;
       const ok = checks.store === "ok" && checks.ledger === "ok" && used < max;
-      return { status: ok ? 200 : 503, json: { status: ok ? "ready" : "not ready", checks } };
+      // One unreadable group does not make the server unready: the others serve (it is named in `groups`).
+      return { status: ok ? 200 : 503, json: { status: ok ? "ready" : "not ready", checks, groups } };
     },
   }),
   route({

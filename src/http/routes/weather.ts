@@ -6,6 +6,7 @@ import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointSeries } from "../../forecast/point.ts";
+import { defaultGroup } from "../../forecast/select.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders, streamNpy } from "../npy-stream.ts";
 import { route } from "../route.ts";
@@ -31,6 +32,14 @@ const PointQuery = Type.Object({
   level: Type.Optional(
     Type.Number({ description: "Level (hPa) for variables with a level dimension; required there" }),
   ),
+  member: Type.Optional(
+    Type.String({
+      maxLength: 12,
+      description:
+        "Ensemble member number, or all for every member at once (in `members`); default the control member " +
+        "(number 0, else the first). Refused for variables without a member dimension.",
+    }),
+  ),
 });
 
 const PointSeries = Type.Object({
@@ -52,10 +61,18 @@ const PointSeries = Type.Object({
   run: Type.String(),
   lead_hours: Type.Array(Type.Number()),
   level: Type.Union([Type.Number(), Type.Null()]),
+  member: Type.Union([Type.Number(), Type.Null()], {
+    description: "Ensemble member of `values`; null without a member dimension",
+  }),
+  members: Type.Optional(
+    Type.Array(Type.Object({ member: Type.Number(), values: Type.Array(Type.Union([Type.Number(), Type.Null()])) }), {
+      description: "With member=all: each member's series",
+    }),
+  ),
   temporal: Temporal,
   intervals: Type.Optional(
     Type.Array(Type.Object({ start: Type.String(), end: Type.String() }), {
-      description: "Accumulated variables only: the interval each value covers",
+      description: "Non-instantaneous variables: the interval each value covers, from the store's own steps",
     }),
   ),
 });
@@ -71,6 +88,9 @@ const ExportQuery = Type.Object({
   lon_max: Lon,
   level: Type.Optional(
     Type.Number({ description: "Level (hPa); required for fields with a level dimension, rejected elsewhere" }),
+  ),
+  member: Type.Optional(
+    Type.String({ maxLength: 12, description: "Ensemble member number; default the control member" }),
   ),
 });
 
@@ -101,18 +121,27 @@ export const weatherRoutes = [
     summary: "Time series at one coordinate",
     description:
       "Reads the one spatial column of the grid node nearest to the point, from the most local regional patch " +
-      "that covers it and has the variable (otherwise the requested global group). 404 when the variable is not " +
-      "in the dataset; 503 when the forecast group or the store is unavailable.",
+      "that covers it and has the variable (otherwise the requested global group). 404 when the group or the " +
+      "variable is not in the store; 400 for a point outside the group's coverage; 503 when the group or the " +
+      "store cannot be read right now. Ensemble variables answer the control member unless `member` says otherwise.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,
     query: PointQuery,
     responses: { 200: { description: "Point series", content: { "application/json": { schema: PointSeries } } } },
     handler: async ({ app, query }) => {
-      const q = query as { lat: number; lon: number; var: string; group?: string; run?: string; level?: number };
+      const q = query as {
+        lat: number;
+        lon: number;
+        var: string;
+        group?: string;
+        run?: string;
+        level?: number;
+        member?: string;
+      };
       const series = await pointSeries(app.store, app.registry, {
         ...q,
-        group: q.group ?? app.settings.default_forecast_group,
+        group: q.group ?? (await defaultGroup(app.store, app.settings.default_forecast_group)),
       });
       return { json: series };
     },
@@ -192,6 +221,9 @@ export const weatherRoutes = [
     tags: ["catalog"],
     auth: "public",
     responses: { 200: { description: "Registry", content: { "application/json": { schema: AnyObject } } } },
-    handler: async ({ app }) => ({ json: registryListing(app.registry), cache: "public, max-age=300" }),
+    handler: async ({ app }) => ({
+      json: registryListing(app.registry, await app.store.forecastGroups().catch(() => [])),
+      cache: "public, max-age=60",
+    }),
   }),
 ];

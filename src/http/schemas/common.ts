@@ -3,11 +3,28 @@ import Type from "typebox";
 
 export const Temporal = Type.Object(
   {
-    kind: Type.Union([Type.Literal("instantaneous"), Type.Literal("accumulated")]),
-    interval: Type.Optional(Type.String({ description: "ISO 8601 duration of the accumulation, e.g. PT1H" })),
+    kind: Type.Union(
+      ["instantaneous", "accumulated", "mean", "maximum", "minimum"].map((k) => Type.Literal(k)),
+      { description: "What a value is: an instant, or an amount, mean, maximum or minimum over a window" },
+    ),
+    window: Type.Optional(
+      Type.Union(
+        ["point", "fixed", "previous_step", "since_start"].map((k) => Type.Literal(k)),
+        {
+          description:
+            "The window ending at the valid time: fixed (interval), previous_step (from the previous lead), " +
+            "since_start (from the run's start)",
+        },
+      ),
+    ),
+    interval: Type.Optional(Type.String({ description: "ISO 8601 duration of a fixed window, e.g. PT1H" })),
     interval_hours: Type.Optional(Type.Number()),
+    source: Type.Optional(
+      Type.String({ description: "Where the meaning comes from: registry, cell_methods, GRIB_stepType, step_type" }),
+    ),
+    description: Type.Optional(Type.String({ description: "In words, e.g. mean over the previous 3 h" })),
   },
-  { description: "Whether a value is instantaneous or an amount accumulated over an interval ending at its time" },
+  { description: "Whether a value is instantaneous or covers a window ending at its time" },
 );
 
 export const Problem = Type.Object(

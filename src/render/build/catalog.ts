@@ -38,6 +38,8 @@ function catalogLayer(l: LayerSpec, maxZoom: number): CatalogLayer {
     units: l.units,
     temporal: l.temporal,
     style: { colormap: l.style.colormap, min: l.style.min, max: l.style.max },
+    style_range: l.style_range,
+    member: l.member,
     legend: { png: `/${legend.png}`, json: `/${legend.json}` },
     kind: l.kind,
     bounds: l.bounds,

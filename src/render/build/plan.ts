@@ -2,8 +2,9 @@
 // so `gridcast publish` can write the catalog from shard manifests alone. One Job per layer × run
 // holds that run's leads: one worker renders them all while the chunk cache still holds the run.
 import { createHash } from "node:crypto";
-import { ConfigError } from "../../errors.ts";
+import { ConfigError, StoreUnavailableError } from "../../errors.ts";
 import { groupLayers, type MapLayerRef } from "../../forecast/layers.ts";
+import { readValues, regionOf } from "../../forecast/read.ts";
 import { latestRun } from "../../forecast/select.ts";
 import type { MapStyle, Temporal } from "../../registry/registry.ts";
 import { isoNoZone } from "../../store/describe.ts";
@@ -51,6 +52,10 @@ export interface LayerSpec {
   units: string;
   temporal: Temporal;
   style: MapStyle;
+  /** "registry" for the registry's fixed range, "data" when drawn over the field's own range (unit not convertible). */
+  style_range: "registry" | "data";
+  /** Ensemble variables: the member drawn (the control) and the rule that chose it; null otherwise. */
+  member: { value: number; choice: "control" } | null;
   kind: "global" | "regional";
   bounds: BBox;
   /** Tiles one layer-run-lead writes (coverage z0..max zoom). */
@@ -89,6 +94,10 @@ export interface Job {
 export interface Plan {
   maxZoom: number;
   layers: LayerSpec[];
+  /** Groups the store has that could not be read, with the reason; every other group still builds. */
+  skipped: { id: string; reason: string }[];
+  /** Things the operator should know (a unit gridcast cannot convert, ...). */
+  warnings: string[];
   jobs: Job[];
   /** Hash of every job key and fingerprint: shards of one build must agree on it. */
   hash: string;
@@ -128,21 +137,67 @@ function boundsOf(group: ForecastGroup): BBox {
   return [w, s, e > 180 ? e - 360 : e, n];
 }
 
-async function selectGroups(store: Store, names: string[] | undefined): Promise<ForecastGroup[]> {
-  const ids = await store.forecastGroupIds();
-  if (!names) return Promise.all(ids.map((id) => store.forecastGroup(id)));
-  const out: ForecastGroup[] = [];
-  for (const name of names) {
+async function selectGroups(
+  store: Store,
+  names: string[] | undefined,
+): Promise<{ groups: ForecastGroup[]; skipped: { id: string; reason: string }[] }> {
+  const status = await store.groupStatus();
+  const ids = status.map((g) => g.id);
+  const wanted = names?.map((name) => {
     const id = name.startsWith("forecast/") ? name : `forecast/${name}`;
     if (!ids.includes(id)) throw new ConfigError(`no forecast group ${id} in the store (have ${ids.join(", ")})`);
-    out.push(await store.forecastGroup(id));
+    return id;
+  });
+  const groups: ForecastGroup[] = [];
+  const skipped: { id: string; reason: string }[] = [];
+  for (const g of status) {
+    if (wanted && !wanted.includes(g.id)) continue;
+    if (!g.ok) {
+      skipped.push({ id: g.id, reason: g.reason ?? "unreadable" });
+      continue;
+    }
+    try {
+      groups.push(await store.forecastGroup(g.id));
+    } catch (e) {
+      skipped.push({ id: g.id, reason: e instanceof Error ? e.message : String(e) });
+    }
   }
-  return out;
+  return { groups, skipped };
 }
 
-function layerSpec(ref: MapLayerRef, sel: Selection, source: string, tilesPerLead: number): LayerSpec | undefined {
+/**
+ * The range a variable whose stored unit gridcast cannot convert is drawn over: the finite values
+ * of one field (latest run, middle lead), so the map shows the field's structure rather than one
+ * flat colour of a scale in other units.
+ */
+async function dataRange(group: ForecastGroup, ref: MapLayerRef): Promise<{ min: number; max: number }> {
+  const v = ref.variable;
+  const region = regionOf(group, v, {
+    run: latestRun(group),
+    lead: Math.floor(group.leads.length / 2),
+    level: ref.levelIndex ?? undefined,
+  });
+  const field = await readValues(v, region);
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const x of field) {
+    if (!Number.isFinite(x)) continue;
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  if (!Number.isFinite(min)) return { min: 0, max: 1 };
+  if (max === min) return { min, max: min + 1 };
+  return { min, max };
+}
+
+function layerSpec(
+  ref: MapLayerRef,
+  sel: Selection,
+  source: string,
+  tilesPerLead: number,
+  style: MapStyle,
+): LayerSpec | undefined {
   const { group, variable: v } = ref;
-  const style = v.entry.style!;
   const runIndexes = sel.runs === "all" ? group.runs.map((_, i) => i) : [latestRun(group)];
   const leadIndexes = group.leads.map((_, i) => i).filter((i) => !sel.leads || sel.leads.includes(group.leads[i]));
   if (leadIndexes.length === 0 || runIndexes.length === 0) return undefined;
@@ -179,8 +234,13 @@ function layerSpec(ref: MapLayerRef, sel: Selection, source: string, tilesPerLea
     level_units: ref.level === null ? null : (group.levelUnits ?? null),
     long_name: v.entry.long_name,
     units: v.units,
-    temporal: v.entry.temporal,
+    temporal: v.temporal,
     style,
+    style_range: v.canonical ? "registry" : "data",
+    member:
+      group.members && v.roles.includes("member")
+        ? { value: group.members[group.controlMember ?? 0], choice: "control" }
+        : null,
     kind: group.grid.global ? "global" : "regional",
     bounds: boundsOf(group),
     tilesPerLead,
@@ -220,7 +280,8 @@ export function planHash(jobs: Job[]): string {
 }
 
 export async function planBuild(store: Store, sel: Selection, coverage: CoverageCache): Promise<Plan> {
-  const groups = await selectGroups(store, sel.groups);
+  const { groups, skipped } = await selectGroups(store, sel.groups);
+  const warnings: string[] = [];
   const wanted = sel.vars?.map((name) => {
     const entry = store.registry.lookup(name);
     if (!entry) throw new ConfigError(`"${name}" is not a registered variable name`);
@@ -233,9 +294,24 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
     if (refs.length === 0) continue;
     const tiles = coverage.pyramidCount(group.id, group.grid, sel.maxZoom);
     for (const ref of refs) {
-      const spec = layerSpec(ref, sel, sourceRevision(group, ref.variable), tiles);
+      const v = ref.variable;
+      let style = v.entry.style!;
+      if (!v.canonical) {
+        style = { ...style, ...(await dataRange(group, ref)) };
+        delete style.transparent_below;
+        warnings.push(
+          `${ref.id}: unit "${v.storedUnits}" of ${group.id}/${v.stored} cannot be converted to ${v.entry.units}; ` +
+            `drawn over the field's own range ${style.min}..${style.max} ${v.storedUnits}`,
+        );
+      }
+      const spec = layerSpec(ref, sel, sourceRevision(group, v), tiles, style);
       if (spec) layers.push(spec);
     }
+  }
+  if (layers.length === 0 && skipped.length > 0) {
+    throw new StoreUnavailableError(
+      `no forecast group could be read, so nothing would be published: ${skipped.map((g) => `${g.id}: ${g.reason}`).join("; ")}`,
+    );
   }
   if (layers.length === 0 && (sel.groups || sel.vars || sel.leads)) {
     throw new ConfigError("the selection (--groups, --vars, --leads) names no map layer of this store");
@@ -243,7 +319,7 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   // Global layers first, then the patches drawn over them.
   layers.sort((a, b) => (a.kind === b.kind ? (a.id < b.id ? -1 : 1) : a.kind === "global" ? -1 : 1));
   const jobs = jobsOf(layers);
-  return { maxZoom: sel.maxZoom, layers, jobs, hash: planHash(jobs) };
+  return { maxZoom: sel.maxZoom, layers, skipped, warnings, jobs, hash: planHash(jobs) };
 }
 
 /**

@@ -10,6 +10,8 @@ import type { LeadResult } from "./render-job.ts";
 export interface WorkerInit {
   store: string;
   cacheMb: number;
+  /** Name of the dataset at the store root (setting root_group_name), when set. */
+  rootGroupName?: string;
   buildDir: string;
   maxZoom: number;
   tiles: TileFormat;

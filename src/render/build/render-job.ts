@@ -4,8 +4,8 @@
 // is hard-linked from there instead of rendered.
 import { join } from "node:path";
 import { StoreUnavailableError } from "../../errors.ts";
-import type { Range } from "../../store/array.ts";
-import type { GroupVariable, Store } from "../../store/store.ts";
+import { readValues, regionOf } from "../../forecast/read.ts";
+import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
 import { buildPalette } from "../colormap.ts";
 import { encodeIndexedPng } from "../png.ts";
 import { isUniform } from "../resample.ts";
@@ -40,20 +40,18 @@ export interface LeadResult {
 
 const PROGRESS_EVERY = 256;
 
-/** The (lat, lon) field of one run, lead and level, in C order whatever the storage order. */
+/**
+ * The (lat, lon) field of one run, lead and level, in C order whatever the storage order, in the
+ * units the style is in. Ensemble variables draw the control member (regionOf's default).
+ */
 async function readField(
+  group: ForecastGroup,
   v: GroupVariable,
   run: number,
   lead: number,
   level: number | null,
 ): Promise<Float32Array | Float64Array> {
-  const region = v.roles.map((role, d): Range => {
-    if (role === "time") return [run, run + 1];
-    if (role === "lead") return [lead, lead + 1];
-    if (role === "level") return [level!, level! + 1];
-    return [0, v.array.shape[d]];
-  });
-  const field = await v.array.read(region);
+  const field = await readValues(v, regionOf(group, v, { run, lead, level: level ?? undefined }));
   const latDim = v.roles.indexOf("lat");
   const lonDim = v.roles.indexOf("lon");
   if (latDim < lonDim) return field;
@@ -91,7 +89,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       bytes: 0,
       reused: false,
     };
-    const field = await readField(v, job.run, lead.index, job.levelIndex);
+    const field = await readField(group, v, job.run, lead.index, job.levelIndex);
     const root = join(ctx.buildDir, lead.dir);
     // A part renders one contiguous run of the pyramid's tiles, counted z by z in coverage order.
     const part = job.part ?? { index: 0, count: 1 };

@@ -49,6 +49,8 @@ export interface BuildOptions {
   cacheMb?: number;
   /** Publish even when the published build has layers this one lacks. */
   allowDroppedLayers?: boolean;
+  /** Name of the dataset at the store root (setting root_group_name); default the directory's name. */
+  rootGroupName?: string;
   /** Hard-link unchanged layer-run-leads from the published build (default true). */
   reuse?: boolean;
   /** z/x/y PNG files (default) or one PMTiles archive per layer-run-lead. */
@@ -74,6 +76,9 @@ export interface BuildReport {
   cleaned: string[];
   /** Files and bytes of the published build (null for a shard: publish reports it). */
   output: (BuildOutput & { assemble_seconds: number }) | null;
+  /** Groups that could not be read (not built), with the reason. */
+  skipped: { id: string; reason: string }[];
+  warnings: string[];
 }
 
 function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number } {
@@ -142,11 +147,18 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   try {
     // Started before planning: the threads load while the store's metadata is read.
     pool = new TilePool(
-      { store: o.store, cacheMb: o.cacheMb ?? 256, buildDir: partial, maxZoom, tiles: o.tiles ?? "zxy" },
+      {
+        store: o.store,
+        cacheMb: o.cacheMb ?? 256,
+        rootGroupName: o.rootGroupName,
+        buildDir: partial,
+        maxZoom,
+        tiles: o.tiles ?? "zxy",
+      },
       concurrency,
     );
     const cleaned = cleanStalePartials(out, shard ? id : undefined);
-    const store = new Store(o.store, { cacheMb: o.cacheMb });
+    const store = new Store(o.store, { cacheMb: o.cacheMb, rootGroupName: o.rootGroupName });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
     const plan = await store
       .ping()
@@ -202,6 +214,8 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       render_seconds: renderSeconds,
       tiles_per_second: renderSeconds > 0 ? manifest.totals.tiles / renderSeconds : 0,
       cleaned,
+      skipped: plan.skipped,
+      warnings: plan.warnings,
     };
     if (shard) {
       writeJsonAtomic(join(partial, shardManifestName(shard.index, shard.count)), manifest);

@@ -13,7 +13,7 @@ const post = (m: FromWorker): void => port.postMessage(m);
 
 const sink = init.tiles === "pmtiles" ? new ArchiveSink() : undefined;
 const ctx: RenderContext = {
-  store: new Store(init.store, { cacheMb: init.cacheMb }),
+  store: new Store(init.store, { cacheMb: init.cacheMb, rootGroupName: init.rootGroupName }),
   buildDir: init.buildDir,
   maxZoom: init.maxZoom,
   coverage: new CoverageCache(),

@@ -1,0 +1,54 @@
+// Reading a variable the way every answer reads it: a region named by role (whatever order the
+// store keeps its dimensions in, whichever of them it has), and values in the variable's answer
+// units (converted from the stored unit when they differ).
+import { InvalidParameterError } from "../errors.ts";
+import type { Range } from "../store/array.ts";
+import type { ForecastGroup, GroupVariable } from "../store/store.ts";
+
+export interface Pick {
+  /** Run index (the time axis). */
+  run: number;
+  /** Lead index, or a range of them; default every lead. */
+  lead?: number | Range;
+  /** Level index. */
+  level?: number;
+  /** Member index, or a range of them; default the group's control member. */
+  member?: number | Range;
+  /** Latitude row(s) and longitude column(s); default the whole axis. */
+  lat?: number | Range;
+  lon?: number | Range;
+}
+
+const span = (x: number | Range | undefined, n: number): Range =>
+  x === undefined ? [0, n] : typeof x === "number" ? [x, x + 1] : x;
+
+/** The storage region of a pick. A dimension the variable does not have is simply not there. */
+export function regionOf(group: ForecastGroup, v: GroupVariable, p: Pick): Range[] {
+  return v.roles.map((role, d): Range => {
+    const n = v.array.shape[d];
+    switch (role) {
+      case "time":
+        return [p.run, p.run + 1];
+      case "lead":
+        return span(p.lead, n);
+      case "level":
+        if (p.level === undefined) throw new InvalidParameterError("level", `${v.name} needs a level`);
+        return [p.level, p.level + 1];
+      case "member":
+        return span(p.member ?? group.controlMember ?? 0, n);
+      case "lat":
+        return span(p.lat, n);
+      case "lon":
+        return span(p.lon, n);
+    }
+    return [0, n];
+  });
+}
+
+/** Values of a region in the variable's answer units (see GroupVariable.units). */
+export async function readValues(v: GroupVariable, region: Range[]): Promise<Float32Array | Float64Array> {
+  const values = await v.array.read(region);
+  const f = v.convert;
+  if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
+  return values;
+}

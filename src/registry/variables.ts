@@ -4,14 +4,26 @@
 
 export type Temporal = { kind: "instantaneous" } | { kind: "accumulated"; interval: string; interval_hours: number };
 
+/** Canonical value → shown value: shown = value * scale + offset, labelled `units`. */
+export interface DisplayUnit {
+  units: string;
+  scale: number;
+  offset: number;
+}
+
 export interface MapStyle {
   /** Name of a ramp in render/colormap.ts. */
   colormap: string;
-  /** Fixed value range so colours mean the same across runs and lead times. */
+  /** Fixed value range (canonical units) so colours mean the same across runs and lead times. */
   min: number;
   max: number;
   /** Values at or below this are drawn transparent (dry cells of precipitation). */
   transparent_below?: number;
+  /** Continuous fields are drawn bilinear; categorical ones keep their nearest node. Default bilinear. */
+  resample?: "bilinear" | "nearest";
+  /** The unit legends, popups and the value route show; further choices the viewer may switch to. */
+  display?: DisplayUnit;
+  display_alternatives?: DisplayUnit[];
 }
 
 export interface VariableEntry {
@@ -36,7 +48,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "air_temperature",
     aliases: ["2t", "2m_temperature", "temperature_2m", "tmp2m", "t_2m", "air_temperature_2m"],
     temporal: instant,
-    style: { colormap: "thermal", min: 220, max: 320 },
+    style: {
+      colormap: "thermal",
+      min: 223.15,
+      max: 323.15,
+      display: { units: "°C", scale: 1, offset: -273.15 },
+      display_alternatives: [{ units: "°F", scale: 1.8, offset: -459.67 }],
+    },
   },
   {
     name: "d2m",
@@ -53,7 +71,16 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "eastward_wind",
     aliases: ["u10m", "10u", "10m_u_component_of_wind", "wind_u_10m", "ugrd10m"],
     temporal: instant,
-    style: { colormap: "diverging", min: -30, max: 30 },
+    style: {
+      colormap: "diverging",
+      min: -30,
+      max: 30,
+      display: { units: "m/s", scale: 1, offset: 0 },
+      display_alternatives: [
+        { units: "km/h", scale: 3.6, offset: 0 },
+        { units: "kn", scale: 3600 / 1852, offset: 0 },
+      ],
+    },
   },
   {
     name: "v10",
@@ -62,7 +89,16 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "northward_wind",
     aliases: ["v10m", "10v", "10m_v_component_of_wind", "wind_v_10m", "vgrd10m"],
     temporal: instant,
-    style: { colormap: "diverging", min: -30, max: 30 },
+    style: {
+      colormap: "diverging",
+      min: -30,
+      max: 30,
+      display: { units: "m/s", scale: 1, offset: 0 },
+      display_alternatives: [
+        { units: "km/h", scale: 3.6, offset: 0 },
+        { units: "kn", scale: 3600 / 1852, offset: 0 },
+      ],
+    },
   },
   {
     name: "msl",
@@ -71,7 +107,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "air_pressure_at_mean_sea_level",
     aliases: ["mslp", "mean_sea_level_pressure", "pressure_reduced_to_mean_sea_level", "prmsl"],
     temporal: instant,
-    style: { colormap: "pressure", min: 96000, max: 104000 },
+    style: { colormap: "pressure", min: 96000, max: 104000, display: { units: "hPa", scale: 0.01, offset: 0 } },
   },
   {
     name: "tp_1h",
@@ -80,7 +116,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "precipitation_amount",
     aliases: ["scaled_tp_1h", "total_precipitation_1hr", "precipitation_surface", "tp1h", "apcp_1h"],
     temporal: hourly,
-    style: { colormap: "precipitation", min: 0, max: 0.01, transparent_below: 0.00005 },
+    style: {
+      colormap: "precipitation",
+      min: 0,
+      max: 0.01,
+      transparent_below: 0.00005,
+      display: { units: "mm", scale: 1000, offset: 0 },
+    },
   },
   {
     name: "tp_6h",
@@ -88,7 +130,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "m",
     aliases: ["scaled_tp_6h", "total_precipitation_6hr", "tp6h"],
     temporal: sixHourly,
-    style: { colormap: "precipitation", min: 0, max: 0.03, transparent_below: 0.0001 },
+    style: {
+      colormap: "precipitation",
+      min: 0,
+      max: 0.03,
+      transparent_below: 0.0001,
+      display: { units: "mm", scale: 1000, offset: 0 },
+    },
   },
   {
     name: "tcc",
@@ -97,7 +145,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "cloud_area_fraction",
     aliases: ["total_cloud_cover", "cloud_cover", "tcdc"],
     temporal: instant,
-    style: { colormap: "clouds", min: 0, max: 1 },
+    style: { colormap: "clouds", min: 0, max: 1, display: { units: "%", scale: 100, offset: 0 } },
   },
   {
     name: "t",
@@ -105,7 +153,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "K",
     aliases: ["temperature", "air_temperature_pl", "tmp"],
     temporal: instant,
-    style: { colormap: "thermal", min: 200, max: 310 },
+    style: {
+      colormap: "thermal",
+      min: 203.15,
+      max: 313.15,
+      display: { units: "°C", scale: 1, offset: -273.15 },
+      display_alternatives: [{ units: "°F", scale: 1.8, offset: -459.67 }],
+    },
   },
   {
     name: "z",

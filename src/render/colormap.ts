@@ -44,6 +44,17 @@ const RAMPS: Record<string, Ramp> = {
     [0.85, 60, 20, 150, 255],
     [1, 110, 0, 120, 255],
   ],
+  // Calm pale blue through green and yellow to storm reds and magenta.
+  wind: [
+    [0, 225, 240, 250, 255],
+    [0.12, 150, 205, 235, 255],
+    [0.25, 80, 185, 160, 255],
+    [0.4, 170, 215, 70, 255],
+    [0.55, 250, 210, 50, 255],
+    [0.7, 240, 120, 40, 255],
+    [0.85, 200, 30, 60, 255],
+    [1, 140, 20, 140, 255],
+  ],
   // Clear sky shows the base map; overcast is an opaque-ish grey-white veil.
   clouds: [
     [0, 255, 255, 255, 0],

@@ -93,6 +93,27 @@ for (const [z, x, y] of pyramid()) {
 }
 const endToEndMs = performance.now() - t0;
 
+// Pass 3: the same end to end with bilinear sampling, the cost of smooth continuous fields.
+const smoothUniform = new Map<number, Buffer>();
+let smoothSampleMs = 0;
+let smoothBytes = 0;
+const t1 = performance.now();
+for (const [z, x, y] of pyramid()) {
+  if (sampler.z !== z) sampler = createLevelSampler(grid, z);
+  const s0 = performance.now();
+  const indices = sampler.renderTile(x, y, field, palette, buf, "bilinear");
+  smoothSampleMs += performance.now() - s0;
+  let png: Buffer;
+  if (isUniform(indices)) {
+    png = smoothUniform.get(indices[0]) ?? encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
+    smoothUniform.set(indices[0], png);
+  } else {
+    png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
+  }
+  smoothBytes += png.length;
+}
+const smoothMs = performance.now() - t1;
+
 // Size reference: the same tiles as RGBA PNG from sharp (libpng defaults), on a z7 sample.
 const rgbaSample = { indexed: 0, rgba: 0, tiles: 0 };
 const rgbaSampler = createLevelSampler(grid, maxZoom);
@@ -131,6 +152,9 @@ console.log(
 );
 const ratio = tileCount / endToEndMs / (encodedTiles / encodeMs.get(defaultLabel)!);
 console.log(`ratio sample+encode / encode-only: ${ratio.toFixed(2)} (encode-only ${encodeDefault})`);
+console.log(
+  `bilinear: sample-only ${rate(tileCount, smoothSampleMs)} (nearest ${rate(tileCount, sampleMs)}), sample+encode ${rate(tileCount, smoothMs)}, ${(smoothBytes / 2 ** 20).toFixed(1)} MiB; end-to-end ratio bilinear / nearest ${(endToEndMs / smoothMs).toFixed(2)}`,
+);
 console.log(
   `size vs RGBA (sharp png, ${rgbaSample.tiles} z${maxZoom} tiles): indexed ${(rgbaSample.indexed / rgbaSample.tiles / 1024).toFixed(2)} KiB, rgba ${(rgbaSample.rgba / rgbaSample.tiles / 1024).toFixed(2)} KiB per tile`,
 );

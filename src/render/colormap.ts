@@ -75,6 +75,10 @@ export interface Palette {
   rgba: Uint8Array;
   /** Value → palette index: 0 for NaN and transparent values, else 1..255, clamped to the range. */
   lut: (value: number) => number;
+  /** The lut's arithmetic, for loops that inline it: index = clamp(value * scale + offset) above `below`. */
+  scale: number;
+  offset: number;
+  below: number;
 }
 
 function rampAt(ramp: Ramp, t: number, out: Uint8Array, at: number): void {
@@ -108,7 +112,7 @@ export function buildPalette(style: PaletteStyle): Palette {
     const t = v * scale + offset;
     return t < 1 ? 1 : t >= PALETTE_COLORS ? PALETTE_COLORS : t | 0;
   };
-  return { rgba, lut };
+  return { rgba, lut, scale, offset, below };
 }
 
 export interface LegendStop {

@@ -4,7 +4,7 @@
 // offset of a lat row in the field. A tile is then table slices, a few multiplies per pixel and a
 // palette lookup.
 import { InvalidParameterError } from "../errors.ts";
-import type { Palette } from "./colormap.ts";
+import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import { pixelLat, pixelLon, TILE_SIZE, validateTile } from "./tiles.ts";
 
 export interface LatLonGrid {
@@ -244,20 +244,43 @@ function cellValue(f: Field, r0: number, r1: number, wy: number, c0: number, c1:
   return f[(wy <= 0.5 ? r0 : r1) + (wx <= 0.5 ? c0 : c1)];
 }
 
+/** The tile's columns cut into runs that share their two lon nodes (off-grid runs have a = -1). */
+function columnRuns(cols: PairTable, col0: number): Int32Array {
+  // Up to TILE_SIZE runs of (start, end, a, b).
+  const runs = new Int32Array(TILE_SIZE * 4 + 1);
+  let n = 0;
+  for (let c = 0; c < TILE_SIZE; c++) {
+    const a = cols.a[col0 + c];
+    const b = cols.b[col0 + c];
+    if (n > 0 && runs[(n - 1) * 4 + 2] === a && runs[(n - 1) * 4 + 3] === b) runs[(n - 1) * 4 + 1] = c + 1;
+    else {
+      runs[n * 4] = c;
+      runs[n * 4 + 1] = c + 1;
+      runs[n * 4 + 2] = a;
+      runs[n * 4 + 3] = b;
+      n++;
+    }
+  }
+  runs[TILE_SIZE * 4] = n;
+  return runs;
+}
+
 function renderBilinear(
   cols: PairTable,
   rows: PairTable,
   x: number,
   y: number,
   field: Field,
-  lut: (v: number) => number,
+  palette: Palette,
   out: Uint8Array,
 ): void {
+  const { scale, offset, below } = palette;
+  const top = PALETTE_COLORS;
   const col0 = x * TILE_SIZE;
   const row0 = y * TILE_SIZE;
-  const ca = cols.a;
-  const cb = cols.b;
   const cw = cols.w;
+  const runs = columnRuns(cols, col0);
+  const nRuns = runs[TILE_SIZE * 4];
   for (let r = 0; r < TILE_SIZE; r++) {
     const o = r * TILE_SIZE;
     const R = row0 + r;
@@ -273,29 +296,47 @@ function renderBilinear(
       out.copyWithin(o, o - TILE_SIZE, o);
       continue;
     }
-    // Per run of pixels between the same two lon nodes: the two column values lerped in lat once.
-    let lastA = -2;
-    let lastB = -2;
-    let va = 0;
-    let dv = 0;
-    let whole = true;
-    for (let c = 0; c < TILE_SIZE; c++) {
-      const C = col0 + c;
-      const a = ca[C];
+    for (let k = 0; k < nRuns; k++) {
+      const from = runs[k * 4];
+      const to = runs[k * 4 + 1];
+      const a = runs[k * 4 + 2];
+      const b = runs[k * 4 + 3];
       if (a < 0) {
-        out[o + c] = 0;
+        out.fill(0, o + from, o + to);
         continue;
       }
-      const b = cb[C];
-      if (a !== lastA || b !== lastB) {
-        lastA = a;
-        lastB = b;
-        va = field[r0 + a] * (1 - wy) + field[r1 + a] * wy;
-        const vb = field[r0 + b] * (1 - wy) + field[r1 + b] * wy;
-        dv = vb - va;
-        whole = dv === dv; // false when any of the four corners is missing
+      // The two column values lerped in lat once per run; the value is linear along the run, so
+      // equal indices at both ends mean one index throughout (the common case zoomed in).
+      const va = field[r0 + a] * (1 - wy) + field[r1 + a] * wy;
+      const dv = field[r0 + b] * (1 - wy) + field[r1 + b] * wy - va;
+      if (dv === dv) {
+        const v0 = va + dv * cw[col0 + from];
+        const v1 = va + dv * cw[col0 + to - 1];
+        const t0 = v0 * scale + offset;
+        const t1 = v1 * scale + offset;
+        const i0 = !(v0 > below) ? 0 : t0 < 1 ? 1 : t0 >= top ? top : t0 | 0;
+        const i1 = !(v1 > below) ? 0 : t1 < 1 ? 1 : t1 >= top ? top : t1 | 0;
+        const same = i0 === i1 ? i0 : -1;
+        if (same >= 0) {
+          for (let c = o + from; c < o + to; c++) out[c] = same;
+          continue;
+        }
+        for (let c = from; c < to; c++) {
+          const v = va + dv * cw[col0 + c];
+          const t = v * scale + offset;
+          out[o + c] = !(v > below) ? 0 : t < 1 ? 1 : t >= top ? top : t | 0;
+        }
+        continue;
       }
-      out[o + c] = lut(whole ? va + dv * cw[C] : cellValue(field, r0, r1, wy, a, b, cw[C]));
+      // A missing corner: each pixel takes the rule of cellValue.
+      for (let c = from; c < to; c++) {
+        const v = cellValue(field, r0, r1, wy, a, b, cw[col0 + c]);
+        if (!(v > below)) out[o + c] = 0;
+        else {
+          const t = v * scale + offset;
+          out[o + c] = t < 1 ? 1 : t >= top ? top : t | 0;
+        }
+      }
     }
   }
 }
@@ -341,7 +382,7 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
       const lut = palette.lut;
       if (method === "bilinear") {
         const p = smooth();
-        renderBilinear(p.cols, p.rows, x, y, field, lut, out);
+        renderBilinear(p.cols, p.rows, x, y, field, palette, out);
         return out;
       }
       const col0 = x * TILE_SIZE;

@@ -3,6 +3,7 @@
 // number matches the colour under the cursor. One cell is read, through the shared chunk cache.
 import { InvalidParameterError, NotFoundError } from "../errors.ts";
 import type { Temporal } from "../registry/registry.ts";
+import { displayUnit, toDisplay } from "../render/display.ts";
 import type { Range } from "../store/array.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Store } from "../store/store.ts";
@@ -24,9 +25,14 @@ export interface LayerValue {
   layer: string;
   group: string;
   variable: string;
+  /** Canonical (stored) units of `value`. */
   units: string;
   /** null where the field is missing or the point lies outside the layer's grid. */
   value: number | null;
+  /** The value as legends and popups show it (°C, hPa, mm, %, m/s). */
+  display: { value: number | null; units: string };
+  /** Wind layers: where the wind blows from, degrees clockwise from north. */
+  direction_deg?: number | null;
   valid_time: string;
   run: string;
   lead_hours: number;
@@ -44,7 +50,7 @@ const HOUR_MS = 3_600_000;
 export async function layerValue(store: Store, req: ValueRequest): Promise<LayerValue> {
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
-  const { id, group, variable: v, level, levelIndex } = await findMapLayer(store, req.layer);
+  const { id, group, variable: v, level, levelIndex, derived } = await findMapLayer(store, req.layer);
   const run = req.run === undefined ? latestRun(group) : runIndexOf(group, parseRunParam(req.run));
   const lead = req.lead === undefined ? 0 : group.leads.indexOf(req.lead);
   if (lead < 0) {
@@ -53,36 +59,59 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
   const runTime = group.runs[run];
   const validTime = runTime + group.leads[lead] * HOUR_MS;
 
-  let value: number | null = null;
+  let cells: number[] | null = null;
   let node: { lat: number; lon: number } | null = null;
   if (covers(group.grid, req.lat, req.lon)) {
     const n = nearestNode(group.grid, req.lat, req.lon);
     node = n;
-    const region = v.roles.map((role): Range => {
-      if (role === "time") return [run, run + 1];
-      if (role === "lead") return [lead, lead + 1];
-      if (role === "level") return [levelIndex!, levelIndex! + 1];
-      if (role === "lat") return [n.iy, n.iy + 1];
-      return [n.ix, n.ix + 1];
-    });
-    const cell = (await v.array.read(region))[0];
-    value = Number.isNaN(cell) ? null : cell;
+    const cellOf = async (gv: typeof v) => {
+      const region = gv.roles.map((role): Range => {
+        if (role === "time") return [run, run + 1];
+        if (role === "lead") return [lead, lead + 1];
+        if (role === "level") return [levelIndex!, levelIndex! + 1];
+        if (role === "lat") return [n.iy, n.iy + 1];
+        return [n.ix, n.ix + 1];
+      });
+      return (await gv.array.read(region))[0];
+    };
+    cells = await Promise.all((derived?.sources ?? [v]).map(cellOf));
   }
+  const def = derived?.def;
+  let value: number | null = null;
+  let direction: number | null = null;
+  if (cells && def && (def.kind === "speed" || def.kind === "arrows")) {
+    const [u, vn] = cells;
+    value = Math.hypot(u, vn);
+    // Meteorological convention: the direction the wind comes from.
+    if (!Number.isNaN(value)) direction = Math.round(((Math.atan2(-u, -vn) * 180) / Math.PI + 360) % 360);
+  } else if (cells) {
+    value = cells[0];
+  }
+  if (value !== null && Number.isNaN(value)) value = null;
+  const units = def ? def.units : v.units;
+  // The display transform is defined on canonical units; a store in other units is shown as stored.
+  const unit = def
+    ? displayUnit(def.style, units)
+    : v.units === v.entry.units
+      ? displayUnit(v.entry.style, units)
+      : displayUnit(undefined, units);
   const out: LayerValue = {
     layer: id,
     group: group.id,
-    variable: v.name,
-    units: v.units,
+    variable: def ? def.name : v.name,
+    units,
     value,
+    display: { value: value === null ? null : toDisplay(unit, value), units: unit.units },
     valid_time: isoNoZone(validTime),
     run: isoNoZone(runTime),
     lead_hours: group.leads[lead],
     level,
     grid_lat: node?.lat ?? null,
     grid_lon: node?.lon ?? null,
-    temporal: v.entry.temporal,
+    temporal: def ? def.temporal : v.entry.temporal,
   };
-  if (v.entry.temporal.kind === "accumulated") {
+  if (def?.sources.length === 2) out.direction_deg = direction;
+  if (!def && v.entry.temporal.kind === "accumulated") {
     const start = Math.max(runTime, validTime - v.entry.temporal.interval_hours * HOUR_MS);
     out.interval = { start: isoNoZone(start), end: isoNoZone(validTime) };
   }

@@ -240,7 +240,7 @@ function cellValue(f: Field, r0: number, r1: number, wy: number, c0: number, c1:
   const p10 = f[r1 + c0];
   const p11 = f[r1 + c1];
   const v = (p00 + (p01 - p00) * wx) * (1 - wy) + (p10 + (p11 - p10) * wx) * wy;
-  if (v === v) return v;
+  if (!Number.isNaN(v)) return v;
   return f[(wy <= 0.5 ? r0 : r1) + (wx <= 0.5 ? c0 : c1)];
 }
 
@@ -309,7 +309,7 @@ function renderBilinear(
       // equal indices at both ends mean one index throughout (the common case zoomed in).
       const va = field[r0 + a] * (1 - wy) + field[r1 + a] * wy;
       const dv = field[r0 + b] * (1 - wy) + field[r1 + b] * wy - va;
-      if (dv === dv) {
+      if (!Number.isNaN(dv)) {
         const v0 = va + dv * cw[col0 + from];
         const v1 = va + dv * cw[col0 + to - 1];
         const t0 = v0 * scale + offset;

@@ -51,7 +51,8 @@ describe("bilinear sampling", () => {
     for (const first of [0, -180]) {
       const lon = Float64Array.from({ length: 360 }, (_, j) => first + j);
       // Value by longitude only: 10 at 179°, 110 at -180° (= 180°), linear between.
-      const byLon = (lo: number) => (((lo % 360) + 360) % 360 === 179 ? 10 : ((lo % 360) + 360) % 360 === 180 ? 110 : 50);
+      const byLon = (lo: number) =>
+        ((lo % 360) + 360) % 360 === 179 ? 10 : ((lo % 360) + 360) % 360 === 180 ? 110 : 50;
       const field = new Float32Array(181 * 360);
       for (let i = 0; i < 181; i++) for (let j = 0; j < 360; j++) field[i * 360 + j] = byLon(lon[j]);
       const z = 7;

@@ -229,7 +229,7 @@ export function renderContours(
   }
   // Labels: at each lattice point inside the tile, the nearest line pixel within reach gets one.
   const spacing = options.labelSpacing ?? 128;
-  const reach = 24;
+  const reach = spacing / 2 - 8; // within its own lattice cell, so neighbouring labels keep apart
   for (let ly = Math.ceil((top + 1 - spacing / 2) / spacing); ly * spacing + spacing / 2 < top + 1 + TILE_SIZE; ly++) {
     for (
       let lx = Math.ceil((left + 1 - spacing / 2) / spacing);

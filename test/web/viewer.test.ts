@@ -109,6 +109,24 @@ describe("map viewer in Chromium", { skip }, () => {
       timeout: 30_000,
     });
     const catalog = (await get(`${server.url}/api/forecast/catalog`)).json();
+    // Derived layers are in the catalog with their TileJSON, overlays marked as such.
+    for (const [id, role, from] of [
+      ["europe.wind_speed", "base", ["u10", "v10"]],
+      ["europe.wind_arrows", "overlay", ["u10", "v10"]],
+      ["europe.isobars", "overlay", ["msl"]],
+    ] as const) {
+      const l = catalog.layers.find((x: { id: string }) => x.id === id);
+      assert.deepEqual([l?.role, l?.derived_from], [role, from], id);
+      const tj = (await get(`${server.url}${l.runs[0].leads[1].tilejson}`)).json();
+      assert.equal(tj.tilejson, "3.0.0");
+      assert.equal(tj.role, role);
+      assert.equal(tj.tiles[0], l.runs[0].leads[1].tiles);
+    }
+    assert.deepEqual(catalog.layers.find((x: { id: string }) => x.id === "global.t2m").display, {
+      units: "°C",
+      scale: 1,
+      offset: -273.15,
+    });
 
     // Accumulated precipitation opens on the first lead with an amount (+1 h), in mm.
     await page.getByRole("combobox", { name: /^Layer/ }).selectOption("europe.tp_1h");

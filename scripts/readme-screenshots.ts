@@ -49,8 +49,14 @@ try {
     maxZoom: 6,
     progress: process.stderr,
   });
-  const server = await startServer({ ...DEFAULTS, store, out, db: join(work, "ledger.db"), port: 0 }, { log: () => {} });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+  const server = await startServer(
+    { ...DEFAULTS, store, out, db: join(work, "ledger.db"), port: 0 },
+    { log: () => {} },
+  );
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu"],
+  });
   mkdirSync(OUT, { recursive: true });
   try {
     for (const zoom of ZOOMS) {

@@ -275,7 +275,9 @@ async function tileStats(page: Page, className: string) {
   await page.waitForFunction(
     (c) => {
       const imgs = document.querySelectorAll<HTMLImageElement>(`.${c} img.leaflet-tile`);
-      return imgs.length > 0 && Array.from(imgs).every((i) => i.complete && i.classList.contains("leaflet-tile-loaded"));
+      return (
+        imgs.length > 0 && Array.from(imgs).every((i) => i.complete && i.classList.contains("leaflet-tile-loaded"))
+      );
     },
     className,
     { timeout: 20_000 },

@@ -60,7 +60,7 @@ describe("map viewer in Chromium", { skip }, () => {
 
   async function build(server: TestServer, leads: string): Promise<void> {
     const args = ["build", "--store", store, "--out", join(server.dir, "output"), "--max-zoom", "3"];
-    args.push("--groups", "global,europe", "--vars", "t2m,tp_1h,u10,v10,msl", "--leads", leads);
+    args.push("--groups", "global,europe", "--vars", "t2m,tp_1h,u10,v10,msl", "--leads", leads, "--runs", "all");
     await run(process.execPath, ["bin/gridcast", ...args], { cwd: ROOT });
   }
 
@@ -150,7 +150,19 @@ describe("map viewer in Chromium", { skip }, () => {
     await slider.press("ArrowRight");
     await page.locator(".value-popup", { hasText: "(+3 h)" }).waitFor();
     await checkValue(server, page, "europe.tp_1h", newest.token, 3, target, "mm");
-    assert.match(await text(page.locator(".value-popup")), /amount over the previous 1 h \(02:00–03:00 UTC\)|UTC\)/);
+    assert.match(
+      await text(page.locator(".value-popup .value-interval")),
+      /^amount over the previous 1 h \(\d\d:00–\d\d:00 UTC\)$/,
+    );
+    // And the run: the older run's value at the same lead.
+    const older = tp.runs.find((r: { token: string }) => r.token !== newest.token);
+    await page.getByRole("combobox", { name: /^Run/ }).selectOption(older.token);
+    await page.waitForFunction(
+      (want) => document.querySelector(".value-popup .value-valid")?.textContent?.includes(want),
+      `${Number(older.run.slice(11, 13)) + 3}`.padStart(2, "0") + ":00 UTC",
+    );
+    await checkValue(server, page, "europe.tp_1h", older.token, 3, target, "mm");
+    await page.getByRole("combobox", { name: /^Run/ }).selectOption(newest.token);
 
     // Wind speed: the arrows overlay comes with it, drawn over the colour field.
     await page.getByRole("combobox", { name: /^Layer/ }).selectOption("europe.wind_speed");

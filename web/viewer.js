@@ -470,11 +470,13 @@ async function showValue(clicked) {
   if (hasValue && typeof v.direction_deg === "number") {
     extra.push(el("div", "value-direction", `from ${v.direction_deg}° (${compass(v.direction_deg)})`));
   }
+  // At the run's start an accumulation covers no time: say so instead of a bare zero.
+  const empty = v.interval && v.interval.start === v.interval.end;
   show(
     el("div", "value-title", describe(layer)),
-    el("div", "value", hasValue ? shownValue(layer, v) : "no data here"),
+    el("div", "value", empty ? "nothing accumulated yet" : hasValue ? shownValue(layer, v) : "no data here"),
     ...extra,
-    ...(interval && hasValue ? [el("div", "value-interval", interval + span)] : []),
+    ...(interval && hasValue && !empty ? [el("div", "value-interval", interval + span)] : []),
     el("div", "value-valid", `valid ${formatTime(v.valid_time)} (+${v.lead_hours} h)`),
     ...(typeof v.grid_lat === "number"
       ? [el("div", "value-node", `grid node ${formatLatLon(v.grid_lat, v.grid_lon)}`)]

@@ -163,6 +163,13 @@ describe("map viewer in Chromium", { skip }, () => {
     );
     await checkValue(server, page, "europe.tp_1h", older.token, 3, target, "mm");
     await page.getByRole("combobox", { name: /^Run/ }).selectOption(newest.token);
+    // At +0 h an accumulation covers no time: no bare zero with an empty window.
+    await slider.focus();
+    await slider.press("Home");
+    await page.locator(".value-popup", { hasText: "(+0 h)" }).waitFor();
+    assert.equal(await text(page.locator(".value-popup .value")), "nothing accumulated yet");
+    assert.equal(await page.locator(".value-popup .value-interval").count(), 0);
+    await slider.press("End");
 
     // Wind speed: the arrows overlay comes with it, drawn over the colour field.
     await page.getByRole("combobox", { name: /^Layer/ }).selectOption("europe.wind_speed");

@@ -1,15 +1,21 @@
 // Micro benchmark of the pure render core on one core: a synthetic 0.25° global field (721×1440)
 // rendered to the full z0..7 pyramid (21,845 tiles). Prints tiles/s for PNG encoding of ready
 // index buffers at deflate levels 1..6, for sampling alone, and for sample+encode end to end.
-//   node bench/render-core.ts [maxZoom]
+//   node bench/render-core.ts [maxZoom] [--demo]
+// --demo renders the demo store's 2 m temperature (latest run, first lead) instead of the synthetic field.
 import { performance } from "node:perf_hooks";
 import sharp from "sharp";
+import { latestRun } from "../src/forecast/select.ts";
 import { buildPalette, type Palette } from "../src/render/colormap.ts";
 import { DEFAULT_COMPRESSION, encodeIndexedPng, type IndexedPngOptions } from "../src/render/png.ts";
 import { createLevelSampler, isUniform, type LatLonGrid } from "../src/render/resample.ts";
 import { MAX_ZOOM, TILE_SIZE } from "../src/render/tiles.ts";
+import { Store } from "../src/store/store.ts";
+import { benchStore } from "./lib.ts";
 
-const maxZoom = Number(process.argv[2] ?? MAX_ZOOM);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const maxZoom = Number(positional[0] ?? MAX_ZOOM);
+const useDemo = process.argv.includes("--demo");
 /** zlib settings compared on the same buffers: levels 1..6, and the run-length strategy. */
 const SETTINGS: { label: string; options: IndexedPngOptions }[] = [
   ...[1, 2, 3, 4, 5, 6].map((level) => ({ label: `level ${level}`, options: { compression: level } })),
@@ -40,8 +46,21 @@ function* pyramid(): Generator<[z: number, x: number, y: number]> {
   for (let z = 0; z <= maxZoom; z++) for (let y = 0; y < 2 ** z; y++) for (let x = 0; x < 2 ** z; x++) yield [z, x, y];
 }
 
-const { grid, field } = syntheticGrid();
-const palette: Palette = buildPalette({ colormap: "thermal", min: 220, max: 320 });
+/** The demo store's t2m at the latest run and first lead, as the build reads it. */
+async function demoGrid(): Promise<{ grid: LatLonGrid; field: Float32Array }> {
+  const store = new Store(await benchStore("demo"));
+  const group = await store.forecastGroup("forecast/global");
+  const v = group.variables.get("t2m")!;
+  const run = latestRun(group);
+  const region = v.roles.map((r, d): [number, number] => {
+    if (r === "time") return [run, run + 1];
+    return r === "lat" || r === "lon" ? [0, v.array.shape[d]] : [0, 1];
+  });
+  return { grid: group.grid, field: Float32Array.from(await v.array.read(region)) };
+}
+
+const { grid, field } = useDemo ? await demoGrid() : syntheticGrid();
+const palette: Palette = buildPalette({ colormap: "thermal", min: 223.15, max: 323.15 });
 const tileCount = [...pyramid()].length;
 
 // Pass 1: sample into batches of ready buffers, then time encoding each batch with every setting.
@@ -93,6 +112,27 @@ for (const [z, x, y] of pyramid()) {
 }
 const endToEndMs = performance.now() - t0;
 
+// Pass 3: the same end to end with bilinear sampling, the cost of smooth continuous fields.
+const smoothUniform = new Map<number, Buffer>();
+let smoothSampleMs = 0;
+let smoothBytes = 0;
+const t1 = performance.now();
+for (const [z, x, y] of pyramid()) {
+  if (sampler.z !== z) sampler = createLevelSampler(grid, z);
+  const s0 = performance.now();
+  const indices = sampler.renderTile(x, y, field, palette, buf, "bilinear");
+  smoothSampleMs += performance.now() - s0;
+  let png: Buffer;
+  if (isUniform(indices)) {
+    png = smoothUniform.get(indices[0]) ?? encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
+    smoothUniform.set(indices[0], png);
+  } else {
+    png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
+  }
+  smoothBytes += png.length;
+}
+const smoothMs = performance.now() - t1;
+
 // Size reference: the same tiles as RGBA PNG from sharp (libpng defaults), on a z7 sample.
 const rgbaSample = { indexed: 0, rgba: 0, tiles: 0 };
 const rgbaSampler = createLevelSampler(grid, maxZoom);
@@ -113,7 +153,9 @@ for (let k = 0; k < 64; k++) {
 }
 
 const rate = (tiles: number, ms: number): string => `${Math.round((tiles / ms) * 1000)} tiles/s`;
-console.log(`pyramid z0..${maxZoom}: ${tileCount} tiles, ${uniform} uniform; field 721x1440 (0.25°)`);
+console.log(
+  `pyramid z0..${maxZoom}: ${tileCount} tiles, ${uniform} uniform; ${useDemo ? "demo store t2m" : "synthetic field"} (0.25°)`,
+);
 console.log("encode-only (ready index buffers, uniform tiles skipped):");
 const defaultLabel = typeof DEFAULT_COMPRESSION === "number" ? `level ${DEFAULT_COMPRESSION}` : DEFAULT_COMPRESSION;
 for (const { label } of SETTINGS) {
@@ -131,6 +173,9 @@ console.log(
 );
 const ratio = tileCount / endToEndMs / (encodedTiles / encodeMs.get(defaultLabel)!);
 console.log(`ratio sample+encode / encode-only: ${ratio.toFixed(2)} (encode-only ${encodeDefault})`);
+console.log(
+  `bilinear: sample-only ${rate(tileCount, smoothSampleMs)} (nearest ${rate(tileCount, sampleMs)}), sample+encode ${rate(tileCount, smoothMs)}, ${(smoothBytes / 2 ** 20).toFixed(1)} MiB; end-to-end ratio bilinear / nearest ${(endToEndMs / smoothMs).toFixed(2)}`,
+);
 console.log(
   `size vs RGBA (sharp png, ${rgbaSample.tiles} z${maxZoom} tiles): indexed ${(rgbaSample.indexed / rgbaSample.tiles / 1024).toFixed(2)} KiB, rgba ${(rgbaSample.rgba / rgbaSample.tiles / 1024).toFixed(2)} KiB per tile`,
 );

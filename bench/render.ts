@@ -49,7 +49,9 @@ async function baselineWorker(init: BaselineInit): Promise<void> {
     for (let x = 0; x < 2 ** z; x++) {
       for (let y = 0; y < 2 ** z; y++) {
         if (k++ % stride !== 0) continue;
-        const indices = sampler.renderTile(x, y, field, palette);
+        // The same sampling as the build (the style's: bilinear for temperature), so the baseline
+        // encodes the very tiles the pipeline encodes.
+        const indices = sampler.renderTile(x, y, field, palette, undefined, v.entry.style!.resample ?? "bilinear");
         if (!isUniform(indices)) tiles.push(indices);
       }
     }

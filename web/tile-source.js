@@ -16,15 +16,15 @@ export const source = { fromBuild: false };
  * The catalog response: the API's, or the build's catalog.json where no API answers (a CDN
  * returns 404 or fails for the route). Resolves to a Response, or throws like fetch.
  */
-export async function fetchCatalog() {
+export async function fetchCatalog(init = {}) {
   let res;
   try {
-    res = await fetch(API_CATALOG);
+    res = await fetch(API_CATALOG, init);
   } catch {
     res = undefined;
   }
   if (res && res.status !== 404) return res;
-  const copy = await fetch(BUILD_CATALOG).catch(() => undefined);
+  const copy = await fetch(BUILD_CATALOG, init).catch(() => undefined);
   if (copy?.ok) {
     source.fromBuild = true;
     return copy;

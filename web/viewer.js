@@ -1,8 +1,9 @@
-// The forecast map viewer: pre-rendered tiles from the tile route, a layer/run/lead picker, a
-// legend, click-for-value popups and world-atlas outlines (no outside base map is reachable).
-// Plain ES module, no bundler; everything is same-origin. The view is kept in the URL hash so it
-// can be shared: #layer=<id>&run=<token>&lead=<hours>&map=<z>/<lat>/<lon>.
-
+// The forecast map viewer: pre-rendered tiles from the tile route, a base layer with overlays
+// (wind arrows, isobars), run and lead pickers, a legend with labelled ticks in display units,
+// click-for-value popups that follow the shown lead, and world-atlas outlines (no outside base
+// map is reachable). Plain ES module, no bundler; everything is same-origin. The view is kept in
+// the URL hash so it can be shared:
+//   #layer=<id>&over=<overlay,…>&run=<token>&lead=<hours>&units=<label>&map=<z>/<lat>/<lon>
 import { fetchCatalog, forecastTileLayer } from "./tile-source.js";
 import {
   Control,
@@ -21,6 +22,8 @@ const API = "api/forecast/";
 const NATIVE_MAX_ZOOM = 7;
 const MAX_ZOOM = NATIVE_MAX_ZOOM + 2;
 const PLAY_STEP_MS = 1000;
+/** How often the catalog is checked for leads and runs a running build has published since. */
+const REFRESH_MS = 1000 * (Number(new URLSearchParams(location.search).get("refresh")) || 30);
 /** From this zoom on, the coarse 1:110m outlines give way to 1:50m ones. */
 const DETAIL_ZOOM = 3;
 const FORECAST_ATTRIBUTION = "gridcast synthetic forecast";
@@ -30,6 +33,7 @@ const $ = (id) => document.getElementById(id);
 const ui = {
   controls: $("controls"),
   layer: $("layer"),
+  overlays: $("overlays"),
   run: $("run"),
   lead: $("lead"),
   leadText: $("lead-text"),
@@ -37,10 +41,26 @@ const ui = {
   status: $("status"),
 };
 
-const state = { layers: [], layer: null, run: null, lead: null, timer: 0 };
-let shownTiles = null;
-let pendingTiles = null;
+const state = {
+  layers: [],
+  /** The base layer shown, its run and lead. */
+  layer: null,
+  run: null,
+  lead: null,
+  /** Variable names of the overlays switched on (wind_arrows, isobars), kept across groups. */
+  overlays: new Set(),
+  /** Chosen unit label per default display unit ("m/s" → "km/h"), so all wind layers agree. */
+  units: new Map(),
+  timer: 0,
+  /** Where the open value popup points, or null. */
+  popupAt: null,
+};
+/** Shown and loading tile layers per slot: "base" or an overlay variable name. */
+const shown = new Map();
+const pending = new Map();
+const legends = new Map();
 let clickSeq = 0;
+let valuePopup = null;
 
 // No fade: a new lead time replaces the old one in one step (see showTiles), which reads better
 // in playback than a cross-fade through the land colour.
@@ -51,6 +71,8 @@ new ResizeObserver(() => map.invalidateSize()).observe(map.getContainer());
 map.createPane("land").style.zIndex = "150"; // under the forecast tiles (tilePane is 200)
 map.createPane("outlines").style.zIndex = "450"; // over the tiles, under popups
 map.getPane("outlines").style.pointerEvents = "none";
+map.createPane("overlays").style.zIndex = "460"; // arrows and isobars over the outlines
+map.getPane("overlays").style.pointerEvents = "none";
 // One canvas per pane, shared by every outline layer.
 const landRenderer = canvas({ pane: "land" });
 const lineRenderer = canvas({ pane: "outlines" });
@@ -59,6 +81,7 @@ const view = new URLSearchParams(location.hash.slice(1));
 const [z, lat, lon] = (view.get("map") ?? "").split("/").map(Number);
 if (Number.isFinite(z) && Number.isFinite(lat) && Number.isFinite(lon)) map.setView([lat, lon], z);
 else map.setView([30, 0], 2);
+if (view.has("over")) state.overlays = new Set(view.get("over").split(",").filter(Boolean));
 
 const legend = new Control({ position: "bottomleft" });
 legend.onAdd = () => DomUtil.create("div", "legend");
@@ -68,29 +91,87 @@ legend.addTo(map);
 loadCatalog().finally(drawOutlines);
 map.on("click", (e) => showValue(e.latlng));
 map.on("moveend", saveView);
-ui.layer.addEventListener("change", () => selectLayer(ui.layer.value));
+map.on("popupclose", (e) => {
+  if (e.popup === valuePopup) state.popupAt = null;
+});
+ui.layer.addEventListener("change", () => selectLayer(ui.layer.value, undefined, undefined, true));
 ui.run.addEventListener("change", () => selectRun(ui.run.value));
 ui.lead.addEventListener("input", () => selectLead(Number(ui.lead.value)));
 ui.play.addEventListener("click", () => togglePlay());
 
+async function catalogNow() {
+  // no-cache: revalidate (ETag) instead of taking the minute-long cached copy.
+  const res = await fetchCatalog({ cache: "no-cache" });
+  if (!res.ok) return { status: res.status };
+  return { status: res.status, catalog: await res.json() };
+}
+
+const usable = (catalog) => (catalog.layers ?? []).filter((l) => l.runs?.some((r) => r.leads?.length));
+const isOverlay = (l) => l.role === "overlay";
+
 async function loadCatalog() {
-  let catalog;
+  let got;
   try {
-    const res = await fetchCatalog();
-    if (res.status === 404 || res.status === 503) return showStatus(NOTHING_PUBLISHED);
-    if (!res.ok) return showStatus(`The forecast catalog is unavailable (HTTP ${res.status}). Try again later.`);
-    catalog = await res.json();
+    got = await catalogNow();
   } catch {
     return showStatus("The forecast catalog could not be reached. Check the connection and reload.");
   }
-  state.layers = (catalog.layers ?? []).filter((l) => l.runs?.some((r) => r.leads?.length));
-  if (!state.layers.length) return showStatus(NOTHING_PUBLISHED);
+  setInterval(refreshCatalog, REFRESH_MS);
+  if (got.status === 404 || got.status === 503) return showStatus(NOTHING_PUBLISHED);
+  if (!got.catalog) return showStatus(`The forecast catalog is unavailable (HTTP ${got.status}). Try again later.`);
+  start(got.catalog);
+}
+
+function start(catalog) {
+  state.layers = usable(catalog);
+  if (!state.layers.some((l) => !isOverlay(l))) return showStatus(NOTHING_PUBLISHED);
+  ui.status.hidden = true;
   fillLayerSelect();
   ui.controls.hidden = false;
-  const wanted = state.layers.find((l) => l.id === view.get("layer"));
-  const fallback = state.layers.find((l) => l.kind === "global" && l.variable === "t2m") ?? state.layers[0];
-  selectLayer((wanted ?? fallback).id, view.get("run"), Number(view.get("lead") ?? Number.NaN));
+  if (view.has("units")) for (const u of view.getAll("units")) rememberUnit(u);
+  const bases = state.layers.filter((l) => !isOverlay(l));
+  const wanted = bases.find((l) => l.id === view.get("layer"));
+  const fallback = bases.find((l) => l.kind === "global" && l.variable === "t2m") ?? bases[0];
+  const lead = view.has("lead") ? Number(view.get("lead")) : undefined;
+  selectLayer((wanted ?? fallback).id, view.get("run") ?? undefined, lead, !view.has("over"));
   if (!view.has("map")) fitLayer(state.layer);
+}
+
+/**
+ * A build publishes leads (and runs) while the viewer is open: take the new catalog, keep the
+ * layer, run and lead shown, and let the slider and menus grow.
+ */
+async function refreshCatalog() {
+  let got;
+  try {
+    got = await catalogNow();
+  } catch {
+    return; // the next tick tries again
+  }
+  if (!got.catalog) return;
+  if (!state.layer) return start(got.catalog);
+  const layers = usable(got.catalog);
+  const same = JSON.stringify(layers) === JSON.stringify(state.layers);
+  if (same || !layers.some((l) => l.id === state.layer.id)) return;
+  state.layers = layers;
+  const keep = ui.layer.value;
+  ui.layer.replaceChildren();
+  fillLayerSelect();
+  ui.layer.value = keep;
+  state.layer = layers.find((l) => l.id === state.layer.id);
+  fillRuns();
+  const run = state.layer.runs.find((r) => r.token === state.run.token) ?? newestRun(state.layer);
+  state.run = run;
+  ui.run.value = run.token;
+  ui.lead.max = String(run.leads.length - 1);
+  const i = run.leads.findIndex((l) => l.hours === state.lead.hours);
+  if (i >= 0) {
+    // Same lead, only the slider's range changed: no tile reload.
+    state.lead = run.leads[i];
+    ui.lead.value = String(i);
+    fillOverlays();
+    showTiles(false);
+  } else selectLead(0);
 }
 
 const NOTHING_PUBLISHED = "No forecast published yet. Run “gridcast build”, then reload this page.";
@@ -101,7 +182,8 @@ function showStatus(text) {
 }
 
 function fillLayerSelect() {
-  const groups = Map.groupBy(state.layers, (l) => groupName(l));
+  const bases = state.layers.filter((l) => !isOverlay(l));
+  const groups = Map.groupBy(bases, (l) => groupName(l));
   for (const [group, layers] of groups) {
     const optgroup = document.createElement("optgroup");
     optgroup.label = group;
@@ -110,41 +192,129 @@ function fillLayerSelect() {
   }
 }
 
-/** Switch layer, keeping the run and lead time when the new layer has them. */
-function selectLayer(id, runToken = state.run?.token, leadHours = state.lead?.hours) {
+/** Overlays drawn from the base layer's own fields: arrows over wind speed, isobars over pressure. */
+function companions(base) {
+  const sources = base.derived_from ?? [base.variable];
+  return overlaysOf(base).filter((o) => o.derived_from?.every((v) => sources.includes(v)) ?? false);
+}
+
+function overlaysOf(base) {
+  return state.layers.filter((l) => isOverlay(l) && l.group === base.group);
+}
+
+/** Switch the base layer, keeping the run and lead time when it has them. */
+function selectLayer(id, runToken = state.run?.token, leadHours = state.lead?.hours, pickOverlays = false) {
   state.layer = state.layers.find((l) => l.id === id);
   ui.layer.value = id;
-  const runs = [...state.layer.runs].sort((a, b) => b.run.localeCompare(a.run));
-  ui.run.replaceChildren(...runs.map((r) => new Option(`${formatTime(r.run)}`, r.token)));
+  if (pickOverlays) state.overlays = new Set(companions(state.layer).map((o) => o.variable));
+  fillRuns();
+  fillOverlays();
   if (!map.getBounds().intersects(boundsOf(state.layer))) fitLayer(state.layer);
-  selectRun((runs.find((r) => r.token === runToken) ?? runs[0]).token, leadHours);
+  const runs = state.layer.runs;
+  const run = runs.find((r) => r.token === runToken) ?? newestRun(state.layer);
+  selectRun(run.token, leadHours);
   drawLegend();
+}
+
+function newestRun(layer) {
+  return layer.runs.toSorted((a, b) => b.run.localeCompare(a.run))[0];
+}
+
+function fillRuns() {
+  const runs = state.layer.runs.toSorted((a, b) => b.run.localeCompare(a.run));
+  ui.run.replaceChildren(...runs.map((r) => new Option(formatTime(r.run), r.token)));
+}
+
+function fillOverlays() {
+  const boxes = overlaysOf(state.layer).map((o) => {
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.value = o.variable;
+    box.checked = state.overlays.has(o.variable);
+    box.addEventListener("change", () => {
+      if (box.checked) state.overlays.add(o.variable);
+      else state.overlays.delete(o.variable);
+      showTiles(false);
+      saveView();
+    });
+    const label = document.createElement("label");
+    label.append(box, ` ${overlayName(o)}`);
+    return label;
+  });
+  ui.overlays.replaceChildren(el("legend", "", "Overlays"), ...boxes);
+  ui.overlays.hidden = boxes.length === 0;
+}
+
+function overlayName(o) {
+  return { wind_arrows: "Wind arrows", isobars: "Isobars" }[o.variable] ?? o.long_name;
 }
 
 function selectRun(token, leadHours = state.lead?.hours) {
   state.run = state.layer.runs.find((r) => r.token === token);
   ui.run.value = token;
   ui.lead.max = String(state.run.leads.length - 1);
-  const i = state.run.leads.findIndex((l) => l.hours === leadHours);
+  let i = state.run.leads.findIndex((l) => l.hours === leadHours);
+  // An accumulated amount at +0 h covers no time at all: open on the first lead that has one.
+  if (state.layer.temporal?.kind === "accumulated" && (i < 0 || state.run.leads[i].hours === 0)) {
+    i = state.run.leads.findIndex((l) => l.hours > 0);
+  }
   selectLead(Math.max(0, i));
 }
 
 function selectLead(index) {
   state.lead = state.run.leads[index];
   ui.lead.value = String(index);
-  ui.leadText.textContent = `+${state.lead.hours} h · valid ${formatTime(state.lead.valid_time)}`;
-  showTiles();
+  ui.leadText.textContent = `+${state.lead.hours} h · ${formatTime(state.lead.valid_time)}`;
+  ui.leadText.title = `valid ${formatTime(state.lead.valid_time)}`;
+  showTiles(true);
   saveView();
+  // An open popup follows what the map shows.
+  if (state.popupAt) showValue(state.popupAt);
 }
 
-/** A new tile layer replaces the shown one only once it has loaded, so playback does not flicker. */
-function showTiles() {
-  const l = state.layer;
-  const q = new URLSearchParams({ layer: l.id, run: state.run.token, lead: String(state.lead.hours) });
-  // The catalog names the tile route of each lead; the fallback spells out the same route.
-  const route = state.lead.route ?? `/${API}tile/{z}/{x}/{y}?${q}`;
+/** The one place a tile URL is made: the catalog's tile route of a layer, run and lead. */
+function tileUrl(layer, run, lead) {
+  if (lead.route) return rootRelative(lead.route);
+  const q = new URLSearchParams({ layer: layer.id, run: run.token, lead: String(lead.hours) });
+  return `${API}tile/{z}/{x}/{y}?${q}`;
+}
+
+/** The same run and lead in another layer of the group (overlays are built alongside the base). */
+function matching(layer) {
+  const run = layer.runs.find((r) => r.token === state.run.token);
+  const lead = run?.leads.find((l) => l.hours === state.lead.hours);
+  return run && lead ? { run, lead } : null;
+}
+
+/**
+ * Puts the base layer and the chosen overlays on the map. A new tile layer replaces the shown one
+ * only once it has loaded, so playback does not flicker; an unchanged one stays.
+ */
+function showTiles(leadChanged) {
+  const wanted = new Map([["base", { layer: state.layer, run: state.run, lead: state.lead }]]);
+  for (const o of overlaysOf(state.layer)) {
+    const m = state.overlays.has(o.variable) && matching(o);
+    if (m) wanted.set(o.variable, { layer: o, ...m });
+  }
+  for (const slot of new Set([...shown.keys(), ...pending.keys()])) {
+    if (wanted.has(slot)) continue;
+    for (const m of [shown, pending]) {
+      if (m.has(slot)) map.removeLayer(m.get(slot));
+      m.delete(slot);
+    }
+  }
+  for (const [slot, { layer, run, lead }] of wanted) {
+    const url = tileUrl(layer, run, lead);
+    if (!leadChanged && (pending.get(slot) ?? shown.get(slot))?.gridcastUrl === url) continue;
+    addTiles(slot, layer, lead, url);
+  }
+}
+
+function addTiles(slot, l, lead, url) {
+  const overlay = slot !== "base";
+  // The tile route when the API serves the page; from a CDN copy of the build, the lead's archive or files.
   const next = forecastTileLayer(
-    { ...state.lead, route },
+    { ...lead, route: url },
     {
       bounds: boundsOf(l),
       minNativeZoom: l.minzoom ?? 0,
@@ -152,18 +322,21 @@ function showTiles() {
       maxZoom: MAX_ZOOM,
       noWrap: l.kind !== "global",
       attribution: FORECAST_ATTRIBUTION,
-      className: "forecast-tiles",
+      className: overlay ? `forecast-overlay overlay-${l.variable}` : "forecast-tiles",
+      ...(overlay ? { pane: "overlays" } : {}),
     },
   );
-  next.once("tileload", () => mark("gridcast:first-tile"));
+  next.gridcastUrl = url;
+  if (!overlay) next.once("tileload", () => mark("gridcast:first-tile"));
   next.once("load", () => {
-    mark("gridcast:tiles-loaded");
-    if (shownTiles) map.removeLayer(shownTiles);
-    shownTiles = next;
-    if (pendingTiles === next) pendingTiles = null;
+    if (!overlay) mark("gridcast:tiles-loaded");
+    if (pending.get(slot) !== next) return;
+    if (shown.has(slot)) map.removeLayer(shown.get(slot));
+    shown.set(slot, next);
+    pending.delete(slot);
   });
-  if (pendingTiles) map.removeLayer(pendingTiles);
-  pendingTiles = next;
+  if (pending.has(slot)) map.removeLayer(pending.get(slot));
+  pending.set(slot, next);
   next.addTo(map);
 }
 
@@ -183,30 +356,90 @@ function togglePlay() {
     clearInterval(state.timer);
     state.timer = 0;
   }
-  ui.play.textContent = playing ? "⏸" : "▶";
   ui.play.setAttribute("aria-pressed", String(playing));
   ui.play.setAttribute("aria-label", playing ? "Pause lead times" : "Play lead times");
 }
 
-function drawLegend() {
+/** The unit the viewer shows a layer in: the user's choice among its options, else its default. */
+function unitOf(l) {
+  const options = l.units_options?.length ? l.units_options : [l.display ?? { units: l.units, scale: 1, offset: 0 }];
+  const chosen = state.units.get(options[0].units);
+  return options.find((u) => u.units === chosen) ?? options[0];
+}
+
+function rememberUnit(label) {
+  for (const l of state.layers) {
+    const options = l.units_options ?? [];
+    if (options.some((u) => u.units === label)) state.units.set(options[0].units, label);
+  }
+}
+
+async function legendOf(l) {
+  if (!legends.has(l.id)) {
+    legends.set(
+      l.id,
+      fetch(rootRelative(l.legend.json)).then((r) => (r.ok ? r.json() : null)),
+    );
+  }
+  return legends.get(l.id).catch(() => null);
+}
+
+async function drawLegend() {
   const l = state.layer;
+  const unit = unitOf(l);
   const box = legend.getContainer();
   const ramp = document.createElement("img");
   ramp.src = rootRelative(l.legend.png);
-  ramp.alt = `Colour scale from ${l.style.min} to ${l.style.max} ${l.units}`;
-  const scale = el("div", "legend-scale");
-  scale.append(el("span", "", String(l.style.min)), el("span", "", l.units), el("span", "", String(l.style.max)));
-  box.replaceChildren(el("div", "legend-title", describe(l)), ramp, scale);
+  const lo = l.style.min * unit.scale + unit.offset;
+  const hi = l.style.max * unit.scale + unit.offset;
+  ramp.alt = `Colour scale from ${formatNumber(lo)} to ${formatNumber(hi)} ${unit.units}`;
+  const head = el("div", "legend-units");
+  head.append(el("span", "legend-title", `${describe(l)} (${unit.units})`));
+  const options = l.units_options ?? [];
+  if (options.length > 1) {
+    const pick = document.createElement("select");
+    pick.id = "units";
+    pick.setAttribute("aria-label", "Units");
+    pick.append(...options.map((u) => new Option(u.units, u.units)));
+    pick.value = unit.units;
+    pick.addEventListener("change", () => {
+      state.units.set(options[0].units, pick.value);
+      drawLegend();
+      saveView();
+      if (state.popupAt) showValue(state.popupAt);
+    });
+    head.append(pick);
+  }
+  const ticks = el("div", "legend-ticks");
+  box.replaceChildren(head, ramp, ticks);
   const interval = intervalText(l.temporal);
   if (interval) box.append(el("div", "legend-interval", interval));
+  // Ticks come from the legend document, in the chosen unit.
+  const doc = await legendOf(l);
+  if (state.layer !== l) return;
+  const option = doc?.units_options?.find((u) => u.units === unit.units);
+  const list = option?.ticks ?? [
+    { position: 0, label: formatNumber(lo) },
+    { position: 1, label: formatNumber(hi) },
+  ];
+  ticks.replaceChildren(
+    ...list.map((t) => {
+      const s = el("span", "", t.label);
+      s.style.left = `${(t.position * 100).toFixed(2)}%`;
+      return s;
+    }),
+  );
 }
 
 async function showValue(clicked) {
   const seq = ++clickSeq;
   const where = clicked.wrap();
   const { layer, run, lead } = state;
+  state.popupAt = clicked;
   const box = el("div", "value-popup");
-  const pop = popup().setLatLng(clicked).setContent(box).openOn(map);
+  if (!valuePopup) valuePopup = popup();
+  const pop = valuePopup.setLatLng(clicked).setContent(box);
+  if (!map.hasLayer(pop)) pop.openOn(map);
   const show = (...nodes) => {
     box.replaceChildren(...nodes);
     pop.update();
@@ -233,30 +466,55 @@ async function showValue(clicked) {
     if (seq === clickSeq) show(el("div", "", `The value could not be read (${e.message}).`));
     return;
   }
-  if (seq !== clickSeq) return; // a later click owns the popup now
+  if (seq !== clickSeq) return; // a later click or lead owns the popup now
   const hasValue = v.value !== null && v.value !== undefined;
   const interval = intervalText(v.temporal);
   // The value route names the accumulation window; its times are UTC ISO strings without a zone.
   const span = v.interval ? ` (${v.interval.start.slice(11, 16)}–${v.interval.end.slice(11, 16)} UTC)` : "";
+  const extra = [];
+  if (hasValue && typeof v.direction_deg === "number") {
+    extra.push(el("div", "value-direction", `from ${v.direction_deg}° (${compass(v.direction_deg)})`));
+  }
+  // At the run's start an accumulation covers no time: say so instead of a bare zero.
+  const empty = v.interval && v.interval.start === v.interval.end;
   show(
     el("div", "value-title", describe(layer)),
-    el("div", "value", hasValue ? `${formatNumber(v.value)} ${v.units}` : "no data here"),
-    ...(interval && hasValue ? [el("div", "", interval + span)] : []),
-    el("div", "", `valid ${formatTime(v.valid_time)} (+${v.lead_hours} h)`),
+    el("div", "value", empty ? "nothing accumulated yet" : hasValue ? shownValue(layer, v) : "no data here"),
+    ...extra,
+    ...(interval && hasValue && !empty ? [el("div", "value-interval", interval + span)] : []),
+    el("div", "value-valid", `valid ${formatTime(v.valid_time)} (+${v.lead_hours} h)`),
     ...(typeof v.grid_lat === "number"
       ? [el("div", "value-node", `grid node ${formatLatLon(v.grid_lat, v.grid_lon)}`)]
       : []),
   );
 }
 
+/** The value in the chosen unit; a store in other units than the catalog's is shown as the server says. */
+function shownValue(layer, v) {
+  if (v.display && v.display.units !== (layer.display?.units ?? v.units)) {
+    return `${formatNumber(v.display.value)} ${v.display.units}`;
+  }
+  const unit = unitOf(layer);
+  return `${formatNumber(v.value * unit.scale + unit.offset)} ${unit.units}`;
+}
+
+function compass(deg) {
+  return ["N", "NE", "E", "SE", "S", "SW", "W", "NW"][Math.round(deg / 45) % 8];
+}
+
 function saveView() {
   const c = map.getCenter().wrap();
   const h = new URLSearchParams();
-  if (state.layer) h.set("layer", state.layer.id);
+  if (state.layer) {
+    h.set("layer", state.layer.id);
+    h.set("over", [...state.overlays].join(","));
+    const unit = unitOf(state.layer);
+    if (unit.units !== state.layer.units_options?.[0]?.units) h.set("units", unit.units);
+  }
   if (state.run) h.set("run", state.run.token);
   if (state.lead) h.set("lead", String(state.lead.hours));
   h.set("map", `${map.getZoom()}/${c.lat.toFixed(3)}/${c.lng.toFixed(3)}`);
-  history.replaceState(null, "", `#${String(h).replaceAll("%2F", "/")}`); // "/" needs no escaping in a hash
+  history.replaceState(null, "", `#${String(h).replaceAll("%2F", "/").replaceAll("%2C", ",")}`);
 }
 
 /**
@@ -376,9 +634,7 @@ function describe(l) {
 }
 
 function intervalText(temporal) {
-  if (!temporal || temporal.kind === "instantaneous") return "";
-  // The server words every window (fixed, previous step, since the run start); older catalogs did not.
-  return temporal.description ?? `amount over the previous ${temporal.interval_hours} h`;
+  return temporal?.kind === "accumulated" ? `amount over the previous ${temporal.interval_hours} h` : "";
 }
 
 /** [west, south, east, north]; a box across the antimeridian has east < west. */

@@ -2,6 +2,7 @@
 // build names its tiles by these ids and the click-value route resolves them the same way, so a
 // click always reads the field the tile was drawn from.
 import { InvalidParameterError, NotFoundError } from "../errors.ts";
+import { DERIVED_LAYERS, type DerivedLayer } from "../registry/derived.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 
@@ -13,6 +14,8 @@ export interface MapLayerRef {
   level: number | null;
   /** Index into group.levels; null for single-level variables. */
   levelIndex: number | null;
+  /** Set for a layer computed from several stored variables; `variable` is then its first source. */
+  derived?: { def: DerivedLayer; sources: GroupVariable[] };
 }
 
 export function layerId(groupName: string, variable: string, level: number | null): string {
@@ -31,6 +34,20 @@ export function groupLayers(group: ForecastGroup): MapLayerRef[] {
     } else {
       out.push({ id: layerId(group.name, v.name, null), group, variable: v, level: null, levelIndex: null });
     }
+  }
+  // Derived layers of single-level sources, wherever the group stores every source.
+  for (const def of DERIVED_LAYERS) {
+    const sources = def.sources.map((name) => group.variables.get(name));
+    if (sources.some((v) => !v || v.roles.includes("level"))) continue;
+    const vs = sources as GroupVariable[];
+    out.push({
+      id: layerId(group.name, def.name, null),
+      group,
+      variable: vs[0],
+      level: null,
+      levelIndex: null,
+      derived: { def, sources: vs },
+    });
   }
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -3,6 +3,7 @@
 // number matches the colour under the cursor. One cell is read, through the shared chunk cache.
 import { InvalidParameterError, NotFoundError } from "../errors.ts";
 import type { ResolvedTemporal } from "../registry/temporal.ts";
+import { displayUnit, toDisplay } from "../render/display.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Store } from "../store/store.ts";
 import { covers, nearestNode } from "./grid-select.ts";
@@ -24,9 +25,14 @@ export interface LayerValue {
   layer: string;
   group: string;
   variable: string;
+  /** Canonical units of `value` (the stored units when gridcast cannot convert them). */
   units: string;
   /** null where the field is missing or the point lies outside the layer's grid. */
   value: number | null;
+  /** The value as legends and popups show it (°C, hPa, mm, %, m/s). */
+  display: { value: number | null; units: string };
+  /** Wind layers: where the wind blows from, degrees clockwise from north. */
+  direction_deg?: number | null;
   valid_time: string;
   run: string;
   lead_hours: number;
@@ -36,17 +42,19 @@ export interface LayerValue {
   grid_lon: number | null;
   /** Ensemble layers: the member drawn and read (the control); null otherwise. */
   member: number | null;
-  temporal: ResolvedTemporal;
+  temporal: ResolvedTemporal | DerivedTemporal;
   /** Non-instantaneous variables: the interval the amount covers. */
   interval?: { start: string; end: string };
 }
+
+type DerivedTemporal = NonNullable<Awaited<ReturnType<typeof findMapLayer>>["derived"]>["def"]["temporal"];
 
 const HOUR_MS = 3_600_000;
 
 export async function layerValue(store: Store, req: ValueRequest): Promise<LayerValue> {
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
-  const { id, group, variable: v, level, levelIndex } = await findMapLayer(store, req.layer);
+  const { id, group, variable: v, level, levelIndex, derived } = await findMapLayer(store, req.layer);
   const run = req.run === undefined ? latestRun(group) : runIndexOf(group, parseRunParam(req.run));
   const lead = req.lead === undefined ? 0 : group.leads.indexOf(req.lead);
   if (lead < 0) {
@@ -55,22 +63,44 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
   const runTime = group.runs[run];
   const validTime = runTime + group.leads[lead] * HOUR_MS;
 
-  let value: number | null = null;
+  let cells: number[] | null = null;
   let node: { lat: number; lon: number } | null = null;
   if (covers(group.grid, req.lat, req.lon)) {
     const n = nearestNode(group.grid, req.lat, req.lon);
     node = n;
     // Ensemble layers draw the control member (regionOf's default), so the click reads it too.
-    const region = regionOf(group, v, { run, lead, level: levelIndex ?? undefined, lat: n.iy, lon: n.ix });
-    const cell = (await readValues(v, region))[0];
-    value = Number.isNaN(cell) ? null : cell;
+    const cellOf = async (gv: typeof v) => {
+      const region = regionOf(group, gv, { run, lead, level: levelIndex ?? undefined, lat: n.iy, lon: n.ix });
+      return (await readValues(gv, region))[0];
+    };
+    cells = await Promise.all((derived?.sources ?? [v]).map(cellOf));
   }
+  const def = derived?.def;
+  let value: number | null = null;
+  let direction: number | null = null;
+  if (cells && def && (def.kind === "speed" || def.kind === "arrows")) {
+    const [u, vn] = cells;
+    value = Math.hypot(u, vn);
+    // Meteorological convention: the direction the wind comes from.
+    if (!Number.isNaN(value)) direction = Math.round(((Math.atan2(-u, -vn) * 180) / Math.PI + 360) % 360);
+  } else if (cells) {
+    value = cells[0];
+  }
+  if (value !== null && Number.isNaN(value)) value = null;
+  const units = def ? def.units : v.units;
+  // The display transform is defined on canonical units; a unit gridcast could not convert is shown as stored.
+  const unit = def
+    ? displayUnit(def.style, units)
+    : v.units === v.entry.units
+      ? displayUnit(v.entry.style, units)
+      : displayUnit(undefined, units);
   const out: LayerValue = {
     layer: id,
     group: group.id,
-    variable: v.name,
-    units: v.units,
+    variable: def ? def.name : v.name,
+    units,
     value,
+    display: { value: value === null ? null : toDisplay(unit, value), units: unit.units },
     valid_time: isoNoZone(validTime),
     run: isoNoZone(runTime),
     lead_hours: group.leads[lead],
@@ -78,9 +108,10 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
     grid_lat: node?.lat ?? null,
     grid_lon: node?.lon ?? null,
     member: group.members && v.roles.includes("member") ? group.members[group.controlMember ?? 0] : null,
-    temporal: v.temporal,
+    temporal: def ? def.temporal : v.temporal,
   };
-  const interval = intervalsOf(group, v, run)?.[lead];
+  if (def?.sources.length === 2) out.direction_deg = direction;
+  const interval = def ? undefined : intervalsOf(group, v, run)?.[lead];
   if (interval) out.interval = interval;
   return out;
 }

@@ -59,4 +59,4 @@ function editDistance(a: string, b: string): number {
 }
 
 export const registry = new Registry();
-export type { MapStyle, Temporal, VariableEntry } from "./variables.ts";
+export type { DisplayUnit, MapStyle, Temporal, VariableEntry } from "./variables.ts";

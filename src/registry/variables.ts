@@ -19,14 +19,26 @@ export type Temporal =
     }
   | { kind: "accumulated" | "mean" | "maximum" | "minimum"; window: "previous_step" | "since_start" };
 
+/** Canonical value → shown value: shown = value * scale + offset, labelled `units`. */
+export interface DisplayUnit {
+  units: string;
+  scale: number;
+  offset: number;
+}
+
 export interface MapStyle {
   /** Name of a ramp in render/colormap.ts. */
   colormap: string;
-  /** Fixed value range so colours mean the same across runs and lead times. */
+  /** Fixed value range (canonical units) so colours mean the same across runs and lead times. */
   min: number;
   max: number;
   /** Values at or below this are drawn transparent (dry cells of precipitation). */
   transparent_below?: number;
+  /** Continuous fields are drawn bilinear; categorical ones keep their nearest node. Default bilinear. */
+  resample?: "bilinear" | "nearest";
+  /** The unit legends, popups and the value route show; further choices the viewer may switch to. */
+  display?: DisplayUnit;
+  display_alternatives?: DisplayUnit[];
 }
 
 export interface VariableEntry {
@@ -61,7 +73,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "air_temperature",
     aliases: ["2t", "2m_temperature", "temperature_2m", "tmp2m", "t_2m", "air_temperature_2m"],
     temporal: instant,
-    style: { colormap: "thermal", min: 220, max: 320 },
+    style: {
+      colormap: "thermal",
+      min: 223.15,
+      max: 323.15,
+      display: { units: "°C", scale: 1, offset: -273.15 },
+      display_alternatives: [{ units: "°F", scale: 1.8, offset: -459.67 }],
+    },
     sources: "ECMWF, cfgrib, ERA5/WB2, dynamical, COSMO/ICON (T_2M)",
   },
   {
@@ -71,7 +89,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "dew_point_temperature",
     aliases: ["2d", "2m_dewpoint_temperature", "dew_point_temperature_2m", "td_2m", "dpt2m"],
     temporal: instant,
-    style: { colormap: "thermal", min: 220, max: 310 },
+    style: { colormap: "thermal", min: 220, max: 310, display: { units: "°C", scale: 1, offset: -273.15 } },
     sources: "ECMWF, cfgrib, ERA5/WB2, dynamical, COSMO/ICON (TD_2M)",
   },
   {
@@ -81,7 +99,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "relative_humidity",
     aliases: ["2r", "relative_humidity_2m", "2m_relative_humidity", "relhum_2m", "rh2m", "rh2"],
     temporal: instant,
-    style: { colormap: "clouds", min: 0, max: 100 },
+    style: { colormap: "clouds", min: 0, max: 100, display: { units: "%", scale: 1, offset: 0 } },
     sources: "GFS/GEFS cfgrib, ECMWF (2r), dynamical, COSMO/ICON (RELHUM_2M)",
   },
   {
@@ -91,7 +109,16 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "eastward_wind",
     aliases: ["u10m", "10u", "10m_u_component_of_wind", "wind_u_10m", "ugrd10m", "u_10m"],
     temporal: instant,
-    style: { colormap: "diverging", min: -30, max: 30 },
+    style: {
+      colormap: "diverging",
+      min: -30,
+      max: 30,
+      display: { units: "m/s", scale: 1, offset: 0 },
+      display_alternatives: [
+        { units: "km/h", scale: 3.6, offset: 0 },
+        { units: "kn", scale: 3600 / 1852, offset: 0 },
+      ],
+    },
     sources: "ECMWF, cfgrib, ERA5/WB2, dynamical, COSMO/ICON (U_10M)",
   },
   {
@@ -101,7 +128,16 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "northward_wind",
     aliases: ["v10m", "10v", "10m_v_component_of_wind", "wind_v_10m", "vgrd10m", "v_10m"],
     temporal: instant,
-    style: { colormap: "diverging", min: -30, max: 30 },
+    style: {
+      colormap: "diverging",
+      min: -30,
+      max: 30,
+      display: { units: "m/s", scale: 1, offset: 0 },
+      display_alternatives: [
+        { units: "km/h", scale: 3.6, offset: 0 },
+        { units: "kn", scale: 3600 / 1852, offset: 0 },
+      ],
+    },
     sources: "ECMWF, cfgrib, ERA5/WB2, dynamical, COSMO/ICON (V_10M)",
   },
   {
@@ -111,7 +147,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "wind_speed_of_gust",
     aliases: ["i10fg", "wind_gust_surface", "gust_surface", "gustsfc", "instantaneous_10m_wind_gust"],
     temporal: instant,
-    style: { colormap: "precipitation", min: 0, max: 40 },
+    style: { colormap: "precipitation", min: 0, max: 40, display: { units: "m/s", scale: 1, offset: 0 } },
     sources: "GFS/GEFS cfgrib (gust), ECMWF/ERA5 (i10fg), dynamical",
   },
   {
@@ -121,7 +157,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "wind_speed_of_gust",
     aliases: ["10fg", "vmax_10m", "10m_wind_gust_since_previous_post_processing", "max_wind_gust_10m"],
     temporal: stepMax,
-    style: { colormap: "precipitation", min: 0, max: 40 },
+    style: { colormap: "precipitation", min: 0, max: 40, display: { units: "m/s", scale: 1, offset: 0 } },
     sources: "ECMWF open data (10fg), ERA5, COSMO/ICON (VMAX_10M)",
   },
   {
@@ -131,7 +167,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "air_pressure_at_mean_sea_level",
     aliases: ["mslp", "mean_sea_level_pressure", "pressure_reduced_to_mean_sea_level", "prmsl", "pmsl"],
     temporal: instant,
-    style: { colormap: "pressure", min: 96000, max: 104000 },
+    style: { colormap: "pressure", min: 96000, max: 104000, display: { units: "hPa", scale: 0.01, offset: 0 } },
     sources: "ECMWF, cfgrib (prmsl), ERA5/WB2, dynamical, COSMO/ICON (PMSL)",
   },
   {
@@ -141,7 +177,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "surface_air_pressure",
     aliases: ["surface_pressure", "pressure_surface", "ps", "pressfc"],
     temporal: instant,
-    style: { colormap: "pressure", min: 50000, max: 105000 },
+    style: { colormap: "pressure", min: 50000, max: 105000, display: { units: "hPa", scale: 0.01, offset: 0 } },
     sources: "ECMWF, GFS cfgrib, ERA5/WB2, dynamical, COSMO/ICON (PS)",
   },
   {
@@ -151,7 +187,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "precipitation_amount",
     aliases: ["total_precipitation", "tot_prec", "apcp", "apcpsfc"],
     temporal: sinceStart,
-    style: { colormap: "precipitation", min: 0, max: 0.05, transparent_below: 0.0001 },
+    style: {
+      colormap: "precipitation",
+      min: 0,
+      max: 0.05,
+      transparent_below: 0.0001,
+      display: { units: "mm", scale: 1000, offset: 0 },
+    },
     sources: "ECMWF open data, GFS/GEFS cfgrib (tp, in kg m-2), ERA5 (hourly: see time axes), COSMO/ICON (TOT_PREC)",
   },
   {
@@ -161,7 +203,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "precipitation_amount",
     aliases: ["scaled_tp_1h", "total_precipitation_1hr", "tp1h", "apcp_1h"],
     temporal: fixed("accumulated", 1),
-    style: { colormap: "precipitation", min: 0, max: 0.01, transparent_below: 0.00005 },
+    style: {
+      colormap: "precipitation",
+      min: 0,
+      max: 0.01,
+      transparent_below: 0.00005,
+      display: { units: "mm", scale: 1000, offset: 0 },
+    },
     sources: "gridcast samples, WeatherBench2",
   },
   {
@@ -170,7 +218,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "m",
     aliases: ["scaled_tp_6h", "total_precipitation_6hr", "tp6h"],
     temporal: fixed("accumulated", 6),
-    style: { colormap: "precipitation", min: 0, max: 0.03, transparent_below: 0.0001 },
+    style: {
+      colormap: "precipitation",
+      min: 0,
+      max: 0.03,
+      transparent_below: 0.0001,
+      display: { units: "mm", scale: 1000, offset: 0 },
+    },
     sources: "WeatherBench2",
   },
   {
@@ -179,7 +233,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "m",
     aliases: ["total_precipitation_24hr", "tp24h"],
     temporal: fixed("accumulated", 24),
-    style: { colormap: "precipitation", min: 0, max: 0.08, transparent_below: 0.0002 },
+    style: {
+      colormap: "precipitation",
+      min: 0,
+      max: 0.08,
+      transparent_below: 0.0002,
+      display: { units: "mm", scale: 1000, offset: 0 },
+    },
     sources: "WeatherBench2",
   },
   {
@@ -189,7 +249,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "precipitation_flux",
     aliases: ["precipitation_surface", "tprate", "mtpr", "mean_total_precipitation_rate", "pratesfc"],
     temporal: stepMean,
-    style: { colormap: "precipitation", min: 0, max: 20, transparent_below: 0.05 },
+    style: {
+      colormap: "precipitation",
+      min: 0,
+      max: 20,
+      transparent_below: 0.05,
+      display: { units: "mm/h", scale: 1, offset: 0 },
+    },
     sources: "dynamical (precipitation_surface), GFS cfgrib (prate), ERA5 (mtpr)",
   },
   {
@@ -199,7 +265,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     standard_name: "cloud_area_fraction",
     aliases: ["total_cloud_cover", "cloud_cover", "tcdc", "clct", "total_cloud_cover_atmosphere", "tcdcclm"],
     temporal: instant,
-    style: { colormap: "clouds", min: 0, max: 1 },
+    style: { colormap: "clouds", min: 0, max: 1, display: { units: "%", scale: 100, offset: 0 } },
     sources: "ECMWF, GFS cfgrib (tcc/tcdc, in %), ERA5/WB2, dynamical, COSMO/ICON (CLCT, in %)",
   },
   {
@@ -208,7 +274,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "K",
     aliases: ["tmax", "maximum_temperature_2m", "maximum_2m_temperature_since_previous_post_processing", "tmax_2m"],
     temporal: stepMax,
-    style: { colormap: "thermal", min: 220, max: 320 },
+    style: { colormap: "thermal", min: 220, max: 320, display: { units: "°C", scale: 1, offset: -273.15 } },
     sources: "ECMWF, GFS cfgrib (tmax), ERA5, dynamical, COSMO/ICON (TMAX_2M)",
   },
   {
@@ -217,7 +283,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "K",
     aliases: ["tmin", "minimum_temperature_2m", "minimum_2m_temperature_since_previous_post_processing", "tmin_2m"],
     temporal: stepMin,
-    style: { colormap: "thermal", min: 220, max: 320 },
+    style: { colormap: "thermal", min: 220, max: 320, display: { units: "°C", scale: 1, offset: -273.15 } },
     sources: "ECMWF, GFS cfgrib (tmin), ERA5, dynamical, COSMO/ICON (TMIN_2M)",
   },
   {
@@ -226,7 +292,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "K",
     aliases: ["maximum_2m_temperature_in_the_last_3_hours"],
     temporal: fixed("maximum", 3),
-    style: { colormap: "thermal", min: 220, max: 320 },
+    style: { colormap: "thermal", min: 220, max: 320, display: { units: "°C", scale: 1, offset: -273.15 } },
     sources: "ECMWF open data",
   },
   {
@@ -235,7 +301,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "K",
     aliases: ["minimum_2m_temperature_in_the_last_3_hours"],
     temporal: fixed("minimum", 3),
-    style: { colormap: "thermal", min: 220, max: 320 },
+    style: { colormap: "thermal", min: 220, max: 320, display: { units: "°C", scale: 1, offset: -273.15 } },
     sources: "ECMWF open data",
   },
   {
@@ -244,7 +310,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "K",
     aliases: ["maximum_2m_temperature_in_the_last_6_hours"],
     temporal: fixed("maximum", 6),
-    style: { colormap: "thermal", min: 220, max: 320 },
+    style: { colormap: "thermal", min: 220, max: 320, display: { units: "°C", scale: 1, offset: -273.15 } },
     sources: "ECMWF open data",
   },
   {
@@ -253,7 +319,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "K",
     aliases: ["minimum_2m_temperature_in_the_last_6_hours"],
     temporal: fixed("minimum", 6),
-    style: { colormap: "thermal", min: 220, max: 320 },
+    style: { colormap: "thermal", min: 220, max: 320, display: { units: "°C", scale: 1, offset: -273.15 } },
     sources: "ECMWF open data",
   },
   {
@@ -262,7 +328,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "m s-1",
     aliases: ["10fg3", "maximum_10m_wind_gust_in_the_last_3_hours"],
     temporal: fixed("maximum", 3),
-    style: { colormap: "precipitation", min: 0, max: 40 },
+    style: { colormap: "precipitation", min: 0, max: 40, display: { units: "m/s", scale: 1, offset: 0 } },
     sources: "ECMWF open data (10fg3; cfgrib fg310)",
   },
   {
@@ -271,7 +337,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "m s-1",
     aliases: ["10fg6", "maximum_10m_wind_gust_in_the_last_6_hours"],
     temporal: fixed("maximum", 6),
-    style: { colormap: "precipitation", min: 0, max: 40 },
+    style: { colormap: "precipitation", min: 0, max: 40, display: { units: "m/s", scale: 1, offset: 0 } },
     sources: "ECMWF open data (10fg6; cfgrib fg610)",
   },
   {
@@ -280,7 +346,13 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "K",
     aliases: ["temperature", "air_temperature_pl", "tmp"],
     temporal: instant,
-    style: { colormap: "thermal", min: 200, max: 310 },
+    style: {
+      colormap: "thermal",
+      min: 203.15,
+      max: 313.15,
+      display: { units: "°C", scale: 1, offset: -273.15 },
+      display_alternatives: [{ units: "°F", scale: 1.8, offset: -459.67 }],
+    },
     sources: "ECMWF, cfgrib, ERA5/WB2",
   },
   {
@@ -289,7 +361,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "m s-1",
     aliases: ["u_component_of_wind"],
     temporal: instant,
-    style: { colormap: "diverging", min: -60, max: 60 },
+    style: { colormap: "diverging", min: -60, max: 60, display: { units: "m/s", scale: 1, offset: 0 } },
     sources: "ECMWF, cfgrib, ERA5/WB2",
   },
   {
@@ -298,7 +370,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     units: "m s-1",
     aliases: ["v_component_of_wind"],
     temporal: instant,
-    style: { colormap: "diverging", min: -60, max: 60 },
+    style: { colormap: "diverging", min: -60, max: 60, display: { units: "m/s", scale: 1, offset: 0 } },
     sources: "ECMWF, cfgrib, ERA5/WB2",
   },
   {

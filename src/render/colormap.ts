@@ -44,6 +44,17 @@ const RAMPS: Record<string, Ramp> = {
     [0.85, 60, 20, 150, 255],
     [1, 110, 0, 120, 255],
   ],
+  // Calm pale blue through green and yellow to storm reds and magenta.
+  wind: [
+    [0, 225, 240, 250, 255],
+    [0.12, 150, 205, 235, 255],
+    [0.25, 80, 185, 160, 255],
+    [0.4, 170, 215, 70, 255],
+    [0.55, 250, 210, 50, 255],
+    [0.7, 240, 120, 40, 255],
+    [0.85, 200, 30, 60, 255],
+    [1, 140, 20, 140, 255],
+  ],
   // Clear sky shows the base map; overcast is an opaque-ish grey-white veil.
   clouds: [
     [0, 255, 255, 255, 0],
@@ -64,6 +75,10 @@ export interface Palette {
   rgba: Uint8Array;
   /** Value → palette index: 0 for NaN and transparent values, else 1..255, clamped to the range. */
   lut: (value: number) => number;
+  /** The lut's arithmetic, for loops that inline it: index = clamp(value * scale + offset) above `below`. */
+  scale: number;
+  offset: number;
+  below: number;
 }
 
 function rampAt(ramp: Ramp, t: number, out: Uint8Array, at: number): void {
@@ -97,7 +112,7 @@ export function buildPalette(style: PaletteStyle): Palette {
     const t = v * scale + offset;
     return t < 1 ? 1 : t >= PALETTE_COLORS ? PALETTE_COLORS : t | 0;
   };
-  return { rgba, lut };
+  return { rgba, lut, scale, offset, below };
 }
 
 export interface LegendStop {

@@ -10,7 +10,7 @@
 //     embeddings/locate/<family>~<product>~<period>.json
 //     (viewer files: index.html, assets/...)
 //   <out>/current -> builds/<build-id>  switched atomically by rename()
-import type { Temporal } from "../registry/registry.ts";
+import type { DisplayUnit, Temporal } from "../registry/registry.ts";
 
 export const CURRENT = "current";
 export const BUILDS = "builds";
@@ -71,13 +71,22 @@ export interface CatalogLayer {
   level: number | null;
   level_units: string | null;
   long_name: string;
+  /** Canonical units of the values (style min/max are in them). */
   units: string;
+  /** How legends, popups and the value route show values: shown = value * scale + offset. */
+  display: DisplayUnit;
+  /** Units the viewer may switch to, the default (display) first. */
+  units_options: DisplayUnit[];
   temporal: Temporal;
-  style: { colormap: string; min: number; max: number };
+  style: { colormap: string; min: number; max: number; resample: "bilinear" | "nearest" };
   /** "data" when the store's unit could not be converted and the range is the field's own. */
   style_range?: "registry" | "data";
   /** Ensemble layers: the member drawn (the control member); null otherwise. */
   member?: { value: number; choice: "control" } | null;
+  /** "base": a coloured field; "overlay": transparent arrows or lines drawn over a base. */
+  role: "base" | "overlay";
+  /** Canonical names of the stored variables a derived layer is computed from; null for a stored one. */
+  derived_from: string[] | null;
   legend: { png: string; json: string };
   kind: "global" | "regional";
   bounds: [number, number, number, number];

@@ -4,6 +4,7 @@
 import type { MapStyle, Temporal } from "../registry/registry.ts";
 import { temporalText } from "../registry/temporal.ts";
 import { buildPalette, type LegendStop, legendStops } from "./colormap.ts";
+import { legendTicks, type Tick, unitChoices } from "./display.ts";
 import { encodeIndexedPng } from "./png.ts";
 
 export const LEGEND_WIDTH = 256;
@@ -17,9 +18,24 @@ export interface LegendSource {
   long_name?: string;
 }
 
+export interface UnitOption {
+  units: string;
+  /** shown = canonical value * scale + offset */
+  scale: number;
+  offset: number;
+  ticks: Tick[];
+}
+
 export interface LegendJson {
   long_name?: string;
+  /** Canonical units of the stored values (and of min, max, stops). */
   units: string;
+  /** The unit legends and popups show by default: units_options[0].units. */
+  display_units: string;
+  /** Labelled ticks in display units: the default choice's ticks. */
+  ticks: Tick[];
+  /** Every unit the viewer may switch to, the default first, each with its own ticks. */
+  units_options: UnitOption[];
   colormap: string;
   min: number;
   max: number;
@@ -46,8 +62,12 @@ export function intervalText(temporal: Temporal): string | undefined {
 
 export function legendJson(source: LegendSource, stopCount = 11): LegendJson {
   const { style } = source;
+  const options = unitChoices(style, source.units).map((u) => ({ ...u, ticks: legendTicks(style, u) }));
   const legend: LegendJson = {
     units: source.units,
+    display_units: options[0].units,
+    ticks: options[0].ticks,
+    units_options: options,
     colormap: style.colormap,
     min: style.min,
     max: style.max,

@@ -1,8 +1,10 @@
-// Nearest-node resampling of a regular lat/lon grid onto mercator tiles. All geometry is solved
-// once per zoom level: a table from world pixel column to lon index and one from world pixel row
-// to the offset of a lat row in the field. A tile is then two table slices and a palette lookup.
+// Resampling of a regular lat/lon grid onto mercator tiles: nearest node (categorical fields) or
+// bilinear (continuous ones). All geometry is solved once per zoom level: tables from world pixel
+// column to lon index (or the two bracketing indices and a weight) and from world pixel row to the
+// offset of a lat row in the field. A tile is then table slices, a few multiplies per pixel and a
+// palette lookup.
 import { InvalidParameterError } from "../errors.ts";
-import type { Palette } from "./colormap.ts";
+import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import { pixelLat, pixelLon, TILE_SIZE, validateTile } from "./tiles.ts";
 
 export interface LatLonGrid {
@@ -17,8 +19,25 @@ export interface LevelSampler {
   /** Whether any pixel of the tile falls on the grid (false: the tile is fully transparent). */
   covers(x: number, y: number): boolean;
   /** Palette indices of tile (x, y), row-major; `field` is in (lat, lon) C order. */
-  renderTile(x: number, y: number, field: Float32Array | Float64Array, palette: Palette, out?: Uint8Array): Uint8Array;
+  renderTile(
+    x: number,
+    y: number,
+    field: Float32Array | Float64Array,
+    palette: Palette,
+    out?: Uint8Array,
+    method?: Resample,
+  ): Uint8Array;
+  /**
+   * Bilinear value at world pixel centre (col, row) of this level (fractional positions allowed
+   * only through the tables' pixel grid, so integers), NaN off the grid. A cell with a missing
+   * corner gives its nearest corner's value, as the smooth tiles do.
+   */
+  valueAt(col: number, row: number, field: Float32Array | Float64Array): number;
 }
+
+export type Resample = "nearest" | "bilinear";
+
+type Field = Float32Array | Float64Array;
 
 /** An axis sorted ascending, with the storage index of each sorted node and its coverage limits. */
 interface SortedAxis {
@@ -129,6 +148,199 @@ function rowTable(lat: ArrayLike<number>, nlon: number, z: number): Int32Array {
   return table;
 }
 
+/** Position k with s[k] <= v < s[k + 1], for s[0] <= v < s[n - 1]. */
+function bracket(s: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = s.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (s[mid] <= v) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Per world pixel: the two bracketing nodes (storage order, or field offsets) and the weight of the second. */
+interface PairTable {
+  a: Int32Array;
+  b: Int32Array;
+  w: Float32Array;
+}
+
+function pairTable(size: number): PairTable {
+  return { a: new Int32Array(size).fill(-1), b: new Int32Array(size).fill(-1), w: new Float32Array(size) };
+}
+
+/**
+ * Bracketing lon nodes per world pixel column. Global grids interpolate across the seam between
+ * the last and the first node; a patch holds its edge node's value out to half a cell beyond it
+ * (where nearest sampling shows it too) and is off the grid past that.
+ */
+function columnPairs(lon: ArrayLike<number>, z: number): PairTable {
+  const axis = sortAxis("lon", unwrapLon(lon));
+  const s = axis.values;
+  const n = s.length;
+  const step = n > 1 ? s[1] - s[0] : 0;
+  const global = n > 1 && s[n - 1] - s[0] + step >= 360 - 1e-9 * 360;
+  const t = pairTable(2 ** z * TILE_SIZE);
+  const start = global ? s[0] : axis.lo;
+  for (let c = 0; c < t.a.length; c++) {
+    const lonC = pixelLon(z, 0, c);
+    const v = lonC - 360 * Math.floor((lonC - start) / 360);
+    if (global) {
+      if (v >= s[n - 1]) {
+        // Between the last node and the first one, 360° on.
+        t.a[c] = axis.index[n - 1];
+        t.b[c] = axis.index[0];
+        t.w[c] = (v - s[n - 1]) / (s[0] + 360 - s[n - 1]);
+        continue;
+      }
+    } else if (v > axis.hi) continue;
+    if (v <= s[0] || n === 1) {
+      t.a[c] = t.b[c] = axis.index[0];
+    } else if (v >= s[n - 1]) {
+      t.a[c] = t.b[c] = axis.index[n - 1];
+    } else {
+      const k = bracket(s, v);
+      t.a[c] = axis.index[k];
+      t.b[c] = axis.index[k + 1];
+      t.w[c] = (v - s[k]) / (s[k + 1] - s[k]);
+    }
+  }
+  return t;
+}
+
+/** Bracketing lat rows per world pixel row, as field offsets (index × nlon); the edge rows hold out half a cell. */
+function rowPairs(lat: ArrayLike<number>, nlon: number, z: number): PairTable {
+  const axis = sortAxis("lat", lat);
+  const s = axis.values;
+  const n = s.length;
+  const t = pairTable(2 ** z * TILE_SIZE);
+  for (let r = 0; r < t.a.length; r++) {
+    const v = pixelLat(z, 0, r);
+    if (!(v >= axis.lo && v <= axis.hi)) continue;
+    if (v <= s[0] || n === 1) {
+      t.a[r] = t.b[r] = axis.index[0] * nlon;
+    } else if (v >= s[n - 1]) {
+      t.a[r] = t.b[r] = axis.index[n - 1] * nlon;
+    } else {
+      const k = bracket(s, v);
+      t.a[r] = axis.index[k] * nlon;
+      t.b[r] = axis.index[k + 1] * nlon;
+      t.w[r] = (v - s[k]) / (s[k + 1] - s[k]);
+    }
+  }
+  return t;
+}
+
+/** Bilinear over one cell; a missing corner gives the nearest corner's value (ties west and south). */
+function cellValue(f: Field, r0: number, r1: number, wy: number, c0: number, c1: number, wx: number): number {
+  const p00 = f[r0 + c0];
+  const p01 = f[r0 + c1];
+  const p10 = f[r1 + c0];
+  const p11 = f[r1 + c1];
+  const v = (p00 + (p01 - p00) * wx) * (1 - wy) + (p10 + (p11 - p10) * wx) * wy;
+  if (!Number.isNaN(v)) return v;
+  return f[(wy <= 0.5 ? r0 : r1) + (wx <= 0.5 ? c0 : c1)];
+}
+
+/** The tile's columns cut into runs that share their two lon nodes (off-grid runs have a = -1). */
+function columnRuns(cols: PairTable, col0: number): Int32Array {
+  // Up to TILE_SIZE runs of (start, end, a, b).
+  const runs = new Int32Array(TILE_SIZE * 4 + 1);
+  let n = 0;
+  for (let c = 0; c < TILE_SIZE; c++) {
+    const a = cols.a[col0 + c];
+    const b = cols.b[col0 + c];
+    if (n > 0 && runs[(n - 1) * 4 + 2] === a && runs[(n - 1) * 4 + 3] === b) runs[(n - 1) * 4 + 1] = c + 1;
+    else {
+      runs[n * 4] = c;
+      runs[n * 4 + 1] = c + 1;
+      runs[n * 4 + 2] = a;
+      runs[n * 4 + 3] = b;
+      n++;
+    }
+  }
+  runs[TILE_SIZE * 4] = n;
+  return runs;
+}
+
+function renderBilinear(
+  cols: PairTable,
+  rows: PairTable,
+  x: number,
+  y: number,
+  field: Field,
+  palette: Palette,
+  out: Uint8Array,
+): void {
+  const { scale, offset, below } = palette;
+  const top = PALETTE_COLORS;
+  const col0 = x * TILE_SIZE;
+  const row0 = y * TILE_SIZE;
+  const cw = cols.w;
+  const runs = columnRuns(cols, col0);
+  const nRuns = runs[TILE_SIZE * 4];
+  for (let r = 0; r < TILE_SIZE; r++) {
+    const o = r * TILE_SIZE;
+    const R = row0 + r;
+    const r0 = rows.a[R];
+    if (r0 < 0) {
+      out.fill(0, o, o + TILE_SIZE);
+      continue;
+    }
+    const r1 = rows.b[R];
+    const wy = rows.w[R];
+    // Clamped edge rows (and zoomed-out levels) repeat a row exactly: copy it.
+    if (r > 0 && r0 === rows.a[R - 1] && r1 === rows.b[R - 1] && wy === rows.w[R - 1]) {
+      out.copyWithin(o, o - TILE_SIZE, o);
+      continue;
+    }
+    for (let k = 0; k < nRuns; k++) {
+      const from = runs[k * 4];
+      const to = runs[k * 4 + 1];
+      const a = runs[k * 4 + 2];
+      const b = runs[k * 4 + 3];
+      if (a < 0) {
+        out.fill(0, o + from, o + to);
+        continue;
+      }
+      // The two column values lerped in lat once per run; the value is linear along the run, so
+      // equal indices at both ends mean one index throughout (the common case zoomed in).
+      const va = field[r0 + a] * (1 - wy) + field[r1 + a] * wy;
+      const dv = field[r0 + b] * (1 - wy) + field[r1 + b] * wy - va;
+      if (!Number.isNaN(dv)) {
+        const v0 = va + dv * cw[col0 + from];
+        const v1 = va + dv * cw[col0 + to - 1];
+        const t0 = v0 * scale + offset;
+        const t1 = v1 * scale + offset;
+        const i0 = !(v0 > below) ? 0 : t0 < 1 ? 1 : t0 >= top ? top : t0 | 0;
+        const i1 = !(v1 > below) ? 0 : t1 < 1 ? 1 : t1 >= top ? top : t1 | 0;
+        const same = i0 === i1 ? i0 : -1;
+        if (same >= 0) {
+          for (let c = o + from; c < o + to; c++) out[c] = same;
+          continue;
+        }
+        for (let c = from; c < to; c++) {
+          const v = va + dv * cw[col0 + c];
+          const t = v * scale + offset;
+          out[o + c] = !(v > below) ? 0 : t < 1 ? 1 : t >= top ? top : t | 0;
+        }
+        continue;
+      }
+      // A missing corner: each pixel takes the rule of cellValue.
+      for (let c = from; c < to; c++) {
+        const v = cellValue(field, r0, r1, wy, a, b, cw[col0 + c]);
+        if (!(v > below)) out[o + c] = 0;
+        else {
+          const t = v * scale + offset;
+          out[o + c] = t < 1 ? 1 : t >= top ? top : t | 0;
+        }
+      }
+    }
+  }
+}
+
 function anyCovered(table: Int32Array, from: number): boolean {
   for (let i = from; i < from + TILE_SIZE; i++) if (table[i] >= 0) return true;
   return false;
@@ -140,6 +352,12 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
   const nlon = grid.lon.length;
   const cols = columnTable(grid.lon, z);
   const rows = rowTable(grid.lat, nlon, z);
+  // Bilinear tables are made on first use: a categorical-only grid never needs them.
+  let pairs: { cols: PairTable; rows: PairTable } | undefined;
+  const smooth = () => {
+    pairs ??= { cols: columnPairs(grid.lon, z), rows: rowPairs(grid.lat, nlon, z) };
+    return pairs;
+  };
 
   return {
     z,
@@ -147,13 +365,26 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
       validateTile(z, x, y);
       return anyCovered(cols, x * TILE_SIZE) && anyCovered(rows, y * TILE_SIZE);
     },
-    renderTile(x, y, field, palette, out = new Uint8Array(TILE_SIZE * TILE_SIZE)) {
+    valueAt(col, row, field) {
+      const { cols: cp, rows: rp } = smooth();
+      if (!(col >= 0 && col < cp.a.length && row >= 0 && row < rp.a.length)) return Number.NaN;
+      const r0 = rp.a[row];
+      const c0 = cp.a[col];
+      if (r0 < 0 || c0 < 0) return Number.NaN;
+      return cellValue(field, r0, rp.b[row], rp.w[row], c0, cp.b[col], cp.w[col]);
+    },
+    renderTile(x, y, field, palette, out = new Uint8Array(TILE_SIZE * TILE_SIZE), method = "nearest") {
       validateTile(z, x, y);
       if (field.length !== nlat * nlon) {
         throw new InvalidParameterError("field", `field has ${field.length} values, grid needs ${nlat}×${nlon}`);
       }
       if (out.length !== TILE_SIZE * TILE_SIZE) throw new RangeError(`out must hold ${TILE_SIZE * TILE_SIZE} indices`);
       const lut = palette.lut;
+      if (method === "bilinear") {
+        const p = smooth();
+        renderBilinear(p.cols, p.rows, x, y, field, palette, out);
+        return out;
+      }
       const col0 = x * TILE_SIZE;
       const row0 = y * TILE_SIZE;
       for (let r = 0; r < TILE_SIZE; r++) {

@@ -5,12 +5,11 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Value from "typebox/value";
-import { buildPalette } from "../../src/render/colormap.ts";
 import type { Catalog } from "../../src/render/layout.ts";
 import { lonLatToTile, pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, type Got, get, rawGet, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
-import { build, layerField } from "../render/build-fixture.ts";
+import { build, expectedPixels, layerField } from "../render/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
 
 let storeDir: string;
@@ -168,8 +167,10 @@ describe("map routes", () => {
         grid_lon: v.grid_lon,
         member: null,
         temporal: { kind: "instantaneous", source: "registry", description: "instantaneous" },
+        display: { value: v.display.value, units: "°C" },
       },
     );
+    assert.ok(Math.abs(v.display.value - (v.value - 273.15)) < 1e-6, "°C from K");
     assert.equal(r.headers.get("cache-control"), "public, max-age=86400");
     // The pixel under the click, fetched through the tile route, has that value's colour.
     const z = 2;
@@ -179,9 +180,40 @@ describe("map routes", () => {
     let row = 0;
     while (col < TILE_SIZE - 1 && pixelLon(z, x, col + 1) <= lon) col++;
     while (row < TILE_SIZE - 1 && pixelLat(z, y, row + 1) >= lat) row++;
-    const { rgba, lut } = buildPalette({ colormap: "thermal", min: 220, max: 320 });
-    const at = lut(v.value) * 4;
-    assert.deepEqual(pixel(img.data, row * TILE_SIZE + col), [...rgba.subarray(at, at + 4)]);
+    // Smooth tiles: the colour of the value between the nodes, which the click's node value is near.
+    const got = pixel(img.data, row * TILE_SIZE + col).join();
+    assert.ok(
+      expectedPixels(f, z, x, y, col, row).some((w) => w.join() === got),
+      `pixel ${got}`,
+    );
+  });
+
+  test("value: derived layers (wind speed, arrows, isobars) and display units", async () => {
+    const store = new Store(storeDir);
+    const at = `run=${NEW}&lead=3&lat=50&lon=10`;
+    const u = (await api(`value?layer=europe.u10&${at}`)).json();
+    const v = (await api(`value?layer=europe.v10&${at}`)).json();
+    const speed = (await api(`value?layer=europe.wind_speed&${at}`)).json();
+    assert.equal(speed.variable, "wind_speed");
+    assert.ok(Math.abs(speed.value - Math.hypot(u.value, v.value)) < 1e-9);
+    assert.equal(speed.display.units, "m/s");
+    assert.ok(Math.abs(speed.display.value - speed.value) < 1e-6);
+    // Where the wind comes from: a westerly (u > 0) comes from 270°.
+    const from = (((Math.atan2(-u.value, -v.value) * 180) / Math.PI + 360) % 360).toFixed(0);
+    assert.equal(speed.direction_deg, Number(from) % 360);
+    const arrows = (await api(`value?layer=europe.wind_arrows&${at}`)).json();
+    assert.equal(arrows.value, speed.value);
+    const iso = (await api(`value?layer=europe.isobars&${at}`)).json();
+    const msl = (await api(`value?layer=europe.msl&${at}`)).json();
+    assert.equal(iso.value, msl.value);
+    assert.equal(msl.display.units, "hPa");
+    assert.ok(Math.abs(msl.display.value - msl.value / 100) < 1e-6);
+    const tp = (await api(`value?layer=europe.tp_1h&${at}`)).json();
+    assert.deepEqual([tp.units, tp.display.units], ["m", "mm"]);
+    assert.ok(Math.abs(tp.display.value - tp.value * 1000) < 1e-9);
+    // The same node as the stored layers read.
+    const f = await layerField(store, "forecast/europe", "msl", 1, 3);
+    assert.ok(f.field.includes(msl.value));
   });
 
   test("value: levels, accumulations, outside the grid, defaults and errors", async () => {

@@ -49,7 +49,77 @@ export async function layerField(
   return { group, field, rgba, lut };
 }
 
-/** RGBA a tile must show at pixel (col, row): the palette colour of the nearest node, or transparent. */
+/** Nodes bracketing `v` on an ascending axis (clamped at the ends) and the weight of the upper one. */
+function bracketOf(axis: number[], v: number): [number, number, number] {
+  const n = axis.length;
+  if (v <= axis[0]) return [0, 0, 0];
+  if (v >= axis[n - 1]) return [n - 1, n - 1, 0];
+  let k = 0;
+  while (axis[k + 1] <= v) k++;
+  return [k, k + 1, (v - axis[k]) / (axis[k + 1] - axis[k])];
+}
+
+/**
+ * The value a smooth tile shows at a place: bilinear between the four surrounding nodes, across the
+ * seam of a global grid, clamped to the edge nodes of a patch; a missing corner gives the nearest
+ * corner's value. Written from the grid coordinates alone, not from the renderer's tables.
+ */
+export function bilinearValue(f: LayerField, lat: number, lon: number): number {
+  const { grid } = f.group;
+  const nlon = grid.lon.length;
+  const latIdx = [...grid.lat.keys()].sort((a, b) => grid.lat[a] - grid.lat[b]);
+  const [a0, a1, wy] = bracketOf(
+    latIdx.map((i) => grid.lat[i]),
+    lat,
+  );
+  const rows = [latIdx[a0], latIdx[a1]];
+  let cols: number[];
+  let wx: number;
+  const lons = [...grid.lon];
+  if (grid.global) {
+    const order = [...lons.keys()].sort((a, b) => (((lons[a] % 360) + 360) % 360) - (((lons[b] % 360) + 360) % 360));
+    const sorted = order.map((i) => ((lons[i] % 360) + 360) % 360);
+    const v = ((lon % 360) + 360) % 360;
+    if (v < sorted[0] || v >= sorted[nlon - 1]) {
+      // Between the last node and the first one, across the seam.
+      const span = sorted[0] + 360 - sorted[nlon - 1];
+      cols = [order[nlon - 1], order[0]];
+      wx = ((((v - sorted[nlon - 1]) % 360) + 360) % 360) / span;
+    } else {
+      const [c0, c1, w] = bracketOf(sorted, v);
+      cols = [order[c0], order[c1]];
+      wx = w;
+    }
+  } else {
+    const west = grid.bbox[0];
+    const v = west + ((((lon - west) % 360) + 360) % 360);
+    const [c0, c1, w] = bracketOf(lons, v);
+    cols = [c0, c1];
+    wx = w;
+  }
+  const at = (r: number, c: number) => f.field[rows[r] * nlon + cols[c]];
+  const value = (at(0, 0) * (1 - wx) + at(0, 1) * wx) * (1 - wy) + (at(1, 0) * (1 - wx) + at(1, 1) * wx) * wy;
+  if (!Number.isNaN(value)) return value;
+  return at(wy <= 0.5 ? 0 : 1, wx <= 0.5 ? 0 : 1);
+}
+
+/**
+ * RGBA colours a smooth tile may show at pixel (col, row): the palette colour of the bilinear
+ * value, or of a value a hair either side (a bin edge may tip either way); transparent off the grid.
+ */
+export function expectedPixels(f: LayerField, z: number, x: number, y: number, col: number, row: number): number[][] {
+  const lat = pixelLat(z, y, row);
+  const lon = pixelLon(z, x, col);
+  if (!covers(f.group.grid, lat, lon)) return [[0, 0, 0, 0]];
+  const v = bilinearValue(f, lat, lon);
+  const eps = 1e-4 * Math.max(1, Math.abs(v));
+  return [v - eps, v, v + eps].map((w) => {
+    const at = f.lut(w) * 4;
+    return [f.rgba[at], f.rgba[at + 1], f.rgba[at + 2], f.rgba[at + 3]];
+  });
+}
+
+/** RGBA a nearest-node tile must show at pixel (col, row): the palette colour of the nearest node, or transparent. */
 export function expectedPixel(f: LayerField, z: number, x: number, y: number, col: number, row: number): number[] {
   const lat = pixelLat(z, y, row);
   const lon = pixelLon(z, x, col);

@@ -9,7 +9,7 @@ import type { Catalog } from "../../src/render/layout.ts";
 import { pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
-import { build, expectedPixel, layerField, listFiles } from "./build-fixture.ts";
+import { build, expectedPixels, layerField, listFiles } from "./build-fixture.ts";
 import { decodeRgba, pixel } from "./decode.ts";
 
 const RUN_TOKEN = "20261120T1200"; // latest run of the sample store
@@ -41,11 +41,15 @@ async function checkLayerPixels(
         assert.equal(img.width, TILE_SIZE);
         for (let row = 5; row < TILE_SIZE; row += 16) {
           for (let col = 3; col < TILE_SIZE; col += 16) {
-            const want = expectedPixel(f, z, x, y, col, row);
+            const want = expectedPixels(f, z, x, y, col, row);
             const got = pixel(img.data, row * TILE_SIZE + col);
             const where = `${layer} z${z}/${x}/${y} px ${col},${row} (${pixelLat(z, y, row).toFixed(3)}, ${pixelLon(z, x, col).toFixed(3)})`;
-            if (want[3] === 0) assert.equal(got[3], 0, `${where}: transparent expected, got ${got}`);
-            else assert.deepEqual(got, want, where);
+            if (want[0][3] === 0) assert.equal(got[3], 0, `${where}: transparent expected, got ${got}`);
+            else
+              assert.ok(
+                want.some((w) => w.join() === got.join()),
+                `${where}: ${got} not in ${want.join(" | ")}`,
+              );
             checked++;
           }
         }
@@ -237,7 +241,11 @@ describe("the full pyramid", () => {
         [128, 77],
         [255, 255],
       ]) {
-        assert.deepEqual(pixel(img.data, row * TILE_SIZE + col), expectedPixel(f, 7, x, y, col, row), `7/${x}/${y}`);
+        const got = pixel(img.data, row * TILE_SIZE + col).join();
+        assert.ok(
+          expectedPixels(f, 7, x, y, col, row).some((w) => w.join() === got),
+          `7/${x}/${y} px ${col},${row}`,
+        );
       }
     }
   });

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { MapStyle, Temporal } from "../../src/registry/registry.ts";
+import { type MapStyle, registry, type Temporal } from "../../src/registry/registry.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
+import { displayUnit, legendTicks, toDisplay } from "../../src/render/display.ts";
 import { intervalText, LEGEND_HEIGHT, LEGEND_WIDTH, legendJson, renderLegendPng } from "../../src/render/legend.ts";
 import { decodeRgba, pixel } from "./decode.ts";
 
@@ -58,6 +59,53 @@ describe("legendJson", () => {
     assert.equal(
       intervalText({ kind: "accumulated", interval: "PT6H", interval_hours: 6 }),
       "amount over the previous 6 h",
+    );
+  });
+});
+
+describe("display units and ticks", () => {
+  it("labels temperature in °C with round ticks placed where their colour is", () => {
+    const t2m = registry.resolve("t2m");
+    const legend = legendJson({ units: t2m.units, style: t2m.style!, temporal: t2m.temporal });
+    assert.equal(legend.units, "K");
+    assert.equal(legend.display_units, "°C");
+    assert.ok(legend.ticks.length >= 4, `${legend.ticks.length} ticks`);
+    const style = t2m.style!;
+    for (const tick of legend.ticks) {
+      // Independently: °C back to K, then its fraction of the ramp.
+      const kelvin = tick.value + 273.15;
+      assert.ok(Math.abs(tick.position - (kelvin - style.min) / (style.max - style.min)) < 1e-6, tick.label);
+      assert.ok(tick.position >= 0 && tick.position <= 1);
+    }
+    assert.ok(legend.ticks.some((t) => t.label === "0"));
+    assert.deepEqual(
+      legend.units_options.map((u) => u.units),
+      ["°C", "°F"],
+    );
+    const f = legend.units_options[1];
+    const freezing = f.ticks.find((t) => t.value === 32);
+    if (freezing) assert.ok(Math.abs(freezing.position - legend.ticks.find((t) => t.value === 0)!.position) < 1e-6);
+  });
+
+  it("shows pressure in hPa, rain in mm and cloud cover in %", () => {
+    const labels = (name: string) => {
+      const e = registry.resolve(name);
+      const l = legendJson({ units: e.units, style: e.style!, temporal: e.temporal });
+      return [l.display_units, l.ticks.map((t) => t.label)];
+    };
+    assert.deepEqual(labels("msl"), ["hPa", ["960", "980", "1000", "1020", "1040"]]);
+    assert.deepEqual(labels("tp_1h"), ["mm", ["0", "2", "4", "6", "8", "10"]]);
+    assert.deepEqual(labels("tcc"), ["%", ["0", "20", "40", "60", "80", "100"]]);
+  });
+
+  it("keeps canonical units when a style names no display unit", () => {
+    const style: MapStyle = { colormap: "thermal", min: 0, max: 1 };
+    const unit = displayUnit(style, "kg m-2");
+    assert.deepEqual(unit, { units: "kg m-2", scale: 1, offset: 0 });
+    assert.equal(toDisplay({ units: "°C", scale: 1, offset: -273.15 }, 273.15), 0);
+    assert.deepEqual(
+      legendTicks(style, unit).map((t) => t.label),
+      ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"],
     );
   });
 });

@@ -121,7 +121,9 @@ export const mapRoutes = [
     description:
       "Reads the grid node nearest to the point (the node whose colour the tile shows there) for one run and lead, " +
       "one cell through the chunk cache. value is null where the field is missing or the point lies outside the " +
-      "layer's grid. Without run, the latest published run of the layer (or the store's latest) is used.",
+      "layer's grid. Without run, the latest published run of the layer (or the store's latest) is used. " +
+      "display gives the value in the layer's display unit (°C, hPa, mm, %, m/s); derived layers answer with " +
+      "their computed value (wind speed with direction_deg, isobars with the pressure).",
     tags: ["maps"],
     auth: "public",
     heavy: true,

@@ -41,14 +41,33 @@ export const ValueQuery = Type.Object({
   lon: Lon,
 });
 
+export const DisplayUnit = Type.Object(
+  {
+    units: Type.String({ description: "Unit label shown, e.g. °C, hPa, mm, %, m/s" }),
+    scale: Type.Number(),
+    offset: Type.Number(),
+  },
+  { description: "Shown value = canonical value × scale + offset" },
+);
+
 const NullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
 
 export const LayerValue = Type.Object({
   layer: Type.String(),
   group: Type.String({ description: "Forecast group the layer is drawn from (forecast/<name>)" }),
   variable: Type.String({ description: "Canonical variable name" }),
-  units: Type.String(),
+  units: Type.String({ description: "Units of value: the layer's canonical (stored) units" }),
   value: NullableNumber("Value at the grid node nearest to the point; null where missing or outside the grid"),
+  display: Type.Object(
+    {
+      value: NullableNumber("value in the display units"),
+      units: Type.String({ description: "Display units of the layer's style, e.g. °C, hPa, mm, %" }),
+    },
+    { description: "The value as legends and popups show it" },
+  ),
+  direction_deg: Type.Optional(
+    NullableNumber("Wind layers: direction the wind blows from, degrees clockwise from north"),
+  ),
   valid_time: Type.String({ description: "Run time plus lead, ISO 8601 without zone (UTC)" }),
   run: Type.String({ description: "Initialisation time of the run, ISO 8601 without zone (UTC)" }),
   lead_hours: Type.Number(),
@@ -84,9 +103,24 @@ const CatalogLayer = Type.Object({
   level: Type.Union([Type.Number(), Type.Null()]),
   level_units: Type.Union([Type.String(), Type.Null()]),
   long_name: Type.String(),
-  units: Type.String(),
+  units: Type.String({ description: "Canonical units of the values; style min and max are in them" }),
+  display: DisplayUnit,
+  units_options: Type.Array(DisplayUnit, { description: "Units a client may show instead, the default first" }),
   temporal: Temporal,
-  style: Type.Object({ colormap: Type.String(), min: Type.Number(), max: Type.Number() }),
+  style: Type.Object({
+    colormap: Type.String(),
+    min: Type.Number(),
+    max: Type.Number(),
+    resample: Type.Union([Type.Literal("bilinear"), Type.Literal("nearest")], {
+      description: "bilinear for continuous fields, nearest for categorical ones",
+    }),
+  }),
+  role: Type.Union([Type.Literal("base"), Type.Literal("overlay")], {
+    description: "base: a coloured field; overlay: transparent arrows or lines to draw over a base layer",
+  }),
+  derived_from: Type.Union([Type.Array(Type.String()), Type.Null()], {
+    description: "Stored variables a derived layer (wind speed, arrows, isobars) is computed from; null otherwise",
+  }),
   legend: Type.Object({ png: Type.String(), json: Type.String() }),
   kind: Type.Union([Type.Literal("global"), Type.Literal("regional")]),
   bounds: Type.Array(Type.Number(), {

@@ -3,6 +3,7 @@
 // shared transparent tile.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { displayUnit, unitChoices } from "../display.ts";
 import { emptyTilePng } from "../empty-tile.ts";
 import {
   CATALOG,
@@ -36,10 +37,14 @@ function catalogLayer(l: LayerSpec, maxZoom: number): CatalogLayer {
     level_units: l.level_units,
     long_name: l.long_name,
     units: l.units,
+    display: displayUnit(l.style, l.units),
+    units_options: unitChoices(l.style, l.units),
     temporal: l.temporal,
-    style: { colormap: l.style.colormap, min: l.style.min, max: l.style.max },
+    style: { colormap: l.style.colormap, min: l.style.min, max: l.style.max, resample: l.recipe.resample },
     style_range: l.style_range,
     member: l.member,
+    role: l.role,
+    derived_from: l.recipe.kind === "field" ? null : l.recipe.sources,
     legend: { png: `/${legend.png}`, json: `/${legend.json}` },
     kind: l.kind,
     bounds: l.bounds,
@@ -75,7 +80,13 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
   return {
     tilejson: "3.0.0",
     name: `${layer.long_name} (${layer.id}), run ${run}, +${lead.hours} h`,
-    description: [`${layer.long_name} in ${layer.units}`, intervalText(layer.temporal), `valid ${lead.valid_time}`]
+    description: [
+      layer.role === "overlay"
+        ? `${layer.long_name}, a transparent overlay`
+        : `${layer.long_name} in ${layer.display.units}`,
+      intervalText(layer.temporal),
+      `valid ${lead.valid_time}`,
+    ]
       .filter(Boolean)
       .join(", "),
     version: "1.0.0",
@@ -90,6 +101,10 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
       layer.kind === "global" ? 1 : 4,
     ],
     legend: layer.legend.json,
+    // Beyond TileJSON 3.0.0: what the pixels mean, for clients that label them.
+    units: layer.units,
+    display: layer.display,
+    role: layer.role,
   };
 }
 

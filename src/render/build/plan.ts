@@ -6,15 +6,17 @@ import { ConfigError, StoreUnavailableError } from "../../errors.ts";
 import { groupLayers, type MapLayerRef } from "../../forecast/layers.ts";
 import { readValues, regionOf } from "../../forecast/read.ts";
 import { latestRun } from "../../forecast/select.ts";
+import { DERIVED_LAYERS, type DerivedKind } from "../../registry/derived.ts";
 import type { MapStyle, Temporal } from "../../registry/registry.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
 import { runToken, tileDir } from "../layout.ts";
+import type { Resample } from "../resample.ts";
 import type { BBox } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
 
 /** Bump whenever the pixels a given field and style produce change; every tile then re-renders. */
-export const RENDERER_VERSION = "1";
+export const RENDERER_VERSION = "2";
 
 export interface Selection {
   /** Group ids (forecast/global) or names (global); default every group. */
@@ -25,6 +27,19 @@ export interface Selection {
   /** Lead hours to keep; default every lead. */
   leads?: number[];
   maxZoom: number;
+}
+
+/** How the tiles of a layer are made from the store: which variables, and what is drawn. */
+export interface Recipe {
+  /** "field": one stored variable through its colour ramp; else a derived layer's kind. */
+  kind: "field" | DerivedKind;
+  /** Canonical names of the variables read, in the order the kind expects. */
+  sources: string[];
+  resample: Resample;
+  /** Arrows: lattice spacing in screen pixels. */
+  spacing_px?: number;
+  /** Contours: interval in canonical units. */
+  interval?: number;
 }
 
 export interface LeadSpec {
@@ -56,6 +71,9 @@ export interface LayerSpec {
   style_range: "registry" | "data";
   /** Ensemble variables: the member drawn (the control) and the rule that chose it; null otherwise. */
   member: { value: number; choice: "control" } | null;
+  recipe: Recipe;
+  /** A base layer fills the map; an overlay (arrows, isobars) is drawn transparent over a base. */
+  role: "base" | "overlay";
   kind: "global" | "regional";
   bounds: BBox;
   /** Tiles one layer-run-lead writes (coverage z0..max zoom). */
@@ -85,6 +103,7 @@ export interface Job {
   run: number;
   runIso: string;
   style: MapStyle;
+  recipe: Recipe;
   tilesPerLead: number;
   leads: LeadJob[];
   /** Set when the job renders only a slice of each lead's pyramid (see splitForThreads). */
@@ -190,14 +209,28 @@ async function dataRange(group: ForecastGroup, ref: MapLayerRef): Promise<{ min:
   return { min, max };
 }
 
+function recipeOf(ref: MapLayerRef): Recipe {
+  const d = ref.derived?.def;
+  if (!d) {
+    return { kind: "field", sources: [ref.variable.name], resample: ref.variable.entry.style?.resample ?? "bilinear" };
+  }
+  const recipe: Recipe = { kind: d.kind, sources: d.sources, resample: d.style.resample ?? "bilinear" };
+  if (d.spacing_px !== undefined) recipe.spacing_px = d.spacing_px;
+  if (d.interval !== undefined) recipe.interval = d.interval;
+  return recipe;
+}
+
 function layerSpec(
   ref: MapLayerRef,
   sel: Selection,
   source: string,
   tilesPerLead: number,
-  style: MapStyle,
+  fieldStyle: MapStyle,
 ): LayerSpec | undefined {
   const { group, variable: v } = ref;
+  const def = ref.derived?.def;
+  const style = def ? def.style : fieldStyle;
+  const recipe = recipeOf(ref);
   const runIndexes = sel.runs === "all" ? group.runs.map((_, i) => i) : [latestRun(group)];
   const leadIndexes = group.leads.map((_, i) => i).filter((i) => !sel.leads || sel.leads.includes(group.leads[i]));
   if (leadIndexes.length === 0 || runIndexes.length === 0) return undefined;
@@ -218,6 +251,7 @@ function layerSpec(
             lead: hours,
             level: ref.level,
             style,
+            recipe,
             renderer: RENDERER_VERSION,
             maxZoom: sel.maxZoom,
           });
@@ -228,19 +262,21 @@ function layerSpec(
   return {
     id: ref.id,
     group: group.id,
-    variable: v.name,
+    variable: def ? def.name : v.name,
     level: ref.level,
     levelIndex: ref.levelIndex,
     level_units: ref.level === null ? null : (group.levelUnits ?? null),
-    long_name: v.entry.long_name,
-    units: v.units,
-    temporal: v.temporal,
+    long_name: def ? def.long_name : v.entry.long_name,
+    units: def ? def.units : v.units,
+    temporal: def ? def.temporal : v.temporal,
     style,
-    style_range: v.canonical ? "registry" : "data",
+    style_range: def || v.canonical ? "registry" : "data",
     member:
       group.members && v.roles.includes("member")
         ? { value: group.members[group.controlMember ?? 0], choice: "control" }
         : null,
+    recipe,
+    role: def ? def.role : "base",
     kind: group.grid.global ? "global" : "regional",
     bounds: boundsOf(group),
     tilesPerLead,
@@ -261,6 +297,7 @@ export function jobsOf(layers: LayerSpec[]): Job[] {
         run: r.index,
         runIso: r.iso,
         style: l.style,
+        recipe: l.recipe,
         tilesPerLead: l.tilesPerLead,
         leads: r.leads.map((ld) => ({
           key: `${l.id}/${r.token}/${ld.hours}`,
@@ -283,6 +320,8 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   const { groups, skipped } = await selectGroups(store, sel.groups);
   const warnings: string[] = [];
   const wanted = sel.vars?.map((name) => {
+    const derived = DERIVED_LAYERS.find((d) => d.name === name.trim().toLowerCase());
+    if (derived) return derived.name;
     const entry = store.registry.lookup(name);
     if (!entry) throw new ConfigError(`"${name}" is not a registered variable name`);
     if (!entry.style) throw new ConfigError(`${entry.name} has no map style, so it has no map layer`);
@@ -290,13 +329,18 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   });
   const layers: LayerSpec[] = [];
   for (const group of groups) {
-    const refs = groupLayers(group).filter((l) => !wanted || wanted.includes(l.variable.name));
+    // A derived layer comes along when it is named or when every variable it is made of is.
+    const picked = (l: MapLayerRef, wanted: string[]) =>
+      l.derived
+        ? wanted.includes(l.derived.def.name) || l.derived.sources.every((v) => wanted.includes(v.name))
+        : wanted.includes(l.variable.name);
+    const refs = groupLayers(group).filter((l) => !wanted || picked(l, wanted));
     if (refs.length === 0) continue;
     const tiles = coverage.pyramidCount(group.id, group.grid, sel.maxZoom);
     for (const ref of refs) {
       const v = ref.variable;
       let style = v.entry.style!;
-      if (!v.canonical) {
+      if (!ref.derived && !v.canonical) {
         style = { ...style, ...(await dataRange(group, ref)) };
         delete style.transparent_below;
         warnings.push(
@@ -304,7 +348,9 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
             `drawn over the field's own range ${style.min}..${style.max} ${v.storedUnits}`,
         );
       }
-      const spec = layerSpec(ref, sel, sourceRevision(group, v), tiles, style);
+      const sources = ref.derived?.sources ?? [v];
+      const revision = sources.map((sv) => sourceRevision(group, sv)).join("+");
+      const spec = layerSpec(ref, sel, revision, tiles, style);
       if (spec) layers.push(spec);
     }
   }

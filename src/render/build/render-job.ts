@@ -6,9 +6,11 @@ import { join } from "node:path";
 import { StoreUnavailableError } from "../../errors.ts";
 import { readValues, regionOf } from "../../forecast/read.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
-import { buildPalette } from "../colormap.ts";
+import { buildPalette, type Palette } from "../colormap.ts";
+import { displayUnit, toDisplay } from "../display.ts";
+import { OVERLAY_RGBA, renderArrows, renderContours } from "../overlay.ts";
 import { encodeIndexedPng } from "../png.ts";
-import { isUniform } from "../resample.ts";
+import { isUniform, type LevelSampler } from "../resample.ts";
 import { TILE_SIZE } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
 import type { Job, LeadJob } from "./plan.ts";
@@ -63,11 +65,61 @@ async function readField(
   return out;
 }
 
+type Field = Float32Array | Float64Array;
+/** Palette indices of one tile from the lead's source fields. */
+type TilePainter = (sampler: LevelSampler, x: number, y: number, fields: Field[], out: Uint8Array) => void;
+
+/** How a job's recipe turns source fields into tile indices, and with which palette. */
+function painterOf(job: Job): { palette: Palette; prepare: (fields: Field[]) => Field[]; paint: TilePainter } {
+  const { recipe } = job;
+  const ramp = buildPalette(job.style);
+  const overlay = { ...ramp, rgba: OVERLAY_RGBA };
+  switch (recipe.kind) {
+    case "field":
+      return {
+        palette: ramp,
+        prepare: (f) => f,
+        paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
+      };
+    case "speed":
+      return {
+        palette: ramp,
+        // Speed once per node, then drawn like any stored field.
+        prepare: ([u, v]) => {
+          const speed = new Float32Array(u.length);
+          for (let i = 0; i < u.length; i++) speed[i] = Math.hypot(u[i], v[i]);
+          return [speed];
+        },
+        paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
+      };
+    case "arrows":
+      return {
+        palette: overlay,
+        prepare: (f) => f,
+        paint: (s, x, y, [u, v], out) => renderArrows(s, x, y, u, v, { spacing: recipe.spacing_px ?? 40 }, out),
+      };
+    case "contours": {
+      const unit = displayUnit(job.style, "");
+      const scratch = new Float64Array((TILE_SIZE + 2) ** 2);
+      const interval = recipe.interval!;
+      const label = (value: number) => String(Math.round(toDisplay(unit, value)));
+      return {
+        palette: overlay,
+        prepare: (f) => f,
+        paint: (s, x, y, [f], out) => renderContours(s, x, y, f, { interval, label }, out, scratch),
+      };
+    }
+  }
+}
+
 export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResult[]> {
   const group = await ctx.store.forecastGroup(job.group);
-  const v = group.variables.get(job.variable);
-  if (!v) throw new StoreUnavailableError(`${job.variable} is no longer in ${job.group}`);
-  const palette = buildPalette(job.style);
+  const sources = job.recipe.sources.map((name) => {
+    const v = group.variables.get(name);
+    if (!v) throw new StoreUnavailableError(`${name} is no longer in ${job.group}`);
+    return v;
+  });
+  const { palette, prepare, paint } = painterOf(job);
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
   // Palette index → the first file written with that one colour, for this job's hard links.
   const uniformFiles = new Map<number, string>();
@@ -89,7 +141,9 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       bytes: 0,
       reused: false,
     };
-    const field = await readField(group, v, job.run, lead.index, job.levelIndex);
+    const fields = prepare(
+      await Promise.all(sources.map((v) => readField(group, v, job.run, lead.index, job.levelIndex))),
+    );
     const root = join(ctx.buildDir, lead.dir);
     // A part renders one contiguous run of the pyramid's tiles, counted z by z in coverage order.
     const part = job.part ?? { index: 0, count: 1 };
@@ -112,7 +166,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
           madeX = x;
         }
         const path = `${dir}/${y}.png`;
-        sampler.renderTile(x, y, field, palette, indices);
+        paint(sampler, x, y, fields, indices);
         const uniform = isUniform(indices);
         const first = uniform ? uniformFiles.get(indices[0]) : undefined;
         if (first !== undefined) {

@@ -2,11 +2,13 @@
 // graceful shutdown (stop accepting, finish in-flight requests, close the ledger).
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { Settings } from "../config.ts";
 import { openLedger } from "../ledger/open.ts";
 import { registry } from "../registry/registry.ts";
 import { Published } from "../render/published.ts";
+import { setDecodeThreads } from "../store/codecs/decode-pool.ts";
 import { Store } from "../store/store.ts";
 import { type App, createApp } from "./app.ts";
 import type { AppContext } from "./context.ts";
@@ -28,6 +30,8 @@ export async function startServer(
   settings: Settings,
   opts: { log?: (e: Record<string, unknown>) => void; webDir?: string } = {},
 ): Promise<Running> {
+  // Chunk decoding in parallel, never more threads than store-reading requests allowed at once.
+  setDecodeThreads(Math.min(availableParallelism(), settings.max_heavy_requests));
   const store = new Store(settings.store, { cacheMb: settings.chunk_cache_mb, timeoutMs: settings.store_timeout_ms });
   const ledger = await openLedger(settings.db);
   const ctx: AppContext = {

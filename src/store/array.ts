@@ -6,6 +6,7 @@ import { CorruptDataError, GridcastError, StoreUnavailableError } from "../error
 import type { Backend, RangeQuery } from "./backend.ts";
 import { type Packing, packingFrom, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
+import "./codecs/register.ts";
 import type { NodeMeta } from "./metadata.ts";
 
 export type Chunk = { data: ArrayLike<number | bigint> & { byteLength: number }; shape: number[]; stride: number[] };
@@ -112,13 +113,28 @@ export class StoredArray {
   async chunk(coords: number[]): Promise<Chunk> {
     return this.#cache.get(`${this.meta.path}|${coords.join(",")}`, async () => {
       const arr = await this.#open();
+      let c: Chunk;
       try {
-        const c = (await arr.getChunk(coords)) as unknown as Chunk;
-        return Object.assign(c, { byteLength: c.data.byteLength });
+        c = (await arr.getChunk(coords)) as unknown as Chunk;
       } catch (cause) {
-        throw wrap(cause);
+        throw wrap(cause, this.#where(coords));
       }
+      // A decode of the wrong size would read as fill values or zeros: refuse it loudly instead.
+      const want = this.chunks.reduce((a, b) => a * b, 1);
+      if (c.data.length !== want) {
+        throw wrap(
+          new CorruptDataError(`decoded ${c.data.length} values, the chunk holds ${want}`),
+          this.#where(coords),
+        );
+      }
+      return Object.assign(c, { byteLength: c.data.byteLength });
     });
+  }
+
+  /** Store and chunk key for the server log (never sent to clients). */
+  #where(coords: number[]): string {
+    const b = this.#backend as Backend & { root?: string };
+    return `store ${b.root ?? b.description}, key ${chunkKey(this.meta, coords)}`;
   }
 
   /** Physical values (unpacked, missing → NaN) of a region, C order, as float32 or float64. */
@@ -152,7 +168,32 @@ export class StoredArray {
   }
 }
 
-function wrap(cause: unknown): Error {
+/** The store key of a chunk, from the array's key encoding (v3) or dimension separator (v2). */
+export function chunkKey(meta: NodeMeta, coords: number[]): string {
+  const prefix = meta.path === "" ? "" : `${meta.path}/`;
+  if (meta.format === 3) {
+    const enc = (meta.raw["zarr.json"]?.chunk_key_encoding ?? {}) as {
+      name?: string;
+      configuration?: { separator?: string };
+    };
+    const sep = enc.configuration?.separator ?? (enc.name === "v2" ? "." : "/");
+    const key = coords.length === 0 ? "0" : coords.join(sep);
+    return enc.name === "v2" ? prefix + key : `${prefix}c${sep}${coords.join(sep)}`;
+  }
+  const sep = (meta.raw[".zarray"]?.dimension_separator as string | undefined) ?? ".";
+  return prefix + (coords.length === 0 ? "0" : coords.join(sep));
+}
+
+/** Map a failure to a domain error; `where` (store and key) rides in the logged cause only. */
+function wrap(cause: unknown, where?: string): Error {
+  if (where && (cause instanceof CorruptDataError || isDecodeFailure(cause))) {
+    const inner = cause instanceof Error ? (cause.cause ?? cause) : cause;
+    return new CorruptDataError(
+      "stored data could not be decoded",
+      {},
+      { cause: new Error(`${where}: ${String(inner)}`) },
+    );
+  }
   if (cause instanceof GridcastError) return cause;
   if (cause instanceof zarr.CodecPipelineError || cause instanceof zarr.InvalidMetadataError) {
     return new CorruptDataError("stored data could not be decoded", {}, { cause });
@@ -162,6 +203,15 @@ function wrap(cause: unknown): Error {
     return new CorruptDataError("stored data could not be decoded", {}, { cause });
   }
   return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
+}
+
+function isDecodeFailure(cause: unknown): boolean {
+  return (
+    cause instanceof zarr.CodecPipelineError ||
+    cause instanceof zarr.InvalidMetadataError ||
+    cause instanceof RangeError ||
+    cause instanceof TypeError
+  );
 }
 
 export function strides(shape: number[]): number[] {

@@ -1,0 +1,92 @@
+// Blosc chunks decode on a small pool of worker threads, so a read spanning many chunks decodes
+// them in parallel while the main thread keeps serving. The pool has a fixed number of threads
+// (the server sets it to at most its heavy-request cap); further chunks wait in a queue whose
+// length is bounded by the requests allowed at once, each within its size cap. With 0 threads
+// chunks decode on the calling thread.
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { decodeBlosc, UNSUPPORTED } from "./blosc-decode.ts";
+import { CodecInputError } from "./bound.ts";
+import type { DecodeDone, DecodeJob } from "./decode-worker.ts";
+
+type Pending = { resolve: (v: Uint8Array | typeof UNSUPPORTED) => void; reject: (e: Error) => void };
+
+let threads = Math.min(availableParallelism(), 4);
+const idle: Worker[] = [];
+const all = new Set<Worker>();
+const queue: { job: DecodeJob; pending: Pending }[] = [];
+const waiting = new Map<number, Pending>();
+let nextId = 0;
+
+/** Number of decode threads (0: decode on the calling thread). Applies to threads started later. */
+export function setDecodeThreads(n: number): void {
+  threads = Math.max(0, Math.floor(n));
+}
+
+export function decodeThreads(): number {
+  return threads;
+}
+
+function spawn(): Worker {
+  // No inherited flags: they belong to the caller (test runner options), not to the worker.
+  const w = new Worker(new URL("./decode-worker.ts", import.meta.url), { execArgv: [] });
+  w.on("message", (m: DecodeDone) => {
+    const p = waiting.get(m.id);
+    waiting.delete(m.id);
+    if (p) {
+      if ("out" in m) p.resolve(m.out);
+      else if ("unsupported" in m) p.resolve(UNSUPPORTED);
+      else p.reject(new CodecInputError(m.error));
+    }
+    next(w);
+  });
+  w.on("error", (e) => {
+    // A crashed worker fails only the job it held; the pool starts a fresh one on demand.
+    all.delete(w);
+    for (const [id, p] of waiting) {
+      if ((w as Worker & { job?: number }).job === id) {
+        waiting.delete(id);
+        p.reject(e);
+      }
+    }
+    if (queue.length > 0) next(spawn());
+  });
+  all.add(w);
+  return w;
+}
+
+function next(w: Worker): void {
+  const item = queue.shift();
+  if (!item) {
+    idle.push(w);
+    w.unref(); // an idle pool must not keep the process alive
+    return;
+  }
+  run(w, item.job, item.pending);
+}
+
+function run(w: Worker, job: DecodeJob, pending: Pending): void {
+  w.ref();
+  (w as Worker & { job?: number }).job = job.id;
+  waiting.set(job.id, pending);
+  w.postMessage(job);
+}
+
+/** Decode a Blosc chunk of at most `bound` bytes, on the pool when it has threads. */
+export function decodeBloscPooled(bytes: Uint8Array, bound: number): Promise<Uint8Array | typeof UNSUPPORTED> {
+  if (threads === 0) {
+    try {
+      return Promise.resolve(decodeBlosc(bytes, bound));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  return new Promise((resolve, reject) => {
+    // The bytes are copied into the message; the caller's buffer (maybe a cached slice) stays intact.
+    const job: DecodeJob = { id: nextId++, bytes, bound };
+    const pending = { resolve, reject };
+    const w = idle.pop() ?? (all.size < threads ? spawn() : undefined);
+    if (w) run(w, job, pending);
+    else queue.push({ job, pending });
+  });
+}

@@ -1,0 +1,42 @@
+// Whole-chunk compressors decoded natively on libuv's thread pool (node:zlib's asynchronous
+// calls), so many chunks decode in parallel: Zstandard, gzip and zlib. Each refuses to produce
+// more than the chunk's shape and data type allow.
+import { promisify } from "node:util";
+import { gunzip, inflate, zstdDecompress } from "node:zlib";
+import { type ChunkShapeMeta, CodecInputError, decodedBound } from "./bound.ts";
+
+type Inflate = (buf: Uint8Array, opts: { maxOutputLength?: number }) => Promise<Buffer>;
+
+// Without a fixed-size data type there is no shape bound; a generous cap still stops a bomb.
+const UNBOUNDED_CAP = 1 << 30;
+
+function codecClass(name: string, run: Inflate) {
+  return class NativeCodec {
+    readonly kind = "bytes_to_bytes";
+    readonly #bound: number;
+    constructor(meta: ChunkShapeMeta) {
+      this.#bound = decodedBound(meta) ?? UNBOUNDED_CAP;
+    }
+    static fromConfig(_config: unknown, meta: ChunkShapeMeta): NativeCodec {
+      return new NativeCodec(meta);
+    }
+    encode(): never {
+      throw new Error(`${name}: encoding is not supported here`);
+    }
+    async decode(bytes: Uint8Array): Promise<Uint8Array> {
+      try {
+        const out = await run(bytes, { maxOutputLength: Math.max(this.#bound, 1) });
+        return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+      } catch (e) {
+        if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
+          throw new CodecInputError(`${name}: expands past the chunk's ${this.#bound} bytes`);
+        }
+        throw new CodecInputError(`${name}: ${(e as Error).message}`);
+      }
+    }
+  };
+}
+
+export const ZstdCodec = codecClass("zstd", promisify(zstdDecompress) as Inflate);
+export const GzipCodec = codecClass("gzip", promisify(gunzip) as Inflate);
+export const ZlibCodec = codecClass("zlib", promisify(inflate) as Inflate);

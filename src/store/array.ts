@@ -133,7 +133,9 @@ export class StoredArray {
 
   /** Store and chunk key for the server log (never sent to clients). */
   #where(coords: number[]): string {
-    const b = this.#backend as Backend & { root?: string };
+    type Named = Backend & { root?: string; inner?: Backend };
+    const outer = this.#backend as Named;
+    const b = (outer.inner ?? outer) as Named;
     return `store ${b.root ?? b.description}, key ${chunkKey(this.meta, coords)}`;
   }
 

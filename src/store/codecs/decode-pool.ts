@@ -4,14 +4,15 @@
 // length is bounded by the requests allowed at once, each within its size cap. With 0 threads
 // chunks decode on the calling thread.
 import { availableParallelism } from "node:os";
-import { Worker } from "node:worker_threads";
+import { isMainThread, Worker } from "node:worker_threads";
 import { decodeBlosc, UNSUPPORTED } from "./blosc-decode.ts";
 import { CodecInputError } from "./bound.ts";
 import type { DecodeDone, DecodeJob } from "./decode-worker.ts";
 
 type Pending = { resolve: (v: Uint8Array | typeof UNSUPPORTED) => void; reject: (e: Error) => void };
 
-let threads = Math.min(availableParallelism(), 4);
+// Inside a worker (a build's render threads) chunks decode inline: its siblings are the parallelism.
+let threads = isMainThread ? Math.min(availableParallelism(), 4) : 0;
 const idle: Worker[] = [];
 const all = new Set<Worker>();
 const queue: { job: DecodeJob; pending: Pending }[] = [];

@@ -26,10 +26,18 @@ const STREAM = {
   zlib: zlibExact,
 } as const;
 
+// Shuffled blocks decompress here first; one buffer per thread, grown to the largest block seen.
+let scratchBuf = new Uint8Array(0);
+function scratchOf(n: number): Uint8Array {
+  if (scratchBuf.length < n) scratchBuf = new Uint8Array(n);
+  return scratchBuf;
+}
+
 export function decodeBlosc(src: Uint8Array, bound: number): Uint8Array | typeof UNSUPPORTED {
   const h = parseBloscHeader(src, bound);
-  const out = new Uint8Array(h.nbytes);
-  if (h.nbytes === 0) return out;
+  if (h.nbytes === 0) return new Uint8Array(0);
+  // Not zero-filled: every path below writes each byte or throws (exact-size checks per stream).
+  const out = new Uint8Array(Buffer.allocUnsafeSlow(h.nbytes).buffer, 0, h.nbytes);
   if (h.memcpyed) {
     out.set(src.subarray(HEADER_BYTES, HEADER_BYTES + h.nbytes));
     return out;
@@ -38,7 +46,7 @@ export function decodeBlosc(src: Uint8Array, bound: number): Uint8Array | typeof
   if (h.compressor !== "lz4" && h.compressor !== "zstd" && h.compressor !== "zlib") return UNSUPPORTED;
   const inflate = STREAM[h.compressor];
   const shuffled = (h.flags & (FLAG_SHUFFLE | FLAG_BITSHUFFLE)) !== 0;
-  const scratch = shuffled ? new Uint8Array(Math.min(h.blocksize, h.nbytes)) : undefined;
+  const scratch = shuffled ? scratchOf(Math.min(h.blocksize, h.nbytes)) : undefined;
   const leftover = h.nbytes % h.blocksize;
   for (let b = 0; b < h.nblocks; b++) {
     const last = b === h.nblocks - 1 && leftover !== 0;

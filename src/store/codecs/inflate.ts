@@ -21,10 +21,14 @@ function limited(what: string, run: () => Uint8Array, size: number): Uint8Array 
   }
 }
 
+let framing = Buffer.allocUnsafeSlow(1 << 16);
+
 /** A raw LZ4 block (no frame, no size prefix) that must decode to exactly `size` bytes. */
 export function lz4Block(src: Uint8Array, size: number): Uint8Array {
   // The binding reads the decoded size from a 4-byte little-endian prefix; we supply our own.
-  const framed = Buffer.allocUnsafe(src.length + 4);
+  // One growing buffer per thread holds prefix + block: no allocation per stream.
+  if (framing.length < src.length + 4) framing = Buffer.allocUnsafeSlow(Math.max(src.length + 4, 2 * framing.length));
+  const framed = framing.subarray(0, src.length + 4);
   framed.writeUInt32LE(size, 0);
   framed.set(src, 4);
   return limited("lz4", () => uncompressSync(framed), size);

@@ -268,9 +268,12 @@ function copyRegion(
       dst += (idx[d] - region[d][0]) * rstride[d];
     }
     const n = hi[last] - lo[last];
-    if (bulk) {
+    if (bulk && n >= 64) {
       // Contiguous run of floats with nothing to unpack: one typed-array copy.
       (out as Float32Array).set((data as Float32Array).subarray(src, src + n), dst);
+    } else if (bulk) {
+      // Short runs (a pixel's features): a loop beats making a subarray view per run.
+      for (let k = 0; k < n; k++) out[dst + k] = data[src + k] as number;
     } else if (packing && !isBig) {
       const p = packing;
       const plain = p.missing.length === 0 && p.scale === 1 && p.offset === 0;

@@ -54,6 +54,17 @@ for (const threads of [2, 0]) {
   });
 }
 
+describe("the decode pool under concurrency", () => {
+  test("every case decoded at once through 2 threads: each result is its own chunk's bytes", async () => {
+    setDecodeThreads(2);
+    const outs = await Promise.all(cases.map(decodeCase));
+    for (const [i, c] of cases.entries()) {
+      const raw = readFileSync(join(dir, `${c.name}.raw`));
+      assert.ok(Buffer.from(outs[i].buffer, outs[i].byteOffset, outs[i].byteLength).equals(raw), c.name);
+    }
+  });
+});
+
 describe("the size bound", () => {
   test("a chunk decoded against a smaller shape than it was written for is refused", async () => {
     for (const name of ["blosc-lz4-shuffle-float32-202500-0", "zstd-1-float32", "gzip-1-float32", "zlib-5-int16"]) {

@@ -41,22 +41,29 @@ function spawn(): Worker {
     }
     next(w);
   });
+  let failure: Error | undefined;
   w.on("error", (e) => {
-    // A crashed worker fails only the job it held; the pool starts a fresh one on demand.
+    failure = e;
+  });
+  w.on("exit", () => {
+    // A worker that died fails only the job it held; a fresh one takes over the queue.
     all.delete(w);
-    for (const [id, p] of waiting) {
-      if ((w as Worker & { job?: number }).job === id) {
-        waiting.delete(id);
-        p.reject(e);
-      }
+    const at = idle.indexOf(w);
+    if (at >= 0) idle.splice(at, 1);
+    const id = (w as Worker & { job?: number }).job;
+    const p = id === undefined ? undefined : waiting.get(id);
+    if (id !== undefined && p) {
+      waiting.delete(id);
+      p.reject(new CodecInputError(`blosc: the decoding thread stopped (${failure?.message ?? "exit"})`));
     }
-    if (queue.length > 0) next(spawn());
+    if (queue.length > 0 && all.size < threads) next(spawn());
   });
   all.add(w);
   return w;
 }
 
 function next(w: Worker): void {
+  (w as Worker & { job?: number }).job = undefined;
   const item = queue.shift();
   if (!item) {
     idle.push(w);
@@ -84,7 +91,9 @@ export function decodeBloscPooled(bytes: Uint8Array, bound: number): Promise<Uin
   }
   return new Promise((resolve, reject) => {
     // The bytes are copied into the message; the caller's buffer (maybe a cached slice) stays intact.
-    const job: DecodeJob = { id: nextId++, bytes, bound };
+    // A view into a larger buffer (a shard, a pooled read) would carry all of it: copy the view.
+    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+    const job: DecodeJob = { id: nextId++, bytes: own, bound };
     const pending = { resolve, reject };
     const w = idle.pop() ?? (all.size < threads ? spawn() : undefined);
     if (w) run(w, job, pending);

@@ -39,6 +39,8 @@ for cname in ["lz4", "lz4hc", "zstd", "zlib", "blosclz"]:
         for dtype in dtypes:
             # 1×25×90×90 is the chunk shape of the benchmark store; 12345 leaves a ragged last block.
             for shape, blocksize in [((1, 25, 90, 90), 0), ((12345,), 4096), ((37,), 0)]:
+                if len(shape) == 4 and dtype in ("uint8", "float64"):
+                    continue  # the big shape once per 2- and 4-byte type keeps the fixtures small
                 n = int(np.prod(shape))
                 arr = smooth(n, dtype).reshape(shape)
                 name = f"blosc-{cname}-{sname}-{dtype}-{n}-{blocksize}"

@@ -10,6 +10,9 @@ const benches: [string, () => Promise<BenchRow[]>][] = [
   ["data", async () => (await import("./data-chunks.ts")).run()],
   ["export", async () => (await import("./export.ts")).run()],
   ["embeddings", async () => (await import("./embeddings.ts")).run()],
+  ["xarray", async () => (await import("./xarray.ts")).run()],
+  ["codecs", async () => (await import("./codecs.ts")).run()],
+  ["gdal", async () => (await import("./gdal.ts")).run()],
 ];
 
 const rows: BenchRow[] = [];

@@ -53,4 +53,7 @@ for level in [1, 5]:
         add(f"zstd-{level}-{dtype}", Zstd(level=level), arr)
         add(f"gzip-{level}-{dtype}", GZip(level=level), arr)
         add(f"zlib-{level}-{dtype}", Zlib(level=level), arr)
+# Small chunks (coordinates, previews) take the decoders' inline path.
+for codec, cname in [(Zstd(level=3), "zstd"), (GZip(level=5), "gzip"), (Zlib(level=5), "zlib")]:
+    add(f"{cname}-small-float64", codec, smooth(721, "float64"))
 json.dump(cases, open(os.path.join(out, "manifest.json"), "w"))

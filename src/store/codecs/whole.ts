@@ -2,15 +2,21 @@
 // calls), so many chunks decode in parallel: Zstandard, gzip and zlib. Each refuses to produce
 // more than the chunk's shape and data type allow.
 import { promisify } from "node:util";
-import { gunzip, inflate, zstdDecompress } from "node:zlib";
+import { gunzip, gunzipSync, inflate, inflateSync, zstdDecompress, zstdDecompressSync } from "node:zlib";
 import { type ChunkShapeMeta, CodecInputError, decodedBound } from "./bound.ts";
 
-type Inflate = (buf: Uint8Array, opts: { maxOutputLength?: number; chunkSize?: number }) => Promise<Buffer>;
+type Opts = { maxOutputLength?: number; chunkSize?: number };
+type Inflate = (buf: Uint8Array, opts: Opts) => Promise<Buffer>;
+type InflateSync = (buf: Uint8Array, opts: Opts) => Buffer;
+
+// Small chunks (coordinates, previews) decode on the calling thread: a trip through the thread
+// pool would cost more than the decoding and keep the request in flight longer.
+const INLINE_BYTES = 128 * 1024;
 
 // Without a fixed-size data type there is no shape bound; a generous cap still stops a bomb.
 const UNBOUNDED_CAP = 1 << 30;
 
-function codecClass(name: string, run: Inflate) {
+function codecClass(name: string, run: Inflate, runSync: InflateSync) {
   return class NativeCodec {
     readonly kind = "bytes_to_bytes";
     readonly #bound: number;
@@ -30,7 +36,8 @@ function codecClass(name: string, run: Inflate) {
     }
     async decode(bytes: Uint8Array): Promise<Uint8Array> {
       try {
-        const out = await run(bytes, { maxOutputLength: Math.max(this.#bound, 1), chunkSize: this.#chunkSize });
+        const opts = { maxOutputLength: Math.max(this.#bound, 1), chunkSize: this.#chunkSize };
+        const out = this.#bound <= INLINE_BYTES ? runSync(bytes, opts) : await run(bytes, opts);
         return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
       } catch (e) {
         if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
@@ -42,6 +49,6 @@ function codecClass(name: string, run: Inflate) {
   };
 }
 
-export const ZstdCodec = codecClass("zstd", promisify(zstdDecompress) as Inflate);
-export const GzipCodec = codecClass("gzip", promisify(gunzip) as Inflate);
-export const ZlibCodec = codecClass("zlib", promisify(inflate) as Inflate);
+export const ZstdCodec = codecClass("zstd", promisify(zstdDecompress) as Inflate, zstdDecompressSync);
+export const GzipCodec = codecClass("gzip", promisify(gunzip) as Inflate, gunzipSync);
+export const ZlibCodec = codecClass("zlib", promisify(inflate) as Inflate, inflateSync);

@@ -49,7 +49,9 @@ for (const threads of [2, 0]) {
       for (const cname of ["lz4", "lz4hc", "zstd", "zlib", "blosclz"]) {
         for (const s of ["noshuffle", "shuffle", "bitshuffle"]) assert.ok(seen.has(`blosc-${cname}-${s}`), cname + s);
       }
-      for (const w of ["zstd-1-float32", "gzip-5-int16", "zlib-1-float32"]) assert.ok(seen.has(w), w);
+      for (const w of ["zstd-1-float32", "gzip-5-int16", "zlib-1-float32", "zstd-small-float64"]) {
+        assert.ok(seen.has(w), w);
+      }
     });
   });
 }
@@ -67,7 +69,15 @@ describe("the decode pool under concurrency", () => {
 
 describe("the size bound", () => {
   test("a chunk decoded against a smaller shape than it was written for is refused", async () => {
-    for (const name of ["blosc-lz4-shuffle-float32-202500-0", "zstd-1-float32", "gzip-1-float32", "zlib-5-int16"]) {
+    for (const name of [
+      "blosc-lz4-shuffle-float32-202500-0",
+      "zstd-1-float32",
+      "gzip-1-float32",
+      "zlib-5-int16",
+      "zstd-small-float64",
+      "gzip-small-float64",
+      "zlib-small-float64",
+    ]) {
       const c = cases.find((x) => x.name === name);
       assert.ok(c, name);
       await assert.rejects(

@@ -2,20 +2,26 @@
 // lookup, pass-through read, ETag) against sirv serving the very same chunk bytes as static files,
 // both on loopback in this process, measured back to back in one run (target ratio ≥ 0.7).
 //   node bench/data-chunks.ts [seconds]
+import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import sirv from "sirv";
 import { BENCH_DIR, type BenchRow, benchServer, benchStore, type Load, load } from "./lib.ts";
+import { wrk } from "./wrk.ts";
 
 /** Distinct chunks cycled through, so neither side serves one hot object. */
 const CHUNKS = 32;
 const CONNECTIONS = 16;
 
 function cycle(base: string, paths: string[], headers: Record<string, string>, seconds: number): Promise<Load> {
+  // wrk when installed (an external client, as the issue asks), autocannon in-process otherwise.
+  if (HAVE_WRK) return wrk(base, { paths, headers, connections: CONNECTIONS, seconds });
   return load(base, { paths, headers, connections: CONNECTIONS, seconds });
 }
+
+const HAVE_WRK = spawnSync("wrk", ["-v"]).error === undefined;
 
 export async function run(seconds = 5): Promise<BenchRow[]> {
   const store = await benchStore("demo");
@@ -68,7 +74,7 @@ export async function run(seconds = 5): Promise<BenchRow[]> {
     ] as const) {
       if (l.errors || l.non2xx) throw new Error(`${name}: ${l.errors} errors, ${l.non2xx} non-2xx`);
     }
-    const note = `${keys.length} chunks, mean ${(bytes / keys.length / 1024).toFixed(0)} KiB, ${CONNECTIONS} connections`;
+    const note = `${keys.length} chunks, mean ${(bytes / keys.length / 1024).toFixed(0)} KiB, ${CONNECTIONS} connections, ${HAVE_WRK ? "wrk" : "autocannon"}`;
     return [
       {
         bench: "/data chunk GET",

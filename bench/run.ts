@@ -13,6 +13,9 @@ const benches: [string, () => Promise<BenchRow[]>][] = [
   ["export", async () => (await import("./export.ts")).run()],
   ["embeddings", async () => (await import("./embeddings.ts")).run()],
   ["chunk-version", async () => (await import("./chunk-version.ts")).run()],
+  ["xarray", async () => (await import("./xarray.ts")).run()],
+  ["codecs", async () => (await import("./codecs.ts")).run()],
+  ["gdal", async () => (await import("./gdal.ts")).run()],
 ];
 
 const rows: BenchRow[] = [];

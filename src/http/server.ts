@@ -2,6 +2,7 @@
 // graceful shutdown (stop accepting, finish in-flight requests, close the ledger).
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { Settings } from "../config.ts";
 import { KeyCachingLedger } from "../ledger/key-cache.ts";
@@ -9,6 +10,7 @@ import { openLedger } from "../ledger/open.ts";
 import { ReopeningLedger } from "../ledger/reopening.ts";
 import { Published } from "../published/snapshot.ts";
 import { registry } from "../registry/registry.ts";
+import { setDecodeThreads } from "../store/codecs/decode-pool.ts";
 import { Store } from "../store/store.ts";
 import { type App, createApp } from "./app.ts";
 import type { AppContext } from "./context.ts";
@@ -30,6 +32,8 @@ export async function startServer(
   settings: Settings,
   opts: { log?: (e: Record<string, unknown>) => void; webDir?: string } = {},
 ): Promise<Running> {
+  // Chunk decoding in parallel, never more threads than store-reading requests allowed at once.
+  setDecodeThreads(Math.min(availableParallelism(), settings.max_heavy_requests));
   const log = opts.log ?? ((e: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(e)}\n`));
   const store = new Store(settings.store, {
     cacheMb: settings.chunk_cache_mb,

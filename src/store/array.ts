@@ -7,6 +7,8 @@ import type { Backend, RangeQuery } from "./backend.ts";
 import { type Packing, packingFrom, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
+// Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.
+import "./codecs/register.ts";
 import { sliceWhole } from "./http-backend.ts";
 import type { NodeMeta } from "./metadata.ts";
 

@@ -1,0 +1,109 @@
+// Build throughput against GDAL on the same field and the same output disk: the z0–6 pyramid of
+// one 0.25° layer (t2m, first run and lead of the xarray-written bench store) by `gridcast build`
+// (store read and decode included) and by gdaldem color-relief + gdal2tiles.py with as many
+// processes as the build has threads (the field handed to GDAL ready as a raster file).
+// Target: build ≥ 15× gdal2tiles.
+//   node bench/gdal.ts
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join, resolve } from "node:path";
+import { runBuild } from "../src/render/build/run.ts";
+import { BENCH_DIR, type BenchRow, printRows } from "./lib.ts";
+import { xarrayStore } from "./xarray.ts";
+
+// z0–6 (5,461 tiles): gdal2tiles needs minutes for z7 on a shared 2-core machine.
+const MAX_ZOOM = 6;
+const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
+// Roughly the t2m colours of the gridcast style (kelvin → RGB), so GDAL colours as much as we do.
+const RAMP = [
+  "223 40 0 90",
+  "243 30 60 200",
+  "263 100 180 240",
+  "273 240 240 240",
+  "288 250 200 60",
+  "303 220 60 30",
+  "318 120 0 20",
+];
+
+function countFiles(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith(".png"))
+    .length;
+}
+
+export async function run(): Promise<BenchRow[]> {
+  const store = xarrayStore();
+  const work = join(BENCH_DIR, "gdal");
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const threads = availableParallelism();
+
+  process.stderr.write("gridcast build…\n");
+  const t0 = performance.now();
+  const built = await runBuild({
+    store,
+    out: join(work, "gridcast"),
+    concurrency: threads,
+    reuse: false,
+    groups: ["global"],
+    vars: ["t2m"],
+    leads: [0],
+    maxZoom: MAX_ZOOM,
+    progress: false,
+    webDir: null,
+  });
+  const buildSeconds = (performance.now() - t0) / 1000;
+  const buildTiles = built.totals.tiles;
+
+  process.stderr.write("GDAL…\n");
+  execFileSync(PYTHON, [resolve(import.meta.dirname, "gdal_field.py"), store, join(work, "field")]);
+  writeFileSync(join(work, "ramp.txt"), `${RAMP.join("\n")}\n`);
+  const t1 = performance.now();
+  const sh = (cmd: string, args: string[]) =>
+    execFileSync(cmd, args, { cwd: work, stdio: ["ignore", "ignore", "inherit"] });
+  // Web Mercator stops at ±85.05°: crop to whole cells inside it first (GDAL cannot warp the poles).
+  sh("gdal_translate", [
+    "-q",
+    "-a_srs",
+    "EPSG:4326",
+    "-projwin",
+    "-179.875",
+    "84.875",
+    "179.875",
+    "-84.875",
+    "field.bil",
+    "field.tif",
+  ]);
+  sh("gdaldem", ["color-relief", "-q", "-alpha", "field.tif", "ramp.txt", "rgba.tif"]);
+  sh("gdal2tiles.py", [
+    "-q",
+    "--xyz",
+    "-z",
+    `0-${MAX_ZOOM}`,
+    "-w",
+    "none",
+    `--processes=${threads}`,
+    "rgba.tif",
+    "tiles",
+  ]);
+  const gdalSeconds = (performance.now() - t1) / 1000;
+  const gdalTiles = countFiles(join(work, "tiles"));
+  rmSync(work, { recursive: true, force: true });
+
+  const ours = buildTiles / buildSeconds;
+  const theirs = gdalTiles / gdalSeconds;
+  return [
+    {
+      bench: `build z0–${MAX_ZOOM}, one 0.25° layer, ${threads} threads, output on ${BENCH_DIR}`,
+      figure: "tiles/s (whole build)",
+      value: ours,
+      baseline: "gdaldem + gdal2tiles.py tiles/s",
+      baselineValue: theirs,
+      ratio: ours / theirs,
+      target: 15,
+      note: `${buildTiles} tiles in ${buildSeconds.toFixed(1)} s vs ${gdalTiles} in ${gdalSeconds.toFixed(1)} s`,
+    },
+  ];
+}
+
+if (import.meta.main) printRows(await run());

@@ -1,0 +1,165 @@
+// gridcast against xarray + zarr-python on a store xarray wrote itself (0.25° global, chunks
+// 1×25×90×90, zarr-python's default Blosc lz4 + byte shuffle), same directory, same run:
+//  - export .npy MB/s, cold (decoded-chunk cache emptied before each request), four disjoint
+//    40°×60°×25-lead boxes, against xarray reading the same boxes (target ≥ 0.8);
+//  - the same export with chunk decoding on the calling thread only (what the decode pool buys);
+//  - /point cold p50 (one 1×25×90×90 chunk decoded per request) against xarray's point read.
+//   node bench/xarray.ts [rounds]
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { promisify } from "node:util";
+import { setDecodeThreads } from "../src/store/codecs/decode-pool.ts";
+import { BENCH_DIR, type BenchRow, benchServer, percentile } from "./lib.ts";
+
+const execFileP = promisify(execFile);
+const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
+const BOXES = [
+  { lat_min: 10, lat_max: 50, lon_min: 0, lon_max: 60 },
+  { lat_min: -50, lat_max: -10, lon_min: 60, lon_max: 120 },
+  { lat_min: 20, lat_max: 60, lon_min: -120, lon_max: -60 },
+  { lat_min: -40, lat_max: 0, lon_min: -60, lon_max: 0 },
+];
+const POINTS = Array.from({ length: 41 }, (_, i) => ({ lat: -60 + i * 3, lon: -170 + i * 8.5 }));
+
+/** The xarray-written store, made once under .gridcast/bench. */
+export function xarrayStore(): string {
+  const dir = join(BENCH_DIR, "xarray-global-025");
+  if (!existsSync(join(dir, ".zmetadata"))) {
+    mkdirSync(BENCH_DIR, { recursive: true });
+    process.stderr.write("writing the 0.25° store with xarray…\n");
+    const script = resolve(import.meta.dirname, "../test/python/xarray_forecast.py");
+    execFileSync(PYTHON, [script, dir, "0.25", "1", "25", "90"], { stdio: "inherit" });
+  }
+  return dir;
+}
+
+/** The Python peer, one command at a time (see xarray_peer.py). */
+function startPeer(store: string) {
+  const child = spawn(
+    PYTHON,
+    [resolve(import.meta.dirname, "xarray_peer.py"), store, JSON.stringify(BOXES), JSON.stringify(POINTS)],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const reply = async () => JSON.parse((await lines.next()).value as string) as { seconds: number; bytes: number };
+  return {
+    ready: reply(),
+    async ask(cmd: string) {
+      child.stdin.write(`${cmd}\n`);
+      return reply();
+    },
+    close: () => child.kill(),
+  };
+}
+
+export async function run(rounds = 5): Promise<BenchRow[]> {
+  const store = xarrayStore();
+  const peer = startPeer(store);
+  const srv = await benchServer(store, { field_export_max_mb: 1024, max_heavy_requests: 64 });
+  try {
+    await peer.ready;
+    const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["weather"], credits: 0, rate: 0 });
+    const H = { "X-API-Key": key };
+    const urls = BOXES.map((b) => {
+      const q = new URLSearchParams({ var: "t2m", time_index: "0", lead_start: "0", lead_stop: "24" });
+      for (const [k, v] of Object.entries(b)) q.set(k, String(v));
+      return `${srv.url}/api/export/forecast~global/npy?${q}`;
+    });
+    /** One cold round of the four exports: seconds and bytes. */
+    // curl is the client, in its own process, and times itself (time_total excludes its start-up):
+    // an in-process client would bill its own buffering and garbage to the server's thread.
+    const exportRound = async () => {
+      let bytes = 0;
+      let seconds = 0;
+      for (const url of urls) {
+        srv.ctx.store.cache.invalidate();
+        const { stdout } = await execFileP("curl", [
+          "-sS",
+          "-o",
+          "/dev/null",
+          "-H",
+          `X-API-Key: ${H["X-API-Key"]}`,
+          "-w",
+          "%{http_code} %{size_download} %{time_total}",
+          url,
+        ]);
+        const [code, size, total] = stdout.trim().split(" ");
+        if (code !== "200") throw new Error(`export answered ${code}`);
+        bytes += Number(size);
+        seconds += Number(total);
+      }
+      return { seconds, bytes };
+    };
+    // Warm-up of both sides (metadata, workers, imports, page cache), then interleaved rounds.
+    await exportRound();
+    await peer.ask("boxes");
+    const sum = { gridcast: [0, 0], inline: [0, 0], xarray: [0, 0] };
+    const add = (k: keyof typeof sum, r: { seconds: number; bytes: number }) => {
+      sum[k][0] += r.seconds;
+      sum[k][1] += r.bytes;
+    };
+    for (let i = 0; i < rounds; i++) {
+      add("gridcast", await exportRound());
+      add("xarray", await peer.ask("boxes"));
+      setDecodeThreads(0);
+      add("inline", await exportRound());
+      setDecodeThreads(2);
+    }
+    const mbs = (k: keyof typeof sum) => sum[k][1] / 1e6 / sum[k][0];
+
+    const cold: number[] = [];
+    const peerCold: number[] = [];
+    for (const [i, p] of POINTS.entries()) {
+      srv.ctx.store.cache.invalidate();
+      const t0 = performance.now();
+      const r = await fetch(`${srv.url}/point?lat=${p.lat}&lon=${p.lon}&var=t2m`, { headers: H });
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`/point answered ${r.status}`);
+      cold.push(performance.now() - t0);
+      peerCold.push((await peer.ask(`point ${i}`)).seconds * 1000);
+    }
+    const pointP50 = percentile(cold, 50);
+    const peerP50 = percentile(peerCold, 50);
+    return [
+      {
+        bench: "export npy cold, 4 boxes 40°×60°×25 leads, xarray-written Blosc-lz4 store",
+        figure: "MB/s",
+        value: mbs("gridcast"),
+        baseline: "xarray+zarr same boxes MB/s",
+        baselineValue: mbs("xarray"),
+        ratio: mbs("gridcast") / mbs("xarray"),
+        target: 0.8,
+        note: `${(sum.xarray[1] / rounds / 4 / 1e6).toFixed(2)} MB per box, ${rounds} interleaved rounds`,
+      },
+      {
+        bench: "same export, decode pool off (calling thread only)",
+        figure: "MB/s",
+        value: mbs("inline"),
+        baseline: "with the decode pool MB/s",
+        baselineValue: mbs("gridcast"),
+        ratio: mbs("inline") / mbs("gridcast"),
+      },
+      {
+        bench: "/point cold, one 1×25×90×90 Blosc-lz4 chunk (HTTP, key check included)",
+        figure: "p50 ms",
+        value: pointP50,
+        baseline: "xarray point read p50 ms (in-process)",
+        baselineValue: peerP50,
+        ratio: peerP50 / pointP50,
+        note: "ratio = xarray/gridcast latency; target p50 ≤ 3 ms",
+      },
+    ];
+  } finally {
+    peer.close();
+    await srv.close();
+  }
+}
+
+if (import.meta.main) {
+  const { printRows } = await import("./lib.ts");
+  printRows(await run(Number(process.argv[2] ?? 5)));
+}

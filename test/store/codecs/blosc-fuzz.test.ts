@@ -1,0 +1,136 @@
+// Truncated and lying Blosc chunks: every failure is a CodecInputError with a message, the output
+// never exceeds the bound, and every call returns (no hang). Valid chunks come from numcodecs;
+// mutations are seeded, so a failure reproduces.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { describe, test } from "node:test";
+import { decodeBlosc, UNSUPPORTED } from "../../../src/store/codecs/blosc-decode.ts";
+import { CodecInputError } from "../../../src/store/codecs/bound.ts";
+import { PYTHON } from "../../helpers/harness.ts";
+
+const SCRIPT = `
+import base64, json, numpy as np
+from numcodecs.blosc import Blosc
+rng = np.random.default_rng(3)
+x = np.cumsum(rng.normal(size=3000)).astype("float32")
+out = []
+for cname, shuffle, blocksize in [("lz4", 1, 2048), ("zstd", 2, 4096), ("zlib", 0, 0), ("lz4", 2, 1024), ("blosclz", 1, 0)]:
+    out.append(base64.b64encode(bytes(Blosc(cname=cname, clevel=5, shuffle=shuffle, blocksize=blocksize).encode(x))).decode())
+out.append(base64.b64encode(bytes(Blosc(cname="lz4", shuffle=1).encode(rng.integers(0, 256, 3000 * 4, dtype="uint8")))).decode())
+print(json.dumps({"raw": base64.b64encode(x.tobytes()).decode(), "chunks": out}))
+`;
+const fixture = JSON.parse(execFileSync(PYTHON, ["-c", SCRIPT]).toString()) as { raw: string; chunks: string[] };
+const raw = Buffer.from(fixture.raw, "base64");
+const chunks = fixture.chunks.map((c) => new Uint8Array(Buffer.from(c, "base64")));
+const BOUND = raw.length;
+
+/** Deterministic xorshift32. */
+function rng(seed: number) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s;
+  };
+}
+
+let slowest = 0;
+/** Decode a hostile input: a clear error, a refusal to the fallback, or output within the bound. */
+function attempt(bytes: Uint8Array, what: string): "error" | "ok" {
+  const t0 = performance.now();
+  try {
+    const out = decodeBlosc(bytes, BOUND);
+    if (out !== UNSUPPORTED) assert.ok(out.length <= BOUND, `${what}: ${out.length} bytes past the bound`);
+    return "ok";
+  } catch (e) {
+    assert.ok(e instanceof CodecInputError, `${what}: ${(e as Error).name}: ${(e as Error).message}`);
+    assert.ok(e.message.startsWith("blosc") || /^(lz4|zstd|zlib)/.test(e.message), e.message);
+    return "error";
+  } finally {
+    slowest = Math.max(slowest, performance.now() - t0);
+  }
+}
+
+describe("Blosc header parser under hostile input", () => {
+  test("the untouched chunks decode to numpy's bytes", () => {
+    for (const c of chunks.slice(0, 4)) {
+      const out = decodeBlosc(c, BOUND);
+      assert.ok(out !== UNSUPPORTED && Buffer.from(out).equals(raw));
+    }
+    assert.equal(decodeBlosc(chunks[4], BOUND), UNSUPPORTED); // blosclz: the fallback's job
+  });
+
+  test("every truncation, with the header's size left as is and made to agree", () => {
+    let errors = 0;
+    for (const [i, c] of chunks.entries()) {
+      for (let n = 0; n < c.length; n++) {
+        const cut = c.slice(0, n);
+        if (attempt(cut, `chunk ${i} cut at ${n}`) === "error") errors++;
+        if (n >= 16) {
+          new DataView(cut.buffer).setUint32(12, n, true); // a header that agrees with the short buffer
+          attempt(cut, `chunk ${i} cut at ${n}, cbytes patched`);
+        }
+      }
+      assert.ok(errors >= c.length - 1, `chunk ${i}: truncations must fail`);
+    }
+  });
+
+  test("lying header fields and block tables", () => {
+    const next = rng(18);
+    const specials = (len: number) => [
+      0,
+      1,
+      3,
+      15,
+      16,
+      len - 1,
+      len,
+      len + 1,
+      BOUND,
+      BOUND + 1,
+      0x7fffffff,
+      0xffffffff,
+    ];
+    let ran = 0;
+    for (const [i, c] of chunks.entries()) {
+      const nblocks = Math.ceil(raw.length / new DataView(c.buffer).getUint32(8, true));
+      const tableEnd = Math.min(c.length - 4, 16 + 4 * nblocks + 8);
+      // Every u32 of the header and the block table (and the first stream sizes) set to edge values.
+      for (let at = 4; at <= tableEnd; at += 4) {
+        for (const v of specials(c.length)) {
+          const m = c.slice();
+          new DataView(m.buffer).setUint32(at, v >>> 0, true);
+          attempt(m, `chunk ${i}: u32 at ${at} = ${v}`);
+          ran++;
+          if (at === 4 && v > BOUND) {
+            // A decoded size past the bound is refused from the header, before any allocation.
+            assert.throws(() => decodeBlosc(m, BOUND), /header claims \d+ bytes, the chunk holds/);
+          }
+        }
+      }
+      // Each header byte (version, flags, typesize) through all 256 values.
+      for (const at of [0, 1, 2, 3]) {
+        for (let v = 0; v < 256; v++) {
+          const m = c.slice();
+          m[at] = v;
+          attempt(m, `chunk ${i}: byte ${at} = ${v}`);
+          ran++;
+        }
+      }
+      // Random byte mutations anywhere.
+      for (let k = 0; k < 400; k++) {
+        const m = c.slice();
+        const flips = 1 + (next() % 4);
+        for (let f = 0; f < flips; f++) m[next() % m.length] = next() & 255;
+        attempt(m, `chunk ${i}: random mutation ${k}`);
+        ran++;
+      }
+    }
+    assert.ok(ran > 5000);
+    // Not a speed claim: a hang or a runaway loop would show as seconds here.
+    assert.ok(slowest < 1000, `slowest decode ${slowest} ms`);
+  });
+});

@@ -54,8 +54,11 @@ export class KeyCachingLedger implements Ledger {
           if (generation !== this.#generation) return found;
           this.#entries.delete(id);
           if (this.#entries.size >= MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value as string);
-          this.#entries.set(id, { found, at: performance.now() });
-          return found;
+          // Stored hashes arrive as plain Uint8Arrays (from a thread or a driver); as Buffers, like
+          // the dummy an unknown id is compared with, both comparisons take the same path.
+          const entry = found && { record: found.record, hash: Buffer.from(found.hash) };
+          this.#entries.set(id, { found: entry, at: performance.now() });
+          return entry;
         },
         (err) => {
           // Failures are not cached: the next request asks the ledger again.

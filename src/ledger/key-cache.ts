@@ -36,12 +36,22 @@ export class KeyCachingLedger implements Ledger {
     this.#ttl = ttlMs;
   }
 
+  /** Entry lifetime in ms; 0 sends every check to the ledger, one lookup per request (the bench's same-run baseline). */
+  set ttlMs(ms: number) {
+    this.#ttl = ms;
+    this.invalidate();
+  }
+
   /** How many lookups reached the ledger behind the cache (for tests and metrics). */
   get lookups(): number {
     return this.#lookups;
   }
 
   lookupKey(id: string): Promise<KeyLookup | null> {
+    if (this.#ttl <= 0) {
+      this.#lookups++;
+      return this.#pass(this.#inner.lookupKey(id));
+    }
     const e = this.#entries.get(id);
     if (e && performance.now() - e.at < this.#ttl) return Promise.resolve(e.found);
     let p = this.#inFlight.get(id);

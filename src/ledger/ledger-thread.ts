@@ -44,9 +44,18 @@ export class LedgerThread {
     worker.unref();
   }
 
-  /** Starts the thread and opens the file there; throws LedgerUnavailableError. */
-  static async start(file: string, timeoutMs: number): Promise<LedgerThread> {
+  /** True once the thread has exited or crashed: it will never answer again. */
+  get dead(): boolean {
+    return this.#dead;
+  }
+
+  /**
+   * Starts the thread and opens the file there; throws LedgerUnavailableError. `onWorker` sees
+   * the Worker (tests use it to kill the thread).
+   */
+  static async start(file: string, timeoutMs: number, onWorker?: (w: Worker) => void): Promise<LedgerThread> {
     const worker = new Worker(new URL("./sqlite-worker.ts", import.meta.url), { workerData: { file, timeoutMs } });
+    onWorker?.(worker);
     let onMessage: (m: Ready) => void = () => {};
     let onError: (e: unknown) => void = () => {};
     let onExit: () => void = () => {};

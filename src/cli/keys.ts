@@ -114,13 +114,16 @@ function table(keys: KeyRecord[]): string[] {
 /** Opens the ledger named by --db or the settings, runs `fn`, always closes it. */
 async function withLedger(cmd: Command, opts: Common, fn: (ledger: Ledger) => Promise<void>): Promise<void> {
   const settings = settingsFor(cmd, { db: opts.db });
-  const ledger = await openLedger(settings.db);
+  // An operator's command may wait longer than a request would for a lock a server holds.
+  const ledger = await openLedger(settings.db, { timeoutMs: CLI_LEDGER_TIMEOUT_MS });
   try {
     await fn(ledger);
   } finally {
     await ledger.close();
   }
 }
+
+const CLI_LEDGER_TIMEOUT_MS = 10_000;
 
 const write = (lines: string[]) => process.stdout.write(`${lines.join("\n")}\n`);
 

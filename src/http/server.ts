@@ -30,7 +30,12 @@ const WEB_DIR = resolve(import.meta.dirname, "../../web");
 
 export async function startServer(
   settings: Settings,
-  opts: { log?: (e: Record<string, unknown>) => void; webDir?: string } = {},
+  opts: {
+    log?: (e: Record<string, unknown>) => void;
+    /** Operator messages that must show even with the access log off (default: stderr). */
+    warn?: (line: string) => void;
+    webDir?: string;
+  } = {},
 ): Promise<Running> {
   // Chunk decoding in parallel, never more threads than store-reading requests allowed at once.
   setDecodeThreads(Math.min(availableParallelism(), settings.max_heavy_requests));
@@ -43,20 +48,21 @@ export async function startServer(
   });
   // The server comes up even when the ledger does not: maps and health stay public, keyed routes
   // answer 503 until an open succeeds (retried on demand), and /readyz says which.
+  const warn = opts.warn ?? ((line: string) => process.stderr.write(`gridcast: ${line}\n`));
   const reopening = new ReopeningLedger(
     () => openLedger(settings.db),
     (first) => {
-      if (!first) log({ level: "info", event: "ledger-available", message: "the key ledger is open again" });
+      if (first) return;
+      log({ level: "info", event: "ledger-available", message: "the key ledger is open again" });
+      warn("the key ledger is open again; keyed routes are back");
     },
   );
   const failure = await reopening.start();
   if (failure) {
-    log({
-      level: "error",
-      event: "ledger-unavailable",
-      message: "the key ledger could not be opened; keyed routes answer 503 until it can",
-      cause: String((failure as Error)?.message ?? failure),
-    });
+    const message = "the key ledger could not be opened; keyed routes answer 503 until it can";
+    const cause = String((failure as Error)?.message ?? failure);
+    log({ level: "error", event: "ledger-unavailable", message, cause });
+    warn(`${message} (${cause})`);
   }
   const ledger = new KeyCachingLedger(reopening);
   const ctx: AppContext = {

@@ -4,9 +4,10 @@ import { unavailable } from "./guard.ts";
 import type { Answer, Call, Method, Ready } from "./sqlite-worker.ts";
 import { fromWire } from "./wire.ts";
 
-// The worker stops waiting at each call's deadline by itself; this extra margin only catches a
-// thread that is wedged (a stalled disk), so an answer never arrives after the caller gave up
-// in any ordinary case.
+// How long past its lock deadline a call may still be answered. A busy machine can keep a call
+// queued behind others for a while; the worker still runs it (without waiting for locks) and
+// refuses it unrun only near this limit, so an answer never arrives after the caller gave up
+// unless the thread is wedged (a stalled disk).
 const WEDGED_GRACE_MS = 5000;
 
 interface Pending {
@@ -43,9 +44,18 @@ export class LedgerThread {
     worker.unref();
   }
 
-  /** Starts the thread and opens the file there; throws LedgerUnavailableError. */
-  static async start(file: string, timeoutMs: number): Promise<LedgerThread> {
+  /** True once the thread has exited or crashed: it will never answer again. */
+  get dead(): boolean {
+    return this.#dead;
+  }
+
+  /**
+   * Starts the thread and opens the file there; throws LedgerUnavailableError. `onWorker` sees
+   * the Worker (tests use it to kill the thread).
+   */
+  static async start(file: string, timeoutMs: number, onWorker?: (w: Worker) => void): Promise<LedgerThread> {
     const worker = new Worker(new URL("./sqlite-worker.ts", import.meta.url), { workerData: { file, timeoutMs } });
+    onWorker?.(worker);
     let onMessage: (m: Ready) => void = () => {};
     let onError: (e: unknown) => void = () => {};
     let onExit: () => void = () => {};
@@ -77,12 +87,14 @@ export class LedgerThread {
   call<T>(method: Method, ...args: unknown[]): Promise<T> {
     if (this.#closed || this.#dead) return Promise.reject(unavailable(new Error("the ledger is closed")));
     const id = this.#next++;
-    const call: Call = { id, method, args, deadline: Date.now() + this.#timeoutMs };
+    const now = Date.now();
+    const wait = this.#timeoutMs + WEDGED_GRACE_MS;
+    const call: Call = { id, method, args, deadline: now + this.#timeoutMs, abandonAt: now + wait };
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#settle(id);
         reject(unavailable(new Error("the ledger thread did not answer")));
-      }, this.#timeoutMs + WEDGED_GRACE_MS);
+      }, wait);
       timer.unref();
       // While a call is out, the thread keeps the process alive (a CLI awaiting its answer).
       if (this.#pending.size === 0) this.#worker.ref();

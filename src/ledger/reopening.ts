@@ -2,6 +2,8 @@
 // answers: public routes never need the ledger, keyed routes get LedgerUnavailableError (503)
 // until an open succeeds. Opening is retried on demand, at most once per RETRY_MS, one attempt
 // at a time, so an outage costs each keyed request a fast refusal, not a connection attempt.
+// A ledger that breaks for good later (its sqlite thread crashed) is dropped and opened anew the
+// same way; PostgreSQL pools reconnect by themselves and never report broken.
 import { unavailable } from "./guard.ts";
 import type { Ledger } from "./types.ts";
 
@@ -32,6 +34,12 @@ export class ReopeningLedger implements Ledger {
   }
 
   #get(): Promise<Ledger> {
+    if (this.#current?.broken) {
+      const dead = this.#current;
+      this.#current = null;
+      this.#lastError = new Error("the ledger's thread died");
+      void dead.close().catch(() => {});
+    }
     if (this.#current) return Promise.resolve(this.#current);
     if (this.#closed) return Promise.reject(unavailable(new Error("the ledger is closed")));
     if (this.#opening) return this.#opening;

@@ -5,6 +5,8 @@
 // balances, usage) run on the other beside the writer, as WAL allows, so key checks and balance
 // checks keep answering while a write waits. Each read sees every write committed before it.
 // Rate buckets stay on this side: they are memory only and are asked on every keyed request.
+
+import type { Worker } from "node:worker_threads";
 import { MemoryBuckets } from "./bucket.ts";
 import { guard, LEDGER_TIMEOUT_MS } from "./guard.ts";
 import { checkRateArgs } from "./input.ts";
@@ -34,15 +36,23 @@ export class ThreadedSqliteLedger implements Ledger {
   }
 
   /** Starts both threads; the writer first, as it creates the schema. Throws LedgerUnavailableError. */
-  static async open(file: string, opts: { timeoutMs?: number } = {}): Promise<ThreadedSqliteLedger> {
+  static async open(
+    file: string,
+    opts: { timeoutMs?: number; onWorker?: (w: Worker) => void } = {},
+  ): Promise<ThreadedSqliteLedger> {
     const timeoutMs = Math.max(1, Math.trunc(opts.timeoutMs ?? LEDGER_TIMEOUT_MS));
-    const writer = await LedgerThread.start(file, timeoutMs);
+    const writer = await LedgerThread.start(file, timeoutMs, opts.onWorker);
     try {
-      return new ThreadedSqliteLedger(writer, await LedgerThread.start(file, timeoutMs));
+      return new ThreadedSqliteLedger(writer, await LedgerThread.start(file, timeoutMs, opts.onWorker));
     } catch (e) {
       await writer.close();
       throw e;
     }
+  }
+
+  /** A thread died (a crash): this object can never answer again; open a new one. */
+  get broken(): boolean {
+    return this.#writer.dead || this.#reader.dead;
   }
 
   createKey(input: NewKey): Promise<CreatedKey> {

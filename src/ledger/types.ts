@@ -104,6 +104,8 @@ export interface Ledger {
   balance(keyId: string): Promise<number>;
   /** Usage rows, oldest first; all keys when keyId is omitted. */
   usage(keyId?: string): Promise<UsageRow[]>;
+  /** True once this object can never answer again (its sqlite thread died); absent: never. */
+  readonly broken?: boolean;
   /** Resolves when the ledger answers a trivial query; throws LedgerUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

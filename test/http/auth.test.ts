@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { allRoutes } from "../../src/http/routes/index.ts";
+import { KeyCachingLedger } from "../../src/ledger/key-cache.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
 
 let storeDir: string;
@@ -102,5 +103,22 @@ describe("rate limit", () => {
     // Retry-After is rounded up to whole seconds; the margin absorbs timer slack only.
     await new Promise((r) => setTimeout(r, wait * 1000 + 100));
     assert.equal((await get(url, H)).status, 200);
+  });
+});
+
+describe("keyed hot path", () => {
+  test("repeated requests with one key reach the ledger for the key once, not per request", async () => {
+    const ledger = srv.running.ctx.ledger as KeyCachingLedger;
+    assert.ok(ledger instanceof KeyCachingLedger, "the server's ledger is behind the key cache");
+    const key = await srv.key(["weather"]);
+    const before = ledger.lookups;
+    const url = `${srv.url}/point?lat=1&lon=1&var=t2m`;
+    const results = await Promise.all(Array.from({ length: 40 }, () => get(url, { "X-API-Key": key })));
+    for (let i = 0; i < 20; i++) results.push(await get(url, { "X-API-Key": key }));
+    assert.ok(
+      results.every((r) => r.status === 200),
+      results.map((r) => r.status).join(","),
+    );
+    assert.equal(ledger.lookups - before, 1);
   });
 });

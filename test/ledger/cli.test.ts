@@ -58,10 +58,14 @@ describe("gridcast keys", () => {
     try {
       assert.equal((await ledger.authenticate(key, "weather")).id, record.id);
       const credited = await gridcast(dir, "keys", "credit", record.id, "--add", "6", "--db", db, "--json");
+      assert.equal(credited.code, 0, credited.stderr);
       assert.deepEqual(JSON.parse(credited.stdout), { id: record.id, balance: 10 });
       const revoked = await gridcast(dir, "keys", "revoke", record.id, "--db", db);
       assert.equal(revoked.code, 0, revoked.stderr);
-      await assert.rejects(ledger.authenticate(key, "weather"), UnauthorizedError);
+      await assert.rejects(ledger.authenticate(key, "weather"), (e) => {
+        assert.ok(e instanceof UnauthorizedError, String(e));
+        return true;
+      });
     } finally {
       await ledger.close();
     }

@@ -2,7 +2,9 @@
 // for known and unknown ids alike, revocation through the cache at once and from elsewhere within
 // the TTL, expiry and scope checked on every request, no stale refill after a revocation.
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -100,4 +102,39 @@ test("a lookup in flight when the key is revoked does not refill the cache with 
   release();
   await pending; // it read the key before the revocation: that request may pass
   await assert.rejects(cache.authenticate(k.key, "weather"), /revoked/);
+});
+
+test("a wrong secret for a known id and an unknown id do the same work: one hash, one comparison", async () => {
+  const cache = new KeyCachingLedger(inner, 60_000);
+  const { key, record } = await cache.createKey({ name: "ct", scopes: ["weather"], credits: 0, rate: 0 });
+  const wrongSecret = `gck_${record.id}_${"A".repeat(43)}`;
+  const unknown = key.replace(record.id, record.id === "0".repeat(12) ? "1".repeat(12) : "0".repeat(12));
+  for (const k of [wrongSecret, unknown]) await cache.authenticate(k, "weather").catch(() => {}); // cache both ids
+  // Count the crypto calls the key check makes, through node's own export table.
+  const calls = { hash: 0, compare: 0, compared: [] as number[] };
+  const { hash, timingSafeEqual } = crypto;
+  crypto.hash = ((...a: Parameters<typeof hash>) => {
+    calls.hash++;
+    return hash(...a);
+  }) as typeof hash;
+  crypto.timingSafeEqual = (a, b) => {
+    calls.compare++;
+    calls.compared.push(a.byteLength, b.byteLength);
+    return timingSafeEqual(a, b);
+  };
+  syncBuiltinESMExports();
+  const work: (typeof calls)[] = [];
+  try {
+    for (const k of [wrongSecret, unknown]) {
+      Object.assign(calls, { hash: 0, compare: 0, compared: [] });
+      await assert.rejects(cache.authenticate(k, "weather"), /invalid API key/);
+      work.push(structuredClone(calls));
+    }
+  } finally {
+    crypto.hash = hash;
+    crypto.timingSafeEqual = timingSafeEqual;
+    syncBuiltinESMExports();
+  }
+  assert.deepEqual(work[0], { hash: 1, compare: 1, compared: [32, 32] });
+  assert.deepEqual(work[1], work[0]);
 });

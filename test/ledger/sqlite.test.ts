@@ -9,6 +9,7 @@ import * as errors from "../../src/errors.ts";
 import { KeyCachingLedger } from "../../src/ledger/key-cache.ts";
 import { openLedger } from "../../src/ledger/open.ts";
 import { ReopeningLedger } from "../../src/ledger/reopening.ts";
+import { ThreadedSqliteLedger } from "../../src/ledger/sqlite-thread.ts";
 import type { ChargeRequest, ChargeResult, Ledger } from "../../src/ledger/types.ts";
 import { type Backend, ledgerSuite } from "./suite.ts";
 
@@ -112,6 +113,34 @@ test("sqlite: the file is in WAL mode", async () => {
     assert.equal(db.prepare("PRAGMA journal_mode").get()?.journal_mode, "wal");
     db.close();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: a crashed ledger thread is replaced; calls work again and the file is intact", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gridcast-ledger-"));
+  const workers: Worker[] = [];
+  const ledger = new ReopeningLedger(() =>
+    ThreadedSqliteLedger.open(join(dir, "l.db"), { onWorker: (w) => workers.push(w) }),
+  );
+  try {
+    const { record } = await ledger.createKey({ name: "crash", scopes: ["weather"], credits: 5, rate: 0 });
+    assert.equal(workers.length, 2);
+    await workers[0].terminate(); // the writer thread, as a crash would end it
+    let balance: number | undefined;
+    for (let i = 0; i < 40 && balance === undefined; i++) {
+      try {
+        balance = await ledger.addCredits(record.id, 1);
+      } catch (e) {
+        assert.ok(e instanceof errors.LedgerUnavailableError, String(e));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    assert.equal(balance, 6);
+    assert.equal(workers.length, 4, "two new threads");
+    assert.equal(await ledger.balance(record.id), 6);
+  } finally {
+    await ledger.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

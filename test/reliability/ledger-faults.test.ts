@@ -12,7 +12,7 @@ import pg from "pg";
 import { LEDGER_TIMEOUT_MS } from "../../src/ledger/guard.ts";
 import { openLedger } from "../../src/ledger/open.ts";
 import { RETRY_MS } from "../../src/ledger/reopening.ts";
-import { cleanup, type Got, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { cleanup, type Got, get, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { TcpProxy } from "../helpers/tcp-proxy.ts";
 import { build } from "../render/build-fixture.ts";
 
@@ -297,6 +297,50 @@ describe("PostgreSQL ledger faults", { timeout: 60_000 }, () => {
       await srv.close();
       await proxy.stop();
       await db.drop();
+    }
+  });
+});
+
+describe("gridcast serve with a ledger that cannot be reached", { timeout: 60_000 }, () => {
+  test("starts, says so on stderr even when quiet, serves public routes, /readyz names the ledger", async () => {
+    const proxy = await TcpProxy.reserve({ host: "127.0.0.1", port: 1 }); // a free port nobody listens on
+    const dir = tempDir();
+    const child = spawn(
+      process.execPath,
+      [
+        "bin/gridcast",
+        "serve",
+        "--quiet",
+        "--port",
+        "0",
+        "--store",
+        storeDir,
+        "--out",
+        join(dir, "out"),
+        "--db",
+        `postgres://postgres@127.0.0.1:${proxy.port}/nowhere`,
+      ],
+      { cwd: join(import.meta.dirname, "../.."), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      let stderr = "";
+      const url = await new Promise<string>((ok, fail) => {
+        child.stderr!.on("data", (d: Buffer) => {
+          stderr += d.toString();
+          const m = /serving on (http:\/\/\S+)/.exec(stderr);
+          if (m) ok(m[1]);
+        });
+        child.on("exit", (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      assert.match(stderr, /key ledger could not be opened/);
+      assert.equal((await get(`${url}/healthz`)).status, 200);
+      assert.equal((await get(`${url}/api/models`)).status, 200);
+      const ready = await get(`${url}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.equal(ready.json().checks.ledger, "unavailable");
+    } finally {
+      child.kill("SIGKILL");
+      cleanup(dir);
     }
   });
 });

@@ -83,12 +83,8 @@ export class Snapshot {
   /** tiles/<layer>/<run>/<lead>/<z>/<x>/<y>.png of an archive build, read from the lead's archive. */
   async #sendArchived(req: IncomingMessage, res: ServerResponse, parts: string[]): Promise<boolean> {
     const [, layer, token, lead, z, x, y] = parts;
-    const body = await archiveTile(
-      join(this.dir, archivePath(layer, token, Number(lead))),
-      Number(z),
-      Number(x),
-      Number(y.slice(0, -4)),
-    );
+    const path = await this.#archive(archivePath(layer, token, Number(lead)));
+    const body = path === null ? null : await archiveTile(path, Number(z), Number(x), Number(y.slice(0, -4)));
     if (body === undefined || body === null) return false;
     sendBytes(req, res, body, "image/png", IMMUTABLE);
     return true;
@@ -104,13 +100,20 @@ export class Snapshot {
     y: number,
   ): Promise<Buffer | undefined> {
     if (this.format === "pmtiles") {
-      const tile = await archiveTile(join(this.dir, archivePath(layer, token, hours)), z, x, y);
+      const path = await this.#archive(archivePath(layer, token, hours));
+      const tile = path === null ? null : await archiveTile(path, z, x, y);
       // The catalog lists this lead: a build without its archive is broken, not empty there.
       if (tile === null)
         throw new CorruptDataError(`build ${this.buildId} has no archive for ${layer} ${token} +${hours} h`);
       return tile;
     }
     return readOptional(join(this.dir, tileDir(layer, token, hours), String(z), String(x), `${y}.png`));
+  }
+
+  /** The archive's real path if it exists inside the build (a symlink out of it is no archive), else null. */
+  async #archive(rel: string): Promise<string | null> {
+    const real = await realpath(join(this.dir, rel)).catch(() => null);
+    return real?.startsWith(this.dir + sep) ? real : null;
   }
 
   /** The build's transparent tile, if it has one. */

@@ -4,7 +4,7 @@
 // tile paths and HTTP Range reads of the archives (what a CDN-hosted viewer does) from them.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { after, before, test } from "node:test";
 import { FetchSource, PMTiles, tileIdToZxy, zxyToTileId } from "pmtiles";
@@ -173,6 +173,20 @@ test("the server answers the tile route and static tile paths from archives, and
   } finally {
     renameSync(`${file}.away`, file);
   }
+  // An archive that is a symlink out of the build is no archive: not read by either path.
+  const third = catalog.layers.find((l: { id: string }) => l.id === "alps.tp_1h").runs[0].leads[0];
+  const inBuild = join(srv.running.ctx.settings.out, "current", third.archive);
+  const outside = join(work, "outside.pmtiles");
+  renameSync(inBuild, outside);
+  symlinkSync(outside, inBuild);
+  try {
+    assert.equal((await get(`${srv.url}${third.tiles.replace("{z}/{x}/{y}", "3/4/2")}`)).status, 404);
+    assert.equal((await get(`${srv.url}${third.route.replace("{z}/{x}/{y}", "3/4/2")}`)).status, 500);
+  } finally {
+    unlinkSync(inBuild);
+    renameSync(outside, inBuild);
+  }
+  assert.equal((await get(`${srv.url}${third.tiles.replace("{z}/{x}/{y}", "3/4/2")}`)).status, 200);
 });
 
 test("sharded archive builds assemble at publish; a rebuild reuses archives by hard link", async () => {

@@ -95,6 +95,9 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       return;
     }
     metaOf.get(req)!.route = "static";
+    // sirv answers "bytes=-n" with the first n+1 bytes as a 206: wrong content. Without the
+    // header the whole file goes out (200), which RFC 9110 allows for any Range request.
+    if (/^\s*bytes=\s*-/i.test(req.headers.range ?? "")) delete req.headers.range;
     const notFound = () => sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
     // The build's embedding indexes back keyed routes; they are not public static files.
     if (/^\/+embeddings(\/|$)/i.test(path)) {

@@ -99,6 +99,9 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       return;
     }
     metaOf.get(req)!.route = "static";
+    // sirv answers "bytes=-n" with the first n+1 bytes as a 206: wrong content. Without the
+    // header the whole file goes out (200), which RFC 9110 allows for any Range request.
+    if (/^\s*bytes=\s*-/i.test(req.headers.range ?? "")) delete req.headers.range;
     const notFound = () => sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
     // Decide on the decoded, normalised path, and serve exactly that path (see public-path.ts).
     const decided = publicPath(path);

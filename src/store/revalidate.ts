@@ -1,5 +1,5 @@
 // A value built from store metadata that is trusted for a bounded interval, then revalidated
-// cheaply: the keys read while building it are "stamped" (a stat of each file, or a hash of each
+// cheaply and in the background: the keys read while building it are "stamped" (a stat of each file, or a hash of each
 // small document over HTTP) and the value is rebuilt only when a stamp changed. A new forecast
 // cycle therefore shows up within one interval, without a restart and without re-reading
 // metadata on every request.
@@ -32,13 +32,23 @@ export class Revalidated<T> {
     this.#intervalMs = intervalMs;
   }
 
+  /**
+   * The current value. When the interval has passed, a check starts in the background and this
+   * call (like every other until the check ends) still answers with the value in hand: a request
+   * never waits for a revalidation, only for the very first load. A changed value replaces the
+   * old one once it has loaded.
+   */
   async get(): Promise<Stamped<T>> {
     if (!this.#current) this.#start();
-    else if (performance.now() - this.#checkedAt >= this.#intervalMs) {
-      this.#checking ??= this.#check().finally(() => {
-        this.#checking = undefined;
-      });
-      await this.#checking;
+    else if (!this.#checking && performance.now() - this.#checkedAt >= this.#intervalMs) {
+      this.#checking = this.#check()
+        .catch(() => {
+          // Store unreachable: keep the value in hand and try again after another interval.
+          this.#checkedAt = performance.now();
+        })
+        .finally(() => {
+          this.#checking = undefined;
+        });
     }
     return this.#current!;
   }
@@ -77,7 +87,14 @@ export class Revalidated<T> {
       return;
     }
     const stamp = await this.#stampOf(cur.keys);
-    if (stamp !== cur.stamp) this.#start({ keys: cur.keys, stamp });
-    else this.#checkedAt = performance.now();
+    if (stamp === cur.stamp) {
+      this.#checkedAt = performance.now();
+      return;
+    }
+    // Load the new value beside the old one; swap only once it has loaded.
+    const next = this.#build({ keys: cur.keys, stamp });
+    await next;
+    this.#current = next;
+    this.#checkedAt = performance.now();
   }
 }

@@ -1,11 +1,23 @@
 // Object versions ("stamps") remembered for a short interval. Asking the store for a version on
 // every cached chunk read costs a stat (or a HEAD) per read; hot chunks are read by many requests
-// at once, so one answer is shared for `ttlMs` and by every concurrent caller. A rewrite is thus
-// seen within ttlMs. The map is bounded: past `max` entries it starts over.
+// at once, so one answer is shared for `ttlMs`. Past that, the version in hand is still answered
+// while a fresh one is asked for in the background: a cached read never waits for I/O (which
+// would also hold its slot under the heavy-request cap), and a rewrite is seen within about
+// ttlMs plus one stat. Only the first read of a key waits. The map is bounded: past `max`
+// entries it starts over.
+
+interface Entry {
+  at: number;
+  /** The answer in hand (undefined: absent object); `known` says whether there is one. */
+  value: string | undefined;
+  known: boolean;
+  pending: Promise<string | undefined> | undefined;
+}
+
 export class StampMemo {
   readonly ttlMs: number;
   readonly max: number;
-  readonly #entries = new Map<string, { at: number; stamp: Promise<string | undefined> }>();
+  readonly #entries = new Map<string, Entry>();
 
   constructor(ttlMs: number, max = 100_000) {
     this.ttlMs = ttlMs;
@@ -13,15 +25,33 @@ export class StampMemo {
   }
 
   get(key: string, ask: () => Promise<string | undefined>): Promise<string | undefined> {
-    const now = performance.now();
-    const known = this.#entries.get(key);
-    if (known && now - known.at < this.ttlMs) return known.stamp;
-    if (this.#entries.size >= this.max) this.#entries.clear();
-    const stamp = ask();
-    stamp.catch(() => {
-      if (this.#entries.get(key)?.stamp === stamp) this.#entries.delete(key);
-    });
-    this.#entries.set(key, { at: now, stamp });
-    return stamp;
+    let e = this.#entries.get(key);
+    if (!e) {
+      if (this.#entries.size >= this.max) this.#entries.clear();
+      e = { at: 0, value: undefined, known: false, pending: undefined };
+      this.#entries.set(key, e);
+    }
+    const fresh = performance.now() - e.at < this.ttlMs;
+    if (!fresh && !e.pending) this.#refresh(key, e, ask);
+    if (e.known) return Promise.resolve(e.value);
+    return e.pending!;
+  }
+
+  #refresh(key: string, e: Entry, ask: () => Promise<string | undefined>): void {
+    const p = ask();
+    e.pending = p;
+    p.then(
+      (v) => {
+        e.value = v;
+        e.known = true;
+        e.at = performance.now();
+        e.pending = undefined;
+      },
+      () => {
+        // The caller that waited sees the error; a version in hand stays until the next try.
+        e.pending = undefined;
+        if (!e.known) this.#entries.delete(key);
+      },
+    );
   }
 }

@@ -38,6 +38,11 @@ export async function testServer(store: string, overrides: Partial<Settings> = {
     ...overrides,
   };
   const running = await startServer(settings, { log: (e) => logs.push(e) });
+  // Tests block the event loop at times (execFileSync of python on 32 MiB, on a loaded machine
+  // for seconds). With Node's 5 s keep-alive the server can then drop an idle connection just as
+  // fetch reuses it: ECONNRESET on a request that did nothing wrong. Idle connections stay open
+  // for the life of the test server instead; close() ends them.
+  running.server.keepAliveTimeout = 10 * 60_000;
   return {
     running,
     url: running.url,

@@ -99,9 +99,12 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       return;
     }
     metaOf.get(req)!.route = "static";
-    // sirv answers "bytes=-n" with the first n+1 bytes as a 206: wrong content. Without the
-    // header the whole file goes out (200), which RFC 9110 allows for any Range request.
-    if (/^\s*bytes=\s*-/i.test(req.headers.range ?? "")) delete req.headers.range;
+    // sirv (the viewer and vendor files) answers "bytes=-n" with the first n+1 bytes as a 206:
+    // wrong content. Without the header the whole file goes out (200), which RFC 9110 allows for
+    // any Range request. The build's own files (published/static.ts) answer suffixes correctly.
+    const noSuffixRange = () => {
+      if (/^\s*bytes=\s*-/i.test(req.headers.range ?? "")) delete req.headers.range;
+    };
     const notFound = () => sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
     // Decide on the decoded, normalised path, and serve exactly that path (see public-path.ts).
     const decided = publicPath(path);
@@ -115,12 +118,16 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     const mount = vendor.find((m) => decided.path.startsWith(m.prefix));
     if (mount) {
       req.url = decided.url.slice(mount.prefix.length - 1) + query;
+      noSuffixRange();
       mount.serve(req, res, notFound);
       return;
     }
     ctx.published.current().then(
       (snap) => {
-        const fallback = () => webStatic(req, res, notFound);
+        const fallback = () => {
+          noSuffixRange();
+          webStatic(req, res, notFound);
+        };
         if (snap) snap.serveStatic(req, res, decided.path, fallback);
         else fallback();
       },

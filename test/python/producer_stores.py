@@ -57,6 +57,7 @@ def ecmwf_oper(path):
             "t2m": (dims, field(shape, 1, 230, 310), {"units": "K", "GRIB_stepType": "instant", "GRIB_shortName": "2t"}),
             "msl": (dims, field(shape, 2, 97000, 103000), {"units": "Pa", "GRIB_stepType": "instant"}),
             "u10": (dims, field(shape, 4, -20, 20), {"units": "m s**-1", "GRIB_shortName": "10u"}),
+            "i10fg": (dims, field(shape, 5, 0, 35), {"units": "m s**-1", "GRIB_shortName": "i10fg"}),
             "tp": (dims, tp, {"units": "m", "GRIB_stepType": "accum", "GRIB_shortName": "tp"}),
         },
         coords={

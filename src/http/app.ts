@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import polka from "polka";
 import sirv from "sirv";
+import { ifNoneMatch } from "../conditional.ts";
 import { BusyError, GridcastError, InsufficientCreditsError, RateLimitedError } from "../errors.ts";
 import { gate, type TakeToken } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
@@ -407,12 +408,6 @@ function sendPrepared(res: ServerResponse, p: Prepared): void {
 
 export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Exclude<Reply, { handled: true }>): void {
   sendPrepared(res, prepareReply(req, reply));
-}
-
-export function ifNoneMatch(req: IncomingMessage, etag: string): boolean {
-  const inm = req.headers["if-none-match"];
-  if (!inm) return false;
-  return inm === "*" || inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
 }
 
 function pathOf(req: IncomingMessage): string {

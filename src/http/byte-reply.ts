@@ -4,7 +4,7 @@
 // chunk bytes are already compressed and a client must get them exactly as listed.
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ifNoneMatch } from "./app.ts";
+import { ifNoneMatch, parseRange } from "../conditional.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
 
 export interface ByteReply {
@@ -13,24 +13,7 @@ export interface ByteReply {
   cache: string;
 }
 
-type Range = { start: number; end: number } | "unsatisfiable" | undefined;
-
-/** The one range a Range header asks for; undefined when it should be ignored (RFC 9110 §14.2). */
-export function parseRange(header: string | undefined, size: number): Range {
-  if (!header) return undefined;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m || (m[1] === "" && m[2] === "")) return undefined;
-  if (m[1] === "") {
-    const n = Number(m[2]);
-    if (n === 0 || size === 0) return "unsatisfiable";
-    return { start: Math.max(0, size - n), end: size - 1 };
-  }
-  const start = Number(m[1]);
-  const end = m[2] === "" ? Number.POSITIVE_INFINITY : Number(m[2]);
-  if (end < start) return undefined;
-  if (start >= size) return "unsatisfiable";
-  return { start, end: Math.min(end, size - 1) };
-}
+export { parseRange };
 
 export function etagOf(body: Uint8Array): string {
   return `"${createHash("sha1").update(body).digest("base64url")}"`;

@@ -3,12 +3,14 @@
 // (inode, size, mtime: a build never rewrites a file in place, it writes a new build), so serving
 // costs the same whatever the build's size. Symlinks are followed only while they stay inside the
 // build; anything else, dotfiles and non-files answer "not here" (the caller's 404).
+
 import { createHash } from "node:crypto";
 import { createReadStream, type Stats } from "node:fs";
 import { type FileHandle, open, realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, sep } from "node:path";
 import { pipeline } from "node:stream";
+import { ifNoneMatch, parseRange } from "../conditional.ts";
 
 /** Content types by extension; anything else is sent as bytes. */
 const TYPES: Record<string, string> = {
@@ -74,30 +76,6 @@ export async function openInside(root: string, parts: string[]): Promise<{ fh: F
   return { fh, st };
 }
 
-export function ifNoneMatches(req: IncomingMessage, etag: string): boolean {
-  const inm = req.headers["if-none-match"];
-  if (!inm) return false;
-  return inm.trim() === "*" || inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
-}
-
-type Span = { start: number; end: number } | "unsatisfiable" | undefined;
-
-/** One byte range of a `size`-byte body; undefined for the whole body (absent, multi-range or malformed). */
-export function rangeOf(header: string | undefined, size: number): Span {
-  if (!header) return undefined;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m || (m[1] === "" && m[2] === "")) return undefined;
-  if (m[1] === "") {
-    const n = Number(m[2]);
-    if (n === 0) return "unsatisfiable";
-    return { start: Math.max(0, size - n), end: size - 1 };
-  }
-  const start = Number(m[1]);
-  const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
-  if (start >= size || end < start) return "unsatisfiable";
-  return { start, end };
-}
-
 /**
  * Answers GET/HEAD for the file `parts` names below `root` (a real path). Resolves false when there
  * is no such public file, so the caller can fall through; true once a response is under way.
@@ -118,7 +96,7 @@ export async function sendFile(
   res.setHeader("ETag", etag);
   res.setHeader("Last-Modified", st.mtime.toUTCString());
   res.setHeader("Accept-Ranges", "bytes");
-  if (ifNoneMatches(req, etag)) {
+  if (ifNoneMatch(req, etag)) {
     await fh.close();
     res.statusCode = 304;
     res.removeHeader("Content-Type");
@@ -126,7 +104,7 @@ export async function sendFile(
     return true;
   }
   const ifRange = req.headers["if-range"];
-  const span = ifRange && ifRange !== etag ? undefined : rangeOf(req.headers.range, st.size);
+  const span = ifRange && ifRange !== etag ? undefined : parseRange(req.headers.range, st.size);
   if (span === "unsatisfiable") {
     await fh.close();
     res.statusCode = 416;
@@ -162,7 +140,7 @@ export function sendBytes(req: IncomingMessage, res: ServerResponse, body: Buffe
   const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
   res.setHeader("Cache-Control", cache);
   res.setHeader("ETag", etag);
-  if (ifNoneMatches(req, etag)) {
+  if (ifNoneMatch(req, etag)) {
     res.statusCode = 304;
     res.end();
     return;

@@ -11,7 +11,8 @@ export function storageKeyOf(meta: NodeMeta): (coords: number[]) => string {
   return (c) => encode(c.map((v, d) => Math.floor((v * inner[d]) / outer[d])));
 }
 
-function encodingOf(meta: NodeMeta): (coords: number[]) => string {
+/** Key of the stored object at `coords` under the array's own chunk key encoding (no sharding). */
+export function encodingOf(meta: NodeMeta): (coords: number[]) => string {
   if (meta.format === 2) {
     const sep = meta.raw[".zarray"]?.dimension_separator === "/" ? "/" : ".";
     return (c) => `${meta.path}/${c.length ? c.join(sep) : "0"}`;

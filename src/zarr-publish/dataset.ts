@@ -1,6 +1,7 @@
 // One forecast group as a published dataset: its registered variables under their canonical names
 // with dimensions named by role, plus coordinate arrays, each with one chunk grid and one encoding
 // shared by the Zarr v2 and v3 views. Built from metadata and the already-decoded coordinates.
+import { encodingOf } from "../store/chunk-key.ts";
 import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
 import { type CoordArray, coordinateArrays, DIM_NAMES } from "./coordinates.ts";
 import { isPublishable } from "./dtype.ts";
@@ -36,24 +37,6 @@ export interface PublishedDataset {
   arrays: Map<string, PublishedArray>;
   /** Stored arrays left out, with the reason (readers see them nowhere else). */
   skipped: { stored: string; reason: string }[];
-}
-
-/** Key of a stored chunk under the array's own chunk key encoding. */
-function sourceKeyOf(meta: NodeMeta): (coords: number[]) => string {
-  if (meta.format === 2) {
-    const sep = meta.raw[".zarray"]?.dimension_separator === "/" ? "/" : ".";
-    return (c) => `${meta.path}/${c.length ? c.join(sep) : "0"}`;
-  }
-  const enc = (meta.raw["zarr.json"]?.chunk_key_encoding ?? {}) as {
-    name?: string;
-    configuration?: { separator?: string };
-  };
-  if (enc.name === "v2") {
-    const sep = enc.configuration?.separator ?? ".";
-    return (c) => `${meta.path}/${c.length ? c.join(sep) : "0"}`;
-  }
-  const sep = enc.configuration?.separator ?? "/";
-  return (c) => `${meta.path}/${["c", ...c].join(sep)}`;
 }
 
 function coordinate(c: CoordArray): PublishedArray {
@@ -113,7 +96,7 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
       dtype: a.dtype,
       encoding: planEncoding(meta),
       fill: planFill(meta),
-      source: { kind: "stored", array: v.array, sourceKey: sourceKeyOf(meta) },
+      source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
     });
   }
   for (const u of group.unregistered) skipped.push({ stored: u.stored, reason: u.reason });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { writeSample } from "../../src/sample/index.ts";
 import { PRESETS } from "../../src/sample/presets.ts";
-import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { cleanup, get, PYTHON, type TestServer, tempDir, testServer, until } from "../helpers/harness.ts";
 import { build } from "../render/build-fixture.ts";
 
 const CLIENT = join(import.meta.dirname, "../python/raw_client.py");
@@ -99,15 +99,6 @@ function inFlight(): number {
   return srv.running.ctx.metrics.inFlight;
 }
 
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail(`timed out after ${ms} ms waiting for ${what}`);
-}
-
 async function balance(): Promise<number> {
   return srv.running.ctx.ledger.balance(keyId);
 }
@@ -120,7 +111,7 @@ describe("clients that go away", () => {
         const batch = Array.from({ length: SLOTS }, () => client(EXPORT, mode));
         for (const c of batch) assert.match(await c.status, /^HTTP\/1\.1 200/);
         await Promise.all(batch.map((c) => c.exited));
-        await until(() => inFlight() === 0, 10_000, `slots back after ${mode} round ${round}`);
+        await until(`slots back after ${mode} round ${round}`, () => inFlight() === 0, 10_000);
       }
     }
     const point = await get(`${srv.url}/point?lat=10&lon=10&var=t2m`, { "X-API-Key": key });
@@ -142,7 +133,7 @@ describe("clients that go away", () => {
       assert.equal(busy.json().type, "/problems/busy");
       // Public tiles do not need a slot and keep answering.
       assert.equal((await get(`${srv.url}/healthz`)).status, 200);
-      await until(() => inFlight() === 0, STALL_MS * 5, "stalled readers dropped");
+      await until("stalled readers dropped", () => inFlight() === 0, STALL_MS * 5);
       assert.equal((await get(`${srv.url}/readyz`)).status, 200);
       assert.equal((await get(`${srv.url}/point?lat=10&lon=10&var=t2m`, { "X-API-Key": key })).status, 200);
       assert.ok(srv.logs.some((l) => l.event === "response-stall"));
@@ -159,9 +150,9 @@ describe("clients that go away", () => {
       const batch = Array.from({ length: SLOTS }, () => client(`/api/embeddings/npy/${item}`, mode));
       await Promise.all(batch.map((c) => c.exited));
     }
-    await until(() => inFlight() === 0, 10_000, "slots back");
+    await until("slots back", () => inFlight() === 0, 10_000);
     // Refunds run as the connection closes; give them a moment to land.
-    await until(async () => (await balance()) === before, 5000, "balance restored");
+    await until("balance restored", async () => (await balance()) === before, 5000);
     assert.equal((await srv.running.ctx.ledger.usage(keyId)).length, rowsBefore, "no usage row kept");
     // A slice that is read to the end is charged as usual.
     const ok = await get(`${srv.url}/api/embeddings/npy/${item}`, { "X-API-Key": key });

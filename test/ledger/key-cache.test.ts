@@ -86,10 +86,13 @@ test("expiry and scope are checked on every request, cached or not", async () =>
 test("a lookup in flight when the key is revoked does not refill the cache with the old record", async () => {
   let release!: () => void;
   const gate = new Promise<void>((ok) => (release = ok));
+  let readRow!: () => void;
+  const rowRead = new Promise<void>((ok) => (readRow = ok));
   // A ledger whose lookups wait for the test to let them through, so the revocation lands mid-lookup.
   const slow: Ledger = Object.create(inner);
   slow.lookupKey = async (id: string): Promise<KeyLookup | null> => {
     const found = await inner.lookupKey(id);
+    readRow();
     await gate;
     return found;
   };
@@ -97,7 +100,7 @@ test("a lookup in flight when the key is revoked does not refill the cache with 
   const cache = new KeyCachingLedger(slow, 60_000);
   const k = await inner.createKey({ name: "r", scopes: ["weather"], credits: 0, rate: 0 });
   const pending = cache.authenticate(k.key, "weather");
-  await sleep(50); // the lookup has read the row and waits
+  await rowRead; // the lookup has read the row (before the revocation) and waits
   await cache.revokeKey(k.record.id);
   release();
   await pending; // it read the key before the revocation: that request may pass

@@ -406,10 +406,6 @@ function sendPrepared(res: ServerResponse, p: Prepared): void {
   res.end(p.body);
 }
 
-export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Exclude<Reply, { handled: true }>): void {
-  sendPrepared(res, prepareReply(req, reply));
-}
-
 function pathOf(req: IncomingMessage): string {
   const u = req.url ?? "/";
   const q = u.indexOf("?");

@@ -1,7 +1,8 @@
 // Embedding .npy slices: MB/s of a 32 MiB slice (the default embeddings_api_max_mb) over loopback
 // HTTP, cold (chunks decoded every round) and warm (chunk cache hot), each against a baseline from
 // the same run: cold against reading the same slice through the store layer without HTTP, warm
-// against a bare node:http server sending a ready 32 MiB buffer to the same client.
+// against a bare node:http server sending a ready 32 MiB buffer to the same client. The client is
+// curl in its own process, timing itself, so its buffering is not billed to the server's thread.
 //   node bench/embeddings.ts [rounds]
 
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -17,39 +18,47 @@ import { planSlice, readSlice } from "../src/embeddings/slice.ts";
 import { writeSample } from "../src/sample/index.ts";
 import { Store } from "../src/store/store.ts";
 import { writeBigItem } from "../test/embeddings/fixtures.ts";
-import { type BenchRow, benchServer, printRows } from "./lib.ts";
+import { type BenchRow, benchServer, curlGet, printRows } from "./lib.ts";
 
 /** 512 × 512 × 33 float32 in 2 × 2 chunks of 8.25 MiB; 32 features are exactly 32 MiB. */
 const SHAPE: [number, number, number] = [512, 512, 33];
 const SLICE = { feature_stop: 32 };
 
-async function timed(rounds: number, once: () => Promise<number>): Promise<number> {
-  let bytes = 0;
+type Timed = { seconds: number; bytes: number };
+
+/** Time a workload in this process: its wall time and the bytes it reports. */
+async function wall(once: () => Promise<number>): Promise<Timed> {
   const t0 = performance.now();
-  for (let i = 0; i < rounds; i++) bytes += await once();
-  return bytes / 1e6 / ((performance.now() - t0) / 1000);
+  const bytes = await once();
+  return { seconds: (performance.now() - t0) / 1000, bytes };
+}
+
+/** MB/s over several rounds of a timed workload. */
+async function timed(rounds: number, once: () => Promise<Timed>): Promise<number> {
+  let bytes = 0;
+  let seconds = 0;
+  for (let i = 0; i < rounds; i++) {
+    const r = await once();
+    bytes += r.bytes;
+    seconds += r.seconds;
+  }
+  return bytes / 1e6 / seconds;
 }
 
 /** MB/s of two workloads run alternately, one round of each at a time. */
-async function interleaved(rounds: number, a: () => Promise<number>, b: () => Promise<number>) {
+async function interleaved(rounds: number, a: () => Promise<Timed>, b: () => Promise<Timed>) {
   const sum = [
     [0, 0],
     [0, 0],
   ];
   for (let i = 0; i < rounds; i++) {
     for (const [k, fn] of [a, b].entries()) {
-      const t0 = performance.now();
-      sum[k][1] += await fn();
-      sum[k][0] += (performance.now() - t0) / 1000;
+      const r = await fn();
+      sum[k][0] += r.seconds;
+      sum[k][1] += r.bytes;
     }
   }
   return sum.map(([s, bytes]) => bytes / 1e6 / s);
-}
-
-async function fetchBytes(url: string, headers: Record<string, string> = {}): Promise<number> {
-  const r = await fetch(url, { headers });
-  if (r.status !== 200) throw new Error(`${url} answered ${r.status}`);
-  return (await r.arrayBuffer()).byteLength;
 }
 
 export async function run(rounds = 10): Promise<BenchRow[]> {
@@ -61,10 +70,9 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
   const ref = parseItemName(big.name);
 
   // Baseline (cold): plan and read the slice through the store layer, a fresh store each round.
-  const plainCold = await timed(rounds, async () => {
-    const s = new Store(storeDir);
-    return (await readSlice(await planSlice(s, ref, SLICE, 32))).byteLength;
-  });
+  const plainCold = await timed(rounds, () =>
+    wall(async () => (await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32), 8 * MIB)).byteLength),
+  );
 
   // Baseline (cold, native): the same chunk files read and zstd-decoded by libzstd in one
   // thread, no Zarr layer and no HTTP; MB/s counts the slice's bytes, as the HTTP figure does.
@@ -72,13 +80,14 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
   const chunkFiles = readdirSync(latentDir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile() && e.name !== "zarr.json")
     .map((e) => join(e.parentPath, e.name));
-  const nativeOnce = async () => {
-    for (const f of chunkFiles) zstdDecompressSync(await readFile(f));
-    return 32 * MIB;
-  };
+  const nativeOnce = () =>
+    wall(async () => {
+      for (const f of chunkFiles) zstdDecompressSync(await readFile(f));
+      return 32 * MIB;
+    });
 
   // Baseline (warm): the transport alone, the same 32 MiB body from a bare server.
-  const ready = await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32));
+  const ready = await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32), 8 * MIB);
   const bare = createServer((_req, res) => {
     res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": ready.byteLength });
     res.end(ready);
@@ -91,20 +100,20 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
     const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["embeddings"], credits: 1e9, rate: 0 });
     const url = `${srv.url}/api/embeddings/npy/${big.name}?feature_stop=${SLICE.feature_stop}`;
     const h = { "X-API-Key": key };
-    if ((await fetchBytes(url, h)) !== ready.byteLength) throw new Error("unexpected body size");
+    if ((await curlGet(url, h)).bytes !== ready.byteLength) throw new Error("unexpected body size");
     // Cold HTTP and the native decode alternate round by round, so both see the same load.
     const [httpCold, native] = await interleaved(
       rounds,
       () => {
         srv.ctx.store.cache.invalidate();
-        return fetchBytes(url, h);
+        return curlGet(url, h);
       },
       nativeOnce,
     );
-    await fetchBytes(url, h);
-    const httpWarm = await timed(rounds, () => fetchBytes(url, h));
-    await fetchBytes(bareUrl);
-    const loopback = await timed(rounds, () => fetchBytes(bareUrl));
+    await curlGet(url, h);
+    const httpWarm = await timed(rounds, () => curlGet(url, h));
+    await curlGet(bareUrl);
+    const loopback = await timed(rounds, () => curlGet(bareUrl));
     const note = `${(ready.byteLength / MIB).toFixed(3)} MiB body, ${rounds} rounds`;
     return [
       {

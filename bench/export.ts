@@ -1,6 +1,7 @@
 // Export .npy: MB/s of output for a 30°×30° × all leads box through HTTP, against a plain read of
 // the same chunks through the store layer (decode + copy, no HTTP) in the same run.
-import { planBox, readBoxLead } from "../src/forecast/box.ts";
+import { MIB } from "../src/config.ts";
+import { boxLeads, planBox } from "../src/forecast/box.ts";
 import { registry } from "../src/registry/registry.ts";
 import { Store } from "../src/store/store.ts";
 import { type BenchRow, benchServer, benchStore } from "./lib.ts";
@@ -20,7 +21,7 @@ export async function run(rounds = 20): Promise<BenchRow[]> {
   for (let i = 0; i < rounds; i++) {
     const s = new Store(storeDir, { cacheMb: 256 });
     const plan = await planBox(s, registry, req, 1024);
-    for (let l = 0; l <= lastLead; l++) plainBytes += (await readBoxLead(plan, l)).byteLength;
+    for await (const slab of boxLeads(plan, 8 * MIB)) plainBytes += slab.byteLength;
   }
   const plainMBs = plainBytes / 1e6 / ((performance.now() - t0) / 1000);
 

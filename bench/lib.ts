@@ -1,11 +1,15 @@
 // Shared bench plumbing: a row format every bench returns (a figure, its baseline measured in the
 // same run, and their ratio), a sample store cached under .gridcast/bench, and a loopback server.
+import { execFile } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import autocannon from "autocannon";
 import { DEFAULTS, type Settings } from "../src/config.ts";
 import { type Running, startServer } from "../src/http/server.ts";
 import { writeSample } from "../src/sample/index.ts";
+
+const execFileP = promisify(execFile);
 
 export interface BenchRow {
   bench: string;
@@ -98,4 +102,21 @@ export function printRows(rows: BenchRow[]): void {
 
 function fmt(v: number): string {
   return v >= 100 ? v.toFixed(0) : v.toFixed(2);
+}
+
+/**
+ * One GET by curl, a client in its own process that times itself (`time_total` leaves out its
+ * start-up): an in-process client would bill its own buffering and garbage to the server's
+ * thread. The body is discarded; fails on any status but 200.
+ */
+export async function curlGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ seconds: number; bytes: number }> {
+  const args = ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}"];
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
+  const { stdout } = await execFileP("curl", [...args, url]);
+  const [code, size, total] = stdout.trim().split(" ");
+  if (code !== "200") throw new Error(`${url} answered ${code}`);
+  return { seconds: Number(total), bytes: Number(size) };
 }

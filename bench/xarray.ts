@@ -5,15 +5,13 @@
 //  - the same export with chunk decoding on the calling thread only (what the decode pool buys);
 //  - /point cold p50 (one 1×25×90×90 chunk decoded per request) against xarray's point read.
 //   node bench/xarray.ts [rounds]
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { promisify } from "node:util";
 import { setDecodeThreads } from "../src/store/codecs/decode-pool.ts";
-import { BENCH_DIR, type BenchRow, benchServer, percentile } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, benchServer, curlGet, percentile } from "./lib.ts";
 
-const execFileP = promisify(execFile);
 const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
 const BOXES = [
   { lat_min: 10, lat_max: 50, lon_min: 0, lon_max: 60 },
@@ -69,28 +67,15 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
       for (const [k, v] of Object.entries(b)) q.set(k, String(v));
       return `${srv.url}/api/export/forecast~global/npy?${q}`;
     });
-    /** One cold round of the four exports: seconds and bytes. */
-    // curl is the client, in its own process, and times itself (time_total excludes its start-up):
-    // an in-process client would bill its own buffering and garbage to the server's thread.
+    /** One cold round of the four exports: seconds and bytes, as curl timed them. */
     const exportRound = async () => {
       let bytes = 0;
       let seconds = 0;
       for (const url of urls) {
         srv.ctx.store.cache.invalidate();
-        const { stdout } = await execFileP("curl", [
-          "-sS",
-          "-o",
-          "/dev/null",
-          "-H",
-          `X-API-Key: ${H["X-API-Key"]}`,
-          "-w",
-          "%{http_code} %{size_download} %{time_total}",
-          url,
-        ]);
-        const [code, size, total] = stdout.trim().split(" ");
-        if (code !== "200") throw new Error(`export answered ${code}`);
-        bytes += Number(size);
-        seconds += Number(total);
+        const r = await curlGet(url, H);
+        bytes += r.bytes;
+        seconds += r.seconds;
       }
       return { seconds, bytes };
     };

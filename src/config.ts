@@ -23,6 +23,11 @@ export interface Settings {
   embeddings_api_max_mb: number;
   /** Byte budget of the decoded-chunk cache shared by all readers (MiB). */
   chunk_cache_mb: number;
+  /**
+   * MiB of output a .npy response assembles at a time (export leads, latent rows); the chunks
+   * within it decode in parallel, and the next slab is read while one is sent.
+   */
+  read_slab_mb: number;
   /** Milliseconds an http(s) store may take to answer one read before it counts as unavailable. */
   store_timeout_ms: number;
   /** Milliseconds a /data request may wait for its key's next rate-limit token before a 429. */
@@ -56,6 +61,7 @@ export const DEFAULTS: Settings = {
   field_export_max_mb: 64,
   embeddings_api_max_mb: 32,
   chunk_cache_mb: 256,
+  read_slab_mb: 8,
   store_timeout_ms: 15_000,
   data_rate_wait_ms: 60_000,
   max_heavy_requests: 32,

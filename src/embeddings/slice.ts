@@ -3,6 +3,7 @@
 import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { npyHeader } from "../npy.ts";
+import { readAhead } from "../read-ahead.ts";
 import type { Range } from "../store/array.ts";
 import type { Store } from "../store/store.ts";
 import { type ItemNodes, openItem } from "./item.ts";
@@ -69,12 +70,59 @@ export async function planSlice(store: Store, ref: ItemRef, req: SliceRequest, l
   return { item, region, shape, dataBytes, header: npyHeader("<f4", shape), field };
 }
 
-/** The whole .npy body of a planned slice; the data is read straight into it, in parallel chunks. */
-export async function readSlice(plan: SlicePlan): Promise<Uint8Array> {
+/**
+ * Row ranges [y0, y1) of the bands a slice goes out in: whole y rows, at most `bandBytes` (at
+ * least one row), aligned to the latent's chunk rows when a band spans whole chunks. The response
+ * starts before the last chunks are decoded, and buffers of this size are recycled by the
+ * allocator instead of being mapped (and faulted in) afresh for each request as one body of the
+ * whole slice would be.
+ */
+export function bandRows(plan: SlicePlan, bandBytes: number): Range[] {
+  const [[y0, y1]] = plan.region;
+  const rowBytes = (plan.dataBytes / plan.shape[0]) | 0;
+  const chunkRows = plan.item.latent.chunks[0];
+  let per = Math.max(1, Math.floor(bandBytes / Math.max(rowBytes, 1)));
+  if (per >= chunkRows) per -= per % chunkRows;
+  const out: Range[] = [];
+  for (let y = y0; y < y1; ) {
+    let end = Math.min(y1, y + per);
+    // Bands spanning whole chunks end on chunk boundaries, so no chunk is split between two.
+    const aligned = end - (end % chunkRows);
+    if (per >= chunkRows && end < y1 && aligned > y) end = aligned;
+    out.push([y, end]);
+    y = end;
+  }
+  return out;
+}
+
+/** The float32 values of rows [y0, y1) of a planned slice, (y, x, feature). */
+export async function readBand(plan: SlicePlan, [y0, y1]: Range): Promise<Float32Array> {
+  const [, [x0, x1], [f0, f1]] = plan.region;
+  const values = new Float32Array((y1 - y0) * (x1 - x0) * (f1 - f0));
+  await plan.item.latent.read(
+    [
+      [y0, y1],
+      [x0, x1],
+      [f0, f1],
+    ],
+    values,
+  );
+  return values;
+}
+
+/** The data of a planned slice band by band, in order, the next band read while one is sent. */
+export function sliceBands(plan: SlicePlan, bandBytes: number): AsyncGenerator<Float32Array> {
+  return readAhead(bandRows(plan, bandBytes), (rows) => readBand(plan, rows));
+}
+
+/** The whole .npy body of a planned slice (header and data in one buffer). */
+export async function readSlice(plan: SlicePlan, bandBytes: number): Promise<Uint8Array> {
   const body = new Uint8Array(plan.header.length + plan.dataBytes);
   body.set(plan.header, 0);
-  // npy headers pad the data start to 64 bytes, so the float32 view is aligned.
-  const values = new Float32Array(body.buffer, plan.header.length, plan.dataBytes / BYTES_PER_VALUE);
-  await plan.item.latent.read(plan.region, values);
+  let at = plan.header.length;
+  for await (const band of sliceBands(plan, bandBytes)) {
+    body.set(new Uint8Array(band.buffer, band.byteOffset, band.byteLength), at);
+    at += band.byteLength;
+  }
   return body;
 }

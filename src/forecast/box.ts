@@ -3,11 +3,12 @@
 import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { npyHeader } from "../npy.ts";
+import { readAhead } from "../read-ahead.ts";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { type BoxSelection, selectBox } from "./grid-select.ts";
-import { readValues, regionOf } from "./read.ts";
+import { regionOf } from "./read.ts";
 import { intervalsOf, requireGroup, requireVariable, resolveLevel, resolveMember } from "./select.ts";
 
 export interface BoxRequest {
@@ -128,34 +129,69 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
   };
 }
 
-/** The float32 values of one lead time of a planned box: (lat ascending, lon eastward). */
-export async function readBoxLead(plan: BoxPlan, lead: number): Promise<Float32Array> {
+/**
+ * The float32 values of leads [l0, l1) of a planned box, (lead, lat ascending, lon eastward),
+ * each stored column run written straight into its place, rows reversed where the store runs
+ * north to south.
+ */
+export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float32Array> {
   const { variable: v, sel } = plan;
-  const nLat = plan.shape[1];
-  const nLon = plan.shape[2];
-  const out = new Float32Array(nLat * nLon);
+  const [, nLat, nLon] = plan.shape;
+  const plane = nLat * nLon;
+  const out = new Float32Array((l1 - l0) * plane);
+  const hasLead = v.roles.includes("lead");
   let colOffset = 0;
+  const reads: Promise<void>[] = [];
   for (const [c0, c1] of sel.cols) {
     const region = regionOf(plan.group, v, {
       run: plan.run,
-      lead,
+      lead: hasLead ? [l0, l1] : undefined,
       level: plan.level,
       member: plan.member,
       lat: sel.rows,
       lon: [c0, c1],
     });
-    const part = await readValues(v, region);
-    const w = c1 - c0;
-    for (let r = 0; r < nLat; r++) {
-      const srcRow = sel.flipRows ? nLat - 1 - r : r;
-      out.set(part.subarray(srcRow * w, srcRow * w + w), r * nLon + colOffset);
-    }
-    colOffset += w;
+    const strides = v.roles.map((role, d) => {
+      if (role === "lead") return plane;
+      if (role === "lat") return sel.flipRows ? -nLon : nLon;
+      if (role === "lon") return 1;
+      // Run, level and member are single indices here; anything longer has no place in the box.
+      if (region[d][1] - region[d][0] !== 1) throw new Error(`box export: ${role} spans more than one index`);
+      return 0;
+    });
+    const offset = colOffset + (sel.flipRows ? (nLat - 1) * nLon : 0);
+    reads.push(v.array.readInto(region, out, { offset, strides }));
+    colOffset += c1 - c0;
   }
+  await Promise.all(reads);
+  // A field without a lead axis is the same at every lead.
+  if (!hasLead) for (let l = 1; l < l1 - l0; l++) out.copyWithin(l * plane, 0, plane);
+  const f = v.convert;
+  if (f) for (let i = 0; i < out.length; i++) out[i] = f(out[i]);
   return out;
 }
 
-/** Every lead of the box in order, for streaming. */
-export async function* boxLeads(plan: BoxPlan): AsyncGenerator<Float32Array> {
-  for (let l = plan.leads[0]; l <= plan.leads[1]; l++) yield readBoxLead(plan, l);
+/**
+ * Every lead of the box in order, in slabs of whole leads of at most `slabBytes` (but at least
+ * one lead), for streaming. A slab large enough covers every lead a chunk holds, so each chunk is
+ * fetched, checked and copied once, and the chunks of a slab decode in parallel; the next slab is
+ * read while one is sent.
+ */
+export async function* boxLeads(plan: BoxPlan, slabBytes: number): AsyncGenerator<Float32Array> {
+  const [first, last] = plan.leads;
+  const leadBytes = plan.shape[1] * plan.shape[2] * 4;
+  let per = Math.max(1, Math.floor(slabBytes / leadBytes));
+  // Slabs that hold whole chunks along the lead axis start and end on chunk boundaries.
+  const leadDim = plan.variable.roles.indexOf("lead");
+  const chunkLeads = leadDim >= 0 ? plan.variable.array.chunks[leadDim] : 1;
+  if (per >= chunkLeads) per -= per % chunkLeads;
+  const slabs: [number, number][] = [];
+  for (let l = first; l <= last; ) {
+    let end = Math.min(last + 1, l + per);
+    const aligned = end - (end % chunkLeads);
+    if (chunkLeads > 1 && end <= last && aligned > l) end = aligned;
+    slabs.push([l, end]);
+    l = end;
+  }
+  yield* readAhead(slabs, ([a, b]) => readBoxSlab(plan, a, b));
 }

@@ -10,6 +10,7 @@ import { ifNoneMatch } from "../conditional.ts";
 import { BusyError, GridcastError, InsufficientCreditsError, RateLimitedError } from "../errors.ts";
 import { gate, type TakeToken } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
+import { streamNpy } from "./npy-stream.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
 import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
 import { publicPath } from "./public-path.ts";
@@ -296,34 +297,57 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     if (res.destroyed) return;
     const reply = await def.handler(rc);
     if ("handled" in reply) return;
+    if ("npy" in reply) {
+      const n = reply.npy;
+      const beforeHead = def.cost && key ? () => charge(def, rc, reply, key, meta, res, n.bytes) : undefined;
+      await streamNpy(req, res, { ...n, signal: rc.signal, beforeHead });
+      return;
+    }
     // Nobody is listening any more: no charge, nothing to send.
     if (rc.signal.aborted || res.destroyed) return;
     const prepared = prepareReply(req, reply);
     if (def.cost && key && prepared.status === 200) {
-      const cost = def.cost(rc, reply);
-      const charge = await ctx.ledger.charge({
-        keyId: key.id,
-        cost,
-        route: def.path,
-        item: def.item?.(rc) ?? "",
-        bytes: prepared.body.length,
-        requestId: rc.requestId,
-      });
-      ctx.metrics.creditsCharged += charge.charged;
-      // Charged only when delivered: the whole body handed to the connection ("finish"). A client
-      // that goes away first gets the credits back and leaves no usage row.
-      if (res.destroyed) {
-        await refund(key.id, rc.requestId);
-        return;
-      }
-      res.once("close", () => {
-        if (!res.writableFinished) void refund(key.id, rc.requestId);
-      });
-      meta.charged = charge.charged;
-      res.setHeader("X-Credits-Charged", String(charge.charged));
-      res.setHeader("X-Credits-Remaining", String(charge.remaining));
+      if (!(await charge(def, rc, reply, key, meta, res, prepared.body.length))) return;
     }
     sendPrepared(res, prepared);
+  }
+
+  /**
+   * Charge a metered reply that is about to be sent; false when the client went away meanwhile
+   * (the charge is refunded and nothing should be sent). Charged only when delivered: the whole
+   * body handed to the connection ("finish"); a client that goes away first gets the credits back
+   * and leaves no usage row.
+   */
+  async function charge(
+    def: RouteDef,
+    rc: RequestContext,
+    reply: Reply,
+    key: KeyInfo,
+    meta: Meta,
+    res: ServerResponse,
+    bytes: number,
+  ): Promise<boolean> {
+    if (rc.signal.aborted || res.destroyed) return false;
+    const charged = await ctx.ledger.charge({
+      keyId: key.id,
+      cost: def.cost!(rc, reply),
+      route: def.path,
+      item: def.item?.(rc) ?? "",
+      bytes,
+      requestId: rc.requestId,
+    });
+    ctx.metrics.creditsCharged += charged.charged;
+    if (res.destroyed) {
+      await refund(key.id, rc.requestId);
+      return false;
+    }
+    res.once("close", () => {
+      if (!res.writableFinished) void refund(key.id, rc.requestId);
+    });
+    meta.charged = charged.charged;
+    res.setHeader("X-Credits-Charged", String(charged.charged));
+    res.setHeader("X-Credits-Remaining", String(charged.remaining));
+    return true;
   }
 
   async function refund(keyId: string, requestId: string): Promise<void> {
@@ -368,7 +392,7 @@ interface Prepared {
 }
 
 /** Status, headers and body of a reply, with If-None-Match settled (304) before anything is charged. */
-function prepareReply(req: IncomingMessage, reply: Exclude<Reply, { handled: true }>): Prepared {
+function prepareReply(req: IncomingMessage, reply: Exclude<Reply, { handled: true } | { npy: unknown }>): Prepared {
   let body: Buffer;
   const headers: Record<string, string> = {};
   if ("json" in reply) {

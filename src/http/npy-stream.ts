@@ -12,13 +12,24 @@ export const npyResponseHeaders = {
   "Content-Disposition": { description: "Download file name", schema: Type.String() },
 };
 
-export interface NpyStream {
+/** What a route hands over to be streamed. */
+export interface NpyBody {
   header: Uint8Array;
   bytes: number;
   field: Record<string, unknown>;
   filename: string;
   chunks: AsyncIterable<Float32Array>;
+  /** Response headers of the route's own (credits, for instance). */
+  headers?: Record<string, string>;
+}
+
+export interface NpyStream extends NpyBody {
   signal: AbortSignal;
+  /**
+   * Runs once the first slab is read and before the headers are sent (the charge of a metered
+   * route): a failure here is still a problem response; false means the client has gone.
+   */
+  beforeHead?: () => Promise<boolean>;
 }
 
 export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: NpyStream): Promise<void> {
@@ -34,7 +45,18 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
   }
   const iter = s.chunks[Symbol.asyncIterator]();
   // Read the first slab before sending headers, so an early failure is still a problem response.
-  let next = await iter.next();
+  let next: IteratorResult<Float32Array>;
+  try {
+    next = await iter.next();
+    if (s.beforeHead && !(await s.beforeHead())) {
+      res.destroy();
+      return;
+    }
+  } catch (e) {
+    await iter.return?.();
+    throw e;
+  }
+  for (const [k, v] of Object.entries(s.headers ?? {})) res.setHeader(k, v);
   try {
     res.write(s.header);
     while (!next.done) {
@@ -44,11 +66,12 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
       if (!ok && !(await drained(res, s.signal))) break;
       next = await iter.next();
     }
-  } catch {
+  } catch (e) {
     // A read failed after the headers went out: cut the connection so the client sees a short body
-    // against Content-Length, never a complete-looking file.
+    // against Content-Length, never a complete-looking file, and pass the error on to be logged
+    // with the store and key it names.
     res.destroy();
-    return;
+    throw e;
   } finally {
     // Stop the reads behind the iterator (no-op when it finished).
     await iter.return?.();

@@ -3,12 +3,18 @@
 // generates the OpenAPI description.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AppContext, KeyInfo } from "./context.ts";
+import type { NpyBody } from "./npy-stream.ts";
 
 export type Auth = "public" | "weather" | "embeddings";
 
 export type Reply =
   | { status?: number; json: unknown; headers?: Record<string, string>; cache?: string }
   | { status?: number; body: Uint8Array | string; type: string; headers?: Record<string, string>; cache?: string }
+  /**
+   * A .npy body of known size streamed slab by slab (see npy-stream.ts). A metered route is
+   * charged once the first slab is in hand, before the headers go out.
+   */
+  | { npy: NpyBody }
   /** The handler wrote the response itself (Range requests, streaming). */
   | { handled: true };
 

@@ -156,16 +156,26 @@ export class StoredArray {
     const rshape = region.map(([a, b]) => b - a);
     const size = rshape.reduce((a, b) => a * b, 1);
     const result = out ?? (this.dtype === "float64" ? new Float64Array(size) : new Float32Array(size));
-    if (size === 0) return result;
-    const rstride = strides(rshape);
-    const chunkList = this.chunksFor(region);
+    await this.readInto(region, result, { offset: 0, strides: strides(rshape) });
+    return result;
+  }
+
+  /**
+   * Physical values of a region written straight into a caller's buffer at a placement: one
+   * output stride per dimension (negative to reverse an axis, 0 for a dimension of length 1), so
+   * a caller assembling a larger array (a box across the antimeridian, rows flipped to run south
+   * to north, a slab of several leads) needs no intermediate copy. Every chunk the region touches
+   * is read and copied in parallel.
+   */
+  async readInto(region: Range[], out: Float32Array | Float64Array, place: Placement): Promise<void> {
+    checkPlacement(region, out.length, place);
+    if (region.some(([a, b]) => b <= a)) return;
     await Promise.all(
-      chunkList.map(async (cc) => {
+      this.chunksFor(region).map(async (cc) => {
         const ch = await this.chunk(cc);
-        copyRegion(ch, cc, this.chunks, region, rstride, result, this.packing);
+        copyRegion(ch, cc, this.chunks, region, place, out, this.packing);
       }),
     );
-    return result;
   }
 
   /** Raw stored values of a small whole array (coordinates), without unpacking. */
@@ -173,10 +183,10 @@ export class StoredArray {
     const region: Range[] = this.shape.map((n) => [0, n]);
     const size = this.shape.reduce((a, b) => a * b, 1);
     const out = new Array<number>(size);
-    const rstride = strides(this.shape);
+    const place = { offset: 0, strides: strides(this.shape) };
     for (const cc of this.chunksFor(region)) {
       const ch = await this.chunk(cc);
-      copyRegion(ch, cc, this.chunks, region, rstride, out, null);
+      copyRegion(ch, cc, this.chunks, region, place, out, null);
     }
     return out;
   }
@@ -229,63 +239,136 @@ function cartesian(lists: number[][]): number[][] {
   return acc;
 }
 
-/** Copy the intersection of one decoded chunk with a region into the region's output buffer. */
+/** Where a region's values go in an output buffer: the element of the region's first value, and
+ * the output step per dimension. */
+export interface Placement {
+  offset: number;
+  strides: number[];
+}
+
+/** Every element a placement addresses must lie inside the buffer; a caller's mistake, not data. */
+function checkPlacement(region: Range[], length: number, place: Placement): void {
+  let lo = place.offset;
+  let hi = place.offset;
+  for (let d = 0; d < region.length; d++) {
+    const extent = region[d][1] - region[d][0];
+    if (extent <= 0) return;
+    const reach = (extent - 1) * place.strides[d];
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  if (region.length !== place.strides.length || lo < 0 || hi >= length) {
+    throw new Error(`placement [${lo}, ${hi}] outside an output of ${length} values`);
+  }
+}
+
+// Runs at least this long are copied with one typed-array set (a memcpy); shorter ones by a loop,
+// which is cheaper than making a subarray view for each.
+const BULK_RUN = 33;
+
+/** Copy the intersection of one decoded chunk with a region into its place in the output. */
 function copyRegion(
   ch: Chunk,
   cc: number[],
   chunkShape: number[],
   region: Range[],
-  rstride: number[],
+  place: Placement,
   out: { [i: number]: number; length: number },
   packing: Packing | null,
 ): void {
   const nd = region.length;
   const lo = new Array<number>(nd);
   const hi = new Array<number>(nd);
+  let src = 0;
+  let dst = place.offset;
   for (let d = 0; d < nd; d++) {
     const c0 = cc[d] * chunkShape[d];
     lo[d] = Math.max(region[d][0], c0);
     hi[d] = Math.min(region[d][1], c0 + chunkShape[d]);
     if (hi[d] <= lo[d]) return;
+    src += (lo[d] - c0) * ch.stride[d];
+    dst += (lo[d] - region[d][0]) * place.strides[d];
   }
   const data = ch.data;
-  const isBig = typeof data[0] === "bigint";
-  const idx = lo.slice();
   const last = nd - 1;
-  const cStrideLast = ch.stride[last];
-  const rStrideLast = rstride[last];
-  const plainPacking = packing !== null && packing.missing.length === 0 && packing.scale === 1 && packing.offset === 0;
+  const n = hi[last] - lo[last];
+  const cs = ch.stride[last];
+  const os = place.strides[last];
+  const isBig = typeof data[0] === "bigint";
+  const plain = packing !== null && packing.missing.length === 0 && packing.scale === 1 && packing.offset === 0;
   const isFloatData = data instanceof Float32Array || data instanceof Float64Array;
-  const bulk = plainPacking && isFloatData && ArrayBuffer.isView(out) && cStrideLast === 1 && rStrideLast === 1;
+  const bulk = plain && isFloatData && ArrayBuffer.isView(out) && cs === 1 && os === 1 && n >= BULK_RUN;
+  if (plain && data instanceof Float32Array && out instanceof Float32Array) {
+    copyF32(data, out, src, dst, n, cs, os, lo, hi, ch.stride, place.strides);
+    return;
+  }
+  const idx = lo.slice();
   for (;;) {
-    let src = 0;
-    let dst = 0;
-    for (let d = 0; d < nd; d++) {
-      src += (idx[d] - cc[d] * chunkShape[d]) * ch.stride[d];
-      dst += (idx[d] - region[d][0]) * rstride[d];
-    }
-    const n = hi[last] - lo[last];
     if (bulk) {
-      // Contiguous run of floats with nothing to unpack: one typed-array copy.
       (out as Float32Array).set((data as Float32Array).subarray(src, src + n), dst);
+    } else if (plain && !isBig) {
+      for (let k = 0, s = src, o = dst; k < n; k++, s += cs, o += os) out[o] = data[s] as number;
     } else if (packing && !isBig) {
-      const p = packing;
-      const plain = p.missing.length === 0 && p.scale === 1 && p.offset === 0;
-      for (let k = 0; k < n; k++) {
-        const raw = data[src + k * cStrideLast] as number;
-        out[dst + k * rStrideLast] = plain ? raw : unpack(raw, p);
-      }
+      for (let k = 0, s = src, o = dst; k < n; k++, s += cs, o += os) out[o] = unpack(data[s] as number, packing);
     } else {
-      for (let k = 0; k < n; k++) {
-        const raw = data[src + k * cStrideLast];
-        const v = Number(raw);
-        out[dst + k * rStrideLast] = packing ? unpack(v, packing) : v;
+      for (let k = 0, s = src, o = dst; k < n; k++, s += cs, o += os) {
+        const v = Number(data[s]);
+        out[o] = packing ? unpack(v, packing) : v;
       }
     }
+    // Odometer over the outer dimensions, moving both positions by their strides.
     let d = last - 1;
     while (d >= 0) {
       idx[d]++;
+      src += ch.stride[d];
+      dst += place.strides[d];
       if (idx[d] < hi[d]) break;
+      const back = hi[d] - lo[d];
+      src -= back * ch.stride[d];
+      dst -= back * place.strides[d];
+      idx[d] = lo[d];
+      d--;
+    }
+    if (d < 0) break;
+  }
+}
+
+/** The common case, float32 stored and answered without unpacking, kept monomorphic for the JIT:
+ * the two innermost dimensions are plain loops, the rest an odometer. */
+function copyF32(
+  data: Float32Array,
+  out: Float32Array,
+  src: number,
+  dst: number,
+  n: number,
+  cs: number,
+  os: number,
+  lo: number[],
+  hi: number[],
+  cStride: number[],
+  oStride: number[],
+): void {
+  const nd = lo.length;
+  const outer = nd - 2;
+  const rows = nd >= 2 ? hi[nd - 2] - lo[nd - 2] : 1;
+  const rcs = nd >= 2 ? cStride[nd - 2] : 0;
+  const ros = nd >= 2 ? oStride[nd - 2] : 0;
+  const bulk = cs === 1 && os === 1 && n >= BULK_RUN;
+  const idx = lo.slice();
+  for (;;) {
+    for (let r = 0, s0 = src, d0 = dst; r < rows; r++, s0 += rcs, d0 += ros) {
+      if (bulk) out.set(data.subarray(s0, s0 + n), d0);
+      else for (let k = 0, s = s0, o = d0; k < n; k++, s += cs, o += os) out[o] = data[s];
+    }
+    let d = outer - 1;
+    while (d >= 0) {
+      idx[d]++;
+      src += cStride[d];
+      dst += oStride[d];
+      if (idx[d] < hi[d]) break;
+      const back = hi[d] - lo[d];
+      src -= back * cStride[d];
+      dst -= back * oStride[d];
       idx[d] = lo[d];
       d--;
     }

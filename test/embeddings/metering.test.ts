@@ -1,9 +1,12 @@
 // Credit metering of item metadata and .npy slices over real HTTP and a real ledger: exact costs,
 // headers, 402 once the balance runs out, and failed or refused requests never charged.
 import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { DEFAULTS } from "../../src/config.ts";
 import { parseKeyId } from "../../src/ledger/keyformat.ts";
-import { cleanup, get, sampleStore, type TestServer } from "../helpers/harness.ts";
+import { cleanup, get, getToEnd, sampleStore, type TestServer } from "../helpers/harness.ts";
 import { expectedItems, latentChunksRead, publishedServer, resetReads } from "./fixtures.ts";
 
 let storeDir: string;
@@ -89,6 +92,37 @@ describe("credit metering of /api/embeddings item and npy", () => {
     assert.deepEqual([r.json().balance, r.json().cost], [NPY_BASE, NPY_BASE + 1]);
     assert.deepEqual(latentChunksRead(srv), []);
     assert.equal(await ledger().balance(id), NPY_BASE);
+  });
+
+  test("a read that fails after the first band went out: body cut, credits refunded, store and key logged", async () => {
+    const { k, id } = await keyWith(10);
+    // Rows 4..11 one band each: rows 4–7 come from chunk row 0, rows 8–11 from chunk row 1, whose
+    // first chunk is damaged (the same length of garbage) for this test only.
+    const chunk = join(storeDir, "embeddings", TOKENS.replaceAll("~", "/"), "latent", "c", "1", "0", "0");
+    const good = readFileSync(chunk);
+    const settings = srv.running.ctx.settings;
+    writeFileSync(chunk, Buffer.alloc(good.length, 0xa5));
+    settings.read_slab_mb = 0;
+    resetReads(srv);
+    const logsBefore = srv.logs.length;
+    try {
+      const r = await getToEnd(`${srv.url}/api/embeddings/npy/${TOKENS}?y_start=4&y_stop=12`, { "X-API-Key": k });
+      assert.equal(r.status, 200, "headers went out with the first band");
+      assert.equal(r.ended, "cut");
+      assert.ok(r.got.length < r.declared, `${r.got.length} of ${r.declared} bytes and no sign of a cut`);
+    } finally {
+      writeFileSync(chunk, good);
+      settings.read_slab_mb = DEFAULTS.read_slab_mb;
+      resetReads(srv);
+    }
+    // The refund runs when the connection closes; wait for it rather than for a fixed time.
+    for (let i = 0; i < 200 && (await ledger().balance(id)) !== 10; i++) await new Promise((ok) => setTimeout(ok, 10));
+    assert.equal(await ledger().balance(id), 10);
+    assert.deepEqual(await ledger().usage(id), []);
+    const logged = srv.logs.slice(logsBefore).find((e) => e.level === "error" && typeof e.key === "string");
+    assert.ok(logged, "no error log line for the failed read");
+    assert.match(String(logged.key), /latent\/c\/1\/0\/0$/);
+    assert.match(String(logged.store), /store/);
   });
 
   test("keys without the embeddings scope are 403 and never metered; no key is 401", async () => {

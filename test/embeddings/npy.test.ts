@@ -83,6 +83,34 @@ describe("GET /api/embeddings/npy/{name}", () => {
     });
   });
 
+  test("the body is the same whatever the band size the slice is sent in", async () => {
+    // 16 × 16 × 64 in 8 × 8 × 64 chunks; a row of this slice is 14 × 58 float32 (3.2 KiB): 0 sends
+    // one row per band, 0.01 MiB three rows (bands across the chunk edge at row 8), the default
+    // all 15 rows at once.
+    const q = "y_start=1&y_stop=16&x_start=1&x_stop=15&feature_start=2&feature_stop=60";
+    const settings = srv.running.ctx.settings;
+    const saved = settings.read_slab_mb;
+    const bodies: Buffer[] = [];
+    try {
+      for (const mb of [0, 0.01, saved]) {
+        settings.read_slab_mb = mb;
+        const r = await npy(TOKENS, q);
+        assert.equal(r.status, 200, r.body.toString());
+        bodies.push(r.body);
+      }
+    } finally {
+      settings.read_slab_mb = saved;
+    }
+    const want = await zarritaSlice(storeDir, TOKENS.replaceAll("~", "/"), [
+      [1, 16],
+      [1, 15],
+      [2, 60],
+    ]);
+    for (const [i, body] of bodies.entries()) {
+      assert.ok(dataOf(body, want.length).equals(bytesOf(want)), `band setting ${i} differs from zarrita`);
+    }
+  });
+
   test("omitted bounds default to the full extent", async () => {
     const path = TOKENS.replaceAll("~", "/");
     const whole = await npy(TOKENS);

@@ -103,6 +103,33 @@ describe("GET /api/export/{id}/npy", () => {
     assert.equal(data[1 * 11 + 6], east.values[0]);
   });
 
+  test("the body is the same whatever the slab size: one lead at a time, a few, all at once", async () => {
+    // Across the antimeridian (two column runs per slab), rows reversed from storage order and a
+    // lead range not starting at 0.
+    const q = "var=t2m&time_index=1&lead_start=1&lead_stop=6&lat_min=-30&lat_max=30&lon_min=150&lon_max=-150";
+    const settings = srv.running.ctx.settings;
+    const saved = settings.read_slab_mb;
+    const bodies: Buffer[] = [];
+    try {
+      // 0 → one lead per slab; 31 × 61 floats per lead here, so 0.02 MiB is 2 leads per slab.
+      for (const mb of [0, 0.02, saved]) {
+        settings.read_slab_mb = mb;
+        const r = await get(exportUrl("forecast~global", q), H());
+        assert.equal(r.status, 200, r.body.toString());
+        bodies.push(r.body);
+      }
+    } finally {
+      settings.read_slab_mb = saved;
+    }
+    assert.deepEqual(parseNpy(bodies[0]).shape, [6, 31, 31]);
+    assert.ok(bodies[1].equals(bodies[0]), "two leads per slab differ from one");
+    assert.ok(bodies[2].equals(bodies[0]), "one slab differs from one lead per slab");
+    // And the values are the stored ones: every lead of the south-east corner against /point.
+    const { data } = parseNpy(bodies[0]);
+    const p = (await get(`${srv.url}/point?lat=-30&lon=-150&var=t2m&run=1`, H())).json();
+    for (let lead = 0; lead < 6; lead++) assert.equal(data[lead * 31 * 31 + 30], p.values[lead + 1]);
+  });
+
   test("over field_export_max_mb → 413 with sizes, and no chunk was read", async () => {
     await get(`${srv.url}/api/export`, H()); // metadata warm
     srv.running.ctx.store.backend.reset();

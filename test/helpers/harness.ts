@@ -1,6 +1,6 @@
 // Test harness: real sample stores on disk, a real server on a loopback port, real keys.
 import { mkdtempSync, rmSync } from "node:fs";
-import { request as httpRequest } from "node:http";
+import { get as httpGet, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { DEFAULTS, type Settings } from "../../src/config.ts";
@@ -117,4 +117,34 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
     await new Promise((ok) => setTimeout(ok, 25));
   }
+}
+
+/** A GET read to its end: status, the declared Content-Length, the bytes that arrived, and whether the body was cut. */
+export function getToEnd(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; declared: number; got: Buffer; ended: "complete" | "cut" }> {
+  return new Promise((ok, fail) => {
+    const req = httpGet(url, { headers }, (res) => {
+      const parts: Buffer[] = [];
+      let done = false;
+      const finish = (ended: "complete" | "cut") => {
+        if (done) return;
+        done = true;
+        ok({
+          status: res.statusCode ?? 0,
+          declared: Number(res.headers["content-length"]),
+          got: Buffer.concat(parts),
+          ended,
+        });
+      };
+      res.on("data", (c) => parts.push(c));
+      res.on("end", () => finish(res.complete ? "complete" : "cut"));
+      res.on("aborted", () => finish("cut"));
+      res.on("error", () => finish("cut"));
+      res.on("close", () => finish(res.complete ? "complete" : "cut"));
+    });
+    req.on("error", fail);
+    req.setTimeout(20_000, () => req.destroy(new Error("timed out: a cut body left the client waiting")));
+  });
 }

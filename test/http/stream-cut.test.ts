@@ -5,11 +5,20 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { get as httpGet, type Server } from "node:http";
+import type { Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
-import { cleanup, get, PYTHON, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import {
+  cleanup,
+  get,
+  getToEnd,
+  PYTHON,
+  sampleStore,
+  type TestServer,
+  tempDir,
+  testServer,
+} from "../helpers/harness.ts";
 import { listen, rangeServer } from "../helpers/static-server.ts";
 
 let storeDir: string;
@@ -35,8 +44,9 @@ before(async () => {
     }
     files.emit("request", req, res);
   });
-  // No decoded-chunk cache: every lead of an export reads its chunk again.
-  srv = await testServer(await listen(upstream), { chunk_cache_mb: 0 });
+  // No decoded-chunk cache and slabs of one lead: every lead of an export reads its chunk again,
+  // and the second lead is read after the headers went out.
+  srv = await testServer(await listen(upstream), { chunk_cache_mb: 0, read_slab_mb: 0 });
   key = await srv.key(["weather"]);
   failAfter = Number.POSITIVE_INFINITY;
   chunkReads = 0;
@@ -56,37 +66,10 @@ after(async () => {
 
 const Q = "var=t2m&time_index=0&lead_start=0&lead_stop=6&lat_min=-40&lat_max=40&lon_min=60&lon_max=200";
 
-/** A raw GET: the declared Content-Length, the bytes that arrived and how the body ended. */
-function rawGet(url: string): Promise<{ status: number; declared: number; got: Buffer; ended: "complete" | "cut" }> {
-  return new Promise((ok, fail) => {
-    const req = httpGet(url, { headers: { "X-API-Key": key } }, (res) => {
-      const parts: Buffer[] = [];
-      let done = false;
-      const finish = (ended: "complete" | "cut") => {
-        if (done) return;
-        done = true;
-        ok({
-          status: res.statusCode ?? 0,
-          declared: Number(res.headers["content-length"]),
-          got: Buffer.concat(parts),
-          ended,
-        });
-      };
-      res.on("data", (c) => parts.push(c));
-      res.on("end", () => finish(res.complete ? "complete" : "cut"));
-      res.on("aborted", () => finish("cut"));
-      res.on("error", () => finish("cut"));
-      res.on("close", () => finish(res.complete ? "complete" : "cut"));
-    });
-    req.on("error", fail);
-    req.setTimeout(20_000, () => req.destroy(new Error("timed out: a cut body left the client waiting")));
-  });
-}
-
 describe("an export cut mid-body", () => {
   test("the whole export arrives when the store holds up", async () => {
     reads.reset();
-    const r = await rawGet(`${srv.url}/api/export/forecast~global/npy?${Q}`);
+    const r = await getToEnd(`${srv.url}/api/export/forecast~global/npy?${Q}`, { "X-API-Key": key });
     assert.equal(r.status, 200);
     assert.equal(r.ended, "complete");
     assert.equal(r.got.length, r.declared);
@@ -99,14 +82,14 @@ describe("an export cut mid-body", () => {
   test("a store failure after the first lead: fewer bytes than Content-Length, connection cut, numpy refuses", async () => {
     if (perLead === 0) {
       reads.reset();
-      await rawGet(`${srv.url}/api/export/forecast~global/npy?${Q}`);
+      await getToEnd(`${srv.url}/api/export/forecast~global/npy?${Q}`, { "X-API-Key": key });
       perLead = reads.count() / 7;
     }
     reads.reset();
     failAfter = perLead; // the first lead's chunks are read; the second lead's reads fail
     try {
       const t0 = performance.now();
-      const r = await rawGet(`${srv.url}/api/export/forecast~global/npy?${Q}`);
+      const r = await getToEnd(`${srv.url}/api/export/forecast~global/npy?${Q}`, { "X-API-Key": key });
       // Closed at once, not left for a timeout to end (a generous bound: the failure is immediate).
       assert.ok(performance.now() - t0 < 5000, "a cut body left the client waiting");
       assert.equal(r.status, 200, "headers went out with the first lead");

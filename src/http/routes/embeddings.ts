@@ -8,7 +8,7 @@ import { itemMetadata } from "../../embeddings/item.ts";
 import { type LocateRequest, locate } from "../../embeddings/locate.ts";
 import type { ItemRef } from "../../embeddings/names.ts";
 import { itemKeySpace, publishedCatalogue, requireItem } from "../../embeddings/published-catalogue.ts";
-import { planSlice, readSlice, type SliceRequest } from "../../embeddings/slice.ts";
+import { planSlice, type SliceRequest, sliceBands } from "../../embeddings/slice.ts";
 import { InsufficientCreditsError } from "../../errors.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
 import { type RequestContext, route } from "../route.ts";
@@ -116,7 +116,9 @@ export const embeddingRoutes = [
       "extent. The size is computed before any chunk is read: above embeddings_api_max_mb MiB of float32 data " +
       "(header excluded) the answer is 413. Costs credit_cost_npy_base plus one credit per started MiB of data; " +
       "the balance is checked before reading; failed requests and responses the client drops before the whole " +
-      "body was handed to the connection cost nothing. X-SVC-Field describes the slice: " +
+      "body was handed to the connection cost nothing. The body is streamed in bands of whole y rows; should a " +
+      "read fail after the headers went out, the connection is cut short of Content-Length (never a complete-" +
+      "looking file) and nothing is charged. X-SVC-Field describes the slice: " +
       "name, dims, shape, dtype, offsets, CRS and the affine transform of the slice.",
     tags: ["embeddings"],
     auth: "embeddings",
@@ -144,11 +146,12 @@ export const embeddingRoutes = [
       const [[y0, y1], [x0, x1], [f0, f1]] = plan.region;
       const filename = `${ref.name}_y${y0}-${y1}_x${x0}-${x1}_f${f0}-${f1}.npy`;
       return {
-        body: await readSlice(plan),
-        type: "application/octet-stream",
-        headers: {
-          "X-SVC-Field": JSON.stringify(plan.field),
-          "Content-Disposition": `attachment; filename="${filename.replace(/[^\w.~-]/g, "_")}"`,
+        npy: {
+          header: plan.header,
+          bytes: plan.header.length + plan.dataBytes,
+          field: plan.field,
+          filename,
+          chunks: sliceBands(plan, app.settings.read_slab_mb * MIB),
         },
       };
     },

@@ -1,5 +1,7 @@
 // Keyed weather routes: /point, the export catalogue and .npy export, models and registry.
+
 import Type from "typebox";
+import { MIB } from "../../config.ts";
 import { embeddingFamilies } from "../../embeddings/catalogue.ts";
 import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
 import { StoreUnavailableError } from "../../errors.ts";
@@ -8,7 +10,7 @@ import { exportCatalogue, modelsListing, registryListing, slashId } from "../../
 import { pointSeries } from "../../forecast/point.ts";
 import { defaultGroup } from "../../forecast/select.ts";
 import type { AppContext } from "../context.ts";
-import { npyResponseHeaders, streamNpy } from "../npy-stream.ts";
+import { npyResponseHeaders } from "../npy-stream.ts";
 import { route } from "../route.ts";
 import { Lat, Lon, Temporal } from "../schemas/common.ts";
 
@@ -181,7 +183,7 @@ export const weatherRoutes = [
         headers: npyResponseHeaders,
       },
     },
-    handler: async ({ app, query, params, res, req, signal }) => {
+    handler: async ({ app, query, params }) => {
       const plan = await planBox(
         app.store,
         app.registry,
@@ -189,15 +191,15 @@ export const weatherRoutes = [
         app.settings.field_export_max_mb,
       );
       const name = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.npy`;
-      await streamNpy(req, res, {
-        header: plan.header,
-        bytes: plan.bytes,
-        field: plan.field,
-        filename: name,
-        chunks: boxLeads(plan),
-        signal,
-      });
-      return { handled: true };
+      return {
+        npy: {
+          header: plan.header,
+          bytes: plan.bytes,
+          field: plan.field,
+          filename: name,
+          chunks: boxLeads(plan, app.settings.read_slab_mb * MIB),
+        },
+      };
     },
   }),
   route({

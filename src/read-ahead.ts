@@ -19,3 +19,35 @@ export async function* readAhead<P, T>(parts: P[], read: (part: P) => Promise<T>
     yield part;
   }
 }
+
+// Slab buffers are reused once the connection has taken their bytes. A fresh buffer of several
+// MiB is mapped and page-faulted in by the kernel on first touch, which cost as much as filling
+// it; a reused one is already resident. Only whole buffers nobody else holds come back (the
+// stream hands one back from the write callback of its last use), and the free list is bounded.
+const POOL_BYTES = 64 * 1024 * 1024;
+const free: ArrayBuffer[] = [];
+let pooled = 0;
+
+/** A float32 buffer of n values, every one NaN until written: from the free list when one fits. */
+export function slab(n: number): Float32Array {
+  const bytes = n * 4;
+  for (let i = 0; i < free.length; i++) {
+    const ab = free[i];
+    // Not more than twice the size asked for, so small slabs do not pin large buffers.
+    if (ab.byteLength >= bytes && ab.byteLength <= 2 * bytes) {
+      free.splice(i, 1);
+      pooled -= ab.byteLength;
+      return new Float32Array(ab, 0, n).fill(Number.NaN);
+    }
+  }
+  return new Float32Array(n).fill(Number.NaN);
+}
+
+/** Give a slab back once nothing refers to its bytes any more (they are on the wire). */
+export function recycleSlab(a: Float32Array): void {
+  const ab = a.buffer;
+  if (!(ab instanceof ArrayBuffer) || a.byteOffset !== 0) return;
+  if (pooled + ab.byteLength > POOL_BYTES) return;
+  free.push(ab);
+  pooled += ab.byteLength;
+}

@@ -3,7 +3,7 @@
 import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { npyHeader } from "../npy.ts";
-import { readAhead } from "../read-ahead.ts";
+import { readAhead, slab } from "../read-ahead.ts";
 import type { Range } from "../store/array.ts";
 import type { Store } from "../store/store.ts";
 import { type ItemNodes, openItem } from "./item.ts";
@@ -98,7 +98,7 @@ export function bandRows(plan: SlicePlan, bandBytes: number): Range[] {
 /** The float32 values of rows [y0, y1) of a planned slice, (y, x, feature). */
 export async function readBand(plan: SlicePlan, [y0, y1]: Range): Promise<Float32Array> {
   const [, [x0, x1], [f0, f1]] = plan.region;
-  const values = new Float32Array((y1 - y0) * (x1 - x0) * (f1 - f0));
+  const values = slab((y1 - y0) * (x1 - x0) * (f1 - f0));
   await plan.item.latent.read(
     [
       [y0, y1],

@@ -3,7 +3,7 @@
 import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { npyHeader } from "../npy.ts";
-import { readAhead } from "../read-ahead.ts";
+import { readAhead, slab } from "../read-ahead.ts";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
@@ -138,7 +138,7 @@ export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number): Promis
   const { variable: v, sel } = plan;
   const [, nLat, nLon] = plan.shape;
   const plane = nLat * nLon;
-  const out = new Float32Array((l1 - l0) * plane);
+  const out = slab((l1 - l0) * plane);
   const hasLead = v.roles.includes("lead");
   let colOffset = 0;
   const reads: Promise<void>[] = [];

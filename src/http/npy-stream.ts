@@ -19,6 +19,8 @@ export interface NpyBody {
   field: Record<string, unknown>;
   filename: string;
   chunks: AsyncIterable<Float32Array>;
+  /** Called with each slab once the connection has taken all of its bytes (see recycleSlab). */
+  recycle?: (slab: Float32Array) => void;
   /** Response headers of the route's own (credits, for instance). */
   headers?: Record<string, string>;
 }
@@ -62,7 +64,14 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
     while (!next.done) {
       if (s.signal.aborted || res.destroyed) break;
       const a = next.value;
-      const ok = res.write(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+      const recycle = s.recycle;
+      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      // Only a write that completed hands the slab back; after an error it is left to the GC.
+      const ok = recycle
+        ? res.write(bytes, (err) => {
+            if (!err) recycle(a);
+          })
+        : res.write(bytes);
       if (!ok && !(await drained(res, s.signal))) break;
       next = await iter.next();
     }

@@ -353,11 +353,13 @@ function copyF32(
   const rows = nd >= 2 ? hi[nd - 2] - lo[nd - 2] : 1;
   const rcs = nd >= 2 ? cStride[nd - 2] : 0;
   const ros = nd >= 2 ? oStride[nd - 2] : 0;
-  const bulk = cs === 1 && os === 1 && n >= BULK_RUN;
+  const unit = cs === 1 && os === 1;
+  const bulk = unit && n >= BULK_RUN;
   const idx = lo.slice();
   for (;;) {
     for (let r = 0, s0 = src, d0 = dst; r < rows; r++, s0 += rcs, d0 += ros) {
       if (bulk) out.set(data.subarray(s0, s0 + n), d0);
+      else if (unit) for (let k = 0; k < n; k++) out[d0 + k] = data[s0 + k];
       else for (let k = 0, s = s0, o = d0; k < n; k++, s += cs, o += os) out[o] = data[s];
     }
     let d = outer - 1;

@@ -111,6 +111,31 @@ describe("GET /api/embeddings/npy/{name}", () => {
     }
   });
 
+  test("concurrent slices sent in many bands each get their own values (slab buffers are reused)", async () => {
+    const settings = srv.running.ctx.settings;
+    const saved = settings.read_slab_mb;
+    settings.read_slab_mb = 0.05; // 3 rows of 512 × 8 features per band of the big item
+    try {
+      const cases = Array.from({ length: 8 }, (_, i) => ({ y: [i * 16, i * 16 + 40], f: [i, i + 8] }));
+      const got = await Promise.all(
+        cases.map((c) =>
+          npy(big.name, `y_start=${c.y[0]}&y_stop=${c.y[1]}&feature_start=${c.f[0]}&feature_stop=${c.f[1]}`),
+        ),
+      );
+      for (const [i, c] of cases.entries()) {
+        assert.equal(got[i].status, 200);
+        const want = await zarritaSlice(storeDir, big.path, [
+          c.y as [number, number],
+          [0, 512],
+          c.f as [number, number],
+        ]);
+        assert.ok(dataOf(got[i].body, want.length).equals(bytesOf(want)), `slice ${i} differs from zarrita`);
+      }
+    } finally {
+      settings.read_slab_mb = saved;
+    }
+  });
+
   test("omitted bounds default to the full extent", async () => {
     const path = TOKENS.replaceAll("~", "/");
     const whole = await npy(TOKENS);

@@ -10,6 +10,7 @@ import type { ItemRef } from "../../embeddings/names.ts";
 import { itemKeySpace, publishedCatalogue, requireItem } from "../../embeddings/published-catalogue.ts";
 import { planSlice, type SliceRequest, sliceBands } from "../../embeddings/slice.ts";
 import { InsufficientCreditsError } from "../../errors.ts";
+import { recycleSlab } from "../../read-ahead.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
 import { type RequestContext, route } from "../route.ts";
 import {
@@ -152,6 +153,7 @@ export const embeddingRoutes = [
           field: plan.field,
           filename,
           chunks: sliceBands(plan, app.settings.read_slab_mb * MIB),
+          recycle: recycleSlab,
         },
       };
     },

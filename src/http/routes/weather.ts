@@ -9,6 +9,7 @@ import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointSeries } from "../../forecast/point.ts";
 import { defaultGroup } from "../../forecast/select.ts";
+import { recycleSlab } from "../../read-ahead.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
 import { route } from "../route.ts";
@@ -198,6 +199,7 @@ export const weatherRoutes = [
           field: plan.field,
           filename: name,
           chunks: boxLeads(plan, app.settings.read_slab_mb * MIB),
+          recycle: recycleSlab,
         },
       };
     },

@@ -1,0 +1,67 @@
+// Slab buffers: a recycled buffer comes back for a slab that fits, always all NaN, never for one
+// it would be too large or too small for; reading ahead keeps order and surfaces errors in turn.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { readAhead, recycleSlab, slab } from "../src/read-ahead.ts";
+
+describe("slab buffers", () => {
+  test("a recycled buffer is reused for a slab that fits, and comes back all NaN", () => {
+    const a = slab(1000);
+    assert.ok(a.every(Number.isNaN));
+    a.fill(7);
+    recycleSlab(a);
+    const b = slab(900);
+    assert.equal(b.buffer, a.buffer, "the recycled buffer was not reused");
+    assert.equal(b.length, 900);
+    assert.ok(b.every(Number.isNaN), "a reused slab kept old values");
+    // Taken: the next slab is a new buffer.
+    assert.notEqual(slab(900).buffer, a.buffer);
+  });
+
+  test("buffers more than twice the size asked for, or too small, are not handed out", () => {
+    const big = slab(10_000);
+    recycleSlab(big);
+    assert.notEqual(slab(100).buffer, big.buffer);
+    assert.notEqual(slab(20_000).buffer, big.buffer);
+    assert.equal(slab(6_000).buffer, big.buffer);
+  });
+
+  test("views into a larger buffer are never recycled", () => {
+    const whole = new Float32Array(4096);
+    recycleSlab(whole.subarray(1024));
+    assert.notEqual(slab(3072).buffer, whole.buffer);
+  });
+});
+
+describe("readAhead", () => {
+  test("yields in order and starts each read one part early", async () => {
+    const started: number[] = [];
+    const seen: number[] = [];
+    for await (const v of readAhead([1, 2, 3, 4], async (p) => {
+      started.push(p);
+      return p * 10;
+    })) {
+      seen.push(v);
+      // While part i is handled, part i+1 has been started, and nothing further.
+      assert.deepEqual(started, [1, 2, 3, 4].slice(0, Math.min(4, seen.length + 1)));
+    }
+    assert.deepEqual(seen, [10, 20, 30, 40]);
+  });
+
+  test("a failing read surfaces when its turn comes; a consumer that stops leaves no unhandled rejection", async () => {
+    const parts = readAhead([1, 2, 3], async (p) => {
+      if (p === 2) throw new Error("part 2 failed");
+      return p;
+    });
+    assert.deepEqual(await parts.next(), { value: 1, done: false });
+    await assert.rejects(parts.next(), /part 2 failed/);
+    // Stopping right after the first part, with the failing second one already started.
+    const stopped = readAhead([1, 2], async (p) => {
+      if (p === 2) throw new Error("nobody waits for this");
+      return p;
+    });
+    await stopped.next();
+    await stopped.return(undefined);
+    await new Promise((ok) => setTimeout(ok, 20));
+  });
+});

@@ -27,6 +27,8 @@ for pair in numpy:python3-numpy xarray:python3-xarray zarr:python3-zarr fsspec:p
   if ! [ -x "$PY" ] || ! "$PY" -c "import ${pair%%:*}" >/dev/null 2>&1; then missing+=("${pair#*:}"); fi
 done
 [ -x "$CHROMIUM" ] || missing+=(chromium)
+# The native Blosc decoder is what the tests exercise (its fallback is tested beside it).
+[ -f /usr/include/blosc.h ] || missing+=(libblosc-dev)
 # A PostgreSQL server is only needed here when the tests use the local default.
 local_pg=false
 if [ -z "${GRIDCAST_TEST_PG:-}" ]; then local_pg=true; fi
@@ -50,6 +52,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   else
     fail "missing ${missing[*]}; install with: sudo apt-get install -y --no-install-recommends ${missing[*]}"
   fi
+fi
+
+# npm ci built it if libblosc-dev was there already; otherwise now.
+if [ "${GRIDCAST_NATIVE_BLOSC:-1}" != 0 ]; then
+  bash "$(dirname "$0")/build-native.sh" || fail "the native Blosc decoder did not build (see above)"
 fi
 
 pg_ready() { pg_isready -q -d "$PG_URL" >/dev/null 2>&1; }

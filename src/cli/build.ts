@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
 import { TILE_FORMATS, type TileFormat } from "../published/format.ts";
 import { type BuildReport, runBuild } from "../render/build/run.ts";
+import { bloscDecoderInUse } from "../store/codecs/native-blosc.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingsFor } from "./settings.ts";
 
@@ -70,6 +71,7 @@ function summary(r: BuildReport, out: string): string {
       `output (${o.format}): ${o.files} files, ${(o.bytes / 2 ** 20).toFixed(1)} MiB; tiles ${o.tile_files} files, ${(o.tile_bytes / 2 ** 20).toFixed(1)} MiB`,
     );
   }
+  lines.push(`Blosc decoder: ${bloscDecoderInUse()}`);
   if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
   if (r.embeddings) lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);

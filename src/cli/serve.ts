@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import type { Command } from "commander";
 import type { Settings } from "../config.ts";
 import { closeOnSignals, type Running, startServer } from "../http/server.ts";
+import { bloscDecoderInUse } from "../store/codecs/native-blosc.ts";
 import { asListenError, requireWritableDir, storeProblem } from "./preflight.ts";
 import { settingsFor } from "./settings.ts";
 
@@ -64,7 +65,7 @@ export function registerServe(program: Command): void {
         );
       }
       const running = await listen(settings, accessLogSink(opts));
-      process.stderr.write(`gridcast serving on ${running.url}\n`);
+      process.stderr.write(`gridcast serving on ${running.url} (Blosc decoder: ${bloscDecoderInUse()})\n`);
       closeOnSignals(running, (s) => process.stderr.write(`${s}\n`));
     },
   );

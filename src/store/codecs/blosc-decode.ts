@@ -4,16 +4,13 @@
 // — after this module has checked the header against the bound.
 import { bitunshuffle } from "./bitunshuffle.ts";
 import {
-  blockStart,
+  bloscStreams,
   FLAG_BITSHUFFLE,
   FLAG_DELTA,
-  FLAG_DONT_SPLIT,
   FLAG_SHUFFLE,
   HEADER_BYTES,
   parseBloscHeader,
-  readU32,
 } from "./blosc-header.ts";
-import { CodecInputError } from "./bound.ts";
 import { lz4Block, zlibExact, zstdExact } from "./inflate.ts";
 import { unshuffle } from "./unshuffle.ts";
 
@@ -47,29 +44,16 @@ export function decodeBlosc(src: Uint8Array, bound: number): Uint8Array | typeof
   const inflate = STREAM[h.compressor];
   const shuffled = (h.flags & (FLAG_SHUFFLE | FLAG_BITSHUFFLE)) !== 0;
   const scratch = shuffled ? scratchOf(Math.min(h.blocksize, h.nbytes)) : undefined;
-  const leftover = h.nbytes % h.blocksize;
-  for (let b = 0; b < h.nblocks; b++) {
-    const last = b === h.nblocks - 1 && leftover !== 0;
-    const bsize = last ? leftover : h.blocksize;
-    const dest = out.subarray(b * h.blocksize, b * h.blocksize + bsize);
-    const target = scratch ? scratch.subarray(0, bsize) : dest;
-    const splits = (h.flags & FLAG_DONT_SPLIT) === 0 && !last ? h.typesize : 1;
-    if (bsize % splits !== 0) throw new CodecInputError("blosc: block size is not a multiple of the type size");
-    const neblock = bsize / splits;
-    let at = blockStart(src, h, b);
-    for (let s = 0; s < splits; s++) {
-      if (at + 4 > h.cbytes) throw new CodecInputError(`blosc: block ${b} runs past the chunk`);
-      const csize = readU32(src, at);
-      at += 4;
-      if (csize > h.cbytes - at) throw new CodecInputError(`blosc: block ${b} runs past the chunk`);
-      const stream = src.subarray(at, at + csize);
-      at += csize;
-      const piece = target.subarray(s * neblock, (s + 1) * neblock);
-      // A stream exactly as long as its decoded size was stored uncompressed.
-      if (csize === neblock) piece.set(stream);
-      else piece.set(inflate(stream, neblock));
-    }
-    if (scratch) {
+  // Streams come block by block; a shuffled block is unshuffled once its last stream is in.
+  for (const st of bloscStreams(src, h)) {
+    const dest = out.subarray(st.block * h.blocksize, st.block * h.blocksize + st.bsize);
+    const target = scratch ? scratch.subarray(0, st.bsize) : dest;
+    const stream = src.subarray(st.at, st.at + st.csize);
+    const piece = target.subarray(st.split * st.neblock, (st.split + 1) * st.neblock);
+    // A stream exactly as long as its decoded size was stored uncompressed.
+    if (st.csize === st.neblock) piece.set(stream);
+    else piece.set(inflate(stream, st.neblock));
+    if (scratch && (st.split + 1) * st.neblock === st.bsize) {
       if ((h.flags & FLAG_SHUFFLE) !== 0) unshuffle(target, dest, h.typesize);
       else bitunshuffle(target, dest, h.typesize, h.version);
     }

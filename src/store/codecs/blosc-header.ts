@@ -75,4 +75,40 @@ export function blockStart(src: Uint8Array, h: BloscHeader, i: number): number {
   return at;
 }
 
+/** One compressed stream of a block: where it starts and how long it is, both checked. */
+export interface BloscStream {
+  block: number;
+  /** Decoded size of the block, and of this stream (a block may be split into one per byte). */
+  bsize: number;
+  neblock: number;
+  split: number;
+  at: number;
+  csize: number;
+}
+
+/**
+ * Every compressed stream of a (not memcpyed) chunk in order, each start and length checked to
+ * lie inside the chunk. The decoder here follows it; before a chunk goes to the native library,
+ * walking it once proves the layout the library will follow stays inside the buffer.
+ */
+export function* bloscStreams(src: Uint8Array, h: BloscHeader): Generator<BloscStream> {
+  const leftover = h.nbytes % h.blocksize;
+  for (let b = 0; b < h.nblocks; b++) {
+    const last = b === h.nblocks - 1 && leftover !== 0;
+    const bsize = last ? leftover : h.blocksize;
+    const splits = (h.flags & FLAG_DONT_SPLIT) === 0 && !last ? h.typesize : 1;
+    if (bsize % splits !== 0) throw new CodecInputError("blosc: block size is not a multiple of the type size");
+    const neblock = bsize / splits;
+    let at = blockStart(src, h, b);
+    for (let s = 0; s < splits; s++) {
+      if (at + 4 > h.cbytes) throw new CodecInputError(`blosc: block ${b} runs past the chunk`);
+      const csize = u32(src, at);
+      at += 4;
+      if (csize > h.cbytes - at) throw new CodecInputError(`blosc: block ${b} runs past the chunk`);
+      yield { block: b, bsize, neblock, split: s, at, csize };
+      at += csize;
+    }
+  }
+}
+
 export { u32 as readU32 };

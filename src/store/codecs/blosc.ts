@@ -1,11 +1,20 @@
-// The Blosc codec (v3 "blosc", v2 "numcodecs.blosc"), decoded natively on the decode pool. Chunks
-// whose compressor has no native decoder here (blosclz, snappy) go to the WebAssembly codec, but
-// only after their header has passed the same size bound.
+// The Blosc codec (v3 "blosc", v2 "numcodecs.blosc"). With the native addon (native-blosc.ts) a
+// chunk goes to c-blosc on libuv's thread pool once its header, block table and stream lengths
+// have been checked against the buffer and the decoded-size bound. Without it, the built-in
+// decoder runs on the decode pool, and chunks it has no decoder for (blosclz, snappy) go to the
+// WebAssembly codec, after the same header check.
+import { isMainThread } from "node:worker_threads";
 
 import { UNSUPPORTED } from "./blosc-decode.ts";
-import { parseBloscHeader } from "./blosc-header.ts";
+import { bloscStreams, parseBloscHeader } from "./blosc-header.ts";
 import { type ChunkShapeMeta, CodecInputError, decodedBound } from "./bound.ts";
 import { decodeBloscPooled } from "./decode-pool.ts";
+import { nativeBlosc } from "./native-blosc.ts";
+
+// Chunks up to this size decode on the calling thread: a trip through the thread pool would cost
+// more than the decoding. So do all chunks inside worker threads (a build's render workers),
+// whose siblings are the parallelism.
+const INLINE_BYTES = 128 * 1024;
 
 type WasmCodec = { decode(bytes: Uint8Array): Promise<Uint8Array> | Uint8Array };
 
@@ -30,6 +39,8 @@ export class BloscCodec {
 
   async decode(bytes: Uint8Array): Promise<Uint8Array> {
     if (this.#bound === undefined) return this.#fallback(bytes);
+    const addon = nativeBlosc();
+    if (addon) return decodeNative(addon, bytes, this.#bound);
     const out = await decodeBloscPooled(bytes, this.#bound);
     if (out !== UNSUPPORTED) return out;
     parseBloscHeader(bytes, this.#bound); // checked on the pool already; the fallback trusts it
@@ -42,4 +53,25 @@ export class BloscCodec {
     this.#wasm ??= import("numcodecs/blosc").then((m) => m.default.fromConfig(this.#config as never) as WasmCodec);
     return this.#wasm.then((c) => c.decode(bytes));
   }
+}
+
+async function decodeNative(
+  addon: NonNullable<ReturnType<typeof nativeBlosc>>,
+  bytes: Uint8Array,
+  bound: number,
+): Promise<Uint8Array> {
+  const h = parseBloscHeader(bytes, bound);
+  if (h.nbytes === 0) return new Uint8Array(0);
+  // Prove the layout c-blosc will follow stays inside the buffer (parseBloscHeader checked the
+  // stored copy of a memcpyed chunk).
+  if (!h.memcpyed) for (const _ of bloscStreams(bytes, h));
+  // Not zero-filled: it is returned only when c-blosc reports having written every byte of it.
+  const out = new Uint8Array(Buffer.allocUnsafeSlow(h.nbytes).buffer, 0, h.nbytes);
+  const n = h.nbytes <= INLINE_BYTES || !isMainThread ? addon.decodeSync(bytes, out) : await addon.decode(bytes, out);
+  if (n !== h.nbytes) {
+    throw new CodecInputError(
+      n < 0 ? `blosc: the chunk cannot be decoded (c-blosc error ${n})` : `blosc: decoded ${n} of ${h.nbytes} bytes`,
+    );
+  }
+  return out;
 }

@@ -1,11 +1,14 @@
-// Truncated and lying Blosc chunks: every failure is a CodecInputError with a message, the output
-// never exceeds the bound, and every call returns (no hang). Valid chunks come from numcodecs;
+// Truncated and lying Blosc chunks, through the built-in decoder and through libblosc: every
+// failure is a CodecInputError with a message, the output never exceeds the bound, and every call
+// returns (no hang, no crash of the process). Valid chunks come from numcodecs;
 // mutations are seeded, so a failure reproduces.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, test } from "node:test";
+import { BloscCodec } from "../../../src/store/codecs/blosc.ts";
 import { decodeBlosc, UNSUPPORTED } from "../../../src/store/codecs/blosc-decode.ts";
 import { CodecInputError } from "../../../src/store/codecs/bound.ts";
+import { nativeBlosc } from "../../../src/store/codecs/native-blosc.ts";
 import { PYTHON } from "../../helpers/harness.ts";
 
 const SCRIPT = `
@@ -38,11 +41,17 @@ function rng(seed: number) {
 }
 
 let slowest = 0;
+type Decode = (bytes: Uint8Array) => Uint8Array | typeof UNSUPPORTED | Promise<Uint8Array>;
+const builtIn: Decode = (bytes) => decodeBlosc(bytes, BOUND);
+// The codec as zarrita calls it, with libblosc behind it (chunks this small decode inline).
+const nativeCodec = BloscCodec.fromConfig({}, { dataType: "float32", shape: [BOUND / 4] });
+const native: Decode = (bytes) => nativeCodec.decode(bytes);
+
 /** Decode a hostile input: a clear error, a refusal to the fallback, or output within the bound. */
-function attempt(bytes: Uint8Array, what: string): "error" | "ok" {
+async function attempt(decode: Decode, bytes: Uint8Array, what: string): Promise<"error" | "ok"> {
   const t0 = performance.now();
   try {
-    const out = decodeBlosc(bytes, BOUND);
+    const out = await decode(bytes);
     if (out !== UNSUPPORTED) assert.ok(out.length <= BOUND, `${what}: ${out.length} bytes past the bound`);
     return "ok";
   } catch (e) {
@@ -54,83 +63,94 @@ function attempt(bytes: Uint8Array, what: string): "error" | "ok" {
   }
 }
 
-describe("Blosc header parser under hostile input", () => {
-  test("the untouched chunks decode to numpy's bytes", () => {
-    for (const c of chunks.slice(0, 4)) {
-      const out = decodeBlosc(c, BOUND);
-      assert.ok(out !== UNSUPPORTED && Buffer.from(out).equals(raw));
-    }
-    assert.equal(decodeBlosc(chunks[4], BOUND), UNSUPPORTED); // blosclz: the fallback's job
-  });
+test("the native decoder is the one under test unless switched off", () => {
+  assert.ok(process.env.GRIDCAST_NATIVE_BLOSC === "0" || nativeBlosc(), "libblosc addon not loaded");
+});
 
-  test("every truncation, with the header's size left as is and made to agree", () => {
-    let errors = 0;
-    for (const [i, c] of chunks.entries()) {
-      for (let n = 0; n < c.length; n++) {
-        const cut = c.slice(0, n);
-        if (attempt(cut, `chunk ${i} cut at ${n}`) === "error") errors++;
-        if (n >= 16) {
-          new DataView(cut.buffer).setUint32(12, n, true); // a header that agrees with the short buffer
-          attempt(cut, `chunk ${i} cut at ${n}, cbytes patched`);
-        }
+for (const [label, decode] of [
+  ["built-in decoder", builtIn],
+  ["libblosc through the addon", native],
+] as const) {
+  describe(`Blosc chunks under hostile input (${label})`, () => {
+    test("the untouched chunks decode to numpy's bytes", async () => {
+      for (const c of chunks.slice(0, 4)) {
+        const out = await decode(c);
+        assert.ok(out !== UNSUPPORTED && Buffer.from(out).equals(raw));
       }
-      assert.ok(errors >= c.length - 1, `chunk ${i}: truncations must fail`);
-    }
-  });
+      if (decode === builtIn)
+        assert.equal(decodeBlosc(chunks[4], BOUND), UNSUPPORTED); // blosclz: the fallback's job
+      else assert.ok(Buffer.from((await decode(chunks[4])) as Uint8Array).equals(raw)); // libblosc has blosclz
+    });
 
-  test("lying header fields and block tables", () => {
-    const next = rng(18);
-    const specials = (len: number) => [
-      0,
-      1,
-      3,
-      15,
-      16,
-      len - 1,
-      len,
-      len + 1,
-      BOUND,
-      BOUND + 1,
-      0x7fffffff,
-      0xffffffff,
-    ];
-    let ran = 0;
-    for (const [i, c] of chunks.entries()) {
-      const nblocks = Math.ceil(raw.length / new DataView(c.buffer).getUint32(8, true));
-      const tableEnd = Math.min(c.length - 4, 16 + 4 * nblocks + 8);
-      // Every u32 of the header and the block table (and the first stream sizes) set to edge values.
-      for (let at = 4; at <= tableEnd; at += 4) {
-        for (const v of specials(c.length)) {
-          const m = c.slice();
-          new DataView(m.buffer).setUint32(at, v >>> 0, true);
-          attempt(m, `chunk ${i}: u32 at ${at} = ${v}`);
-          ran++;
-          if (at === 4 && v > BOUND) {
-            // A decoded size past the bound is refused from the header, before any allocation.
-            assert.throws(() => decodeBlosc(m, BOUND), /header claims \d+ bytes, the chunk holds/);
+    test("every truncation, with the header's size left as is and made to agree", async () => {
+      let errors = 0;
+      for (const [i, c] of chunks.entries()) {
+        for (let n = 0; n < c.length; n++) {
+          const cut = c.slice(0, n);
+          if ((await attempt(decode, cut, `chunk ${i} cut at ${n}`)) === "error") errors++;
+          if (n >= 16) {
+            new DataView(cut.buffer).setUint32(12, n, true); // a header that agrees with the short buffer
+            await attempt(decode, cut, `chunk ${i} cut at ${n}, cbytes patched`);
           }
         }
+        assert.ok(errors >= c.length - 1, `chunk ${i}: truncations must fail`);
       }
-      // Each header byte (version, flags, typesize) through all 256 values.
-      for (const at of [0, 1, 2, 3]) {
-        for (let v = 0; v < 256; v++) {
+    });
+
+    test("lying header fields and block tables", async () => {
+      const next = rng(18);
+      const specials = (len: number) => [
+        0,
+        1,
+        3,
+        15,
+        16,
+        len - 1,
+        len,
+        len + 1,
+        BOUND,
+        BOUND + 1,
+        0x7fffffff,
+        0xffffffff,
+      ];
+      let ran = 0;
+      for (const [i, c] of chunks.entries()) {
+        const nblocks = Math.ceil(raw.length / new DataView(c.buffer).getUint32(8, true));
+        const tableEnd = Math.min(c.length - 4, 16 + 4 * nblocks + 8);
+        // Every u32 of the header and the block table (and the first stream sizes) set to edge values.
+        for (let at = 4; at <= tableEnd; at += 4) {
+          for (const v of specials(c.length)) {
+            const m = c.slice();
+            new DataView(m.buffer).setUint32(at, v >>> 0, true);
+            await attempt(decode, m, `chunk ${i}: u32 at ${at} = ${v}`);
+            ran++;
+            if (at === 4 && v > BOUND) {
+              // A decoded size past the bound is refused from the header, before any allocation.
+              await assert.rejects(async () => decode(m), /header claims \d+ bytes, the chunk holds/);
+            }
+          }
+        }
+        // Each header byte (version, flags, typesize) through all 256 values.
+        for (const at of [0, 1, 2, 3]) {
+          for (let v = 0; v < 256; v++) {
+            const m = c.slice();
+            m[at] = v;
+            await attempt(decode, m, `chunk ${i}: byte ${at} = ${v}`);
+            ran++;
+          }
+        }
+        // Random byte mutations anywhere.
+        for (let k = 0; k < 400; k++) {
           const m = c.slice();
-          m[at] = v;
-          attempt(m, `chunk ${i}: byte ${at} = ${v}`);
+          const flips = 1 + (next() % 4);
+          for (let f = 0; f < flips; f++) m[next() % m.length] = next() & 255;
+          await attempt(decode, m, `chunk ${i}: random mutation ${k}`);
           ran++;
         }
       }
-      // Random byte mutations anywhere.
-      for (let k = 0; k < 400; k++) {
-        const m = c.slice();
-        const flips = 1 + (next() % 4);
-        for (let f = 0; f < flips; f++) m[next() % m.length] = next() & 255;
-        attempt(m, `chunk ${i}: random mutation ${k}`);
-        ran++;
-      }
-    }
-    assert.ok(ran > 5000);
-    // Not a speed claim: a hang or a runaway loop would show as seconds here.
-    assert.ok(slowest < 1000, `slowest decode ${slowest} ms`);
+      assert.ok(ran > 5000);
+      // Not a speed claim: a hang or a runaway loop would show as seconds here.
+      assert.ok(slowest < 1000, `slowest decode ${slowest} ms`);
+    });
   });
-});
+}

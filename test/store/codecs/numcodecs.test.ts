@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setDecodeThreads } from "../../../src/store/codecs/decode-pool.ts";
+import { useNativeBlosc } from "../../../src/store/codecs/native-blosc.ts";
 import { nativeCodecs } from "../../../src/store/codecs/register.ts";
 import { cleanup, PYTHON, tempDir } from "../../helpers/harness.ts";
 
@@ -21,6 +22,7 @@ before(() => {
   cases = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
 });
 after(() => {
+  useNativeBlosc(true);
   setDecodeThreads(2);
   cleanup(dir);
 });
@@ -33,9 +35,15 @@ async function decodeCase(c: Case): Promise<Uint8Array> {
   return codec.decode(new Uint8Array(readFileSync(join(dir, `${c.name}.enc`))));
 }
 
-for (const threads of [2, 0]) {
-  describe(`numcodecs chunks decode byte for byte (${threads} decode threads)`, () => {
+// libblosc through the addon, then the built-in decoder on the decode pool and on the calling thread.
+for (const [label, native, threads] of [
+  ["native libblosc", true, 2],
+  ["built-in, 2 decode threads", false, 2],
+  ["built-in, calling thread", false, 0],
+] as const) {
+  describe(`numcodecs chunks decode byte for byte (${label})`, () => {
     test("every case", async () => {
+      useNativeBlosc(native);
       setDecodeThreads(threads);
       const seen = new Set<string>();
       for (const c of cases) {
@@ -56,35 +64,44 @@ for (const threads of [2, 0]) {
   });
 }
 
-describe("the decode pool under concurrency", () => {
-  test("every case decoded at once through 2 threads: each result is its own chunk's bytes", async () => {
-    setDecodeThreads(2);
-    const outs = await Promise.all(cases.map(decodeCase));
-    for (const [i, c] of cases.entries()) {
-      const raw = readFileSync(join(dir, `${c.name}.raw`));
-      assert.ok(Buffer.from(outs[i].buffer, outs[i].byteOffset, outs[i].byteLength).equals(raw), c.name);
-    }
-  });
+describe("decoding in parallel", () => {
+  for (const native of [true, false]) {
+    test(`every case decoded at once (${native ? "libuv's pool, libblosc" : "the decode pool, 2 threads"}): each result is its own chunk's bytes`, async () => {
+      useNativeBlosc(native);
+      setDecodeThreads(2);
+      const outs = await Promise.all(cases.map(decodeCase));
+      for (const [i, c] of cases.entries()) {
+        const raw = readFileSync(join(dir, `${c.name}.raw`));
+        assert.ok(Buffer.from(outs[i].buffer, outs[i].byteOffset, outs[i].byteLength).equals(raw), c.name);
+      }
+    });
+  }
 });
 
 describe("the size bound", () => {
   test("a chunk decoded against a smaller shape than it was written for is refused", async () => {
-    for (const name of [
+    const names = [
       "blosc-lz4-shuffle-float32-202500-0",
+      "blosc-blosclz-bitshuffle-float32-202500-0",
       "zstd-1-float32",
       "gzip-1-float32",
       "zlib-5-int16",
       "zstd-small-float64",
       "gzip-small-float64",
       "zlib-small-float64",
-    ]) {
-      const c = cases.find((x) => x.name === name);
-      assert.ok(c, name);
-      await assert.rejects(
-        decodeCase({ ...c, shape: c.shape.map((s, i) => (i === c.shape.length - 1 ? s - 1 : s)) }),
-        (e: Error) => e.name === "CodecInputError",
-        name,
-      );
+    ];
+    // The Blosc chunks through both decoders: libblosc via the addon, and the built-in one.
+    for (const native of [true, false]) {
+      useNativeBlosc(native);
+      for (const name of names) {
+        const c = cases.find((x) => x.name === name);
+        assert.ok(c, name);
+        await assert.rejects(
+          decodeCase({ ...c, shape: c.shape.map((s, i) => (i === c.shape.length - 1 ? s - 1 : s)) }),
+          (e: Error) => e.name === "CodecInputError",
+          `${name} (${native ? "native" : "built-in"})`,
+        );
+      }
     }
   });
 });

@@ -1,0 +1,140 @@
+// Blosc chunk decoding through the system's c-blosc (Debian's libblosc1, the library numcodecs and
+// so zarr-python and xarray use), as a Node-API addon. JavaScript has already checked the header,
+// the block table and every stream length against the chunk and against the decoded-size bound
+// the array's metadata allows; this file only hands the bytes to blosc_decompress_ctx and reports
+// what it produced. Decoding runs on libuv's thread pool (decode) or on the calling thread
+// (decodeSync). blosc_decompress_ctx keeps no global state, so calls may run in parallel.
+#include <blosc.h>
+#include <node_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref src_ref;
+  napi_ref dst_ref;
+  const void *src;
+  size_t src_len;
+  void *dst;
+  size_t dst_len;
+  int result;
+} Job;
+
+static napi_value throw_type(napi_env env, const char *msg) {
+  napi_throw_type_error(env, NULL, msg);
+  return NULL;
+}
+
+// The bytes behind a Uint8Array (or any typed array / Buffer) argument.
+static int bytes_of(napi_env env, napi_value v, void **data, size_t *len) {
+  bool is_typed = false;
+  if (napi_is_typedarray(env, v, &is_typed) != napi_ok || !is_typed) return 0;
+  napi_typedarray_type type;
+  size_t length = 0;
+  napi_value ab;
+  size_t offset = 0;
+  if (napi_get_typedarray_info(env, v, &type, &length, data, &ab, &offset) != napi_ok) return 0;
+  if (type != napi_uint8_array) return 0;
+  *len = length;
+  return 1;
+}
+
+// The compressed size the header states, read here too: c-blosc trusts the header's cbytes, so
+// the source must hold at least that many bytes before it is handed over.
+static int fits(const void *src, size_t src_len, size_t dst_len) {
+  size_t nbytes = 0, cbytes = 0, blocksize = 0;
+  if (src_len < BLOSC_MIN_HEADER_LENGTH) return 0;
+  blosc_cbuffer_sizes(src, &nbytes, &cbytes, &blocksize);
+  return cbytes <= src_len && nbytes == dst_len;
+}
+
+static napi_value decode_sync(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  void *src, *dst;
+  size_t src_len, dst_len;
+  if (argc < 2 || !bytes_of(env, argv[0], &src, &src_len) || !bytes_of(env, argv[1], &dst, &dst_len)) {
+    return throw_type(env, "decodeSync(src: Uint8Array, dst: Uint8Array)");
+  }
+  int n = fits(src, src_len, dst_len) ? blosc_decompress_ctx(src, dst, dst_len, 1) : -100;
+  napi_value out;
+  napi_create_int32(env, n, &out);
+  return out;
+}
+
+static void execute(napi_env env, void *data) {
+  (void)env;
+  Job *job = (Job *)data;
+  job->result = fits(job->src, job->src_len, job->dst_len) ? blosc_decompress_ctx(job->src, job->dst, job->dst_len, 1) : -100;
+}
+
+static void complete(napi_env env, napi_status status, void *data) {
+  Job *job = (Job *)data;
+  napi_value out;
+  if (status == napi_ok) {
+    napi_create_int32(env, job->result, &out);
+    napi_resolve_deferred(env, job->deferred, out);
+  } else {
+    napi_value msg;
+    napi_create_string_utf8(env, "blosc: decoding was cancelled", NAPI_AUTO_LENGTH, &msg);
+    napi_create_error(env, NULL, msg, &out);
+    napi_reject_deferred(env, job->deferred, out);
+  }
+  napi_delete_reference(env, job->src_ref);
+  napi_delete_reference(env, job->dst_ref);
+  napi_delete_async_work(env, job->work);
+  free(job);
+}
+
+// decode(src, dst): a promise of what blosc_decompress_ctx returned (bytes written, or < 0). Both
+// arrays are held by references until the work is done, so the GC cannot free them under it.
+static napi_value decode_async(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  Job *job = (Job *)calloc(1, sizeof(Job));
+  if (!job) {
+    napi_throw_error(env, NULL, "blosc: out of memory");
+    return NULL;
+  }
+  if (argc < 2 || !bytes_of(env, argv[0], (void **)&job->src, &job->src_len) ||
+      !bytes_of(env, argv[1], &job->dst, &job->dst_len)) {
+    free(job);
+    return throw_type(env, "decode(src: Uint8Array, dst: Uint8Array)");
+  }
+  napi_value promise, name;
+  napi_create_promise(env, &job->deferred, &promise);
+  napi_create_reference(env, argv[0], 1, &job->src_ref);
+  napi_create_reference(env, argv[1], 1, &job->dst_ref);
+  napi_create_string_utf8(env, "gridcast-blosc-decode", NAPI_AUTO_LENGTH, &name);
+  napi_create_async_work(env, NULL, name, execute, complete, job, &job->work);
+  napi_queue_async_work(env, job->work);
+  return promise;
+}
+
+static napi_value version(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  napi_create_string_utf8(env, blosc_get_version_string(), NAPI_AUTO_LENGTH, &out);
+  return out;
+}
+
+static napi_value compressors(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  napi_create_string_utf8(env, blosc_list_compressors(), NAPI_AUTO_LENGTH, &out);
+  return out;
+}
+
+NAPI_MODULE_INIT() {
+  napi_property_descriptor props[] = {
+      {"decode", NULL, decode_async, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeSync", NULL, decode_sync, NULL, NULL, NULL, napi_default, NULL},
+      {"version", NULL, version, NULL, NULL, NULL, napi_default, NULL},
+      {"compressors", NULL, compressors, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  return exports;
+}

@@ -1,0 +1,60 @@
+// The system's c-blosc (Debian's libblosc1: the library numcodecs, zarr-python and xarray decode
+// with) through our small Node-API addon in native/, when it has been built (`npm run native`;
+// `npm ci` tries, and the test prerequisites build it). Without it, or with
+// GRIDCAST_NATIVE_BLOSC=0, Blosc chunks decode with the built-in decoder (blosc-decode.ts).
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+interface Addon {
+  /** Bytes blosc_decompress_ctx wrote into dst (negative: it refused), on libuv's thread pool. */
+  decode(src: Uint8Array, dst: Uint8Array): Promise<number>;
+  decodeSync(src: Uint8Array, dst: Uint8Array): number;
+  version(): string;
+  compressors(): string;
+}
+
+export const ADDON_PATH = fileURLToPath(new URL("../../../build/native/blosc.node", import.meta.url));
+
+let addon: Addon | undefined;
+let tried = false;
+let loadError: string | undefined;
+
+/** The addon, or undefined when it is not built, cannot load, or is switched off. */
+export function nativeBlosc(): Addon | undefined {
+  if (tried) return addon;
+  tried = true;
+  if (process.env.GRIDCAST_NATIVE_BLOSC === "0") {
+    loadError = "switched off by GRIDCAST_NATIVE_BLOSC=0";
+    return undefined;
+  }
+  if (!existsSync(ADDON_PATH)) {
+    loadError = "not built (install libblosc-dev, then npm run native)";
+    return undefined;
+  }
+  try {
+    addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
+  } catch (e) {
+    // Built, but libblosc.so.1 is gone or the build is for another platform: say so, carry on.
+    loadError = `cannot be loaded: ${(e as Error).message.split("\n")[0]}`;
+  }
+  return addon;
+}
+
+/** One line for the logs: which Blosc decoder this process uses. */
+export function bloscDecoderInUse(): string {
+  const a = nativeBlosc();
+  return a ? `libblosc ${a.version()} (native)` : `built-in (libblosc ${loadError})`;
+}
+
+/** Switch the native decoder off or on again (tests compare both paths in one process). */
+export function useNativeBlosc(on: boolean): void {
+  if (!on) {
+    tried = true;
+    addon = undefined;
+    loadError = "switched off";
+    return;
+  }
+  tried = false;
+  nativeBlosc();
+}

@@ -2,14 +2,14 @@
 // 1×25×90×90, zarr-python's default Blosc lz4 + byte shuffle), same directory, same run:
 //  - export .npy MB/s, cold (decoded-chunk cache emptied before each request), four disjoint
 //    40°×60°×25-lead boxes, against xarray reading the same boxes (target ≥ 0.8);
-//  - the same export with chunk decoding on the calling thread only (what the decode pool buys);
+//  - the same export with the built-in Blosc decoder instead of libblosc (what the addon buys);
 //  - /point cold p50 (one 1×25×90×90 chunk decoded per request) against xarray's point read.
 //   node bench/xarray.ts [rounds]
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { setDecodeThreads } from "../src/store/codecs/decode-pool.ts";
+import { useNativeBlosc } from "../src/store/codecs/native-blosc.ts";
 import { BENCH_DIR, type BenchRow, benchServer, curlGet, percentile } from "./lib.ts";
 
 const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
@@ -90,9 +90,9 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
     for (let i = 0; i < rounds; i++) {
       add("gridcast", await exportRound());
       add("xarray", await peer.ask("boxes"));
-      setDecodeThreads(0);
+      useNativeBlosc(false);
       add("inline", await exportRound());
-      setDecodeThreads(2);
+      useNativeBlosc(true);
     }
     const mbs = (k: keyof typeof sum) => sum[k][1] / 1e6 / sum[k][0];
 
@@ -121,10 +121,10 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
         note: `${(sum.xarray[1] / rounds / 4 / 1e6).toFixed(2)} MB per box, ${rounds} interleaved rounds`,
       },
       {
-        bench: "same export, decode pool off (calling thread only)",
+        bench: "same export with the built-in Blosc decoder (no libblosc)",
         figure: "MB/s",
         value: mbs("inline"),
-        baseline: "with the decode pool MB/s",
+        baseline: "with libblosc MB/s",
         baselineValue: mbs("gridcast"),
         ratio: mbs("inline") / mbs("gridcast"),
       },

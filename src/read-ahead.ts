@@ -2,8 +2,16 @@
 // is already being read, so store reads and decoding overlap with sending. At most two parts are
 // held at once.
 
-/** Yields read(parts[0]), read(parts[1]), … in order, starting each read one part early. */
-export async function* readAhead<P, T>(parts: P[], read: (part: P) => Promise<T>): AsyncGenerator<T> {
+/**
+ * Yields read(parts[0]), read(parts[1]), … in order, starting each read one part early. With
+ * `warm`, the part after that is warmed too (its chunks fetched and decoded into the chunk cache,
+ * nothing assembled), so decoding runs two parts ahead of sending while only two parts are held.
+ */
+export async function* readAhead<P, T>(
+  parts: P[],
+  read: (part: P) => Promise<T>,
+  warm?: (part: P) => Promise<void>,
+): AsyncGenerator<T> {
   const start = (i: number) => {
     const p = read(parts[i]);
     // Observed here so that a read left behind by a consumer that stopped (a client that went
@@ -16,6 +24,8 @@ export async function* readAhead<P, T>(parts: P[], read: (part: P) => Promise<T>
   for (let i = 0; i < parts.length; i++) {
     const part = await next;
     if (i + 1 < parts.length) next = start(i + 1);
+    // Errors of warming are the read's to report when its turn comes.
+    if (warm && i + 2 < parts.length) warm(parts[i + 2]).catch(() => {});
     yield part;
   }
 }

@@ -48,6 +48,25 @@ describe("readAhead", () => {
     assert.deepEqual(seen, [10, 20, 30, 40]);
   });
 
+  test("warming runs two parts ahead of the consumer; a failed warm-up is left for the read to report", async () => {
+    const warmed: number[] = [];
+    const seen: number[] = [];
+    const parts = readAhead(
+      [0, 1, 2, 3, 4],
+      async (p) => p,
+      async (p) => {
+        warmed.push(p);
+        if (p === 3) throw new Error("warming failed");
+      },
+    );
+    for await (const v of parts) {
+      seen.push(v);
+      // Handling part i: part i+1 is being read and part i+2 warmed.
+      assert.deepEqual(warmed, [2, 3, 4].slice(0, Math.max(0, Math.min(3, v + 1))));
+    }
+    assert.deepEqual(seen, [0, 1, 2, 3, 4]);
+  });
+
   test("a failing read surfaces when its turn comes; a consumer that stops leaves no unhandled rejection", async () => {
     const parts = readAhead([1, 2, 3], async (p) => {
       if (p === 2) throw new Error("part 2 failed");

@@ -112,7 +112,12 @@ export async function readBand(plan: SlicePlan, [y0, y1]: Range): Promise<Float3
 
 /** The data of a planned slice band by band, in order, the next band read while one is sent. */
 export function sliceBands(plan: SlicePlan, bandBytes: number): AsyncGenerator<Float32Array> {
-  return readAhead(bandRows(plan, bandBytes), (rows) => readBand(plan, rows));
+  const [, xs, fs] = plan.region;
+  return readAhead(
+    bandRows(plan, bandBytes),
+    (rows) => readBand(plan, rows),
+    (rows) => plan.item.latent.warm([rows, xs, fs]),
+  );
 }
 
 /** The whole .npy body of a planned slice (header and data in one buffer). */

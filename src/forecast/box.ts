@@ -129,6 +129,21 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
   };
 }
 
+/** The storage region of each column run of the box, leads [l0, l1). */
+function slabRegions(plan: BoxPlan, l0: number, l1: number) {
+  const hasLead = plan.variable.roles.includes("lead");
+  return plan.sel.cols.map((lon) =>
+    regionOf(plan.group, plan.variable, {
+      run: plan.run,
+      lead: hasLead ? [l0, l1] : undefined,
+      level: plan.level,
+      member: plan.member,
+      lat: plan.sel.rows,
+      lon,
+    }),
+  );
+}
+
 /**
  * The float32 values of leads [l0, l1) of a planned box, (lead, lat ascending, lon eastward),
  * each stored column run written straight into its place, rows reversed where the store runs
@@ -142,15 +157,8 @@ export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number): Promis
   const hasLead = v.roles.includes("lead");
   let colOffset = 0;
   const reads: Promise<void>[] = [];
-  for (const [c0, c1] of sel.cols) {
-    const region = regionOf(plan.group, v, {
-      run: plan.run,
-      lead: hasLead ? [l0, l1] : undefined,
-      level: plan.level,
-      member: plan.member,
-      lat: sel.rows,
-      lon: [c0, c1],
-    });
+  for (const [k, region] of slabRegions(plan, l0, l1).entries()) {
+    const [c0, c1] = sel.cols[k];
     const strides = v.roles.map((role, d) => {
       if (role === "lead") return plane;
       if (role === "lat") return sel.flipRows ? -nLon : nLon;
@@ -193,5 +201,11 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number): AsyncGenerato
     slabs.push([l, end]);
     l = end;
   }
-  yield* readAhead(slabs, ([a, b]) => readBoxSlab(plan, a, b));
+  yield* readAhead(
+    slabs,
+    ([a, b]) => readBoxSlab(plan, a, b),
+    async ([a, b]) => {
+      await Promise.all(slabRegions(plan, a, b).map((r) => plan.variable.array.warm(r)));
+    },
+  );
 }

@@ -178,6 +178,12 @@ export class StoredArray {
     );
   }
 
+  /** Fetch and decode the chunks of a region into the chunk cache, copying nothing. */
+  async warm(region: Range[]): Promise<void> {
+    if (region.some(([a, b]) => b <= a)) return;
+    await Promise.all(this.chunksFor(region).map((cc) => this.chunk(cc)));
+  }
+
   /** Raw stored values of a small whole array (coordinates), without unpacking. */
   async readRaw(): Promise<number[]> {
     const region: Range[] = this.shape.map((n) => [0, n]);

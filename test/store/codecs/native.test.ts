@@ -18,7 +18,10 @@ function fixture(): { enc: Buffer; raw: Buffer } {
     "enc = Blosc(cname='lz4', clevel=5, shuffle=Blosc.SHUFFLE).encode(x)",
     "print(json.dumps([base64.b64encode(bytes(enc)).decode(), base64.b64encode(x.tobytes()).decode()]))",
   ].join("\n");
-  const [enc, raw] = JSON.parse(execFileSync(PYTHON, ["-c", code], { maxBuffer: 1 << 24 }).toString()) as [string, string];
+  const [enc, raw] = JSON.parse(execFileSync(PYTHON, ["-c", code], { maxBuffer: 1 << 24 }).toString()) as [
+    string,
+    string,
+  ];
   return { enc: Buffer.from(enc, "base64"), raw: Buffer.from(raw, "base64") };
 }
 

@@ -67,7 +67,9 @@ export class DirectoryBackend implements Backend {
     const p = await this.#path(key);
     if (!p) return undefined;
     try {
-      return new Uint8Array(await readFile(p));
+      // A view of the Buffer readFile made, not a copy of it (new Uint8Array(buffer) copies).
+      const b = await readFile(p);
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
     } catch (e) {
       if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
       throw fault(this, key, "the store cannot be read right now", { cause: e });

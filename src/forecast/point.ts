@@ -8,8 +8,10 @@ import { covers, nearestNode } from "./grid-select.ts";
 import { readValues, regionOf } from "./read.ts";
 import {
   choosePatch,
+  choosePatchNow,
   intervalsOf,
   requireGroup,
+  requireGroupNow,
   requireVariable,
   resolveLevel,
   resolveMember,
@@ -70,7 +72,8 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
   const entry = registry.resolve(req.var);
-  const requested = await requireGroup(store, req.group);
+  // Warm requests find the groups in hand and take no detour through promises for them.
+  const requested = requireGroupNow(store, req.group) ?? (await requireGroup(store, req.group));
   const v0 = requireVariable(requested, entry);
   const runIndex = resolveRun(requested, req.run);
   const runTime = requested.runs[runIndex];
@@ -78,7 +81,8 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
   let group: ForecastGroup = requested;
   let v = v0;
   if (requested.grid.global) {
-    const patch = await choosePatch(store, requested, entry, runTime, req.lat, req.lon);
+    const now = choosePatchNow(store, requested, entry, runTime, req.lat, req.lon);
+    const patch = now === "wait" ? await choosePatch(store, requested, entry, runTime, req.lat, req.lon) : now;
     // A patch answers only when it can answer the same question (an ensemble member needs members).
     const sameKind = (g: ForecastGroup) =>
       g.variables.get(entry.name)!.roles.includes("member") === v0.roles.includes("member");

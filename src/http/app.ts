@@ -218,7 +218,8 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         res.once("close", () => gone.abort());
         take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal);
       }
-      const g = await gate(req, rawQuery, def.auth, ctx.ledger, take);
+      const gated = gate(req, rawQuery, def.auth, ctx.ledger, take);
+      const g = gated instanceof Promise ? await gated : gated;
       key = g.key;
       rateHeaders = g.rateHeaders;
       meta.key = key.id;
@@ -247,7 +248,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     if (def.heavy) ctx.metrics.inFlight++;
     let closed = false;
     // Before the handler: a handler that writes its own response has sent headers when it returns.
-    for (const [k, v] of Object.entries(rateHeaders)) res.setHeader(k, v);
+    for (const k in rateHeaders) res.setHeader(k, rateHeaders[k]);
     const rc = (signal: AbortSignal): RequestContext => ({
       req,
       res,

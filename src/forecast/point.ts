@@ -8,8 +8,10 @@ import { covers, nearestNode } from "./grid-select.ts";
 import { readValues, regionOf } from "./read.ts";
 import {
   choosePatch,
+  choosePatchNow,
   intervalsOf,
   requireGroup,
+  requireGroupNow,
   requireVariable,
   resolveLevel,
   resolveMember,
@@ -31,7 +33,7 @@ export interface PointSeries {
   var: string;
   lat: number;
   lon: number;
-  times: string[];
+  times: readonly string[];
   values: (number | null)[];
   source: "global" | "regional";
   region: string | null;
@@ -48,7 +50,7 @@ export interface PointSeries {
   members?: { member: number; values: (number | null)[] }[];
   temporal: ResolvedTemporal;
   /** For non-instantaneous variables: the interval [start, end] each value covers (end = its time). */
-  intervals?: { start: string; end: string }[];
+  intervals?: readonly { start: string; end: string }[];
 }
 
 /** The region of one spatial column for one run (and level, member or members), all lead times. */
@@ -70,7 +72,8 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
   const entry = registry.resolve(req.var);
-  const requested = await requireGroup(store, req.group);
+  // Warm requests find the groups in hand and take no detour through promises for them.
+  const requested = requireGroupNow(store, req.group) ?? (await requireGroup(store, req.group));
   const v0 = requireVariable(requested, entry);
   const runIndex = resolveRun(requested, req.run);
   const runTime = requested.runs[runIndex];
@@ -78,7 +81,8 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
   let group: ForecastGroup = requested;
   let v = v0;
   if (requested.grid.global) {
-    const patch = await choosePatch(store, requested, entry, runTime, req.lat, req.lon);
+    const now = choosePatchNow(store, requested, entry, runTime, req.lat, req.lon);
+    const patch = now === "wait" ? await choosePatch(store, requested, entry, runTime, req.lat, req.lon) : now;
     // A patch answers only when it can answer the same question (an ensemble member needs members).
     const sameKind = (g: ForecastGroup) =>
       g.variables.get(entry.name)!.roles.includes("member") === v0.roles.includes("member");
@@ -103,7 +107,7 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
   const column = await readColumn(group, v, run, level, node.iy, node.ix, memberRange);
 
   const leads = group.leads;
-  const valid = leads.map((h) => runTime + h * 3_600_000);
+  const text = timeTexts(group, v, run);
   const nLead = v.roles.includes("lead") ? leads.length : 1;
   const memberIndex = all ? (group.controlMember ?? 0) : member;
   const series = (m: number) => {
@@ -121,7 +125,7 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
     var: entry.name,
     lat: req.lat,
     lon: req.lon,
-    times: valid.map(isoNoZone),
+    times: text.times,
     values: series(all ? memberIndex! : 0),
     source: group.grid.global ? "global" : "regional",
     region: group.grid.global ? null : group.name,
@@ -129,16 +133,48 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
     units: v.units,
     grid_lat: node.lat,
     grid_lon: node.lon,
-    run: isoNoZone(runTime),
+    run: text.run,
     lead_hours: leads,
     level: level === undefined ? null : group.levels![level],
     member: memberIndex === undefined ? null : group.members![memberIndex],
     temporal: v.temporal,
   };
   if (all) out.members = group.members!.map((m, i) => ({ member: m, values: series(i) }));
-  const intervals = intervalsOf(group, v, run);
-  if (intervals) out.intervals = intervals;
+  if (text.intervals) out.intervals = text.intervals;
   return out;
+}
+
+interface TimeTexts {
+  times: readonly string[];
+  run: string;
+  intervals: readonly { start: string; end: string }[] | undefined;
+}
+
+// The ISO strings of an answer depend only on the group's metadata, the run and the variable's
+// temporal kind, yet formatting them was a large share of a warm /point. They are built once per
+// variable and run and shared (frozen: every answer serialises the same arrays). A group whose
+// metadata changes is rebuilt with new variable objects, so its old strings go with it; a
+// variable holds at most one entry per run of its group.
+const textsOf = new WeakMap<GroupVariable, Map<number, TimeTexts>>();
+
+function timeTexts(group: ForecastGroup, v: GroupVariable, run: number): TimeTexts {
+  let byRun = textsOf.get(v);
+  if (!byRun) {
+    byRun = new Map();
+    textsOf.set(v, byRun);
+  }
+  let t = byRun.get(run);
+  if (!t) {
+    const runTime = group.runs[run];
+    const intervals = intervalsOf(group, v, run);
+    t = {
+      times: Object.freeze(group.leads.map((h) => isoNoZone(runTime + h * 3_600_000))),
+      run: isoNoZone(runTime),
+      intervals: intervals && Object.freeze(intervals.map((i) => Object.freeze(i))),
+    };
+    byRun.set(run, t);
+  }
+  return t;
 }
 
 async function readColumn(

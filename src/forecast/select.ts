@@ -15,6 +15,17 @@ export const GROUP_ID = /^forecast\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
  * route); one it has but cannot read right now is 503.
  */
 export async function requireGroup(store: Store, id: string): Promise<ForecastGroup> {
+  return requireGroupNow(store, id) ?? (await requireGroupWait(store, id));
+}
+
+/** requireGroup without waiting, when the readable group is in hand (else undefined). */
+export function requireGroupNow(store: Store, id: string): ForecastGroup | undefined {
+  if (!GROUP_ID.test(id)) return undefined;
+  const s = store.forecastGroupNow(id);
+  return s && "group" in s ? s.group : undefined;
+}
+
+async function requireGroupWait(store: Store, id: string): Promise<ForecastGroup> {
   if (!GROUP_ID.test(id)) throw new InvalidParameterError("group", `group must look like forecast/<name>, got "${id}"`);
   try {
     return await store.forecastGroup(id);
@@ -34,7 +45,16 @@ export async function requireGroup(store: Store, id: string): Promise<ForecastGr
  * group of a store that has exactly one (a store holding one dataset at its root).
  */
 export async function defaultGroup(store: Store, configured: string): Promise<string> {
-  const ids = await store.forecastGroupIds();
+  return defaultOf(store.forecastGroupIdsNow() ?? (await store.forecastGroupIds()), configured);
+}
+
+/** defaultGroup without waiting, when the group listing is in hand (else undefined). */
+export function defaultGroupNow(store: Store, configured: string): string | undefined {
+  const ids = store.forecastGroupIdsNow();
+  return ids && defaultOf(ids, configured);
+}
+
+function defaultOf(ids: string[], configured: string): string {
   if (!ids.includes(configured) && ids.length === 1) return ids[0];
   return configured;
 }
@@ -155,15 +175,50 @@ export async function choosePatch(
   lat: number,
   lon: number,
 ): Promise<ForecastGroup | undefined> {
-  const candidates: ForecastGroup[] = [];
+  return bestPatch(
+    store.readableGroupsNow(base.id) ?? (await readableGroups(store, base.id)),
+    entry,
+    runTime,
+    lat,
+    lon,
+  );
+}
+
+/** choosePatch without waiting, when every group is known (else "wait": await choosePatch). */
+export function choosePatchNow(
+  store: Store,
+  base: ForecastGroup,
+  entry: VariableEntry,
+  runTime: number,
+  lat: number,
+  lon: number,
+): ForecastGroup | undefined | "wait" {
+  const groups = store.readableGroupsNow(base.id);
+  return groups ? bestPatch(groups, entry, runTime, lat, lon) : "wait";
+}
+
+async function readableGroups(store: Store, except: string): Promise<ForecastGroup[]> {
+  const out: ForecastGroup[] = [];
   for (const id of await store.forecastGroupIds()) {
-    if (id === base.id) continue;
-    let g: ForecastGroup;
+    if (id === except) continue;
     try {
-      g = await store.forecastGroup(id);
+      out.push(await store.forecastGroup(id));
     } catch {
-      continue; // an unreadable patch must not break the global answer
+      // an unreadable patch must not break the global answer
     }
+  }
+  return out;
+}
+
+function bestPatch(
+  groups: ForecastGroup[],
+  entry: VariableEntry,
+  runTime: number,
+  lat: number,
+  lon: number,
+): ForecastGroup | undefined {
+  const candidates: ForecastGroup[] = [];
+  for (const g of groups) {
     if (g.grid.global || !g.variables.has(entry.name) || !g.runs.includes(runTime)) continue;
     if (covers(g.grid, lat, lon)) candidates.push(g);
   }

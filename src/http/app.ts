@@ -1,7 +1,7 @@
 // The polka application: request ids, access log, CORS, method and body rules, the auth gate,
 // the concurrency cap, metering, problem+json for every error, and static files from the
 // published build (then the viewer) for everything no route claims.
-import { createHash, randomUUID } from "node:crypto";
+import { hash, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import polka from "polka";
@@ -16,7 +16,7 @@ import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
 import { publicPath } from "./public-path.ts";
 import { TokenWaiter } from "./rate-wait.ts";
 import { type Handler, polkaPattern, type Reply, type RequestContext, type RouteDef } from "./route.ts";
-import { watchResponse } from "./watchdog.ts";
+import { Watchdog } from "./watchdog.ts";
 
 export const EXPOSED_HEADERS = [
   "Content-Range",
@@ -31,6 +31,8 @@ export const EXPOSED_HEADERS = [
   "RateLimit-Policy",
   "Retry-After",
 ];
+
+const EXPOSED_LIST = EXPOSED_HEADERS.join(", ");
 
 const MODULES = resolve(import.meta.dirname, "../../node_modules");
 
@@ -67,6 +69,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   }));
 
   const waiter = new TokenWaiter(ctx.ledger, ctx.settings.data_rate_wait_ms);
+  const watchdog = new Watchdog({ deadlineMs: ctx.settings.response_timeout_ms, stallMs: ctx.settings.send_stall_ms });
 
   const onError = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
     const problem = problemFor(err, pathOf(req));
@@ -148,7 +151,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     metaOf.set(req, meta);
     res.setHeader("X-Request-Id", id);
     res.setHeader("Access-Control-Allow-Origin", "*");
-    res.setHeader("Access-Control-Expose-Headers", EXPOSED_HEADERS.join(", "));
+    res.setHeader("Access-Control-Expose-Headers", EXPOSED_LIST);
     // On close, not finish: a response the client dropped half-way is logged too, as aborted.
     res.once("close", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -216,7 +219,8 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         res.once("close", () => gone.abort());
         take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal);
       }
-      const g = await gate(req, rawQuery, def.auth, ctx.ledger, take);
+      const gated = gate(req, rawQuery, def.auth, ctx.ledger, take);
+      const g = gated instanceof Promise ? await gated : gated;
       key = g.key;
       rateHeaders = g.rateHeaders;
       meta.key = key.id;
@@ -245,7 +249,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     if (def.heavy) ctx.metrics.inFlight++;
     let closed = false;
     // Before the handler: a handler that writes its own response has sent headers when it returns.
-    for (const [k, v] of Object.entries(rateHeaders)) res.setHeader(k, v);
+    for (const k in rateHeaders) res.setHeader(k, rateHeaders[k]);
     const rc = (signal: AbortSignal): RequestContext => ({
       req,
       res,
@@ -256,20 +260,16 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       app: ctx,
       signal,
     });
-    const watch = watchResponse(
-      res,
-      { deadlineMs: ctx.settings.response_timeout_ms, stallMs: ctx.settings.send_stall_ms },
-      (why) => {
-        ctx.log({
-          level: "warn",
-          request_id: res.getHeader("X-Request-Id"),
-          event: `response-${why}`,
-          route: def.path,
-        });
-        aborter.abort();
-        res.destroy();
-      },
-    );
+    const watch = watchdog.watch(res, (why) => {
+      ctx.log({
+        level: "warn",
+        request_id: res.getHeader("X-Request-Id"),
+        event: `response-${why}`,
+        route: def.path,
+      });
+      aborter.abort();
+      res.destroy();
+    });
     const onClosed = () => {
       if (closed) return;
       closed = true;
@@ -307,7 +307,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     if (rc.signal.aborted || res.destroyed) return;
     const prepared = prepareReply(req, reply);
     if (def.cost && key && prepared.status === 200) {
-      if (!(await charge(def, rc, reply, key, meta, res, prepared.body.length))) return;
+      if (!(await charge(def, rc, reply, key, meta, res, prepared.bytes))) return;
     }
     sendPrepared(res, prepared);
   }
@@ -387,46 +387,51 @@ function pathParams(def: RouteDef, raw: Record<string, string>, path: string): R
 
 interface Prepared {
   status: number;
-  body: Buffer;
+  /** JSON and text stay strings: handed to res.end as one, they leave in one write with the head. */
+  body: string | Buffer;
+  /** Length of the body in bytes (what Content-Length says and the usage row records). */
+  bytes: number;
   headers: Record<string, string>;
 }
 
 /** Status, headers and body of a reply, with If-None-Match settled (304) before anything is charged. */
 function prepareReply(req: IncomingMessage, reply: Exclude<Reply, { handled: true } | { npy: unknown }>): Prepared {
-  let body: Buffer;
+  let body: string | Buffer;
   const headers: Record<string, string> = {};
   if ("json" in reply) {
-    body = Buffer.from(JSON.stringify(reply.json));
+    body = JSON.stringify(reply.json);
     headers["Content-Type"] = "application/json; charset=utf-8";
   } else {
     body =
       typeof reply.body === "string"
-        ? Buffer.from(reply.body)
+        ? reply.body
         : Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
     headers["Content-Type"] = reply.type;
   }
-  Object.assign(headers, reply.headers ?? {});
+  if (reply.headers) Object.assign(headers, reply.headers);
   headers["Cache-Control"] = reply.cache ?? "no-store";
   const status = reply.status ?? 200;
   if (status === 200 && ("json" in reply || reply.cache)) {
-    const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
+    // The one-shot hash of the UTF-8 text: the same digest as hashing its bytes, without a Hash
+    // object or a copy of the body per reply.
+    const etag = `"${hash("sha1", body, "base64url")}"`;
     headers.ETag = etag;
     if (ifNoneMatch(req, etag)) {
       delete headers["Content-Type"];
-      return { status: 304, body: Buffer.alloc(0), headers };
+      return { status: 304, body: "", bytes: 0, headers };
     }
   }
-  return { status, body, headers };
+  return { status, body, bytes: typeof body === "string" ? Buffer.byteLength(body) : body.length, headers };
 }
 
 function sendPrepared(res: ServerResponse, p: Prepared): void {
-  for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
+  for (const k in p.headers) res.setHeader(k, p.headers[k]);
   res.statusCode = p.status;
   if (p.status === 304) {
     res.end();
     return;
   }
-  res.setHeader("Content-Length", p.body.length);
+  res.setHeader("Content-Length", p.bytes);
   res.end(p.body);
 }
 

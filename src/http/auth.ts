@@ -3,7 +3,7 @@
 // key without a rate limit skips the bucket altogether: no database work per request.
 import type { IncomingMessage } from "node:http";
 import { RateLimitedError, UnauthorizedError } from "../errors.ts";
-import type { Ledger, RateDecision } from "../ledger/types.ts";
+import type { KeyRecord, Ledger, RateDecision } from "../ledger/types.ts";
 import type { KeyInfo } from "./context.ts";
 import type { Auth } from "./route.ts";
 
@@ -17,13 +17,13 @@ export interface GateResult {
 /** How a route takes a token from its key's bucket (default: at once, refused when empty). */
 export type TakeToken = (keyId: string, rate: number, burst: number) => Promise<RateDecision>;
 
-export async function gate(
+export function gate(
   req: IncomingMessage,
   query: Map<string, string[]>,
   auth: Exclude<Auth, "public">,
   ledger: Ledger,
   take: TakeToken = (id, rate, burst) => ledger.checkRate(id, rate, burst),
-): Promise<GateResult> {
+): GateResult | Promise<GateResult> {
   const raw = req.headers["x-api-key"];
   if (raw === undefined || raw === "") {
     const inQuery = QUERY_KEY_NAMES.some((n) => query.has(n));
@@ -34,9 +34,19 @@ export async function gate(
     );
   }
   if (Array.isArray(raw)) throw new UnauthorizedError("send exactly one X-API-Key header");
-  const record = await ledger.authenticate(raw, auth);
+  // A key seen in the last seconds is settled without a promise (same checks, same crypto).
+  const cached = ledger.authenticateCached?.(raw, auth);
+  if (cached) return admitted(cached, take);
+  return ledger.authenticate(raw, auth).then((record) => admitted(record, take));
+}
+
+function admitted(record: KeyRecord, take: TakeToken): GateResult | Promise<GateResult> {
   const key = { id: record.id, name: record.name, scopes: record.scopes };
   if (record.rate <= 0) return { key, rateHeaders: {} };
+  return limited(record, key, take);
+}
+
+async function limited(record: KeyRecord, key: KeyInfo, take: TakeToken): Promise<GateResult> {
   const rate = await take(record.id, record.rate, record.burst);
   const rateHeaders: Record<string, string> = {};
   const window = Math.max(1, Math.ceil(rate.limit / record.rate));

@@ -60,12 +60,23 @@ function compiled(schema: object): ReturnType<typeof Compile> {
   return c;
 }
 
+// The property list of each schema, read once (a schema is a module constant of its route).
+const propLists = new WeakMap<object, [string, Schema][]>();
+function propList(schema: Schema): [string, Schema][] {
+  let list = propLists.get(schema);
+  if (!list) {
+    list = Object.entries(schema.properties ?? {});
+    propLists.set(schema, list);
+  }
+  return list;
+}
+
 /** Parse and validate a set of raw values (query or path) against an object schema. */
 export function parseParams<T>(schemaIn: object, raw: Map<string, string[]>): T {
   const schema = schemaIn as Schema;
   const props = schema.properties ?? {};
   const out: Record<string, unknown> = {};
-  for (const [name, sub] of Object.entries(props)) {
+  for (const [name, sub] of propList(schema)) {
     const values = raw.get(name);
     if (!values || values.length === 0) continue;
     if (values.length > 1) throw new InvalidParameterError(name, `${name} is given more than once`);

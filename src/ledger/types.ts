@@ -91,6 +91,11 @@ export interface Ledger {
   lookupKey(id: string): Promise<KeyLookup | null>;
   /** Throws UnauthorizedError (missing, malformed, unknown, revoked, expired) or ForbiddenError (scope). */
   authenticate(plaintext: string | null | undefined, requiredScope: Scope): Promise<KeyRecord>;
+  /**
+   * authenticate() without waiting, for a ledger that can answer from memory: the record (or
+   * the refusal, thrown) after the same checks, or undefined when it has to look the key up.
+   */
+  authenticateCached?(plaintext: string, requiredScope: Scope): KeyRecord | undefined;
   /** Takes one token from the key's bucket when there is one. */
   checkRate(keyId: string, rate: number, burst: number): Promise<RateDecision>;
   /** Debits cost and logs usage atomically; throws InsufficientCreditsError {balance, cost}. */

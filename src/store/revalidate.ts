@@ -19,6 +19,8 @@ export class Revalidated<T> {
   readonly #stampOf: (keys: string[]) => Promise<string>;
   readonly #intervalMs: number;
   #current: Promise<Loaded<T>> | undefined;
+  /** The value #current resolved to, once it has (for peek, which cannot wait). */
+  #settled: { of: Promise<Loaded<T>>; value: Loaded<T> } | undefined;
   #checkedAt = 0;
   #checking: Promise<void> | undefined;
 
@@ -40,7 +42,25 @@ export class Revalidated<T> {
    */
   async get(): Promise<Stamped<T>> {
     if (!this.#current) this.#start();
-    else if (!this.#checking && performance.now() - this.#checkedAt >= this.#intervalMs) {
+    else this.#due();
+    return this.#current!;
+  }
+
+  /**
+   * What get() would answer, when it can be had without waiting: the loaded value in hand (and,
+   * like get(), a background check started when the interval has passed). Undefined while the
+   * first load (or a reload after a failure) is under way: the caller then awaits get().
+   */
+  peek(): Stamped<T> | undefined {
+    const cur = this.#current;
+    if (!cur) return undefined;
+    this.#due();
+    const s = this.#settled;
+    return s !== undefined && s.of === this.#current ? s.value : undefined;
+  }
+
+  #due(): void {
+    if (!this.#checking && performance.now() - this.#checkedAt >= this.#intervalMs) {
       this.#checking = this.#check()
         .catch(() => {
           // Store unreachable: keep the value in hand and try again after another interval.
@@ -50,7 +70,16 @@ export class Revalidated<T> {
           this.#checking = undefined;
         });
     }
-    return this.#current!;
+  }
+
+  #adopt(p: Promise<Loaded<T>>): void {
+    this.#current = p;
+    p.then(
+      (value) => {
+        if (this.#current === p) this.#settled = { of: p, value };
+      },
+      () => {},
+    );
   }
 
   /** Revalidate at the next get(), whatever the interval (after a publish, say). */
@@ -64,7 +93,7 @@ export class Revalidated<T> {
     p.catch(() => {
       if (this.#current === p) this.#current = undefined;
     });
-    this.#current = p;
+    this.#adopt(p);
   }
 
   async #build(before?: { keys: string[]; stamp: string }): Promise<Loaded<T>> {
@@ -93,8 +122,9 @@ export class Revalidated<T> {
     }
     // Load the new value beside the old one; swap only once it has loaded.
     const next = this.#build({ keys: cur.keys, stamp });
-    await next;
+    const value = await next;
     this.#current = next;
+    this.#settled = { of: next, value };
     this.#checkedAt = performance.now();
   }
 }

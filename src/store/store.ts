@@ -44,6 +44,13 @@ const ROOT_KIND_TTL_MS = 30_000;
 export const METADATA_CHECK_MS = 2000;
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
+interface GroupEntry {
+  nodes: Map<string, NodeMeta>;
+  group: Promise<ForecastGroup>;
+  /** How `group` ended, once it has. */
+  settled?: { group: ForecastGroup } | { error: unknown };
+}
+
 export class Store {
   readonly root: string;
   readonly backend: CountingBackend;
@@ -51,13 +58,15 @@ export class Store {
   readonly registry: Registry;
   readonly checkMs: number;
   #root: Revalidated<Map<string, NodeMeta>>;
-  #groups = new Map<string, { nodes: Map<string, NodeMeta>; group: Promise<ForecastGroup> }>();
+  #groups = new Map<string, GroupEntry>();
   #groupMeta = new Map<string, Revalidated<Map<string, NodeMeta>>>();
   /** Metadata revision each node was read under: part of its arrays' chunk cache keys. */
   #revision = new WeakMap<NodeMeta, string>();
   #arrays = new Map<string, StoredArray>();
   #nodesOf = new WeakMap<ForecastGroup, Map<string, NodeMeta>>();
   #groupIds: Promise<string[]> | undefined;
+  /** What #groupIds resolved to, once it has (for the answers that cannot wait). */
+  #groupIdsSettled: { of: Promise<string[]>; ids: string[] } | undefined;
   #groupIdsAt = 0;
   /** Store path of each discovered group id. */
   #paths = new Map<string, string>();
@@ -182,12 +191,30 @@ export class Store {
     const now = Date.now();
     if (!this.#groupIds || now - this.#groupIdsAt > GROUP_LIST_TTL_MS) {
       this.#groupIdsAt = now;
-      this.#groupIds = this.#discover();
-      this.#groupIds.catch(() => {
-        this.#groupIds = undefined;
-      });
+      const p = this.#discover();
+      this.#groupIds = p;
+      p.then(
+        (ids) => {
+          if (this.#groupIds === p) this.#groupIdsSettled = { of: p, ids };
+        },
+        () => {
+          if (this.#groupIds === p) this.#groupIds = undefined;
+        },
+      );
     }
     return this.#groupIds;
+  }
+
+  /**
+   * The answer forecastGroupIds() would give, when it is in hand: undefined when the listing has
+   * to be read (first call, or older than GROUP_LIST_TTL_MS; the read is started as by
+   * forecastGroupIds). The /point path asks this first so a warm request does not wait on a
+   * chain of promises for answers that are already known.
+   */
+  forecastGroupIdsNow(): string[] | undefined {
+    const p = this.forecastGroupIds();
+    const s = this.#groupIdsSettled;
+    return s !== undefined && s.of === p ? s.ids : undefined;
   }
 
   async #discover(): Promise<string[]> {
@@ -271,16 +298,56 @@ export class Store {
       this.#nodesOf.set(g, nodes);
       return g;
     })();
-    group.catch((e: unknown) => {
-      if (e instanceof GroupUnreadableError) {
-        this.#log?.({ level: "warn", event: "forecast_group_unreadable", group: id, reason: e.message });
-      } else if (this.#groups.get(id)?.group === group) {
-        // An outage of the store is retried at the next request.
-        this.#groups.delete(id);
-      }
-    });
-    this.#groups.set(id, { nodes, group });
+    const entry: GroupEntry = { nodes, group };
+    group.then(
+      (g) => {
+        entry.settled = { group: g };
+      },
+      (e: unknown) => {
+        entry.settled = { error: e };
+        if (e instanceof GroupUnreadableError) {
+          this.#log?.({ level: "warn", event: "forecast_group_unreadable", group: id, reason: e.message });
+        } else if (this.#groups.get(id) === entry) {
+          // An outage of the store is retried at the next request.
+          this.#groups.delete(id);
+        }
+      },
+    );
+    this.#groups.set(id, entry);
     return group;
+  }
+
+  /**
+   * What forecastGroup(id) would answer right now, when that needs no waiting: the group, or the
+   * error it would throw (a group whose metadata gridcast cannot use). Undefined when the answer
+   * needs I/O (first read, a listing or rebuild under way): then await forecastGroup. Starts the
+   * same background revalidation of the group's metadata as forecastGroup does.
+   */
+  forecastGroupNow(id: string): { group: ForecastGroup } | { error: unknown } | undefined {
+    const path = this.#paths.get(id);
+    if (path === undefined) return undefined;
+    const nodes = this.#groupMeta.get(path)?.peek();
+    if (!nodes) return undefined;
+    const known = this.#groups.get(id);
+    // Built from the metadata in hand, as forecastGroup would find it.
+    return known?.nodes === nodes.value ? known.settled : undefined;
+  }
+
+  /**
+   * Every readable forecast group other than `except`, when all are known without waiting (ids in
+   * listing order); undefined when any answer needs I/O.
+   */
+  readableGroupsNow(except?: string): ForecastGroup[] | undefined {
+    const ids = this.forecastGroupIdsNow();
+    if (!ids) return undefined;
+    const out: ForecastGroup[] = [];
+    for (const id of ids) {
+      if (id === except) continue;
+      const s = this.forecastGroupNow(id);
+      if (!s) return undefined;
+      if ("group" in s) out.push(s.group);
+    }
+    return out;
   }
 
   /** The metadata a group was built from (what /data publishes beside it, never a newer read). */

@@ -8,7 +8,7 @@ import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointSeries } from "../../forecast/point.ts";
-import { defaultGroup } from "../../forecast/select.ts";
+import { defaultGroup, defaultGroupNow } from "../../forecast/select.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
@@ -144,7 +144,10 @@ export const weatherRoutes = [
       };
       const series = await pointSeries(app.store, app.registry, {
         ...q,
-        group: q.group ?? (await defaultGroup(app.store, app.settings.default_forecast_group)),
+        group:
+          q.group ??
+          defaultGroupNow(app.store, app.settings.default_forecast_group) ??
+          (await defaultGroup(app.store, app.settings.default_forecast_group)),
       });
       return { json: series };
     },

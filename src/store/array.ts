@@ -170,12 +170,30 @@ export class StoredArray {
   async readInto(region: Range[], out: Float32Array | Float64Array, place: Placement): Promise<void> {
     checkPlacement(region, out.length, place);
     if (region.some(([a, b]) => b <= a)) return;
+    // A region inside one chunk (a point series): no chunk list to build, nothing to gather.
+    const one = this.#soleChunk(region);
+    if (one) {
+      copyRegion(await this.chunk(one), one, this.chunks, region, place, out, this.packing);
+      return;
+    }
     await Promise.all(
       this.chunksFor(region).map(async (cc) => {
         const ch = await this.chunk(cc);
         copyRegion(ch, cc, this.chunks, region, place, out, this.packing);
       }),
     );
+  }
+
+  /** The coordinates of the one chunk holding a whole region, if one does. */
+  #soleChunk(region: Range[]): number[] | undefined {
+    const cc = new Array<number>(region.length);
+    for (let d = 0; d < region.length; d++) {
+      const c = this.chunks[d];
+      const first = Math.floor(region[d][0] / c);
+      if (Math.floor((region[d][1] - 1) / c) !== first) return undefined;
+      cc[d] = first;
+    }
+    return cc;
   }
 
   /** Fetch and decode the chunks of a region into the chunk cache, copying nothing. */

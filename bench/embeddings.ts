@@ -11,7 +11,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { zstdDecompressSync } from "node:zlib";
-import { MIB } from "../src/config.ts";
+import { DEFAULTS, MIB } from "../src/config.ts";
 import { writeEmbeddingIndexes } from "../src/embeddings/index-writer.ts";
 import { parseItemName } from "../src/embeddings/names.ts";
 import { planSlice, readSlice } from "../src/embeddings/slice.ts";
@@ -71,7 +71,10 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
 
   // Baseline (cold): plan and read the slice through the store layer, a fresh store each round.
   const plainCold = await timed(rounds, () =>
-    wall(async () => (await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32), 8 * MIB)).byteLength),
+    wall(
+      async () =>
+        (await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32), DEFAULTS.read_slab_mb * MIB)).byteLength,
+    ),
   );
 
   // Baseline (cold, native): the same chunk files read and zstd-decoded by libzstd in one
@@ -87,7 +90,7 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
     });
 
   // Baseline (warm): the transport alone, the same 32 MiB body from a bare server.
-  const ready = await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32), 8 * MIB);
+  const ready = await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32), DEFAULTS.read_slab_mb * MIB);
   const bare = createServer((_req, res) => {
     res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": ready.byteLength });
     res.end(ready);

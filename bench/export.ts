@@ -1,6 +1,6 @@
 // Export .npy: MB/s of output for a 30°×30° × all leads box through HTTP, against a plain read of
 // the same chunks through the store layer (decode + copy, no HTTP) in the same run.
-import { MIB } from "../src/config.ts";
+import { DEFAULTS, MIB } from "../src/config.ts";
 import { boxLeads, planBox } from "../src/forecast/box.ts";
 import { registry } from "../src/registry/registry.ts";
 import { Store } from "../src/store/store.ts";
@@ -21,7 +21,7 @@ export async function run(rounds = 20): Promise<BenchRow[]> {
   for (let i = 0; i < rounds; i++) {
     const s = new Store(storeDir, { cacheMb: 256 });
     const plan = await planBox(s, registry, req, 1024);
-    for await (const slab of boxLeads(plan, 8 * MIB)) plainBytes += slab.byteLength;
+    for await (const slab of boxLeads(plan, DEFAULTS.read_slab_mb * MIB)) plainBytes += slab.byteLength;
   }
   const plainMBs = plainBytes / 1e6 / ((performance.now() - t0) / 1000);
 

@@ -61,7 +61,7 @@ export const DEFAULTS: Settings = {
   field_export_max_mb: 64,
   embeddings_api_max_mb: 32,
   chunk_cache_mb: 256,
-  read_slab_mb: 8,
+  read_slab_mb: 4,
   store_timeout_ms: 15_000,
   data_rate_wait_ms: 60_000,
   max_heavy_requests: 32,

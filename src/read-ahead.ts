@@ -34,7 +34,7 @@ export async function* readAhead<P, T>(
 // MiB is mapped and page-faulted in by the kernel on first touch, which cost as much as filling
 // it; a reused one is already resident. Only whole buffers nobody else holds come back (the
 // stream hands one back from the write callback of its last use), and the free list is bounded.
-const POOL_BYTES = 64 * 1024 * 1024;
+const POOL_BYTES = 32 * 1024 * 1024;
 const free: ArrayBuffer[] = [];
 let pooled = 0;
 

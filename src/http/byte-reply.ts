@@ -2,7 +2,7 @@
 // If-None-Match → 304, single byte ranges (bytes=a-b, a-, -n) → 206 with Content-Range, an
 // unsatisfiable range → 416, HEAD with the same headers as GET. Bodies are never content-encoded:
 // chunk bytes are already compressed and a client must get them exactly as listed.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ifNoneMatch, parseRange } from "../conditional.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
@@ -16,7 +16,8 @@ export interface ByteReply {
 export { parseRange };
 
 export function etagOf(body: Uint8Array): string {
-  return `"${createHash("sha1").update(body).digest("base64url")}"`;
+  // One-shot: no Hash object per reply.
+  return `"${hash("sha1", body, "base64url")}"`;
 }
 
 export function sendBytes(req: IncomingMessage, res: ServerResponse, r: ByteReply): void {

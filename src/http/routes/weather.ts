@@ -173,8 +173,10 @@ export const weatherRoutes = [
     description:
       "Float32 array with dims (lead_time, lat, lon): latitude ascending, longitude eastward from lon_min. A box " +
       "with lon_min > lon_max crosses the antimeridian and is returned contiguous (longitudes then exceed 180). " +
-      "The size is computed before any chunk is read; above field_export_max_mb the answer is 413. The " +
-      "X-SVC-Field header describes names, dims, shape, dtype, units and every axis.",
+      "The size is computed before any chunk is read; above field_export_max_mb the answer is 413. The body is " +
+      "streamed a few leads at a time; should a read fail after the headers went out, the connection is cut " +
+      "short of Content-Length, never left looking complete. The X-SVC-Field header describes names, dims, " +
+      "shape, dtype, units and every axis.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,

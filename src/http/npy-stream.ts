@@ -41,6 +41,7 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
   res.setHeader("Content-Disposition", `attachment; filename="${s.filename.replace(/[^\w.~-]/g, "_")}"`);
   res.setHeader("X-SVC-Field", JSON.stringify(s.field));
   res.setHeader("Cache-Control", "no-store");
+  for (const [k, v] of Object.entries(s.headers ?? {})) res.setHeader(k, v);
   if (req.method === "HEAD") {
     res.end();
     return;
@@ -52,13 +53,13 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
     next = await iter.next();
     if (s.beforeHead && !(await s.beforeHead())) {
       res.destroy();
+      await iter.return?.();
       return;
     }
   } catch (e) {
     await iter.return?.();
     throw e;
   }
-  for (const [k, v] of Object.entries(s.headers ?? {})) res.setHeader(k, v);
   try {
     res.write(s.header);
     while (!next.done) {

@@ -1,15 +1,14 @@
 // Shared bench plumbing: a row format every bench returns (a figure, its baseline measured in the
 // same run, and their ratio), a sample store cached under .gridcast/bench, and a loopback server.
-import { execFile } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
+import type { Socket } from "node:net";
 import { join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import { DEFAULTS, type Settings } from "../src/config.ts";
 import { type Running, startServer } from "../src/http/server.ts";
 import { writeSample } from "../src/sample/index.ts";
-
-const execFileP = promisify(execFile);
 
 export interface BenchRow {
   bench: string;
@@ -104,6 +103,34 @@ function fmt(v: number): string {
   return v >= 100 ? v.toFixed(0) : v.toFixed(2);
 }
 
+// One curl at a time through bench/curl-runner.ts (see there why not spawned from here).
+let runner: { child: ChildProcessWithoutNullStreams; replies: AsyncIterator<string> } | undefined;
+let queue: Promise<unknown> = Promise.resolve();
+
+function curlRunner() {
+  if (!runner) {
+    const child = spawn(process.execPath, [resolve(import.meta.dirname, "curl-runner.ts")]);
+    child.stderr.pipe(process.stderr);
+    runner = { child, replies: createInterface({ input: child.stdout })[Symbol.asyncIterator]() };
+  }
+  return runner;
+}
+
+async function runCurl(args: string[]): Promise<string> {
+  const r = curlRunner();
+  // Held only while a request is out, so the runner never keeps a finished bench alive.
+  const pipes = [r.child.stdout, r.child.stdin, r.child.stderr] as unknown as Socket[];
+  r.child.ref();
+  for (const p of pipes) p.ref();
+  r.child.stdin.write(`${JSON.stringify(args)}\n`);
+  const next = await r.replies.next();
+  r.child.unref();
+  for (const p of pipes) p.unref();
+  const { out, err } = JSON.parse(next.value as string) as { out: string; err?: string };
+  if (err) throw new Error(`curl: ${err}`);
+  return out;
+}
+
 /**
  * One GET by curl, a client in its own process that times itself (`time_total` leaves out its
  * start-up): an in-process client would bill its own buffering and garbage to the server's
@@ -115,7 +142,9 @@ export async function curlGet(
 ): Promise<{ seconds: number; bytes: number }> {
   const args = ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}"];
   for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
-  const { stdout } = await execFileP("curl", [...args, url]);
+  const run = queue.then(() => runCurl([...args, url]));
+  queue = run.catch(() => {});
+  const stdout = await run;
   const [code, size, total] = stdout.trim().split(" ");
   if (code !== "200") throw new Error(`${url} answered ${code}`);
   return { seconds: Number(total), bytes: Number(size) };

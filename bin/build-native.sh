@@ -31,11 +31,20 @@ inc=$("$NODE" -p 'require("node:path").join(process.execPath, "../../include/nod
 echo '#include <blosc.h>' | "$CC" -E -x c - >/dev/null 2>&1 ||
   missing "libblosc headers not found" "install them (Debian: apt-get install libblosc-dev)"
 
-if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$0" ]; then exit 0; fi
+# Zstandard into caller-owned buffers (bulk reads) when libzstd's headers are there (libzstd-dev);
+# without them those reads use node:zlib. The flags are kept beside the build: a header installed
+# later makes the next run rebuild.
+flags=()
+if echo '#include <zstd.h>' | "$CC" -E -x c - >/dev/null 2>&1; then flags=(-DGRIDCAST_ZSTD -lzstd); fi
+stamp="$out.flags"
+if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$0" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${flags[*]}" ]; then
+  exit 0
+fi
 mkdir -p "$(dirname "$out")"
 tmp="$out.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
-"$CC" -O2 -Wall -Wextra -Werror -shared -fPIC -I"$inc" "$src" -lblosc -o "$tmp" ||
+"$CC" -O2 -Wall -Wextra -Werror -shared -fPIC -I"$inc" "$src" -lblosc "${flags[@]}" -o "$tmp" ||
   missing "the build failed (see above)" "check the compiler output"
 mv "$tmp" "$out"
-say "built $out"
+echo "${flags[*]}" >"$stamp"
+say "built $out${flags:+ (with Zstandard)}"

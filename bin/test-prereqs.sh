@@ -29,6 +29,8 @@ done
 [ -x "$CHROMIUM" ] || missing+=(chromium)
 # The native Blosc decoder is what the tests exercise (its fallback is tested beside it).
 [ -f /usr/include/blosc.h ] || missing+=(libblosc-dev)
+# Zstandard into reused buffers for bulk reads (the addon links libzstd when its headers are there).
+[ -f /usr/include/zstd.h ] || missing+=(libzstd-dev)
 # A PostgreSQL server is only needed here when the tests use the local default.
 local_pg=false
 if [ -z "${GRIDCAST_TEST_PG:-}" ]; then local_pg=true; fi

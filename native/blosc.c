@@ -4,7 +4,15 @@
 // the array's metadata allows; this file only hands the bytes to blosc_decompress_ctx and reports
 // what it produced. Decoding runs on libuv's thread pool (decode) or on the calling thread
 // (decodeSync). blosc_decompress_ctx keeps no global state, so calls may run in parallel.
+//
+// Built with GRIDCAST_ZSTD (when libzstd's headers are there), it also decodes whole Zstandard
+// frames into a buffer the caller owns (zstdDecode, zstdDecodeSync): node:zlib can only return
+// new buffers, and bulk reads decode into reused ones. ZSTD_decompress never writes past the
+// capacity it is given and fails instead.
 #include <blosc.h>
+#ifdef GRIDCAST_ZSTD
+#include <zstd.h>
+#endif
 #include <node_api.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +26,8 @@ typedef struct {
   size_t src_len;
   void *dst;
   size_t dst_len;
-  int result;
+  int zstd;
+  double result;
 } Job;
 
 static napi_value throw_type(napi_env env, const char *msg) {
@@ -49,7 +58,21 @@ static int fits(const void *src, size_t src_len, size_t dst_len) {
   return cbytes <= src_len && nbytes == dst_len;
 }
 
-static napi_value decode_sync(napi_env env, napi_callback_info info) {
+// Bytes written into dst, or a negative number: c-blosc's error code, -100 for a header that
+// does not fit, -101 for a Zstandard frame that fails (corrupt, or larger than dst).
+static double run(int zstd, const void *src, size_t src_len, void *dst, size_t dst_len) {
+#ifdef GRIDCAST_ZSTD
+  if (zstd) {
+    size_t n = ZSTD_decompress(dst, dst_len, src, src_len);
+    return ZSTD_isError(n) ? -101 : (double)n;
+  }
+#else
+  if (zstd) return -102;
+#endif
+  return fits(src, src_len, dst_len) ? blosc_decompress_ctx(src, dst, dst_len, 1) : -100;
+}
+
+static napi_value run_sync(napi_env env, napi_callback_info info, int zstd) {
   size_t argc = 2;
   napi_value argv[2];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
@@ -58,23 +81,24 @@ static napi_value decode_sync(napi_env env, napi_callback_info info) {
   if (argc < 2 || !bytes_of(env, argv[0], &src, &src_len) || !bytes_of(env, argv[1], &dst, &dst_len)) {
     return throw_type(env, "decodeSync(src: Uint8Array, dst: Uint8Array)");
   }
-  int n = fits(src, src_len, dst_len) ? blosc_decompress_ctx(src, dst, dst_len, 1) : -100;
   napi_value out;
-  napi_create_int32(env, n, &out);
+  napi_create_double(env, run(zstd, src, src_len, dst, dst_len), &out);
   return out;
 }
+
+static napi_value decode_sync(napi_env env, napi_callback_info info) { return run_sync(env, info, 0); }
 
 static void execute(napi_env env, void *data) {
   (void)env;
   Job *job = (Job *)data;
-  job->result = fits(job->src, job->src_len, job->dst_len) ? blosc_decompress_ctx(job->src, job->dst, job->dst_len, 1) : -100;
+  job->result = run(job->zstd, job->src, job->src_len, job->dst, job->dst_len);
 }
 
 static void complete(napi_env env, napi_status status, void *data) {
   Job *job = (Job *)data;
   napi_value out;
   if (status == napi_ok) {
-    napi_create_int32(env, job->result, &out);
+    napi_create_double(env, job->result, &out);
     napi_resolve_deferred(env, job->deferred, out);
   } else {
     napi_value msg;
@@ -90,7 +114,7 @@ static void complete(napi_env env, napi_status status, void *data) {
 
 // decode(src, dst): a promise of what blosc_decompress_ctx returned (bytes written, or < 0). Both
 // arrays are held by references until the work is done, so the GC cannot free them under it.
-static napi_value decode_async(napi_env env, napi_callback_info info) {
+static napi_value run_async(napi_env env, napi_callback_info info, int zstd) {
   size_t argc = 2;
   napi_value argv[2];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
@@ -104,6 +128,7 @@ static napi_value decode_async(napi_env env, napi_callback_info info) {
     free(job);
     return throw_type(env, "decode(src: Uint8Array, dst: Uint8Array)");
   }
+  job->zstd = zstd;
   napi_value promise, name;
   napi_create_promise(env, &job->deferred, &promise);
   napi_create_reference(env, argv[0], 1, &job->src_ref);
@@ -113,6 +138,13 @@ static napi_value decode_async(napi_env env, napi_callback_info info) {
   napi_queue_async_work(env, job->work);
   return promise;
 }
+
+static napi_value decode_async(napi_env env, napi_callback_info info) { return run_async(env, info, 0); }
+
+#ifdef GRIDCAST_ZSTD
+static napi_value zstd_sync(napi_env env, napi_callback_info info) { return run_sync(env, info, 1); }
+static napi_value zstd_async(napi_env env, napi_callback_info info) { return run_async(env, info, 1); }
+#endif
 
 static napi_value version(napi_env env, napi_callback_info info) {
   (void)info;
@@ -134,6 +166,10 @@ NAPI_MODULE_INIT() {
       {"decodeSync", NULL, decode_sync, NULL, NULL, NULL, napi_default, NULL},
       {"version", NULL, version, NULL, NULL, NULL, napi_default, NULL},
       {"compressors", NULL, compressors, NULL, NULL, NULL, napi_default, NULL},
+#ifdef GRIDCAST_ZSTD
+      {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
+      {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},
+#endif
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

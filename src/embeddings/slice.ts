@@ -4,7 +4,8 @@ import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { npyHeader } from "../npy.ts";
 import { readAhead, slab } from "../read-ahead.ts";
-import type { Range } from "../store/array.ts";
+import { type Range, strides } from "../store/array.ts";
+import { ChunkScan } from "../store/scan.ts";
 import type { Store } from "../store/store.ts";
 import { type ItemNodes, openItem } from "./item.ts";
 import { windowTransform } from "./item-geometry.ts";
@@ -96,28 +97,49 @@ export function bandRows(plan: SlicePlan, bandBytes: number): Range[] {
 }
 
 /** The float32 values of rows [y0, y1) of a planned slice, (y, x, feature). */
-export async function readBand(plan: SlicePlan, [y0, y1]: Range): Promise<Float32Array> {
+export async function readBand(plan: SlicePlan, [y0, y1]: Range, scan?: ChunkScan): Promise<Float32Array> {
   const [, [x0, x1], [f0, f1]] = plan.region;
   const values = slab((y1 - y0) * (x1 - x0) * (f1 - f0));
-  await plan.item.latent.read(
-    [
-      [y0, y1],
-      [x0, x1],
-      [f0, f1],
-    ],
-    values,
-  );
+  const region: Range[] = [
+    [y0, y1],
+    [x0, x1],
+    [f0, f1],
+  ];
+  if (scan) await scan.readInto(region, values, { offset: 0, strides: strides(region.map(([a, b]) => b - a)) });
+  else await plan.item.latent.read(region, values);
   return values;
 }
 
-/** The data of a planned slice band by band, in order, the next band read while one is sent. */
-export function sliceBands(plan: SlicePlan, bandBytes: number): AsyncGenerator<Float32Array> {
+/**
+ * The data of a planned slice band by band, in order, the next band read while one is sent: as
+ * one scan down the rows when its chunks fit (store/scan.ts), else through the chunk cache.
+ */
+export async function* sliceBands(plan: SlicePlan, bandBytes: number): AsyncGenerator<Float32Array> {
   const [, xs, fs] = plan.region;
-  return readAhead(
-    bandRows(plan, bandBytes),
-    (rows) => readBand(plan, rows),
-    (rows) => plan.item.latent.warm([rows, xs, fs]),
-  );
+  const latent = plan.item.latent;
+  const bands = bandRows(plan, bandBytes);
+  if (!ChunkScan.suits(latent, [plan.region], 0)) {
+    yield* readAhead(
+      bands,
+      (rows) => readBand(plan, rows),
+      (rows) => latent.warm([rows, xs, fs]),
+    );
+    return;
+  }
+  const scan = new ChunkScan(latent, 0);
+  try {
+    yield* readAhead(
+      bands,
+      async (rows) => {
+        const out = await readBand(plan, rows, scan);
+        scan.retire(rows[1]);
+        return out;
+      },
+      async (rows) => scan.prefetch([rows, xs, fs]),
+    );
+  } finally {
+    scan.close();
+  }
 }
 
 /** The whole .npy body of a planned slice (header and data in one buffer). */

@@ -6,6 +6,7 @@ import { npyHeader } from "../npy.ts";
 import { readAhead, slab } from "../read-ahead.ts";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
+import { ChunkScan } from "../store/scan.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { type BoxSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
@@ -130,7 +131,7 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
 }
 
 /** The storage region of each column run of the box, leads [l0, l1). */
-function slabRegions(plan: BoxPlan, l0: number, l1: number) {
+export function slabRegions(plan: BoxPlan, l0: number, l1: number) {
   const hasLead = plan.variable.roles.includes("lead");
   return plan.sel.cols.map((lon) =>
     regionOf(plan.group, plan.variable, {
@@ -149,7 +150,7 @@ function slabRegions(plan: BoxPlan, l0: number, l1: number) {
  * each stored column run written straight into its place, rows reversed where the store runs
  * north to south.
  */
-export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float32Array> {
+export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number, scan?: ChunkScan): Promise<Float32Array> {
   const { variable: v, sel } = plan;
   const [, nLat, nLon] = plan.shape;
   const plane = nLat * nLon;
@@ -168,7 +169,7 @@ export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number): Promis
       return 0;
     });
     const offset = colOffset + (sel.flipRows ? (nLat - 1) * nLon : 0);
-    reads.push(v.array.readInto(region, out, { offset, strides }));
+    reads.push((scan ?? v.array).readInto(region, out, { offset, strides }));
     colOffset += c1 - c0;
   }
   await Promise.all(reads);
@@ -201,11 +202,37 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number): AsyncGenerato
     slabs.push([l, end]);
     l = end;
   }
-  yield* readAhead(
-    slabs,
-    ([a, b]) => readBoxSlab(plan, a, b),
-    async ([a, b]) => {
-      await Promise.all(slabRegions(plan, a, b).map((r) => plan.variable.array.warm(r)));
-    },
-  );
+  // Read as one scan when its chunks fit (scan.ts): each chunk decoded once into a reused buffer
+  // and let go once the slabs have passed it; otherwise through the chunk cache, the part after
+  // the next warmed into it.
+  const array = plan.variable.array;
+  const scan =
+    leadDim >= 0 && ChunkScan.suits(array, slabRegions(plan, first, last + 1), leadDim)
+      ? new ChunkScan(array, leadDim)
+      : undefined;
+  if (!scan) {
+    yield* readAhead(
+      slabs,
+      ([a, b]) => readBoxSlab(plan, a, b),
+      async ([a, b]) => {
+        await Promise.all(slabRegions(plan, a, b).map((r) => array.warm(r)));
+      },
+    );
+    return;
+  }
+  try {
+    yield* readAhead(
+      slabs,
+      async ([a, b]) => {
+        const out = await readBoxSlab(plan, a, b, scan);
+        scan.retire(Math.max(...slabRegions(plan, a, b).map((r) => r[leadDim][1])));
+        return out;
+      },
+      async ([a, b]) => {
+        for (const r of slabRegions(plan, a, b)) scan.prefetch(r);
+      },
+    );
+  } finally {
+    scan.close();
+  }
 }

@@ -7,6 +7,8 @@ import type { Backend, RangeQuery } from "./backend.ts";
 import { type Packing, packingFrom, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
+import { CodecInputError } from "./codecs/bound.ts";
+import { type DirectDecoder, directDecoder } from "./codecs/direct.ts";
 // Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.
 import "./codecs/register.ts";
 import { sliceWhole } from "./http-backend.ts";
@@ -68,6 +70,7 @@ export class StoredArray {
   /** Stored object (chunk or shard) holding the chunk at some coordinates. */
   readonly storageKey: (coords: number[]) => string;
   #opened: Promise<zarr.Array<zarr.DataType, zarr.Readable>> | undefined;
+  #direct: DirectDecoder | undefined | null = null;
 
   constructor(meta: NodeMeta, backend: Backend, cache: ChunkCache<Chunk & { byteLength: number }>, revision = "") {
     if (!meta.array) throw new Error(`not an array: ${meta.path}`);
@@ -149,6 +152,51 @@ export class StoredArray {
         throw located(wrap(cause), this.#backend, key, coords);
       }
     });
+  }
+
+  /** How this array's chunks decode into a caller's buffer, if its codec chain allows (direct.ts). */
+  get direct(): DirectDecoder | undefined {
+    if (this.#direct === null) this.#direct = directDecoder(this.meta);
+    return this.#direct;
+  }
+
+  /**
+   * One chunk read and decoded outside the chunk cache, into buffers from `take` (handed back with
+   * `give` as soon as they are done with: the stored bytes here, the decoded ones by the caller).
+   * Undefined when the chunk is not stored (its fill value is the cached path's to give) or the
+   * array has no direct decoder.
+   */
+  async decodeDirect(
+    coords: number[],
+    take: (n: number) => Uint8Array,
+    give: (b: Uint8Array) => void,
+  ): Promise<{ chunk: Chunk; buffer: Uint8Array } | undefined> {
+    const dec = this.direct;
+    if (!dec) return undefined;
+    const key = this.storageKey(coords);
+    const b = this.#backend;
+    let stored: Uint8Array | undefined;
+    try {
+      stored = b.getInto ? await b.getInto(key, take) : await b.get(key);
+      if (stored === undefined) return undefined;
+      const decoded = await dec.decode(stored, () => take(dec.bytes));
+      if (decoded !== stored) give(stored);
+      if (decoded.length !== dec.bytes) {
+        if (decoded !== stored) give(decoded);
+        throw new CodecInputError(`decoded ${decoded.length} bytes, ${dec.bytes} expected`);
+      }
+      return {
+        chunk: { data: dec.values(decoded), shape: this.chunks, stride: strides(this.chunks) },
+        buffer: decoded,
+      };
+    } catch (cause) {
+      throw located(wrap(cause), b, key, coords);
+    }
+  }
+
+  /** Copy what one decoded chunk holds of a region into its place in a caller's buffer. */
+  copyChunk(ch: Chunk, coords: number[], region: Range[], out: Float32Array | Float64Array, place: Placement): void {
+    copyRegion(ch, coords, this.chunks, region, place, out, this.packing);
   }
 
   /** Physical values (unpacked, missing → NaN) of a region, C order, as float32 or float64. */
@@ -241,7 +289,7 @@ function wrap(cause: unknown): Error {
     return new CorruptDataError("stored data could not be decoded", {}, { cause });
   }
   if (cause instanceof zarr.NotFoundError) return new StoreUnavailableError("array metadata is missing", {}, { cause });
-  if (cause instanceof RangeError || cause instanceof TypeError) {
+  if (cause instanceof RangeError || cause instanceof TypeError || cause instanceof CodecInputError) {
     return new CorruptDataError("stored data could not be decoded", {}, { cause });
   }
   return new StoreUnavailableError("the store cannot be read right now", {}, { cause });

@@ -17,6 +17,11 @@ export interface Backend {
   readonly description: string;
   get(key: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined>;
   getRange?(key: string, range: RangeQuery, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined>;
+  /**
+   * A whole object read into a buffer from `take` (given its size), for bulk reads that reuse
+   * buffers; undefined when absent. Backends without it are read with `get`.
+   */
+  getInto?(key: string, take: (size: number) => Uint8Array): Promise<Uint8Array | undefined>;
   /** Child names under a prefix, directories only; undefined when the backend cannot list. */
   listDirs?(prefix: string): Promise<string[] | undefined>;
   /** Size of an object without reading it, when the backend can tell. */
@@ -73,6 +78,34 @@ export class DirectoryBackend implements Backend {
     } catch (e) {
       if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
       throw fault(this, key, "the store cannot be read right now", { cause: e });
+    }
+  }
+
+  async getInto(key: string, take: (size: number) => Uint8Array): Promise<Uint8Array | undefined> {
+    const p = await this.#path(key);
+    if (!p) return undefined;
+    let fh: Awaited<ReturnType<typeof open>> | undefined;
+    try {
+      fh = await open(p, "r");
+      const { size } = await fh.stat();
+      const buf = take(size);
+      let at = 0;
+      while (at < size) {
+        const { bytesRead } = await fh.read(buf, at, size - at, at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
+      // A file cut short while it was read (a writer replacing it in place) is refused, never padded.
+      if (at !== size) {
+        throw fault(this, key, "the stored object changed while it was read", { detail: `read ${at}/${size}` });
+      }
+      return buf;
+    } catch (e) {
+      if (e instanceof GridcastError) throw e;
+      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
+      throw fault(this, key, "the store cannot be read right now", { cause: e });
+    } finally {
+      await fh?.close();
     }
   }
 

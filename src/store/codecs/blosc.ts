@@ -55,18 +55,26 @@ export class BloscCodec {
   }
 }
 
-async function decodeNative(
+/**
+ * A Blosc chunk decoded by c-blosc, into `into` when given (a reused buffer of exactly the decoded
+ * size; bulk reads pass one), else into a new buffer.
+ */
+export async function decodeNative(
   addon: NonNullable<ReturnType<typeof nativeBlosc>>,
   bytes: Uint8Array,
   bound: number,
+  into?: Uint8Array,
 ): Promise<Uint8Array> {
   const h = parseBloscHeader(bytes, bound);
   if (h.nbytes === 0) return new Uint8Array(0);
+  if (into && into.length !== h.nbytes) {
+    throw new CodecInputError(`blosc: the chunk holds ${h.nbytes} bytes, ${into.length} expected`);
+  }
   // Prove the layout c-blosc will follow stays inside the buffer (parseBloscHeader checked the
   // stored copy of a memcpyed chunk).
   if (!h.memcpyed) for (const _ of bloscStreams(bytes, h));
   // Not zero-filled: it is returned only when c-blosc reports having written every byte of it.
-  const out = new Uint8Array(Buffer.allocUnsafeSlow(h.nbytes).buffer, 0, h.nbytes);
+  const out = into ?? new Uint8Array(Buffer.allocUnsafeSlow(h.nbytes).buffer, 0, h.nbytes);
   const n = h.nbytes <= INLINE_BYTES || !isMainThread ? addon.decodeSync(bytes, out) : await addon.decode(bytes, out);
   if (n !== h.nbytes) {
     throw new CodecInputError(

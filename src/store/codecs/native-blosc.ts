@@ -12,6 +12,10 @@ interface Addon {
   decodeSync(src: Uint8Array, dst: Uint8Array): number;
   version(): string;
   compressors(): string;
+  /** Bytes of a Zstandard frame decoded into dst (negative: corrupt, or larger than dst); only in
+   * an addon built with libzstd's headers. */
+  zstdDecode?(src: Uint8Array, dst: Uint8Array): Promise<number>;
+  zstdDecodeSync?(src: Uint8Array, dst: Uint8Array): number;
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../../../build/native/blosc.node", import.meta.url));

@@ -1,0 +1,155 @@
+// A bulk read (an export, a latent slice) as one scan over an array: the parts go out in order
+// along one dimension (leads, rows), each read while the one before is sent. The scan decodes the
+// chunks it needs into reused buffers (scan-buffers.ts) that only it holds, keeps each until the
+// parts have moved past it, and hands its buffers back. The shared chunk cache is left to the
+// small reads that revisit chunks (/point, /data, tiles): a large export neither evicts them nor
+// fills the heap with chunk buffers for the GC to chase.
+//
+// Ownership: a held chunk is pinned while a copy out of it is pending, and its buffer goes back
+// only when it is retired or the scan closes, it is not pinned, and its decode has finished (the
+// thread pool may still be writing into it before then).
+import type { Chunk, Placement, Range, StoredArray } from "./array.ts";
+import { giveBytes, takeBytes } from "./scan-buffers.ts";
+
+/** Decoded chunk bytes one scan may hold at once; reads needing more use the chunk cache. */
+export const SCAN_HOLD_BYTES = 96 * 1024 * 1024;
+
+interface Held {
+  coords: number[];
+  /** End of the chunk along the scan's dimension: once the parts reach it, it is done with. */
+  end: number;
+  loaded: Promise<Chunk>;
+  chunk?: Chunk;
+  /** Our buffer behind chunk.data (undefined for a chunk from the cache: the cache owns it). */
+  buffer?: Uint8Array;
+  settled: boolean;
+  pins: number;
+  done: boolean;
+}
+
+export class ChunkScan {
+  readonly array: StoredArray;
+  readonly dim: number;
+  #held = new Map<string, Held>();
+  #closed = false;
+
+  constructor(array: StoredArray, dim: number) {
+    this.array = array;
+    this.dim = dim;
+  }
+
+  /**
+   * Whether a scan can read these regions along `dim`: the array decodes directly, and the chunks
+   * of one chunk-step along `dim` (the most a part pins) fit three times in SCAN_HOLD_BYTES (the
+   * part being read, the one being warmed, and chunks straddling both).
+   */
+  static suits(array: StoredArray, regions: Range[][], dim: number): boolean {
+    const dec = array.direct;
+    if (!dec) return false;
+    let chunks = 0;
+    for (const region of regions) {
+      let n = 1;
+      for (let d = 0; d < region.length; d++) {
+        if (d === dim) continue;
+        const c = array.chunks[d];
+        const [a, b] = region[d];
+        if (b <= a) return false;
+        n *= Math.floor((b - 1) / c) - Math.floor(a / c) + 1;
+      }
+      chunks += n;
+    }
+    return 3 * chunks * dec.bytes <= SCAN_HOLD_BYTES;
+  }
+
+  /** Physical values of a region written into its place (as StoredArray.readInto). */
+  async readInto(region: Range[], out: Float32Array | Float64Array, place: Placement): Promise<void> {
+    if (this.#closed) throw new Error("scan already closed");
+    if (region.some(([a, b]) => b <= a)) return;
+    await Promise.all(
+      this.array.chunksFor(region).map(async (cc) => {
+        const h = this.#hold(cc);
+        h.pins++;
+        try {
+          const ch = await h.loaded;
+          this.array.copyChunk(ch, cc, region, out, place);
+        } finally {
+          h.pins--;
+          this.#release(h);
+        }
+      }),
+    );
+  }
+
+  /** Start decoding the chunks of a region (a part after the next), copying nothing. */
+  prefetch(region: Range[]): void {
+    if (this.#closed || region.some(([a, b]) => b <= a)) return;
+    for (const cc of this.array.chunksFor(region)) this.#hold(cc);
+  }
+
+  /** The parts have reached `upTo` along the scan's dimension: chunks ending there are done. */
+  retire(upTo: number): void {
+    for (const h of this.#held.values()) {
+      if (h.end <= upTo) {
+        h.done = true;
+        this.#release(h);
+      }
+    }
+  }
+
+  /** The scan is over (finished, failed or abandoned): every buffer goes back once free. */
+  close(): void {
+    this.#closed = true;
+    for (const h of this.#held.values()) {
+      h.done = true;
+      this.#release(h);
+    }
+  }
+
+  /** Chunks held now (tests). */
+  get holding(): number {
+    return this.#held.size;
+  }
+
+  #hold(cc: number[]): Held {
+    const key = cc.join(",");
+    const had = this.#held.get(key);
+    if (had) return had;
+    const c = this.array.chunks[this.dim];
+    const h: Held = { coords: cc, end: (cc[this.dim] + 1) * c, settled: false, pins: 0, done: false } as Held;
+    h.loaded = this.#load(cc).then(
+      (got) => {
+        h.chunk = got.chunk;
+        h.buffer = got.buffer;
+        h.settled = true;
+        this.#release(h);
+        return got.chunk;
+      },
+      (e) => {
+        h.settled = true;
+        this.#release(h);
+        throw e;
+      },
+    );
+    // A prefetched chunk nobody reads (the client left) must not be an unhandled rejection; the
+    // read that needs it awaits the same promise and sees the error.
+    h.loaded.catch(() => {});
+    this.#held.set(key, h);
+    return h;
+  }
+
+  async #load(cc: number[]): Promise<{ chunk: Chunk; buffer?: Uint8Array }> {
+    const got = await this.array.decodeDirect(cc, takeBytes, giveBytes);
+    // A chunk that is not stored is its fill value: the cached path knows how to answer that.
+    return got ?? { chunk: await this.array.chunk(cc) };
+  }
+
+  #release(h: Held): void {
+    if (!h.done || !h.settled || h.pins > 0) return;
+    const key = h.coords.join(",");
+    if (this.#held.get(key) !== h) return;
+    this.#held.delete(key);
+    if (h.buffer) giveBytes(h.buffer);
+    h.buffer = undefined;
+    h.chunk = undefined;
+  }
+}

@@ -177,7 +177,9 @@ export class StoredArray {
     const b = this.#backend;
     let stored: Uint8Array | undefined;
     try {
-      stored = b.getInto ? await b.getInto(key, take) : await b.get(key);
+      // Stored chunks are at most a little larger than decoded ones (Blosc's and Zstandard's
+      // overhead on incompressible data); a larger one is read at its own size and refused below.
+      stored = b.getInto ? await b.getInto(key, take, dec.bytes + (dec.bytes >> 6) + 4096) : await b.get(key);
       if (stored === undefined) return undefined;
       const decoded = await dec.decode(stored, () => take(dec.bytes));
       if (decoded !== stored) give(stored);

@@ -322,6 +322,40 @@ describe("scans on a damaged store (xarray v2 Blosc-lz4)", () => {
     }
   });
 
+  test("a stored chunk larger than any chunk of its shape is still read whole (past the one-job read)", async () => {
+    // Blosc ignores bytes after the compressed size its header states; 4 MiB of them make the file
+    // larger than the buffer the native read takes, so node:fs reads it at its own size instead.
+    const chunk = join(arrayDir(), "0.0.1.1");
+    const good = readFileSync(chunk);
+    writeFileSync(chunk, Buffer.concat([good, Buffer.alloc(4 << 20)]));
+    try {
+      const p = await planBox(
+        srv.running.ctx.store,
+        srv.running.ctx.registry,
+        {
+          group: "forecast/global",
+          var: "t2m",
+          time_index: 0,
+          lead_start: 0,
+          lead_stop: 8,
+          lat_min: -90,
+          lat_max: 90,
+          lon_min: 0,
+          lon_max: 359,
+        },
+        1024,
+      );
+      // (The cached path sees files changed within the last 100 ms as they were: start it afresh.)
+      await new Promise((ok) => setTimeout(ok, 150));
+      srv.running.ctx.store.cache.invalidate();
+      const { scan, cached } = await bothWays(p);
+      sameValues(scan, cached, "padded chunk");
+      assert.ok(!Number.isNaN(scan[0]));
+    } finally {
+      writeFileSync(chunk, good);
+    }
+  });
+
   test("a damaged chunk: 500 problem+json before any byte, the log names the store and key", async () => {
     const chunk = join(arrayDir(), "0.0.3.4");
     const good = readFileSync(chunk);

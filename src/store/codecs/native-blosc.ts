@@ -16,6 +16,9 @@ interface Addon {
    * an addon built with libzstd's headers. */
   zstdDecode?(src: Uint8Array, dst: Uint8Array): Promise<number>;
   zstdDecodeSync?(src: Uint8Array, dst: Uint8Array): number;
+  /** A whole regular file into dst in one job: bytes read, -errno, -100000 (larger than dst,
+   * nothing read) or -100001 (ended before its stated size). */
+  readFile(path: string, dst: Uint8Array): Promise<number>;
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../../../build/native/blosc.node", import.meta.url));

@@ -1,11 +1,15 @@
-// The native Blosc decoder (libblosc through native/blosc.c): built and used unless switched off,
-// reported in the logs, and usable inside worker threads (a build decodes in its render workers).
+// The native addon (native/blosc.c): libblosc's decoder built and used unless switched off,
+// reported in the logs, and usable inside worker threads (a build decodes in its render workers);
+// libzstd into a caller's buffer; whole files read in one job.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
+import { zstdCompressSync } from "node:zlib";
 import { bloscDecoderInUse, nativeBlosc } from "../../../src/store/codecs/native-blosc.ts";
-import { PYTHON } from "../../helpers/harness.ts";
+import { cleanup, PYTHON, tempDir } from "../../helpers/harness.ts";
 
 const off = process.env.GRIDCAST_NATIVE_BLOSC === "0";
 
@@ -47,6 +51,38 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
     assert.ok((await addon.decode(enc, new Uint8Array(raw.length - 4))) < 0);
     // Only byte arrays are taken.
     assert.throws(() => addon.decodeSync(new Float32Array(4) as never, out), TypeError);
+  });
+
+  test("decodes Zstandard frames into a caller's buffer, refusing a frame larger than it", async () => {
+    const addon = nativeBlosc()!;
+    assert.ok(addon.zstdDecode && addon.zstdDecodeSync, "built without libzstd's headers (libzstd-dev)");
+    const { raw } = fixture();
+    const enc = zstdCompressSync(raw);
+    const out = new Uint8Array(raw.length);
+    assert.equal(await addon.zstdDecode(enc, out), raw.length);
+    assert.ok(Buffer.from(out).equals(raw));
+    assert.equal(addon.zstdDecodeSync(enc, out.fill(0)), raw.length);
+    assert.ok(Buffer.from(out).equals(raw));
+    assert.ok((await addon.zstdDecode(enc, new Uint8Array(raw.length - 1))) < 0);
+    assert.ok((await addon.zstdDecode(enc.subarray(0, enc.length - 9), out)) < 0);
+  });
+
+  test("reads a whole file into a buffer in one job: missing, directory, too large, NUL in the path", async () => {
+    const addon = nativeBlosc()!;
+    const dir = tempDir("gridcast-readfile-");
+    try {
+      const bytes = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 251));
+      writeFileSync(join(dir, "f"), bytes);
+      const into = new Uint8Array(8192);
+      assert.equal(await addon.readFile(join(dir, "f"), into), 5000);
+      assert.ok(Buffer.from(into.subarray(0, 5000)).equals(bytes));
+      assert.equal(await addon.readFile(join(dir, "missing"), into), -2);
+      assert.equal(await addon.readFile(dir, into), -21);
+      assert.equal(await addon.readFile(join(dir, "f"), new Uint8Array(4999)), -100000);
+      assert.throws(() => addon.readFile(`${join(dir, "f")}\0x`, into), TypeError);
+    } finally {
+      cleanup(dir);
+    }
   });
 
   test("loads and decodes inside a worker thread", async () => {

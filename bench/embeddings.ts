@@ -75,7 +75,13 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
   const plainCold = await timed(rounds, () =>
     wall(
       async () =>
-        (await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32), DEFAULTS.read_slab_mb * MIB)).byteLength,
+        (
+          await readSlice(
+            await planSlice(new Store(storeDir), ref, SLICE, 32),
+            DEFAULTS.read_slab_mb * MIB,
+            DEFAULTS.scan_hold_mb * MIB,
+          )
+        ).byteLength,
     ),
   );
 
@@ -92,7 +98,11 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
     });
 
   // Baseline (warm): the transport alone, the same 32 MiB body from a bare server.
-  const ready = await readSlice(await planSlice(new Store(storeDir), ref, SLICE, 32), DEFAULTS.read_slab_mb * MIB);
+  const ready = await readSlice(
+    await planSlice(new Store(storeDir), ref, SLICE, 32),
+    DEFAULTS.read_slab_mb * MIB,
+    DEFAULTS.scan_hold_mb * MIB,
+  );
   const bare = createServer((_req, res) => {
     res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": ready.byteLength });
     res.end(ready);

@@ -21,7 +21,8 @@ export async function run(rounds = 20): Promise<BenchRow[]> {
   for (let i = 0; i < rounds; i++) {
     const s = new Store(storeDir, { cacheMb: 256 });
     const plan = await planBox(s, registry, req, 1024);
-    for await (const slab of boxLeads(plan, DEFAULTS.read_slab_mb * MIB)) plainBytes += slab.byteLength;
+    for await (const slab of boxLeads(plan, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB))
+      plainBytes += slab.byteLength;
   }
   const plainMBs = plainBytes / 1e6 / ((performance.now() - t0) / 1000);
 

@@ -113,7 +113,8 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
         const t0 = performance.now();
         const req = { group: "forecast/global", var: "t2m", time_index: 0, lead_start: 0, lead_stop: 24, ...b };
         const plan = await planBox(srv.ctx.store, srv.ctx.registry, req, 1024);
-        for await (const slab of boxLeads(plan, DEFAULTS.read_slab_mb * MIB)) bytes += slab.byteLength;
+        for await (const slab of boxLeads(plan, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB))
+          bytes += slab.byteLength;
         seconds += (performance.now() - t0) / 1000;
       }
       return { seconds, bytes };

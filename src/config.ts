@@ -28,6 +28,12 @@ export interface Settings {
    * within it decode in parallel, and the next slab is read while one is sent.
    */
   read_slab_mb: number;
+  /**
+   * MiB of decoded chunks one export or latent slice may hold while it reads as a scan (each chunk
+   * decoded once into a reused buffer, outside the chunk cache); a read needing more, and every
+   * read with 0, goes through the chunk cache.
+   */
+  scan_hold_mb: number;
   /** Milliseconds an http(s) store may take to answer one read before it counts as unavailable. */
   store_timeout_ms: number;
   /** Milliseconds a /data request may wait for its key's next rate-limit token before a 429. */
@@ -62,6 +68,7 @@ export const DEFAULTS: Settings = {
   embeddings_api_max_mb: 32,
   chunk_cache_mb: 256,
   read_slab_mb: 4,
+  scan_hold_mb: 96,
   store_timeout_ms: 15_000,
   data_rate_wait_ms: 60_000,
   max_heavy_requests: 32,

@@ -114,11 +114,11 @@ export async function readBand(plan: SlicePlan, [y0, y1]: Range, scan?: ChunkSca
  * The data of a planned slice band by band, in order, the next band read while one is sent: as
  * one scan down the rows when its chunks fit (store/scan.ts), else through the chunk cache.
  */
-export async function* sliceBands(plan: SlicePlan, bandBytes: number): AsyncGenerator<Float32Array> {
+export async function* sliceBands(plan: SlicePlan, bandBytes: number, scanBytes: number): AsyncGenerator<Float32Array> {
   const [, xs, fs] = plan.region;
   const latent = plan.item.latent;
   const bands = bandRows(plan, bandBytes);
-  if (!ChunkScan.suits(latent, [plan.region], 0)) {
+  if (!ChunkScan.suits(latent, [plan.region], 0, scanBytes)) {
     yield* readAhead(
       bands,
       (rows) => readBand(plan, rows),
@@ -143,11 +143,11 @@ export async function* sliceBands(plan: SlicePlan, bandBytes: number): AsyncGene
 }
 
 /** The whole .npy body of a planned slice (header and data in one buffer). */
-export async function readSlice(plan: SlicePlan, bandBytes: number): Promise<Uint8Array> {
+export async function readSlice(plan: SlicePlan, bandBytes: number, scanBytes: number): Promise<Uint8Array> {
   const body = new Uint8Array(plan.header.length + plan.dataBytes);
   body.set(plan.header, 0);
   let at = plan.header.length;
-  for await (const band of sliceBands(plan, bandBytes)) {
+  for await (const band of sliceBands(plan, bandBytes, scanBytes)) {
     body.set(new Uint8Array(band.buffer, band.byteOffset, band.byteLength), at);
     at += band.byteLength;
   }

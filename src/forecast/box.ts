@@ -186,7 +186,7 @@ export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number, scan?: 
  * fetched, checked and copied once, and the chunks of a slab decode in parallel; the next slab is
  * read while one is sent.
  */
-export async function* boxLeads(plan: BoxPlan, slabBytes: number): AsyncGenerator<Float32Array> {
+export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: number): AsyncGenerator<Float32Array> {
   const [first, last] = plan.leads;
   const leadBytes = plan.shape[1] * plan.shape[2] * 4;
   let per = Math.max(1, Math.floor(slabBytes / leadBytes));
@@ -207,7 +207,7 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number): AsyncGenerato
   // the next warmed into it.
   const array = plan.variable.array;
   const scan =
-    leadDim >= 0 && ChunkScan.suits(array, slabRegions(plan, first, last + 1), leadDim)
+    leadDim >= 0 && ChunkScan.suits(array, slabRegions(plan, first, last + 1), leadDim, scanBytes)
       ? new ChunkScan(array, leadDim)
       : undefined;
   if (!scan) {

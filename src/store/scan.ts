@@ -11,9 +11,6 @@
 import type { Chunk, Placement, Range, StoredArray } from "./array.ts";
 import { giveBytes, takeBytes } from "./scan-buffers.ts";
 
-/** Decoded chunk bytes one scan may hold at once; reads needing more use the chunk cache. */
-export const SCAN_HOLD_BYTES = 96 * 1024 * 1024;
-
 interface Held {
   coords: number[];
   /** End of the chunk along the scan's dimension: once the parts reach it, it is done with. */
@@ -40,10 +37,10 @@ export class ChunkScan {
 
   /**
    * Whether a scan can read these regions along `dim`: the array decodes directly, and the chunks
-   * of one chunk-step along `dim` (the most a part pins) fit three times in SCAN_HOLD_BYTES (the
-   * part being read, the one being warmed, and chunks straddling both).
+   * of one chunk-step along `dim` (the most a part pins) fit three times in `holdBytes` (the part
+   * being read, the one being warmed, and chunks straddling both).
    */
-  static suits(array: StoredArray, regions: Range[][], dim: number): boolean {
+  static suits(array: StoredArray, regions: Range[][], dim: number, holdBytes: number): boolean {
     const dec = array.direct;
     if (!dec) return false;
     let chunks = 0;
@@ -58,7 +55,7 @@ export class ChunkScan {
       }
       chunks += n;
     }
-    return 3 * chunks * dec.bytes <= SCAN_HOLD_BYTES;
+    return 3 * chunks * dec.bytes <= holdBytes;
   }
 
   /** Physical values of a region written into its place (as StoredArray.readInto). */

@@ -1,6 +1,6 @@
 # Writes a forecast group the way users' pipelines do: xarray + zarr-python 2 with their default
 # compressor (Blosc lz4, byte shuffle), CF time/lead coordinates, consolidated metadata.
-# usage: xarray_forecast.py ROOT STEP_DEG RUNS LEADS CHUNK_LATLON
+# usage: xarray_forecast.py ROOT STEP_DEG RUNS LEADS CHUNK_LATLON [CHUNK_LEADS (default: all)]
 import sys
 
 import numpy as np
@@ -23,5 +23,6 @@ ds = xr.Dataset(
     {"t2m": (("time", "lead_time", "lat", "lon"), t2m, {"units": "K", "long_name": "2 metre temperature"})},
     coords={"time": time, "lead_time": lead, "lat": ("lat", lat, {"units": "degrees_north"}), "lon": ("lon", lon, {"units": "degrees_east"})},
 )
-enc = {"t2m": {"chunks": (1, leads, chunk, chunk)}}
+lead_chunk = int(sys.argv[6]) if len(sys.argv) > 6 else leads
+enc = {"t2m": {"chunks": (1, lead_chunk, chunk, chunk)}}
 ds.to_zarr(root, group="forecast/global", mode="w", encoding=enc, consolidated=True)

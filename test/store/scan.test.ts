@@ -131,7 +131,7 @@ describe("direct decoders", () => {
 /** Every lead of a box read as a scan (what exports do) and, apart, through the chunk cache. */
 async function bothWays(plan: BoxPlan): Promise<{ scan: Float32Array; cached: Float32Array }> {
   const parts: Float32Array[] = [];
-  for await (const s of boxLeads(plan, DEFAULTS.read_slab_mb * MIB)) parts.push(s.slice());
+  for await (const s of boxLeads(plan, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB)) parts.push(s.slice());
   const scan = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
@@ -203,11 +203,15 @@ for (const kind of ["xarray v2 Blosc-lz4", "zarrita v3 Zstandard"] as const) {
       for (const b of BOXES) {
         const p = await plan(b);
         const leadDim = p.variable.roles.indexOf("lead");
-        assert.ok(ChunkScan.suits(p.variable.array, regionsOf(p), leadDim), "not read as a scan");
+        assert.ok(
+          ChunkScan.suits(p.variable.array, regionsOf(p), leadDim, DEFAULTS.scan_hold_mb * MIB),
+          "not read as a scan",
+        );
         cache.invalidate();
         const misses = cache.stats().misses;
         const parts: Float32Array[] = [];
-        for await (const s of boxLeads(p, DEFAULTS.read_slab_mb * MIB)) parts.push(s.slice());
+        for await (const s of boxLeads(p, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB))
+          parts.push(s.slice());
         assert.equal(cache.stats().misses, misses, "a scan went through the chunk cache");
         const { scan, cached } = await bothWays(p);
         sameValues(scan, cached, JSON.stringify(b));
@@ -223,7 +227,7 @@ for (const kind of ["xarray v2 Blosc-lz4", "zarrita v3 Zstandard"] as const) {
           plans.map(async (p) => {
             const parts: Float32Array[] = [];
             // Small slabs: many parts per scan, each decoded while others are copied.
-            for await (const s of boxLeads(p, 64 * 1024)) parts.push(s.slice());
+            for await (const s of boxLeads(p, 64 * 1024, DEFAULTS.scan_hold_mb * MIB)) parts.push(s.slice());
             return parts;
           }),
         );
@@ -402,5 +406,57 @@ describe("scans on a damaged store (xarray v2 Blosc-lz4)", () => {
     scan.close();
     for (let i = 0; i < 200 && scan.holding > 0; i++) await new Promise((ok) => setTimeout(ok, 5));
     assert.equal(scan.holding, 0, "buffers still held after the scan closed");
+  });
+});
+
+describe("a scan that fails after the headers went out (xarray v2, 3-lead chunks)", () => {
+  let root: string;
+  let storeDir: string;
+  let srv: TestServer;
+  before(async () => {
+    root = tempDir("gridcast-scan-cut-");
+    storeDir = join(root, "store");
+    execFileSync(PYTHON, [
+      join(import.meta.dirname, "../python/xarray_forecast.py"),
+      storeDir,
+      "2.5",
+      "1",
+      "9",
+      "16",
+      "3",
+    ]);
+    // Slabs of one lead: leads 3–5 (the second lead chunk) are read after the first slab is sent.
+    srv = await testServer(storeDir, { read_slab_mb: 0 });
+  });
+  after(async () => {
+    await srv.close();
+    cleanup(root);
+  });
+
+  test("the body is cut short of Content-Length and the log names the store and the damaged chunk", async () => {
+    const key = await srv.key(["weather"]);
+    const q = new URLSearchParams({ var: "t2m", time_index: "0", lead_start: "0", lead_stop: "8" });
+    for (const [k, v] of Object.entries({ lat_min: -90, lat_max: 90, lon_min: 0, lon_max: 359 })) q.set(k, String(v));
+    const url = `${srv.url}/api/export/forecast~global/npy?${q}`;
+    const whole = await getToEnd(url, { "X-API-Key": key });
+    assert.equal(whole.ended, "complete");
+    const chunk = join(storeDir, "forecast", "global", "t2m", "0.1.2.3");
+    const good = readFileSync(chunk);
+    writeFileSync(chunk, Buffer.alloc(good.length, 0xa5));
+    const before = srv.logs.length;
+    try {
+      const r = await getToEnd(url, { "X-API-Key": key });
+      assert.equal(r.status, 200, "headers went out with the first lead");
+      assert.equal(r.ended, "cut");
+      assert.ok(r.got.length < r.declared, `${r.got.length} of ${r.declared} bytes and no sign of a cut`);
+      // What did arrive is the export's start, byte for byte.
+      assert.ok(r.got.equals(whole.got.subarray(0, r.got.length)));
+      const line = srv.logs.slice(before).find((e) => e.level === "error" && typeof e.key === "string");
+      assert.ok(line, "no error log line naming the key");
+      assert.match(String(line.key), /t2m\/0\.1\.2\.3$/);
+      assert.match(String(line.store), /directory store/);
+    } finally {
+      writeFileSync(chunk, good);
+    }
   });
 });

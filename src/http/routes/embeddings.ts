@@ -152,7 +152,7 @@ export const embeddingRoutes = [
           bytes: plan.header.length + plan.dataBytes,
           field: plan.field,
           filename,
-          chunks: sliceBands(plan, app.settings.read_slab_mb * MIB),
+          chunks: sliceBands(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
           recycle: recycleSlab,
         },
       };

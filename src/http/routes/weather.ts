@@ -203,7 +203,7 @@ export const weatherRoutes = [
           bytes: plan.bytes,
           field: plan.field,
           filename: name,
-          chunks: boxLeads(plan, app.settings.read_slab_mb * MIB),
+          chunks: boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
           recycle: recycleSlab,
         },
       };

@@ -218,11 +218,16 @@ export class CountingBackend implements Backend {
 
   readonly stamp?: (key: string) => Promise<string | undefined>;
   readonly remoteStamp?: (key: string) => Promise<string | undefined>;
+  readonly getInto?: Backend["getInto"];
 
   constructor(inner: Backend) {
     this.inner = inner;
     if (inner.stamp) this.stamp = (key) => inner.stamp!(key);
     if (inner.remoteStamp) this.remoteStamp = (key) => inner.remoteStamp!(key);
+    // Scans read into their own buffers only where the store can (see scan.ts); the count is kept.
+    if (inner.getInto) {
+      this.getInto = async (key, take, expect) => this.#count(key, await inner.getInto!(key, take, expect));
+    }
   }
 
   get description(): string {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { DEFAULTS, MIB } from "../../src/config.ts";
 import { type BoxPlan, type BoxRequest, boxLeads, planBox, readBoxSlab, slabRegions } from "../../src/forecast/box.ts";
+import type { DirectoryBackend } from "../../src/store/backend.ts";
 import { directDecoder } from "../../src/store/codecs/direct.ts";
 import type { Json, NodeMeta } from "../../src/store/metadata.ts";
 import { ChunkScan } from "../../src/store/scan.ts";
@@ -209,9 +210,23 @@ for (const kind of ["xarray v2 Blosc-lz4", "zarrita v3 Zstandard"] as const) {
         );
         cache.invalidate();
         const misses = cache.stats().misses;
+        // Directory stores read chunk files straight into the scan's buffers, never with get.
+        const inner = srv.running.ctx.store.backend.inner as DirectoryBackend;
+        const got: string[] = [];
+        const get = inner.get;
+        inner.get = (key) => {
+          got.push(key);
+          return get.call(inner, key);
+        };
         const parts: Float32Array[] = [];
-        for await (const s of boxLeads(p, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB))
-          parts.push(s.slice());
+        try {
+          for await (const s of boxLeads(p, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB)) {
+            parts.push(s.slice());
+          }
+        } finally {
+          inner.get = get;
+        }
+        assert.deepEqual(got, [], "chunks were read with get, not into the scan's buffers");
         assert.equal(cache.stats().misses, misses, "a scan went through the chunk cache");
         const { scan, cached } = await bothWays(p);
         sameValues(scan, cached, JSON.stringify(b));

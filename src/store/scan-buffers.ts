@@ -14,6 +14,8 @@ const inPool = new WeakSet<ArrayBuffer>();
 const lent = new WeakSet<ArrayBuffer>();
 let pooled = 0;
 let poison = false;
+/** Buffers handed out, and how many of them had to be allocated (benches read both). */
+export const bufferStats = { taken: 0, fresh: 0 };
 
 /**
  * Tests: fill every buffer handed back with a marker (0x7f bytes; 3.4e38 as float32), so a value
@@ -35,6 +37,7 @@ export function sizeClass(n: number): number {
 /** A view of n bytes at the start of a buffer of n's class; its contents are whatever was there. */
 export function takeBytes(n: number): Uint8Array {
   const c = sizeClass(n);
+  bufferStats.taken++;
   const ab = free.get(c)?.pop();
   if (ab) {
     pooled -= c;
@@ -42,6 +45,7 @@ export function takeBytes(n: number): Uint8Array {
     lent.add(ab);
     return new Uint8Array(ab, 0, n);
   }
+  bufferStats.fresh++;
   const fresh = new ArrayBuffer(c);
   lent.add(fresh);
   return new Uint8Array(fresh, 0, n);

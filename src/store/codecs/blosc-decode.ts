@@ -4,12 +4,12 @@
 // — after this module has checked the header against the bound.
 import { bitunshuffle } from "./bitunshuffle.ts";
 import {
-  bloscStreams,
   FLAG_BITSHUFFLE,
   FLAG_DELTA,
   FLAG_SHUFFLE,
   HEADER_BYTES,
   parseBloscHeader,
+  walkBloscStreams,
 } from "./blosc-header.ts";
 import { lz4Block, zlibExact, zstdExact } from "./inflate.ts";
 import { unshuffle } from "./unshuffle.ts";
@@ -45,18 +45,18 @@ export function decodeBlosc(src: Uint8Array, bound: number): Uint8Array | typeof
   const shuffled = (h.flags & (FLAG_SHUFFLE | FLAG_BITSHUFFLE)) !== 0;
   const scratch = shuffled ? scratchOf(Math.min(h.blocksize, h.nbytes)) : undefined;
   // Streams come block by block; a shuffled block is unshuffled once its last stream is in.
-  for (const st of bloscStreams(src, h)) {
-    const dest = out.subarray(st.block * h.blocksize, st.block * h.blocksize + st.bsize);
-    const target = scratch ? scratch.subarray(0, st.bsize) : dest;
-    const stream = src.subarray(st.at, st.at + st.csize);
-    const piece = target.subarray(st.split * st.neblock, (st.split + 1) * st.neblock);
+  walkBloscStreams(src, h, (block, bsize, neblock, split, at, csize) => {
+    const dest = out.subarray(block * h.blocksize, block * h.blocksize + bsize);
+    const target = scratch ? scratch.subarray(0, bsize) : dest;
+    const stream = src.subarray(at, at + csize);
+    const piece = target.subarray(split * neblock, (split + 1) * neblock);
     // A stream exactly as long as its decoded size was stored uncompressed.
-    if (st.csize === st.neblock) piece.set(stream);
-    else piece.set(inflate(stream, st.neblock));
-    if (scratch && (st.split + 1) * st.neblock === st.bsize) {
+    if (csize === neblock) piece.set(stream);
+    else piece.set(inflate(stream, neblock));
+    if (scratch && (split + 1) * neblock === bsize) {
       if ((h.flags & FLAG_SHUFFLE) !== 0) unshuffle(target, dest, h.typesize);
       else bitunshuffle(target, dest, h.typesize, h.version);
     }
-  }
+  });
   return out;
 }

@@ -75,23 +75,27 @@ export function blockStart(src: Uint8Array, h: BloscHeader, i: number): number {
   return at;
 }
 
-/** One compressed stream of a block: where it starts and how long it is, both checked. */
-export interface BloscStream {
-  block: number;
-  /** Decoded size of the block, and of this stream (a block may be split into one per byte). */
-  bsize: number;
-  neblock: number;
-  split: number;
-  at: number;
-  csize: number;
-}
+/**
+ * Called for each compressed stream of a block, in order: the block, its decoded size, the decoded
+ * size of this stream (a block may be split into one stream per byte of the type), the stream's
+ * index within the block, and where it starts and how long it is (both checked).
+ */
+export type StreamVisit = (
+  block: number,
+  bsize: number,
+  neblock: number,
+  split: number,
+  at: number,
+  csize: number,
+) => void;
 
 /**
  * Every compressed stream of a (not memcpyed) chunk in order, each start and length checked to
- * lie inside the chunk. The decoder here follows it; before a chunk goes to the native library,
- * walking it once proves the layout the library will follow stays inside the buffer.
+ * lie inside the chunk; a plain loop (a chunk has hundreds of streams). The built-in decoder
+ * decodes each in `visit`; before a chunk goes to the native library, walking it once without a
+ * visit proves the layout the library will follow stays inside the buffer.
  */
-export function* bloscStreams(src: Uint8Array, h: BloscHeader): Generator<BloscStream> {
+export function walkBloscStreams(src: Uint8Array, h: BloscHeader, visit?: StreamVisit): void {
   const leftover = h.nbytes % h.blocksize;
   for (let b = 0; b < h.nblocks; b++) {
     const last = b === h.nblocks - 1 && leftover !== 0;
@@ -105,7 +109,7 @@ export function* bloscStreams(src: Uint8Array, h: BloscHeader): Generator<BloscS
       const csize = u32(src, at);
       at += 4;
       if (csize > h.cbytes - at) throw new CodecInputError(`blosc: block ${b} runs past the chunk`);
-      yield { block: b, bsize, neblock, split: s, at, csize };
+      visit?.(b, bsize, neblock, s, at, csize);
       at += csize;
     }
   }

@@ -6,7 +6,7 @@
 import { isMainThread } from "node:worker_threads";
 
 import { UNSUPPORTED } from "./blosc-decode.ts";
-import { bloscStreams, parseBloscHeader } from "./blosc-header.ts";
+import { parseBloscHeader, walkBloscStreams } from "./blosc-header.ts";
 import { type ChunkShapeMeta, CodecInputError, decodedBound } from "./bound.ts";
 import { decodeBloscPooled } from "./decode-pool.ts";
 import { nativeBlosc } from "./native-blosc.ts";
@@ -72,7 +72,7 @@ export async function decodeNative(
   }
   // Prove the layout c-blosc will follow stays inside the buffer (parseBloscHeader checked the
   // stored copy of a memcpyed chunk).
-  if (!h.memcpyed) for (const _ of bloscStreams(bytes, h));
+  if (!h.memcpyed) walkBloscStreams(bytes, h);
   // Not zero-filled: it is returned only when c-blosc reports having written every byte of it.
   const out = into ?? new Uint8Array(Buffer.allocUnsafeSlow(h.nbytes).buffer, 0, h.nbytes);
   const n = h.nbytes <= INLINE_BYTES || !isMainThread ? addon.decodeSync(bytes, out) : await addon.decode(bytes, out);

@@ -29,9 +29,9 @@ export interface Settings {
    */
   read_slab_mb: number;
   /**
-   * MiB of decoded chunks one export or latent slice may hold while it reads as a scan (each chunk
-   * decoded once into a reused buffer, outside the chunk cache); a read needing more, and every
-   * read with 0, goes through the chunk cache.
+   * MiB of decoded chunks the exports and latent slices reading as scans (each chunk decoded once
+   * into a reused buffer, outside the chunk cache) may hold together; a read that would pass it,
+   * and every read with 0, goes through the chunk cache.
    */
   scan_hold_mb: number;
   /** Milliseconds an http(s) store may take to answer one read before it counts as unavailable. */
@@ -68,7 +68,7 @@ export const DEFAULTS: Settings = {
   embeddings_api_max_mb: 32,
   chunk_cache_mb: 256,
   read_slab_mb: 4,
-  scan_hold_mb: 96,
+  scan_hold_mb: 128,
   store_timeout_ms: 15_000,
   data_rate_wait_ms: 60_000,
   max_heavy_requests: 32,

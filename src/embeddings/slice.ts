@@ -118,7 +118,8 @@ export async function* sliceBands(plan: SlicePlan, bandBytes: number, scanBytes:
   const [, xs, fs] = plan.region;
   const latent = plan.item.latent;
   const bands = bandRows(plan, bandBytes);
-  if (!ChunkScan.suits(latent, [plan.region], 0, scanBytes)) {
+  const scan = ChunkScan.open(latent, [plan.region], 0, scanBytes);
+  if (!scan) {
     yield* readAhead(
       bands,
       (rows) => readBand(plan, rows),
@@ -126,7 +127,6 @@ export async function* sliceBands(plan: SlicePlan, bandBytes: number, scanBytes:
     );
     return;
   }
-  const scan = new ChunkScan(latent, 0);
   try {
     yield* readAhead(
       bands,

@@ -206,10 +206,7 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: num
   // and let go once the slabs have passed it; otherwise through the chunk cache, the part after
   // the next warmed into it.
   const array = plan.variable.array;
-  const scan =
-    leadDim >= 0 && ChunkScan.suits(array, slabRegions(plan, first, last + 1), leadDim, scanBytes)
-      ? new ChunkScan(array, leadDim)
-      : undefined;
+  const scan = leadDim >= 0 ? ChunkScan.open(array, slabRegions(plan, first, last + 1), leadDim, scanBytes) : undefined;
   if (!scan) {
     yield* readAhead(
       slabs,

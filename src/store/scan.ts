@@ -24,25 +24,42 @@ interface Held {
   done: boolean;
 }
 
+/** Decoded-chunk bytes reserved by the scans running in this process. */
+let reserved = 0;
+
 export class ChunkScan {
   readonly array: StoredArray;
   readonly dim: number;
+  /** Bytes this scan reserved against the process-wide budget (given back when it closes). */
+  readonly reservation: number;
   #held = new Map<string, Held>();
   #closed = false;
 
-  constructor(array: StoredArray, dim: number) {
+  constructor(array: StoredArray, dim: number, reservation = 0) {
     this.array = array;
     this.dim = dim;
+    this.reservation = reservation;
   }
 
   /**
-   * Whether a scan can read these regions along `dim`: the array decodes directly, and the chunks
-   * of one chunk-step along `dim` (the most a part pins) fit three times in `holdBytes` (the part
-   * being read, the one being warmed, and chunks straddling both).
+   * A scan over these regions along `dim`, or undefined when the read should go through the chunk
+   * cache instead: the array has no direct decoder, or the decoded chunks the scan may hold would
+   * not fit in what is left of `budgetBytes`, shared by all scans of the process. What a scan may
+   * hold is three times the chunks of one chunk-step along `dim` (the most one part pins: the part
+   * being read, the one being warmed, and chunks straddling both). So concurrent scans hold at most
+   * the budget together, and beyond it requests share decodes through the cache as before.
    */
-  static suits(array: StoredArray, regions: Range[][], dim: number, holdBytes: number): boolean {
+  static open(array: StoredArray, regions: Range[][], dim: number, budgetBytes: number): ChunkScan | undefined {
+    const need = ChunkScan.holdFor(array, regions, dim);
+    if (need === undefined || reserved + need > budgetBytes) return undefined;
+    reserved += need;
+    return new ChunkScan(array, dim, need);
+  }
+
+  /** Bytes of decoded chunks a scan of these regions may hold; undefined without a direct decoder. */
+  static holdFor(array: StoredArray, regions: Range[][], dim: number): number | undefined {
     const dec = array.direct;
-    if (!dec) return false;
+    if (!dec) return undefined;
     let chunks = 0;
     for (const region of regions) {
       let n = 1;
@@ -50,12 +67,17 @@ export class ChunkScan {
         if (d === dim) continue;
         const c = array.chunks[d];
         const [a, b] = region[d];
-        if (b <= a) return false;
+        if (b <= a) return undefined;
         n *= Math.floor((b - 1) / c) - Math.floor(a / c) + 1;
       }
       chunks += n;
     }
-    return 3 * chunks * dec.bytes <= holdBytes;
+    return 3 * chunks * dec.bytes;
+  }
+
+  /** Bytes reserved by all open scans (tests, benches). */
+  static get reservedBytes(): number {
+    return reserved;
   }
 
   /** Physical values of a region written into its place (as StoredArray.readInto). */
@@ -95,6 +117,7 @@ export class ChunkScan {
 
   /** The scan is over (finished, failed or abandoned): every buffer goes back once free. */
   close(): void {
+    if (!this.#closed) reserved -= this.reservation;
     this.#closed = true;
     for (const h of this.#held.values()) {
       h.done = true;

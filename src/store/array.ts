@@ -7,6 +7,7 @@ import type { Backend, RangeQuery } from "./backend.ts";
 import { type Packing, packingFrom, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
+import { NOT_YET } from "./stamp-memo.ts";
 // Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.
 import "./codecs/register.ts";
 import { sliceWhole } from "./http-backend.ts";
@@ -132,12 +133,37 @@ export class StoredArray {
     }
   }
 
+  /**
+   * The decoded chunk when chunk() would answer it at once from the cache (its version in hand
+   * and its decode cached under that version), else undefined: then await chunk(). Same key,
+   * same version, same hit counting; nothing is read or decoded here.
+   */
+  chunkNow(coords: number[]): Chunk | undefined {
+    if (this.meta.array?.problem) return undefined;
+    const b = this.#backend;
+    let version: string | undefined | typeof NOT_YET = "";
+    if (b.stamp || b.remoteStamp) {
+      if (!b.stampNow) return undefined;
+      try {
+        version = b.stampNow(this.storageKey(coords));
+      } catch {
+        return undefined; // chunk() reports it, with the chunk located
+      }
+      if (version === NOT_YET) return undefined;
+    }
+    return this.#cache.peek(this.#cacheKey(coords, version ?? ""));
+  }
+
+  #cacheKey(coords: number[], version: string): string {
+    return `${this.meta.path}|${this.revision}|${coords.join(",")}|${version}`;
+  }
+
   async chunk(coords: number[]): Promise<Chunk> {
     // Degenerate metadata (a 0 in the chunk shape, absurd sizes) is refused before any decode.
     const problem = this.meta.array?.problem;
     if (problem) throw new CorruptDataError(`array metadata cannot be used: ${problem}`);
     const version = await this.chunkVersion(coords);
-    const cacheKey = `${this.meta.path}|${this.revision}|${coords.join(",")}|${version}`;
+    const cacheKey = this.#cacheKey(coords, version);
     return this.#cache.get(cacheKey, async () => {
       const key = this.storageKey(coords);
       try {
@@ -157,6 +183,24 @@ export class StoredArray {
     const size = rshape.reduce((a, b) => a * b, 1);
     const result = out ?? (this.dtype === "float64" ? new Float64Array(size) : new Float32Array(size));
     await this.readInto(region, result, { offset: 0, strides: strides(rshape) });
+    return result;
+  }
+
+  /**
+   * read() without waiting, when the region lies in one chunk that chunkNow() has in hand (a
+   * warm point column); undefined otherwise (then await read()). The same copy as read().
+   */
+  readNow(region: Range[]): Float32Array | Float64Array | undefined {
+    const one = this.#soleChunk(region);
+    if (!one || region.some(([a, b]) => b <= a)) return undefined;
+    const ch = this.chunkNow(one);
+    if (!ch) return undefined;
+    const rshape = region.map(([a, b]) => b - a);
+    const size = rshape.reduce((a, b) => a * b, 1);
+    const result = this.dtype === "float64" ? new Float64Array(size) : new Float32Array(size);
+    const place = { offset: 0, strides: strides(rshape) };
+    checkPlacement(region, result.length, place);
+    copyRegion(ch, one, this.chunks, region, place, result, this.packing);
     return result;
   }
 

@@ -50,6 +50,17 @@ export class ChunkCache<V extends { byteLength: number }> {
     return p;
   }
 
+  /** A decoded entry in hand, counted and refreshed as a hit exactly like get(); else undefined
+   * (nothing counted: the caller goes on to get(), which counts the miss or the shared load). */
+  peek(key: string): V | undefined {
+    const hit = this.#entries.get(key);
+    if (!hit) return undefined;
+    this.hits++;
+    this.#entries.delete(key);
+    this.#entries.set(key, hit);
+    return hit;
+  }
+
   #put(key: string, v: V): void {
     if (v.byteLength > this.budget) return;
     this.#entries.set(key, v);

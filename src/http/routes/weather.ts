@@ -7,7 +7,7 @@ import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
 import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
-import { type PointSeries, pointJson, pointSeriesNow } from "../../forecast/point.ts";
+import { type PointSeries as Series, pointJson, pointSeriesNow } from "../../forecast/point.ts";
 import { defaultGroup, defaultGroupNow } from "../../forecast/select.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import type { AppContext } from "../context.ts";
@@ -126,7 +126,7 @@ interface PointParams {
   member?: string;
 }
 
-function pointReply(series: PointSeries | Promise<PointSeries>): Reply | Promise<Reply> {
+function pointReply(series: Series | Promise<Series>): Reply | Promise<Reply> {
   if (series instanceof Promise) return series.then((s) => ({ json: s, text: pointJson(s) }));
   return { json: series, text: pointJson(series) };
 }

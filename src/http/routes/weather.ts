@@ -7,7 +7,7 @@ import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
 import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
-import { type PointSeries as Series, pointJson, pointSeriesNow } from "../../forecast/point.ts";
+import { pointJson, pointSeriesNow, type PointSeries as Series } from "../../forecast/point.ts";
 import { defaultGroup, defaultGroupNow } from "../../forecast/select.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import type { AppContext } from "../context.ts";

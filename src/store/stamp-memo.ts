@@ -31,7 +31,8 @@ export class StampMemo {
     let e = this.#entries.get(key);
     if (!e) {
       if (this.#entries.size >= this.max) this.#entries.clear();
-      e = { at: 0, value: undefined, known: false, pending: undefined };
+      // Never asked: stale whatever the clock says (performance.now() starts near 0 with the process).
+      e = { at: Number.NEGATIVE_INFINITY, value: undefined, known: false, pending: undefined };
       this.#entries.set(key, e);
     }
     const fresh = performance.now() - e.at < this.ttlMs;

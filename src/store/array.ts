@@ -56,6 +56,15 @@ export function metaDocuments(meta: NodeMeta): Map<string, Uint8Array> {
   return out;
 }
 
+interface ChunkKeys {
+  storage: string;
+  prefix: string;
+  version: string | undefined;
+  cache: string;
+}
+
+const KEY_MEMO_MAX = 4096;
+
 export class StoredArray {
   readonly meta: NodeMeta;
   readonly shape: number[];
@@ -69,6 +78,7 @@ export class StoredArray {
   /** Stored object (chunk or shard) holding the chunk at some coordinates. */
   readonly storageKey: (coords: number[]) => string;
   #opened: Promise<zarr.Array<zarr.DataType, zarr.Readable>> | undefined;
+  readonly #keys = new Map<number, ChunkKeys>();
 
   constructor(meta: NodeMeta, backend: Backend, cache: ChunkCache<Chunk & { byteLength: number }>, revision = "") {
     if (!meta.array) throw new Error(`not an array: ${meta.path}`);
@@ -140,18 +150,53 @@ export class StoredArray {
    */
   chunkNow(coords: number[]): Chunk | undefined {
     if (this.meta.array?.problem) return undefined;
+    const keys = this.#keysOf(coords);
+    if (!keys) return undefined;
     const b = this.#backend;
     let version: string | undefined | typeof NOT_YET = "";
     if (b.stamp || b.remoteStamp) {
       if (!b.stampNow) return undefined;
       try {
-        version = b.stampNow(this.storageKey(coords));
+        version = b.stampNow(keys.storage);
       } catch {
         return undefined; // chunk() reports it, with the chunk located
       }
       if (version === NOT_YET) return undefined;
     }
-    return this.#cache.peek(this.#cacheKey(coords, version ?? ""));
+    version ??= "";
+    // The same strings as long as the version holds: Map lookups with them reuse their hashes.
+    if (version !== keys.version) {
+      keys.version = version;
+      keys.cache = `${keys.prefix}${version}`;
+    }
+    return this.#cache.peek(keys.cache);
+  }
+
+  /**
+   * The key strings of a chunk (stored object, cache key up to the version), kept per chunk for
+   * the warm path; undefined for coordinates outside the chunk grid. Bounded: starts over past
+   * KEY_MEMO_MAX chunks.
+   */
+  #keysOf(coords: number[]): ChunkKeys | undefined {
+    let index = 0;
+    for (let d = 0; d < coords.length; d++) {
+      const n = Math.ceil(this.shape[d] / this.chunks[d]);
+      const c = coords[d];
+      if (!(Number.isInteger(c) && c >= 0 && c < n)) return undefined;
+      index = index * n + c;
+    }
+    let keys = this.#keys.get(index);
+    if (!keys) {
+      if (this.#keys.size >= KEY_MEMO_MAX) this.#keys.clear();
+      keys = {
+        storage: this.storageKey(coords),
+        prefix: this.#cacheKey(coords, ""),
+        version: undefined,
+        cache: "",
+      };
+      this.#keys.set(index, keys);
+    }
+    return keys;
   }
 
   #cacheKey(coords: number[], version: string): string {

@@ -1,11 +1,11 @@
 // Point series: the nearest node of the most local group, one spatial column read.
 import { InvalidParameterError } from "../errors.ts";
-import type { Registry } from "../registry/registry.ts";
+import type { Registry, VariableEntry } from "../registry/registry.ts";
 import type { ResolvedTemporal } from "../registry/temporal.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { covers, nearestNode } from "./grid-select.ts";
-import { readValues, regionOf } from "./read.ts";
+import { readValues, readValuesNow, regionOf } from "./read.ts";
 import {
   choosePatch,
   choosePatchNow,
@@ -69,27 +69,61 @@ export function columnRegion(
 const nullable = (x: number) => (Number.isNaN(x) ? null : x);
 
 export async function pointSeries(store: Store, registry: Registry, req: PointRequest): Promise<PointSeries> {
+  return pointSeriesNow(store, registry, req);
+}
+
+/**
+ * pointSeries() that answers without a promise when everything it needs is in hand: the groups
+ * known, the column's chunk decoded in the cache with its version known (a warm request). Any
+ * step that would wait continues asynchronously, exactly as pointSeries() does. Errors of the
+ * synchronous part are thrown, not returned as rejections.
+ */
+export function pointSeriesNow(
+  store: Store,
+  registry: Registry,
+  req: PointRequest,
+): PointSeries | Promise<PointSeries> {
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
   const entry = registry.resolve(req.var);
   // Warm requests find the groups in hand and take no detour through promises for them.
-  const requested = requireGroupNow(store, req.group) ?? (await requireGroup(store, req.group));
+  const requested = requireGroupNow(store, req.group);
+  if (requested) return inGroup(store, entry, req, requested);
+  return requireGroup(store, req.group).then((g) => inGroup(store, entry, req, g));
+}
+
+function inGroup(
+  store: Store,
+  entry: VariableEntry,
+  req: PointRequest,
+  requested: ForecastGroup,
+): PointSeries | Promise<PointSeries> {
   const v0 = requireVariable(requested, entry);
   const runIndex = resolveRun(requested, req.run);
   const runTime = requested.runs[runIndex];
+  if (!requested.grid.global) return atNode(entry, req, requested, v0, runIndex, runTime, undefined);
+  const now = choosePatchNow(store, requested, entry, runTime, req.lat, req.lon);
+  if (now !== "wait") return atNode(entry, req, requested, v0, runIndex, runTime, now);
+  return choosePatch(store, requested, entry, runTime, req.lat, req.lon).then((patch) =>
+    atNode(entry, req, requested, v0, runIndex, runTime, patch),
+  );
+}
 
+function atNode(
+  entry: VariableEntry,
+  req: PointRequest,
+  requested: ForecastGroup,
+  v0: GroupVariable,
+  runIndex: number,
+  runTime: number,
+  patch: ForecastGroup | undefined,
+): PointSeries | Promise<PointSeries> {
   let group: ForecastGroup = requested;
   let v = v0;
-  if (requested.grid.global) {
-    const now = choosePatchNow(store, requested, entry, runTime, req.lat, req.lon);
-    const patch = now === "wait" ? await choosePatch(store, requested, entry, runTime, req.lat, req.lon) : now;
-    // A patch answers only when it can answer the same question (an ensemble member needs members).
-    const sameKind = (g: ForecastGroup) =>
-      g.variables.get(entry.name)!.roles.includes("member") === v0.roles.includes("member");
-    if (patch && sameKind(patch)) {
-      group = patch;
-      v = patch.variables.get(entry.name)!;
-    }
+  // A patch answers only when it can answer the same question (an ensemble member needs members).
+  if (patch && patch.variables.get(entry.name)!.roles.includes("member") === v0.roles.includes("member")) {
+    group = patch;
+    v = patch.variables.get(entry.name)!;
   }
   // A point beyond the grid's coverage (more than half a cell past its outer nodes) has no value:
   // answering with the edge node's would be a silent wrong answer.
@@ -102,24 +136,39 @@ export async function pointSeries(store: Store, registry: Registry, req: PointRe
   const level = resolveLevel(group, v, req.level);
   const member = resolveMember(group, v, req.member);
   const node = nearestNode(group.grid, req.lat, req.lon);
-  const all = member === "all";
-  const memberRange: [number, number] | number | undefined = all ? [0, group.members!.length] : member;
-  const column = await readColumn(group, v, run, level, node.iy, node.ix, memberRange);
+  const memberRange: [number, number] | number | undefined = member === "all" ? [0, group.members!.length] : member;
+  const region = columnRegion(group, v, run, level, node.iy, node.ix, memberRange);
+  const column = readValuesNow(v, region);
+  if (column) return answer(entry, req, group, v, run, level, member, node, column);
+  return readValues(v, region).then((col) => answer(entry, req, group, v, run, level, member, node, col));
+}
 
+function answer(
+  entry: VariableEntry,
+  req: PointRequest,
+  group: ForecastGroup,
+  v: GroupVariable,
+  run: number,
+  level: number | undefined,
+  member: number | "all" | undefined,
+  node: { lat: number; lon: number },
+  column: Float32Array | Float64Array,
+): PointSeries {
+  const all = member === "all";
   const leads = group.leads;
   const text = timeTexts(group, v, run);
   const nLead = v.roles.includes("lead") ? leads.length : 1;
   const memberIndex = all ? (group.controlMember ?? 0) : member;
+  // The column is (member, lead) or (lead, member) in storage order.
+  const mDim = v.roles.indexOf("member");
+  const lDim = v.roles.indexOf("lead");
+  const nMember = all ? group.members!.length : 1;
+  const leadMajor = mDim >= 0 && lDim >= 0 && mDim > lDim;
   const series = (m: number) => {
-    // The column is (member, lead) or (lead, member) in storage order.
-    const mDim = v.roles.indexOf("member");
-    const lDim = v.roles.indexOf("lead");
-    const nMember = all ? group.members!.length : 1;
     const k = all ? m : 0;
-    return Array.from({ length: nLead }, (_, i) => {
-      const at = mDim >= 0 && lDim >= 0 && mDim > lDim ? i * nMember + k : k * nLead + i;
-      return nullable(column[at]);
-    });
+    const out = new Array<number | null>(nLead);
+    for (let i = 0; i < nLead; i++) out[i] = nullable(column[leadMajor ? i * nMember + k : k * nLead + i]);
+    return out;
   };
   const out: PointSeries = {
     var: entry.name,
@@ -148,6 +197,95 @@ interface TimeTexts {
   times: readonly string[];
   run: string;
   intervals: readonly { start: string; end: string }[] | undefined;
+  /** JSON text of the parts of an answer that depend only on the variable and run (see pointJson). */
+  json?: JsonPieces;
+}
+
+interface JsonPieces {
+  /** The objects the texts were made from: an answer holding others is serialised in full. */
+  times: readonly string[];
+  leads: readonly number[];
+  temporal: ResolvedTemporal;
+  intervals: readonly { start: string; end: string }[] | undefined;
+  timesText: string;
+  runText: string;
+  leadsText: string;
+  temporalText: string;
+  intervalsText: string | undefined;
+}
+
+/**
+ * JSON.stringify(series) for a series pointSeries() made, byte for byte, built from text kept
+ * per variable and run (times, run, lead hours, temporal, intervals) instead of serialising those
+ * on every request. Anything it does not recognise (a field of another type, a series not from
+ * pointSeries) is serialised by JSON.stringify itself.
+ */
+export function pointJson(s: PointSeries): string {
+  const p = piecesOf(s);
+  if (
+    p === undefined ||
+    typeof s.var !== "string" ||
+    typeof s.group !== "string" ||
+    typeof s.units !== "string" ||
+    !(s.region === null || typeof s.region === "string") ||
+    !(s.level === null || typeof s.level === "number") ||
+    !(s.member === null || typeof s.member === "number") ||
+    typeof s.lat !== "number" ||
+    typeof s.lon !== "number" ||
+    typeof s.grid_lat !== "number" ||
+    typeof s.grid_lon !== "number" ||
+    (s.source !== "global" && s.source !== "regional")
+  ) {
+    return JSON.stringify(s);
+  }
+  let out = `{"var":${JSON.stringify(s.var)},"lat":${num(s.lat)},"lon":${num(s.lon)},"times":${p.timesText},"values":${numbers(s.values)},"source":"${s.source}","region":${s.region === null ? "null" : JSON.stringify(s.region)},"group":${JSON.stringify(s.group)},"units":${JSON.stringify(s.units)},"grid_lat":${num(s.grid_lat)},"grid_lon":${num(s.grid_lon)},"run":${p.runText},"lead_hours":${p.leadsText},"level":${s.level === null ? "null" : num(s.level)},"member":${s.member === null ? "null" : num(s.member)},"temporal":${p.temporalText}`;
+  if (s.members !== undefined) {
+    out += ',"members":[';
+    for (let i = 0; i < s.members.length; i++) {
+      const m = s.members[i];
+      out += `${i ? "," : ""}{"member":${num(m.member)},"values":${numbers(m.values)}}`;
+    }
+    out += "]";
+  }
+  if (s.intervals !== undefined) out += `,"intervals":${p.intervalsText}`;
+  return `${out}}`;
+}
+
+// How JSON writes a number: its shortest round-trip text, null when not finite.
+const num = (x: number) => (Number.isFinite(x) ? `${x}` : "null");
+
+function numbers(xs: readonly (number | null)[]): string {
+  let out = "[";
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i];
+    if (i) out += ",";
+    out += x === null ? "null" : num(x);
+  }
+  return `${out}]`;
+}
+
+// Series made by pointSeries() hold the arrays of a TimeTexts entry; find it through them.
+const piecesByTimes = new WeakMap<readonly string[], TimeTexts>();
+
+function piecesOf(s: PointSeries): JsonPieces | undefined {
+  const t = piecesByTimes.get(s.times);
+  if (!t || s.run !== t.run || s.intervals !== (s.intervals === undefined ? undefined : t.intervals)) return undefined;
+  let p = t.json;
+  if (!p || p.leads !== s.lead_hours || p.temporal !== s.temporal) {
+    p = {
+      times: t.times,
+      leads: s.lead_hours,
+      temporal: s.temporal,
+      intervals: t.intervals,
+      timesText: JSON.stringify(t.times),
+      runText: JSON.stringify(t.run),
+      leadsText: JSON.stringify(s.lead_hours),
+      temporalText: JSON.stringify(s.temporal),
+      intervalsText: t.intervals && JSON.stringify(t.intervals),
+    };
+    t.json = p;
+  }
+  return p;
 }
 
 // The ISO strings of an answer depend only on the group's metadata, the run and the variable's
@@ -173,18 +311,7 @@ function timeTexts(group: ForecastGroup, v: GroupVariable, run: number): TimeTex
       intervals: intervals && Object.freeze(intervals.map((i) => Object.freeze(i))),
     };
     byRun.set(run, t);
+    piecesByTimes.set(t.times, t);
   }
   return t;
-}
-
-async function readColumn(
-  group: ForecastGroup,
-  v: GroupVariable,
-  run: number,
-  level: number | undefined,
-  iy: number,
-  ix: number,
-  member: number | [number, number] | undefined,
-) {
-  return readValues(v, columnRegion(group, v, run, level, iy, ix, member));
 }

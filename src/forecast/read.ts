@@ -52,3 +52,15 @@ export async function readValues(v: GroupVariable, region: Range[]): Promise<Flo
   if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
   return values;
 }
+
+/**
+ * readValues() without waiting, when the region lies in one chunk whose decode is in hand (a warm
+ * point column); undefined otherwise (then await readValues()). Same values, same conversion.
+ */
+export function readValuesNow(v: GroupVariable, region: Range[]): Float32Array | Float64Array | undefined {
+  const values = v.array.readNow(region);
+  if (!values) return undefined;
+  const f = v.convert;
+  if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
+  return values;
+}

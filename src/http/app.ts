@@ -295,7 +295,8 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     key: KeyInfo | undefined,
   ): Promise<void> {
     if (res.destroyed) return;
-    const reply = await def.handler(rc);
+    const got = def.handler(rc);
+    const reply = got instanceof Promise ? await got : got;
     if ("handled" in reply) return;
     if ("npy" in reply) {
       const n = reply.npy;
@@ -364,7 +365,11 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     const table = (app as unknown as { handlers: Record<string, Record<string, unknown>> }).handlers;
     return Object.fromEntries(Object.entries(table).map(([m, byPattern]) => [m, Object.keys(byPattern).sort()]));
   };
-  return { handler: app.handler as Handler, routes, registered };
+  // Routes read their query through queryValues (params.ts); polka would parse it once more into
+  // req.query, which nothing reads. Handing polka the split URL with no query to parse skips that.
+  const route = app.handler as unknown as (req: IncomingMessage, res: ServerResponse, info: PolkaUrl) => void;
+  const handler: Handler = (req, res) => route(req, res, splitUrl(req.url ?? "/"));
+  return { handler, routes, registered };
 }
 
 function pathParams(def: RouteDef, raw: Record<string, string>, path: string): Record<string, string> {
@@ -399,7 +404,7 @@ function prepareReply(req: IncomingMessage, reply: Exclude<Reply, { handled: tru
   let body: string | Buffer;
   const headers: Record<string, string> = {};
   if ("json" in reply) {
-    body = JSON.stringify(reply.json);
+    body = reply.text ?? JSON.stringify(reply.json);
     headers["Content-Type"] = "application/json; charset=utf-8";
   } else {
     body =
@@ -433,6 +438,28 @@ function sendPrepared(res: ServerResponse, p: Prepared): void {
   }
   res.setHeader("Content-Length", p.bytes);
   res.end(p.body);
+}
+
+/** What polka takes from @polka/url's parse: the same fields, with `query` left unparsed. */
+interface PolkaUrl {
+  _raw: string;
+  href: string;
+  path: string;
+  pathname: string;
+  search: string | null;
+  query: null;
+}
+
+function splitUrl(url: string): PolkaUrl {
+  const q = url.indexOf("?", 1);
+  return {
+    _raw: url,
+    href: url,
+    path: url,
+    pathname: q < 0 ? url : url.slice(0, q),
+    search: q < 0 ? null : url.slice(q),
+    query: null,
+  };
 }
 
 function pathOf(req: IncomingMessage): string {

@@ -100,14 +100,38 @@ export function parseParams<T>(schemaIn: object, raw: Map<string, string[]>): T 
   return out as T;
 }
 
+// Characters of a query that URLSearchParams would change: escapes, '+', anything outside ASCII.
+const NEEDS_DECODING = /[%+\u0080-\uffff]/;
+
 /** Query string of a raw request URL as name → values (percent-decoded, '+' as space). */
 export function queryValues(url: string): Map<string, string[]> {
   const q = url.indexOf("?");
   const out = new Map<string, string[]>();
   if (q < 0) return out;
+  const text = url.slice(q + 1);
+  // A plain ASCII query (lat=48.1&lon=11.6&var=t2m) decodes to itself: split it here, exactly as
+  // URLSearchParams does (pairs on '&', empty pairs skipped, name and value at the first '=').
+  if (!NEEDS_DECODING.test(text)) {
+    // (URLSearchParams also drops one leading '?' of its input.)
+    let at = text.charCodeAt(0) === 63 ? 1 : 0;
+    while (at <= text.length) {
+      let end = text.indexOf("&", at);
+      if (end < 0) end = text.length;
+      if (end > at) {
+        const eq = text.indexOf("=", at);
+        const name = eq < 0 || eq > end ? text.slice(at, end) : text.slice(at, eq);
+        const value = eq < 0 || eq > end ? "" : text.slice(eq + 1, end);
+        const list = out.get(name);
+        if (list) list.push(value);
+        else out.set(name, [value]);
+      }
+      at = end + 1;
+    }
+    return out;
+  }
   let params: URLSearchParams;
   try {
-    params = new URLSearchParams(url.slice(q + 1));
+    params = new URLSearchParams(text);
   } catch {
     throw new InvalidParameterError("query", "the query string cannot be decoded");
   }

@@ -8,7 +8,14 @@ import type { NpyBody } from "./npy-stream.ts";
 export type Auth = "public" | "weather" | "embeddings";
 
 export type Reply =
-  | { status?: number; json: unknown; headers?: Record<string, string>; cache?: string }
+  | {
+      status?: number;
+      json: unknown;
+      /** The JSON text of `json` when the handler has it already: exactly JSON.stringify(json). */
+      text?: string;
+      headers?: Record<string, string>;
+      cache?: string;
+    }
   | { status?: number; body: Uint8Array | string; type: string; headers?: Record<string, string>; cache?: string }
   /**
    * A .npy body of known size streamed slab by slab (see npy-stream.ts). A metered route is
@@ -63,7 +70,8 @@ export interface RouteDef<Q = any, P = any> {
   responses: Record<number, ResponseDoc>;
   /** Extra OpenAPI bits (e.g. HEAD support) */
   alsoHead?: boolean;
-  handler: (ctx: RequestContext<Q, P>) => Promise<Reply>;
+  /** A reply, or a promise of one (a warm request may be answered without waiting). */
+  handler: (ctx: RequestContext<Q, P>) => Reply | Promise<Reply>;
 }
 
 /** Identity helper that keeps the generic types of a route declaration. */

@@ -9,6 +9,7 @@ import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
 import { CodecInputError } from "./codecs/bound.ts";
 import { type DirectDecoder, directDecoder } from "./codecs/direct.ts";
+import { NOT_YET } from "./stamp-memo.ts";
 // Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.
 import "./codecs/register.ts";
 import { sliceWhole } from "./http-backend.ts";
@@ -57,6 +58,15 @@ export function metaDocuments(meta: NodeMeta): Map<string, Uint8Array> {
   return out;
 }
 
+interface ChunkKeys {
+  storage: string;
+  prefix: string;
+  version: string | undefined;
+  cache: string;
+}
+
+const KEY_MEMO_MAX = 4096;
+
 export class StoredArray {
   readonly meta: NodeMeta;
   readonly shape: number[];
@@ -71,6 +81,7 @@ export class StoredArray {
   readonly storageKey: (coords: number[]) => string;
   #opened: Promise<zarr.Array<zarr.DataType, zarr.Readable>> | undefined;
   #direct: DirectDecoder | undefined | null = null;
+  readonly #keys = new Map<number, ChunkKeys>();
 
   constructor(meta: NodeMeta, backend: Backend, cache: ChunkCache<Chunk & { byteLength: number }>, revision = "") {
     if (!meta.array) throw new Error(`not an array: ${meta.path}`);
@@ -135,12 +146,72 @@ export class StoredArray {
     }
   }
 
+  /**
+   * The decoded chunk when chunk() would answer it at once from the cache (its version in hand
+   * and its decode cached under that version), else undefined: then await chunk(). Same key,
+   * same version, same hit counting; nothing is read or decoded here.
+   */
+  chunkNow(coords: number[]): Chunk | undefined {
+    if (this.meta.array?.problem) return undefined;
+    const keys = this.#keysOf(coords);
+    if (!keys) return undefined;
+    const b = this.#backend;
+    let version: string | undefined | typeof NOT_YET = "";
+    if (b.stamp || b.remoteStamp) {
+      if (!b.stampNow) return undefined;
+      try {
+        version = b.stampNow(keys.storage);
+      } catch {
+        return undefined; // chunk() reports it, with the chunk located
+      }
+      if (version === NOT_YET) return undefined;
+    }
+    version ??= "";
+    // The same strings as long as the version holds: Map lookups with them reuse their hashes.
+    if (version !== keys.version) {
+      keys.version = version;
+      keys.cache = `${keys.prefix}${version}`;
+    }
+    return this.#cache.peek(keys.cache);
+  }
+
+  /**
+   * The key strings of a chunk (stored object, cache key up to the version), kept per chunk for
+   * the warm path; undefined for coordinates outside the chunk grid. Bounded: starts over past
+   * KEY_MEMO_MAX chunks.
+   */
+  #keysOf(coords: number[]): ChunkKeys | undefined {
+    let index = 0;
+    for (let d = 0; d < coords.length; d++) {
+      const n = Math.ceil(this.shape[d] / this.chunks[d]);
+      const c = coords[d];
+      if (!(Number.isInteger(c) && c >= 0 && c < n)) return undefined;
+      index = index * n + c;
+    }
+    let keys = this.#keys.get(index);
+    if (!keys) {
+      if (this.#keys.size >= KEY_MEMO_MAX) this.#keys.clear();
+      keys = {
+        storage: this.storageKey(coords),
+        prefix: this.#cacheKey(coords, ""),
+        version: undefined,
+        cache: "",
+      };
+      this.#keys.set(index, keys);
+    }
+    return keys;
+  }
+
+  #cacheKey(coords: number[], version: string): string {
+    return `${this.meta.path}|${this.revision}|${coords.join(",")}|${version}`;
+  }
+
   async chunk(coords: number[]): Promise<Chunk> {
     // Degenerate metadata (a 0 in the chunk shape, absurd sizes) is refused before any decode.
     const problem = this.meta.array?.problem;
     if (problem) throw new CorruptDataError(`array metadata cannot be used: ${problem}`);
     const version = await this.chunkVersion(coords);
-    const cacheKey = `${this.meta.path}|${this.revision}|${coords.join(",")}|${version}`;
+    const cacheKey = this.#cacheKey(coords, version);
     return this.#cache.get(cacheKey, async () => {
       const key = this.storageKey(coords);
       try {
@@ -207,6 +278,24 @@ export class StoredArray {
     const size = rshape.reduce((a, b) => a * b, 1);
     const result = out ?? (this.dtype === "float64" ? new Float64Array(size) : new Float32Array(size));
     await this.readInto(region, result, { offset: 0, strides: strides(rshape) });
+    return result;
+  }
+
+  /**
+   * read() without waiting, when the region lies in one chunk that chunkNow() has in hand (a
+   * warm point column); undefined otherwise (then await read()). The same copy as read().
+   */
+  readNow(region: Range[]): Float32Array | Float64Array | undefined {
+    const one = this.#soleChunk(region);
+    if (!one || region.some(([a, b]) => b <= a)) return undefined;
+    const ch = this.chunkNow(one);
+    if (!ch) return undefined;
+    const rshape = region.map(([a, b]) => b - a);
+    const size = rshape.reduce((a, b) => a * b, 1);
+    const result = this.dtype === "float64" ? new Float64Array(size) : new Float32Array(size);
+    const place = { offset: 0, strides: strides(rshape) };
+    checkPlacement(region, result.length, place);
+    copyRegion(ch, one, this.chunks, region, place, result, this.packing);
     return result;
   }
 

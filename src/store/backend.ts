@@ -7,7 +7,7 @@ import { GridcastError, StoreUnavailableError } from "../errors.ts";
 import { nativeBlosc } from "./codecs/native-blosc.ts";
 import { fault, HttpBackend, rangeHeader, sliceWhole } from "./http-backend.ts";
 import { confineKey } from "./keys.ts";
-import { StampMemo } from "./stamp-memo.ts";
+import { type NOT_YET, StampMemo } from "./stamp-memo.ts";
 
 export { HttpBackend } from "./http-backend.ts";
 
@@ -36,6 +36,11 @@ export interface Backend {
   stamp?(key: string): Promise<string | undefined>;
   /** A version that costs a round trip (HEAD), cached by the backend for a short interval. */
   remoteStamp?(key: string): Promise<string | undefined>;
+  /**
+   * The answer stamp() (else remoteStamp()) would give without waiting, when one is in hand;
+   * NOT_YET when that call would have to wait. Lets a warm read finish without a promise.
+   */
+  stampNow?(key: string): string | undefined | typeof NOT_YET;
 }
 
 /** How long a file's stat is shared by the reads that ask for it (see StampMemo). */
@@ -178,6 +183,10 @@ export class DirectoryBackend implements Backend {
     return this.#stamps.get(key, () => this.#stat(key));
   }
 
+  stampNow(key: string): string | undefined | typeof NOT_YET {
+    return this.#stamps.peek(key, () => this.#stat(key));
+  }
+
   async #stat(key: string): Promise<string | undefined> {
     // stat, not realpath + lstat: only the version is returned, never bytes, and this runs per chunk.
     try {
@@ -219,11 +228,13 @@ export class CountingBackend implements Backend {
   readonly stamp?: (key: string) => Promise<string | undefined>;
   readonly remoteStamp?: (key: string) => Promise<string | undefined>;
   readonly getInto?: Backend["getInto"];
+  readonly stampNow?: (key: string) => string | undefined | typeof NOT_YET;
 
   constructor(inner: Backend) {
     this.inner = inner;
     if (inner.stamp) this.stamp = (key) => inner.stamp!(key);
     if (inner.remoteStamp) this.remoteStamp = (key) => inner.remoteStamp!(key);
+    if (inner.stampNow) this.stampNow = (key) => inner.stampNow!(key);
     // Scans read into their own buffers only where the store can (see scan.ts); the count is kept.
     if (inner.getInto) {
       this.getInto = async (key, take, expect) => this.#count(key, await inner.getInto!(key, take, expect));

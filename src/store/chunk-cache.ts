@@ -14,6 +14,8 @@ export class ChunkCache<V extends { byteLength: number }> {
   #entries = new Map<string, V>();
   #pending = new Map<string, Promise<V>>();
   #bytes = 0;
+  /** Key of the entry last in LRU order (most recently used), when known. */
+  #newest: string | undefined;
   hits = 0;
   misses = 0;
 
@@ -25,8 +27,11 @@ export class ChunkCache<V extends { byteLength: number }> {
     const hit = this.#entries.get(key);
     if (hit) {
       this.hits++;
-      this.#entries.delete(key);
-      this.#entries.set(key, hit);
+      if (key !== this.#newest) {
+        this.#entries.delete(key);
+        this.#entries.set(key, hit);
+        this.#newest = key;
+      }
       return hit;
     }
     const pending = this.#pending.get(key);
@@ -50,13 +55,31 @@ export class ChunkCache<V extends { byteLength: number }> {
     return p;
   }
 
+  /** A decoded entry in hand, counted and refreshed as a hit exactly like get(); else undefined
+   * (nothing counted: the caller goes on to get(), which counts the miss or the shared load). */
+  peek(key: string): V | undefined {
+    const hit = this.#entries.get(key);
+    if (!hit) return undefined;
+    this.hits++;
+    // Already the most recently used: moving it to the end would change nothing.
+    if (key !== this.#newest) {
+      this.#entries.delete(key);
+      this.#entries.set(key, hit);
+      this.#newest = key;
+    }
+    return hit;
+  }
+
   #put(key: string, v: V): void {
     if (v.byteLength > this.budget) return;
+    // A key set again keeps its place in the Map: then the last one is no longer known.
+    this.#newest = this.#entries.has(key) ? undefined : key;
     this.#entries.set(key, v);
     this.#bytes += v.byteLength;
     for (const [k, old] of this.#entries) {
       if (this.#bytes <= this.budget) break;
       this.#entries.delete(k);
+      if (k === this.#newest) this.#newest = undefined;
       this.#bytes -= old.byteLength;
     }
   }
@@ -66,6 +89,7 @@ export class ChunkCache<V extends { byteLength: number }> {
     for (const [k, v] of this.#entries) {
       if (k.startsWith(prefix)) {
         this.#entries.delete(k);
+        if (k === this.#newest) this.#newest = undefined;
         this.#bytes -= v.byteLength;
       }
     }

@@ -7,7 +7,7 @@
 import { StoreUnavailableError } from "../errors.ts";
 import type { Backend, RangeQuery } from "./backend.ts";
 import { confineKey } from "./keys.ts";
-import { StampMemo } from "./stamp-memo.ts";
+import { type NOT_YET, StampMemo } from "./stamp-memo.ts";
 
 /** How long a remote object's validators are trusted before they are asked for again. */
 export const REMOTE_STAMP_TTL_MS = 2000;
@@ -149,6 +149,11 @@ export class HttpBackend implements Backend {
    */
   remoteStamp(key: string): Promise<string | undefined> {
     return this.#stamps.get(key, () => this.#head(key));
+  }
+
+  /** remoteStamp() without waiting, when a version is in hand (see Backend.stampNow). */
+  stampNow(key: string): string | undefined | typeof NOT_YET {
+    return this.#stamps.peek(key, () => this.#head(key));
   }
 
   async #head(key: string): Promise<string | undefined> {

@@ -14,6 +14,9 @@ interface Entry {
   pending: Promise<string | undefined> | undefined;
 }
 
+/** What peek() answers when no version is in hand yet (the caller must wait on get()). */
+export const NOT_YET: unique symbol = Symbol("no version in hand yet");
+
 export class StampMemo {
   readonly ttlMs: number;
   readonly max: number;
@@ -28,13 +31,26 @@ export class StampMemo {
     let e = this.#entries.get(key);
     if (!e) {
       if (this.#entries.size >= this.max) this.#entries.clear();
-      e = { at: 0, value: undefined, known: false, pending: undefined };
+      // Never asked: stale whatever the clock says (performance.now() starts near 0 with the process).
+      e = { at: Number.NEGATIVE_INFINITY, value: undefined, known: false, pending: undefined };
       this.#entries.set(key, e);
     }
     const fresh = performance.now() - e.at < this.ttlMs;
     if (!fresh && !e.pending) this.#refresh(key, e, ask);
     if (e.known) return Promise.resolve(e.value);
     return e.pending!;
+  }
+
+  /**
+   * get() without a promise, for warm paths that finish synchronously: the version get() would
+   * resolve with at once (asking for a fresh one in the background when stale, exactly as get()
+   * does), or NOT_YET when get() would have to wait for the first answer.
+   */
+  peek(key: string, ask: () => Promise<string | undefined>): string | undefined | typeof NOT_YET {
+    const e = this.#entries.get(key);
+    if (!e?.known) return NOT_YET;
+    if (!(performance.now() - e.at < this.ttlMs) && !e.pending) this.#refresh(key, e, ask);
+    return e.value;
   }
 
   #refresh(key: string, e: Entry, ask: () => Promise<string | undefined>): void {

@@ -7,12 +7,12 @@ import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
 import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
-import { pointSeries } from "../../forecast/point.ts";
+import { pointJson, pointSeriesNow, type PointSeries as Series } from "../../forecast/point.ts";
 import { defaultGroup, defaultGroupNow } from "../../forecast/select.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
-import { route } from "../route.ts";
+import { type Reply, route } from "../route.ts";
 import { Lat, Lon, Temporal } from "../schemas/common.ts";
 
 const PointQuery = Type.Object({
@@ -116,6 +116,21 @@ async function embeddingsListing(app: AppContext) {
   }
 }
 
+interface PointParams {
+  lat: number;
+  lon: number;
+  var: string;
+  group?: string;
+  run?: string;
+  level?: number;
+  member?: string;
+}
+
+function pointReply(series: Series | Promise<Series>): Reply | Promise<Reply> {
+  if (series instanceof Promise) return series.then((s) => ({ json: s, text: pointJson(s) }));
+  return { json: series, text: pointJson(series) };
+}
+
 export const weatherRoutes = [
   route({
     method: "GET",
@@ -132,24 +147,17 @@ export const weatherRoutes = [
     heavy: true,
     query: PointQuery,
     responses: { 200: { description: "Point series", content: { "application/json": { schema: PointSeries } } } },
-    handler: async ({ app, query }) => {
-      const q = query as {
-        lat: number;
-        lon: number;
-        var: string;
-        group?: string;
-        run?: string;
-        level?: number;
-        member?: string;
-      };
-      const series = await pointSeries(app.store, app.registry, {
-        ...q,
-        group:
-          q.group ??
-          defaultGroupNow(app.store, app.settings.default_forecast_group) ??
-          (await defaultGroup(app.store, app.settings.default_forecast_group)),
-      });
-      return { json: series };
+    // A warm request (groups known, the column's chunk decoded and cached) is answered without
+    // a promise; the JSON text is built from pieces kept per variable and run (pointJson).
+    handler: ({ app, query }) => {
+      const q = query as PointParams;
+      const group = q.group ?? defaultGroupNow(app.store, app.settings.default_forecast_group);
+      if (group === undefined) {
+        return defaultGroup(app.store, app.settings.default_forecast_group).then((g) =>
+          pointReply(pointSeriesNow(app.store, app.registry, { ...q, group: g })),
+        );
+      }
+      return pointReply(pointSeriesNow(app.store, app.registry, { ...q, group }));
     },
   }),
   route({

@@ -9,6 +9,7 @@ import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
 import { CodecInputError } from "./codecs/bound.ts";
 import { type DirectDecoder, directDecoder } from "./codecs/direct.ts";
+import { giveBytes, takeBytes } from "./scan-buffers.ts";
 import { NOT_YET } from "./stamp-memo.ts";
 // Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.
 import "./codecs/register.ts";
@@ -213,6 +214,10 @@ export class StoredArray {
     const version = await this.chunkVersion(coords);
     const cacheKey = this.#cacheKey(coords, version);
     return this.#cache.get(cacheKey, async () => {
+      // The chains scans decode directly load the same way here (the stored bytes in a reused
+      // buffer, read in one job), into a buffer of the cache's own; the rest through zarrita.
+      const direct = await this.decodeDirect(coords, takeBytes, giveBytes, ownBuffer);
+      if (direct) return Object.assign(direct.chunk, { byteLength: direct.buffer.byteLength });
       const key = this.storageKey(coords);
       try {
         const arr = await this.#open();
@@ -241,6 +246,7 @@ export class StoredArray {
     coords: number[],
     take: (n: number) => Uint8Array,
     give: (b: Uint8Array) => void,
+    takeDecoded: (n: number) => Uint8Array = take,
   ): Promise<{ chunk: Chunk; buffer: Uint8Array } | undefined> {
     const dec = this.direct;
     if (!dec) return undefined;
@@ -252,7 +258,7 @@ export class StoredArray {
       // overhead on incompressible data); a larger one is read at its own size and refused below.
       stored = b.getInto ? await b.getInto(key, take, dec.bytes + (dec.bytes >> 6) + 4096) : await b.get(key);
       if (stored === undefined) return undefined;
-      const decoded = await dec.decode(stored, () => take(dec.bytes));
+      const decoded = await dec.decode(stored, () => takeDecoded(dec.bytes));
       if (decoded !== stored) give(stored);
       if (decoded.length !== dec.bytes) {
         if (decoded !== stored) give(decoded);
@@ -355,6 +361,14 @@ export class StoredArray {
   }
 }
 
+/**
+ * A buffer of exactly n bytes that belongs to whoever takes it (the chunk cache), never pooled.
+ * Not zero-filled: every direct decode writes each byte or fails (exact-size checks).
+ */
+function ownBuffer(n: number): Uint8Array {
+  return new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
+}
+
 /** A decoded chunk must hold exactly one chunk of values: anything else is damaged data. */
 function checkChunk(c: Chunk, chunkShape: number[]): void {
   const n = chunkShape.reduce((a, b) => a * b, 1);
@@ -380,7 +394,13 @@ function wrap(cause: unknown): Error {
     return new CorruptDataError("stored data could not be decoded", {}, { cause });
   }
   if (cause instanceof zarr.NotFoundError) return new StoreUnavailableError("array metadata is missing", {}, { cause });
-  if (cause instanceof RangeError || cause instanceof TypeError || cause instanceof CodecInputError) {
+  if (cause instanceof CodecInputError) {
+    // What the decoder found goes to the log line, never to the client.
+    const err = new CorruptDataError("stored data could not be decoded", {}, { cause });
+    err.logFields = { detail: cause.message };
+    return err;
+  }
+  if (cause instanceof RangeError || cause instanceof TypeError) {
     return new CorruptDataError("stored data could not be decoded", {}, { cause });
   }
   return new StoreUnavailableError("the store cannot be read right now", {}, { cause });

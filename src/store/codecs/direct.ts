@@ -103,7 +103,7 @@ export function directDecoder(meta: NodeMeta): DirectDecoder | undefined {
           throw new CodecInputError(
             n < 0
               ? "zstd: the chunk cannot be decoded (corrupt, or larger than its shape)"
-              : `zstd: decoded ${n} of ${bytes} bytes`,
+              : `zstd: decoded ${n} bytes (${n / width} values), the chunk shape holds ${bytes / width}`,
           );
         }
         return out;

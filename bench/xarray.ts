@@ -14,6 +14,7 @@ import { createInterface } from "node:readline";
 import { DEFAULTS, MIB } from "../src/config.ts";
 import { boxLeads, planBox } from "../src/forecast/box.ts";
 import { useNativeBlosc } from "../src/store/codecs/native-blosc.ts";
+import { bufferStats } from "../src/store/scan-buffers.ts";
 import { BENCH_DIR, type BenchRow, benchServer, curlGet, percentile } from "./lib.ts";
 
 const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
@@ -185,7 +186,7 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
         baselineValue: mbs("xarray"),
         ratio: mbs("gridcast") / mbs("xarray"),
         target: 0.8,
-        note: `${(sum.xarray[1] / rounds / 4 / 1e6).toFixed(2)} MB per box, ${rounds} interleaved rounds; ${(majorGcs / exports).toFixed(2)} major GCs per export (both decoders)`,
+        note: `${(sum.xarray[1] / rounds / 4 / 1e6).toFixed(2)} MB per box, ${rounds} interleaved rounds; ${(majorGcs / exports).toFixed(2)} major GCs per export (both decoders); scan buffer pool: ${bufferStats.taken} handed out, ${bufferStats.fresh} allocated`,
       },
       {
         bench: "same boxes through the store layer alone (no HTTP: plan, read, decode, assemble), cold",

@@ -32,6 +32,8 @@ typedef struct {
   void *dst;
   size_t dst_len;
   int zstd;
+  /** Set for a file read (readFile), else the job decodes src into dst. */
+  char *path;
   double result;
 } Job;
 
@@ -93,80 +95,12 @@ static napi_value run_sync(napi_env env, napi_callback_info info, int zstd) {
 
 static napi_value decode_sync(napi_env env, napi_callback_info info) { return run_sync(env, info, 0); }
 
-static void execute(napi_env env, void *data) {
-  (void)env;
-  Job *job = (Job *)data;
-  job->result = run(job->zstd, job->src, job->src_len, job->dst, job->dst_len);
-}
-
-static void complete(napi_env env, napi_status status, void *data) {
-  Job *job = (Job *)data;
-  napi_value out;
-  if (status == napi_ok) {
-    napi_create_double(env, job->result, &out);
-    napi_resolve_deferred(env, job->deferred, out);
-  } else {
-    napi_value msg;
-    napi_create_string_utf8(env, "blosc: decoding was cancelled", NAPI_AUTO_LENGTH, &msg);
-    napi_create_error(env, NULL, msg, &out);
-    napi_reject_deferred(env, job->deferred, out);
-  }
-  napi_delete_reference(env, job->src_ref);
-  napi_delete_reference(env, job->dst_ref);
-  napi_delete_async_work(env, job->work);
-  free(job);
-}
-
-// decode(src, dst): a promise of what blosc_decompress_ctx returned (bytes written, or < 0). Both
-// arrays are held by references until the work is done, so the GC cannot free them under it.
-static napi_value run_async(napi_env env, napi_callback_info info, int zstd) {
-  size_t argc = 2;
-  napi_value argv[2];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  Job *job = (Job *)calloc(1, sizeof(Job));
-  if (!job) {
-    napi_throw_error(env, NULL, "blosc: out of memory");
-    return NULL;
-  }
-  if (argc < 2 || !bytes_of(env, argv[0], (void **)&job->src, &job->src_len) ||
-      !bytes_of(env, argv[1], &job->dst, &job->dst_len)) {
-    free(job);
-    return throw_type(env, "decode(src: Uint8Array, dst: Uint8Array)");
-  }
-  job->zstd = zstd;
-  napi_value promise, name;
-  napi_create_promise(env, &job->deferred, &promise);
-  napi_create_reference(env, argv[0], 1, &job->src_ref);
-  napi_create_reference(env, argv[1], 1, &job->dst_ref);
-  napi_create_string_utf8(env, "gridcast-blosc-decode", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, execute, complete, job, &job->work);
-  napi_queue_async_work(env, job->work);
-  return promise;
-}
-
-static napi_value decode_async(napi_env env, napi_callback_info info) { return run_async(env, info, 0); }
-
-#ifdef GRIDCAST_ZSTD
-static napi_value zstd_sync(napi_env env, napi_callback_info info) { return run_sync(env, info, 1); }
-static napi_value zstd_async(napi_env env, napi_callback_info info) { return run_async(env, info, 1); }
-#endif
-
 // readFile(path, dst): a whole regular file read into dst on libuv's pool, in one job instead of
 // the four (open, fstat, read, close) node:fs makes of it. Resolves to the bytes read, or a
 // negative number: -errno, TOO_BIG when the file is larger than dst (nothing read), CHANGED when
 // it ended before its stated size. The caller has already confined and resolved the path.
 #define TOO_BIG -100000
 #define CHANGED -100001
-
-typedef struct {
-  napi_async_work work;
-  napi_deferred deferred;
-  napi_ref dst_ref;
-  char *path;
-  void *dst;
-  size_t dst_len;
-  double result;
-} ReadJob;
 
 static double read_into(const char *path, void *dst, size_t cap) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -202,29 +136,71 @@ static double read_into(const char *path, void *dst, size_t cap) {
   return at == size ? (double)at : CHANGED;
 }
 
-static void read_execute(napi_env env, void *data) {
+static void execute(napi_env env, void *data) {
   (void)env;
-  ReadJob *job = (ReadJob *)data;
-  job->result = read_into(job->path, job->dst, job->dst_len);
+  Job *job = (Job *)data;
+  job->result = job->path ? read_into(job->path, job->dst, job->dst_len)
+                          : run(job->zstd, job->src, job->src_len, job->dst, job->dst_len);
 }
 
-static void read_complete(napi_env env, napi_status status, void *data) {
-  ReadJob *job = (ReadJob *)data;
+static void complete(napi_env env, napi_status status, void *data) {
+  Job *job = (Job *)data;
   napi_value out;
   if (status == napi_ok) {
     napi_create_double(env, job->result, &out);
     napi_resolve_deferred(env, job->deferred, out);
   } else {
     napi_value msg;
-    napi_create_string_utf8(env, "readFile: cancelled", NAPI_AUTO_LENGTH, &msg);
+    napi_create_string_utf8(env, "gridcast native job was cancelled", NAPI_AUTO_LENGTH, &msg);
     napi_create_error(env, NULL, msg, &out);
     napi_reject_deferred(env, job->deferred, out);
   }
+  if (job->src_ref) napi_delete_reference(env, job->src_ref);
   napi_delete_reference(env, job->dst_ref);
   napi_delete_async_work(env, job->work);
   free(job->path);
   free(job);
 }
+
+// Queue a filled-in job on libuv's pool: a promise of its result. The arrays it reads and writes
+// (src may be NULL for a file read) are held by references until the work is done, so the GC
+// cannot free them under it.
+static napi_value queue(napi_env env, Job *job, napi_value src, napi_value dst) {
+  napi_value promise, name;
+  napi_create_promise(env, &job->deferred, &promise);
+  if (src) napi_create_reference(env, src, 1, &job->src_ref);
+  napi_create_reference(env, dst, 1, &job->dst_ref);
+  napi_create_string_utf8(env, "gridcast-native", NAPI_AUTO_LENGTH, &name);
+  napi_create_async_work(env, NULL, name, execute, complete, job, &job->work);
+  napi_queue_async_work(env, job->work);
+  return promise;
+}
+
+// decode(src, dst): a promise of what blosc_decompress_ctx (or ZSTD_decompress) returned.
+static napi_value run_async(napi_env env, napi_callback_info info, int zstd) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  Job *job = (Job *)calloc(1, sizeof(Job));
+  if (!job) {
+    napi_throw_error(env, NULL, "blosc: out of memory");
+    return NULL;
+  }
+  if (argc < 2 || !bytes_of(env, argv[0], (void **)&job->src, &job->src_len) ||
+      !bytes_of(env, argv[1], &job->dst, &job->dst_len)) {
+    free(job);
+    return throw_type(env, "decode(src: Uint8Array, dst: Uint8Array)");
+  }
+  job->zstd = zstd;
+  return queue(env, job, argv[0], argv[1]);
+}
+
+static napi_value decode_async(napi_env env, napi_callback_info info) { return run_async(env, info, 0); }
+
+#ifdef GRIDCAST_ZSTD
+static napi_value zstd_sync(napi_env env, napi_callback_info info) { return run_sync(env, info, 1); }
+static napi_value zstd_async(napi_env env, napi_callback_info info) { return run_async(env, info, 1); }
+#endif
 
 static napi_value read_file(napi_env env, napi_callback_info info) {
   size_t argc = 2;
@@ -236,7 +212,7 @@ static napi_value read_file(napi_env env, napi_callback_info info) {
       napi_get_value_string_utf8(env, argv[0], NULL, 0, &path_len) != napi_ok) {
     return throw_type(env, "readFile(path: string, dst: Uint8Array)");
   }
-  ReadJob *job = (ReadJob *)calloc(1, sizeof(ReadJob));
+  Job *job = (Job *)calloc(1, sizeof(Job));
   char *path = job ? (char *)malloc(path_len + 1) : NULL;
   if (!path) {
     free(job);
@@ -251,13 +227,7 @@ static napi_value read_file(napi_env env, napi_callback_info info) {
     return throw_type(env, "readFile(path: string, dst: Uint8Array)");
   }
   job->path = path;
-  napi_value promise, name;
-  napi_create_promise(env, &job->deferred, &promise);
-  napi_create_reference(env, argv[1], 1, &job->dst_ref);
-  napi_create_string_utf8(env, "gridcast-read-file", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, read_execute, read_complete, job, &job->work);
-  napi_queue_async_work(env, job->work);
-  return promise;
+  return queue(env, job, NULL, argv[1]);
 }
 
 static napi_value version(napi_env env, napi_callback_info info) {

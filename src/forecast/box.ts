@@ -222,7 +222,8 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: num
       slabs,
       async ([a, b]) => {
         const out = await readBoxSlab(plan, a, b, scan);
-        scan.retire(Math.max(...slabRegions(plan, a, b).map((r) => r[leadDim][1])));
+        // Leads [a, b) are storage indices along the lead dimension (regionOf passes them through).
+        scan.retire(b);
         return out;
       },
       async ([a, b]) => {

@@ -1,7 +1,7 @@
 // Byte-level store backends: a directory or an http(s) URL. Both satisfy zarrita's two-method
 // readable interface (get, getRange) and return undefined for a missing key. I/O failures other
 // than "missing" become StoreUnavailableError so callers can answer 503 without leaking paths.
-import { lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import { GridcastError, StoreUnavailableError } from "../errors.ts";
 import { nativeBlosc } from "./codecs/native-blosc.ts";
@@ -109,10 +109,7 @@ export class DirectoryBackend implements Backend {
         throw fault(this, key, "the store cannot be read right now", { detail });
       }
     }
-    let fh: Awaited<ReturnType<typeof open>> | undefined;
-    try {
-      fh = await open(p, "r");
-      const { size } = await fh.stat();
+    return this.#withFile(p, key, async (fh, size) => {
       const buf = take(size);
       let at = 0;
       while (at < size) {
@@ -125,22 +122,13 @@ export class DirectoryBackend implements Backend {
         throw fault(this, key, "the stored object changed while it was read", { detail: `read ${at}/${size}` });
       }
       return buf;
-    } catch (e) {
-      if (e instanceof GridcastError) throw e;
-      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
-      throw fault(this, key, "the store cannot be read right now", { cause: e });
-    } finally {
-      await fh?.close();
-    }
+    });
   }
 
   async getRange(key: string, range: RangeQuery): Promise<Uint8Array | undefined> {
     const p = await this.#path(key);
     if (!p) return undefined;
-    let fh: Awaited<ReturnType<typeof open>> | undefined;
-    try {
-      fh = await open(p, "r");
-      const { size } = await fh.stat();
+    return this.#withFile(p, key, async (fh, size) => {
       const offset = "suffixLength" in range ? size - range.suffixLength : range.offset;
       const length = "suffixLength" in range ? range.suffixLength : range.length;
       // A range past the end means the object is shorter than its index says: refuse, never pad.
@@ -157,6 +145,22 @@ export class DirectoryBackend implements Backend {
         });
       }
       return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    });
+  }
+
+  /**
+   * Open a resolved file and hand it with its size to `use`, closing it whatever happens; a file
+   * gone meanwhile is missing, other I/O failures are faults naming the key.
+   */
+  async #withFile<T>(
+    p: string,
+    key: string,
+    use: (fh: FileHandle, size: number) => Promise<T>,
+  ): Promise<T | undefined> {
+    let fh: FileHandle | undefined;
+    try {
+      fh = await open(p, "r");
+      return await use(fh, (await fh.stat()).size);
     } catch (e) {
       if (e instanceof GridcastError) throw e;
       if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;

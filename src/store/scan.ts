@@ -12,11 +12,11 @@ import type { Chunk, Placement, Range, StoredArray } from "./array.ts";
 import { giveBytes, takeBytes } from "./scan-buffers.ts";
 
 interface Held {
-  coords: number[];
+  /** The chunk's coordinates joined: its key in the scan's map. */
+  key: string;
   /** End of the chunk along the scan's dimension: once the parts reach it, it is done with. */
   end: number;
   loaded: Promise<Chunk>;
-  chunk?: Chunk;
   /** Our buffer behind chunk.data (undefined for a chunk from the cache: the cache owns it). */
   buffer?: Uint8Array;
   settled: boolean;
@@ -135,10 +135,9 @@ export class ChunkScan {
     const had = this.#held.get(key);
     if (had) return had;
     const c = this.array.chunks[this.dim];
-    const h: Held = { coords: cc, end: (cc[this.dim] + 1) * c, settled: false, pins: 0, done: false } as Held;
+    const h: Held = { key, end: (cc[this.dim] + 1) * c, settled: false, pins: 0, done: false } as Held;
     h.loaded = this.#load(cc).then(
       (got) => {
-        h.chunk = got.chunk;
         h.buffer = got.buffer;
         h.settled = true;
         this.#release(h);
@@ -165,11 +164,9 @@ export class ChunkScan {
 
   #release(h: Held): void {
     if (!h.done || !h.settled || h.pins > 0) return;
-    const key = h.coords.join(",");
-    if (this.#held.get(key) !== h) return;
-    this.#held.delete(key);
+    if (this.#held.get(h.key) !== h) return;
+    this.#held.delete(h.key);
     if (h.buffer) giveBytes(h.buffer);
     h.buffer = undefined;
-    h.chunk = undefined;
   }
 }

@@ -4,25 +4,13 @@
 import { CorruptDataError, NotFoundError, StoreUnavailableError } from "../errors.ts";
 import { ChunkCache } from "../store/chunk-cache.ts";
 import type { Store } from "../store/store.ts";
+import { TYPED_ARRAYS } from "../store/typed-values.ts";
 import { compress, inCOrder, type Values, valueBytes } from "./chunk-codec.ts";
 import type { PublishedArray } from "./dataset.ts";
 import { itemSize } from "./dtype.ts";
 
 /** Byte budget of re-encoded chunks kept per store. */
 export const REENCODED_CACHE_MB = 64;
-
-const CTORS: Record<string, { new (n: number): Values }> = {
-  int8: Int8Array,
-  uint8: Uint8Array,
-  int16: Int16Array,
-  uint16: Uint16Array,
-  int32: Int32Array,
-  uint32: Uint32Array,
-  int64: BigInt64Array,
-  uint64: BigUint64Array,
-  float32: Float32Array,
-  float64: Float64Array,
-};
 
 type Bytes = Uint8Array & { byteLength: number };
 
@@ -79,7 +67,7 @@ export class ChunkBytes {
   /** A whole chunk of the value the store reads where it holds no chunk. */
   #filled(a: PublishedArray): Promise<Uint8Array> {
     const n = a.chunks.reduce((x, y) => x * y, 1);
-    const values = new CTORS[a.dtype](n);
+    const values = new TYPED_ARRAYS[a.dtype](n);
     const v = a.fill.absentValue;
     if (values instanceof BigInt64Array || values instanceof BigUint64Array)
       values.fill(BigInt(Number.isFinite(v) ? v : 0));

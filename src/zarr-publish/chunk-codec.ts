@@ -3,25 +3,14 @@
 // v2 view serves in place of chunks the store does not hold.
 import { promisify } from "node:util";
 import { constants, gzip, zstdCompress } from "node:zlib";
+import type { Values, ValuesCtor } from "../store/typed-values.ts";
 import type { Endian } from "./dtype.ts";
 import type { Json } from "./zarr-json.ts";
 
+export type { Values };
+
 const zstdAsync = promisify(zstdCompress);
 const gzipAsync = promisify(gzip);
-
-export type Values =
-  | Float32Array
-  | Float64Array
-  | Int8Array
-  | Uint8Array
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array
-  | BigInt64Array
-  | BigUint64Array;
-
-type ValuesCtor = { new (n: number): Values };
 
 function isCOrder(shape: number[], stride: number[]): boolean {
   let acc = 1;

@@ -150,11 +150,13 @@ function sameValues(a: Float32Array, b: Float32Array, what: string): void {
   }
 }
 
+const GLOBE = { lat_min: -90, lat_max: 90, lon_min: 0, lon_max: 359 };
+
 const BOXES = [
   { lat_min: -20, lat_max: 35, lon_min: 10, lon_max: 95 },
   { lat_min: -80, lat_max: 80, lon_min: 170, lon_max: 200 },
   { lat_min: 40, lat_max: 60, lon_min: -30, lon_max: 5 },
-  { lat_min: -90, lat_max: 90, lon_min: 0, lon_max: 359 },
+  GLOBE,
 ];
 
 for (const kind of ["xarray v2 Blosc-lz4", "zarrita v3 Zstandard"] as const) {
@@ -303,6 +305,14 @@ describe("scans on a damaged store (xarray v2 Blosc-lz4)", () => {
     await srv.close();
     cleanup(root);
   });
+  /** Every lead of run 0 over the whole globe. */
+  const globePlan = () =>
+    planBox(
+      srv.running.ctx.store,
+      srv.running.ctx.registry,
+      { group: "forecast/global", var: "t2m", time_index: 0, lead_start: 0, lead_stop: 8, ...GLOBE },
+      1024,
+    );
   const url = (q: Record<string, string>) =>
     `${srv.url}/api/export/forecast~global/npy?${new URLSearchParams({ var: "t2m", time_index: "0", lead_start: "0", lead_stop: "8", lat_min: "-90", lat_max: "90", lon_min: "0", lon_max: "359", ...q })}`;
 
@@ -318,22 +328,7 @@ describe("scans on a damaged store (xarray v2 Blosc-lz4)", () => {
       const nan = data.filter((v) => Number.isNaN(v)).length;
       // One chunk of 9 leads × 16 × 16 cells is missing from the box (all leads, all its cells).
       assert.equal(nan, 9 * 16 * 16);
-      const p = await planBox(
-        srv.running.ctx.store,
-        srv.running.ctx.registry,
-        {
-          group: "forecast/global",
-          var: "t2m",
-          time_index: 0,
-          lead_start: 0,
-          lead_stop: 8,
-          lat_min: -90,
-          lat_max: 90,
-          lon_min: 0,
-          lon_max: 359,
-        },
-        1024,
-      );
+      const p = await globePlan();
       srv.running.ctx.store.cache.invalidate();
       sameValues(data, await readBoxSlab(p, 0, 9), "export with a missing chunk");
     } finally {
@@ -348,22 +343,7 @@ describe("scans on a damaged store (xarray v2 Blosc-lz4)", () => {
     const good = readFileSync(chunk);
     writeFileSync(chunk, Buffer.concat([good, Buffer.alloc(4 << 20)]));
     try {
-      const p = await planBox(
-        srv.running.ctx.store,
-        srv.running.ctx.registry,
-        {
-          group: "forecast/global",
-          var: "t2m",
-          time_index: 0,
-          lead_start: 0,
-          lead_stop: 8,
-          lat_min: -90,
-          lat_max: 90,
-          lon_min: 0,
-          lon_max: 359,
-        },
-        1024,
-      );
+      const p = await globePlan();
       // (The cached path sees files changed within the last 100 ms as they were: start it afresh.)
       await new Promise((ok) => setTimeout(ok, 150));
       srv.running.ctx.store.cache.invalidate();
@@ -399,22 +379,7 @@ describe("scans on a damaged store (xarray v2 Blosc-lz4)", () => {
   });
 
   test("a scan closed while its decodes are in flight gives every buffer back", async () => {
-    const p = await planBox(
-      srv.running.ctx.store,
-      srv.running.ctx.registry,
-      {
-        group: "forecast/global",
-        var: "t2m",
-        time_index: 0,
-        lead_start: 0,
-        lead_stop: 8,
-        lat_min: -90,
-        lat_max: 90,
-        lon_min: 0,
-        lon_max: 359,
-      },
-      1024,
-    );
+    const p = await globePlan();
     const scan = new ChunkScan(p.variable.array, p.variable.roles.indexOf("lead"));
     for (const r of regionsOf(p)) scan.prefetch(r);
     assert.ok(scan.holding > 0);
@@ -450,8 +415,7 @@ describe("a scan that fails after the headers went out (xarray v2, 3-lead chunks
 
   test("the body is cut short of Content-Length and the log names the store and the damaged chunk", async () => {
     const key = await srv.key(["weather"]);
-    const q = new URLSearchParams({ var: "t2m", time_index: "0", lead_start: "0", lead_stop: "8" });
-    for (const [k, v] of Object.entries({ lat_min: -90, lat_max: 90, lon_min: 0, lon_max: 359 })) q.set(k, String(v));
+    const q = globeQuery();
     const url = `${srv.url}/api/export/forecast~global/npy?${q}`;
     const whole = await getToEnd(url, { "X-API-Key": key });
     assert.equal(whole.ended, "complete");
@@ -478,8 +442,7 @@ describe("a scan that fails after the headers went out (xarray v2, 3-lead chunks
 
   test("a client that leaves mid-body gives its scan's reservation back", async () => {
     const key = await srv.key(["weather"]);
-    const q = new URLSearchParams({ var: "t2m", time_index: "0", lead_start: "0", lead_stop: "8" });
-    for (const [k, v] of Object.entries({ lat_min: -90, lat_max: 90, lon_min: 0, lon_max: 359 })) q.set(k, String(v));
+    const q = globeQuery();
     for (let i = 0; i < 5; i++) {
       const ac = new AbortController();
       const r = await fetch(`${srv.url}/api/export/forecast~global/npy?${q}`, {
@@ -497,8 +460,7 @@ describe("a scan that fails after the headers went out (xarray v2, 3-lead chunks
   test("past the budget the export reads through the chunk cache, with the same values", async () => {
     const settings = srv.running.ctx.settings;
     const key = await srv.key(["weather"]);
-    const q = new URLSearchParams({ var: "t2m", time_index: "0", lead_start: "0", lead_stop: "8" });
-    for (const [k, v] of Object.entries({ lat_min: -90, lat_max: 90, lon_min: 0, lon_max: 359 })) q.set(k, String(v));
+    const q = globeQuery();
     const url = `${srv.url}/api/export/forecast~global/npy?${q}`;
     const cache = srv.running.ctx.store.cache;
     cache.invalidate();
@@ -520,4 +482,11 @@ describe("a scan that fails after the headers went out (xarray v2, 3-lead chunks
 async function reservationsBack(): Promise<void> {
   for (let i = 0; i < 200 && ChunkScan.reservedBytes !== 0; i++) await new Promise((ok) => setTimeout(ok, 10));
   assert.equal(ChunkScan.reservedBytes, 0, "a scan's reservation was never given back");
+}
+
+/** The query of an export of every lead of run 0 over the whole globe. */
+function globeQuery(): URLSearchParams {
+  const q = new URLSearchParams({ var: "t2m", time_index: "0", lead_start: "0", lead_stop: "8" });
+  for (const [k, v] of Object.entries(GLOBE)) q.set(k, String(v));
+  return q;
 }

@@ -4,37 +4,10 @@
 // other chain, and every other reader, goes through zarrita's pipeline with the codecs in
 // register.ts. Either way a chunk must decode to exactly its shape's bytes, or it is refused.
 import type { NodeMeta } from "../metadata.ts";
+import { TYPED_ARRAYS, type Values } from "../typed-values.ts";
 import { decodeNative } from "./blosc.ts";
 import { CodecInputError, decodedBound } from "./bound.ts";
 import { nativeBlosc } from "./native-blosc.ts";
-
-type Values =
-  | Float32Array
-  | Float64Array
-  | Int8Array
-  | Uint8Array
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array
-  | BigInt64Array
-  | BigUint64Array;
-
-const TYPED: Record<
-  string,
-  { new (b: ArrayBuffer, offset: number, length: number): Values; BYTES_PER_ELEMENT: number }
-> = {
-  float32: Float32Array,
-  float64: Float64Array,
-  int8: Int8Array,
-  uint8: Uint8Array,
-  int16: Int16Array,
-  uint16: Uint16Array,
-  int32: Int32Array,
-  uint32: Uint32Array,
-  int64: BigInt64Array,
-  uint64: BigUint64Array,
-};
 
 // Chunks up to this size decode on the calling thread (as in blosc.ts and whole.ts).
 const INLINE_BYTES = 128 * 1024;
@@ -57,7 +30,7 @@ type Json = Record<string, unknown>;
 export function directDecoder(meta: NodeMeta): DirectDecoder | undefined {
   const a = meta.array;
   if (!a || a.problem) return undefined;
-  const Typed = TYPED[a.dtype];
+  const Typed = TYPED_ARRAYS[a.dtype];
   const bytes = decodedBound({ dataType: a.dtype, shape: a.chunks });
   if (!Typed || bytes === undefined) return undefined;
   if (meta.format === 2 && (meta.raw[".zarray"] as Json | undefined)?.order !== "C") return undefined;

@@ -149,8 +149,9 @@ for (const [label, decode] of [
         }
       }
       assert.ok(ran > 5000);
-      // Not a speed claim: a hang or a runaway loop would show as seconds here.
-      assert.ok(slowest < 1000, `slowest decode ${slowest} ms`);
+      // Not a speed claim: a hang or a runaway loop would show as many seconds here (a loaded
+      // machine running two suites at once has paused a single decode for a second).
+      assert.ok(slowest < 10_000, `slowest decode ${slowest} ms`);
     });
   });
 }

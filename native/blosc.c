@@ -9,7 +9,12 @@
 // frames into a buffer the caller owns (zstdDecode, zstdDecodeSync): node:zlib can only return
 // new buffers, and bulk reads decode into reused ones. ZSTD_decompress never writes past the
 // capacity it is given and fails instead.
+//
+// copyRuns moves runs of items between two typed arrays (a decoded chunk and the region it feeds):
+// one memcpy per run where JavaScript pays a subarray view or a scalar loop per run. Every run is
+// bounds-checked against both arrays before the first byte moves.
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,6 +39,8 @@ typedef struct {
   int zstd;
   /** Set for a file read (readFile), else the job decodes src into dst. */
   char *path;
+  /** For a file read: the resolved store root the file's real path must lie in (or NULL). */
+  char *root;
   double result;
 } Job;
 
@@ -95,12 +102,23 @@ static napi_value run_sync(napi_env env, napi_callback_info info, int zstd) {
 
 static napi_value decode_sync(napi_env env, napi_callback_info info) { return run_sync(env, info, 0); }
 
-// readFile(path, dst): a whole regular file read into dst on libuv's pool, in one job instead of
-// the four (open, fstat, read, close) node:fs makes of it. Resolves to the bytes read, or a
-// negative number: -errno, TOO_BIG when the file is larger than dst (nothing read), CHANGED when
-// it ended before its stated size. The caller has already confined and resolved the path.
+// readFile(path, dst, root?): a whole regular file read into dst on libuv's pool, in one job
+// instead of the five (realpath, open, fstat, read, close) node:fs makes of it. Resolves to the
+// bytes read, or a negative number: -errno, TOO_BIG when the file is larger than dst (nothing
+// read), CHANGED when it ended before its stated size, OUTSIDE when its real path (symlinks
+// followed) leaves `root`, the store's resolved root. The caller has confined the path lexically.
 #define TOO_BIG -100000
 #define CHANGED -100001
+#define OUTSIDE -100002
+
+// The real path of `path` when it lies in `root` (itself a real path), in `out` (PATH_MAX).
+static double resolve_inside(const char *path, const char *root, char *out) {
+  if (!realpath(path, out)) return -errno;
+  size_t n = strlen(root);
+  if (n == 1 && root[0] == '/') return 0;
+  if (strncmp(out, root, n) != 0 || (out[n] != '\0' && out[n] != '/')) return OUTSIDE;
+  return 0;
+}
 
 static double read_into(const char *path, void *dst, size_t cap) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -139,8 +157,22 @@ static double read_into(const char *path, void *dst, size_t cap) {
 static void execute(napi_env env, void *data) {
   (void)env;
   Job *job = (Job *)data;
-  job->result = job->path ? read_into(job->path, job->dst, job->dst_len)
-                          : run(job->zstd, job->src, job->src_len, job->dst, job->dst_len);
+  if (!job->path) {
+    job->result = run(job->zstd, job->src, job->src_len, job->dst, job->dst_len);
+    return;
+  }
+  if (!job->root) {
+    job->result = read_into(job->path, job->dst, job->dst_len);
+    return;
+  }
+  char *real = (char *)malloc(PATH_MAX);
+  if (!real) {
+    job->result = -ENOMEM;
+    return;
+  }
+  double inside = resolve_inside(job->path, job->root, real);
+  job->result = inside < 0 ? inside : read_into(real, job->dst, job->dst_len);
+  free(real);
 }
 
 static void complete(napi_env env, napi_status status, void *data) {
@@ -159,6 +191,7 @@ static void complete(napi_env env, napi_status status, void *data) {
   napi_delete_reference(env, job->dst_ref);
   napi_delete_async_work(env, job->work);
   free(job->path);
+  free(job->root);
   free(job);
 }
 
@@ -202,32 +235,148 @@ static napi_value zstd_sync(napi_env env, napi_callback_info info) { return run_
 static napi_value zstd_async(napi_env env, napi_callback_info info) { return run_async(env, info, 1); }
 #endif
 
-static napi_value read_file(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  size_t path_len = 0;
+// A string argument as a new C string; NULL (with *bad set) when it is not a string or holds a
+// NUL, which would make C name another file than JavaScript confined.
+static char *c_string(napi_env env, napi_value v, int *bad) {
+  size_t len = 0;
   napi_valuetype t;
-  if (argc < 2 || napi_typeof(env, argv[0], &t) != napi_ok || t != napi_string ||
-      napi_get_value_string_utf8(env, argv[0], NULL, 0, &path_len) != napi_ok) {
-    return throw_type(env, "readFile(path: string, dst: Uint8Array)");
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_string ||
+      napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok) {
+    *bad = 1;
+    return NULL;
   }
+  char *s = (char *)malloc(len + 1);
+  if (!s) return NULL;
+  napi_get_value_string_utf8(env, v, s, len + 1, &len);
+  if (strlen(s) != len) {
+    free(s);
+    *bad = 1;
+    return NULL;
+  }
+  return s;
+}
+
+static napi_value read_file(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  const char *usage = "readFile(path: string, dst: Uint8Array, root?: string)";
+  if (argc < 2) return throw_type(env, usage);
+  napi_valuetype rt = napi_undefined;
+  if (argc >= 3) napi_typeof(env, argv[2], &rt);
+  int bad = 0;
   Job *job = (Job *)calloc(1, sizeof(Job));
-  char *path = job ? (char *)malloc(path_len + 1) : NULL;
-  if (!path) {
+  char *path = job ? c_string(env, argv[0], &bad) : NULL;
+  char *root = path && rt != napi_undefined ? c_string(env, argv[2], &bad) : NULL;
+  int oom = !bad && (!job || !path || (rt != napi_undefined && !root));
+  if (bad || oom || !bytes_of(env, argv[1], &job->dst, &job->dst_len)) {
+    free(path);
+    free(root);
     free(job);
+    if (!oom) return throw_type(env, usage);
     napi_throw_error(env, NULL, "readFile: out of memory");
     return NULL;
   }
-  napi_get_value_string_utf8(env, argv[0], path, path_len + 1, &path_len);
-  // A path with a NUL inside would name another file than the one confined in JavaScript.
-  if (strlen(path) != path_len || !bytes_of(env, argv[1], &job->dst, &job->dst_len)) {
-    free(path);
-    free(job);
-    return throw_type(env, "readFile(path: string, dst: Uint8Array)");
-  }
   job->path = path;
+  job->root = root;
   return queue(env, job, NULL, argv[1]);
+}
+
+#define MAX_OUTER 16
+
+// Items of a typed array argument, their size and where they start.
+static int items_of(napi_env env, napi_value v, char **data, size_t *len, size_t *item,
+                    napi_typedarray_type *type_out) {
+  bool is_typed = false;
+  if (napi_is_typedarray(env, v, &is_typed) != napi_ok || !is_typed) return 0;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t offset = 0;
+  void *p = NULL;
+  if (napi_get_typedarray_info(env, v, &type, len, &p, &ab, &offset) != napi_ok) return 0;
+  switch (type) {
+    case napi_int8_array: case napi_uint8_array: case napi_uint8_clamped_array: *item = 1; break;
+    case napi_int16_array: case napi_uint16_array: *item = 2; break;
+    case napi_int32_array: case napi_uint32_array: case napi_float32_array: *item = 4; break;
+    default: *item = 8; break;
+  }
+  *data = (char *)p;
+  *type_out = type;
+  return 1;
+}
+
+// lo/hi: the lowest and highest item a copy touches, given its start, run length and outer dims.
+static int reach_ok(double start, double n, int k, const double *count, const double *stride, size_t len) {
+  double lo = start, hi = start + n - 1;
+  for (int d = 0; d < k; d++) {
+    double r = (count[d] - 1) * stride[d];
+    if (r < 0) lo += r; else hi += r;
+  }
+  return lo >= 0 && hi < (double)len;
+}
+
+static int whole(double x) { return isfinite(x) && x == floor(x) && fabs(x) < 9007199254740992.0; }
+
+// copyRuns(src, dst, geom): geom is a Float64Array [srcStart, dstStart, n, k, count_1..k,
+// srcStride_1..k, dstStride_1..k] (values after those are ignored), all in items: runs of n items,
+// one for every index of the k outer dimensions (the first varying slowest). Both arrays must have
+// the same item size.
+static napi_value copy_runs(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char *src = NULL, *dst = NULL, *gp = NULL;
+  size_t src_len = 0, dst_len = 0, glen = 0, src_item = 0, dst_item = 0, gitem = 0;
+  napi_typedarray_type st, dt, gt;
+  if (argc < 3 || !items_of(env, argv[0], &src, &src_len, &src_item, &st) ||
+      !items_of(env, argv[1], &dst, &dst_len, &dst_item, &dt) || !items_of(env, argv[2], &gp, &glen, &gitem, &gt)) {
+    return throw_type(env, "copyRuns(src: TypedArray, dst: TypedArray, geom: Float64Array)");
+  }
+  const double *g = (const double *)gp;
+  if (gt != napi_float64_array || src_item != dst_item || glen < 4) {
+    return throw_type(env, "copyRuns: geom must be a Float64Array and both arrays of one item size");
+  }
+  for (size_t i = 0; i < glen; i++) {
+    if (!whole(g[i])) return throw_type(env, "copyRuns: geom holds a value that is not a whole number");
+  }
+  double n = g[2];
+  int k = (int)g[3];
+  if (n < 0 || k < 0 || k > MAX_OUTER || glen < (size_t)(4 + 3 * k)) {
+    return throw_type(env, "copyRuns: geom does not describe a copy");
+  }
+  const double *count = g + 4, *sstride = g + 4 + k, *dstride = g + 4 + 2 * k;
+  for (int d = 0; d < k; d++) {
+    if (count[d] <= 0) return NULL;  // nothing to copy
+  }
+  if (n == 0) return NULL;
+  if (!reach_ok(g[0], n, k, count, sstride, src_len) || !reach_ok(g[1], n, k, count, dstride, dst_len)) {
+    napi_throw_range_error(env, NULL, "copyRuns: a run lies outside an array");
+    return NULL;
+  }
+  const size_t item = src_item, run = (size_t)n * item;
+  long long s = (long long)g[0], t = (long long)g[1];
+  long long idx[MAX_OUTER] = {0};
+  long long cnt[MAX_OUTER], ss[MAX_OUTER], ds[MAX_OUTER];
+  for (int d = 0; d < k; d++) {
+    cnt[d] = (long long)count[d];
+    ss[d] = (long long)sstride[d];
+    ds[d] = (long long)dstride[d];
+  }
+  for (;;) {
+    memmove(dst + t * (long long)item, src + s * (long long)item, run);
+    int d = k - 1;
+    while (d >= 0) {
+      s += ss[d];
+      t += ds[d];
+      if (++idx[d] < cnt[d]) break;
+      s -= cnt[d] * ss[d];
+      t -= cnt[d] * ds[d];
+      idx[d] = 0;
+      d--;
+    }
+    if (d < 0) break;
+  }
+  return NULL;
 }
 
 static napi_value version(napi_env env, napi_callback_info info) {
@@ -251,6 +400,7 @@ NAPI_MODULE_INIT() {
       {"version", NULL, version, NULL, NULL, NULL, napi_default, NULL},
       {"compressors", NULL, compressors, NULL, NULL, NULL, napi_default, NULL},
       {"readFile", NULL, read_file, NULL, NULL, NULL, napi_default, NULL},
+      {"copyRuns", NULL, copy_runs, NULL, NULL, NULL, napi_default, NULL},
 #ifdef GRIDCAST_ZSTD
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},

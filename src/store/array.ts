@@ -9,6 +9,7 @@ import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
 import { CodecInputError } from "./codecs/bound.ts";
 import { type DirectDecoder, directDecoder } from "./codecs/direct.ts";
+import { nativeBlosc } from "./codecs/native-blosc.ts";
 import { giveBytes, takeBytes } from "./scan-buffers.ts";
 import { NOT_YET } from "./stamp-memo.ts";
 // Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.
@@ -207,16 +208,34 @@ export class StoredArray {
     return `${this.meta.path}|${this.revision}|${coords.join(",")}|${version}`;
   }
 
-  async chunk(coords: number[]): Promise<Chunk> {
+  /**
+   * A decoded chunk, for use at once: read it before the next `await` (its memory may be reused
+   * for another chunk after that; see chunk-cache.ts). To hold it longer, leaseChunk().
+   */
+  chunk(coords: number[]): Promise<Chunk> {
+    return this.#chunk(coords, false);
+  }
+
+  /** A decoded chunk held until releaseChunk(it), across any number of awaits. */
+  leaseChunk(coords: number[]): Promise<Chunk> {
+    return this.#chunk(coords, true);
+  }
+
+  releaseChunk(ch: Chunk): void {
+    this.#cache.release(ch as Chunk & { byteLength: number });
+  }
+
+  async #chunk(coords: number[], lease: boolean): Promise<Chunk> {
     // Degenerate metadata (a 0 in the chunk shape, absurd sizes) is refused before any decode.
     const problem = this.meta.array?.problem;
     if (problem) throw new CorruptDataError(`array metadata cannot be used: ${problem}`);
     const version = await this.chunkVersion(coords);
     const cacheKey = this.#cacheKey(coords, version);
-    return this.#cache.get(cacheKey, async () => {
+    const load = async () => {
       // The chains scans decode directly load the same way here (the stored bytes in a reused
-      // buffer, read in one job), into a buffer of the cache's own; the rest through zarrita.
-      const direct = await this.decodeDirect(coords, takeBytes, giveBytes, ownBuffer);
+      // buffer, read in one job), into a pooled buffer the cache hands back when it drops the
+      // chunk; the rest through zarrita.
+      const direct = await this.decodeDirect(coords, takeBytes, giveBytes);
       if (direct) return Object.assign(direct.chunk, { byteLength: direct.buffer.byteLength });
       const key = this.storageKey(coords);
       try {
@@ -227,7 +246,8 @@ export class StoredArray {
       } catch (cause) {
         throw located(wrap(cause), this.#backend, key, coords);
       }
-    });
+    };
+    return lease ? this.#cache.lease(cacheKey, load) : this.#cache.get(cacheKey, load);
   }
 
   /** How this array's chunks decode into a caller's buffer, if its codec chain allows (direct.ts). */
@@ -361,14 +381,6 @@ export class StoredArray {
   }
 }
 
-/**
- * A buffer of exactly n bytes that belongs to whoever takes it (the chunk cache), never pooled.
- * Not zero-filled: every direct decode writes each byte or fails (exact-size checks).
- */
-function ownBuffer(n: number): Uint8Array {
-  return new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
-}
-
 /** A decoded chunk must hold exactly one chunk of values: anything else is damaged data. */
 function checkChunk(c: Chunk, chunkShape: number[]): void {
   const n = chunkShape.reduce((a, b) => a * b, 1);
@@ -482,6 +494,7 @@ function copyRegion(
   const isFloatData = data instanceof Float32Array || data instanceof Float64Array;
   const bulk = plain && isFloatData && ArrayBuffer.isView(out) && cs === 1 && os === 1 && n >= BULK_RUN;
   if (plain && data instanceof Float32Array && out instanceof Float32Array) {
+    if (cs === 1 && os === 1 && copyNative(data, out, src, dst, n, lo, hi, ch.stride, place.strides)) return;
     copyF32(data, out, src, dst, n, cs, os, lo, hi, ch.stride, place.strides);
     return;
   }
@@ -514,6 +527,47 @@ function copyRegion(
     }
     if (d < 0) break;
   }
+}
+
+// Below this many values a copy stays in JavaScript (the call into the addon costs more).
+const NATIVE_MIN = 512;
+// The addon's copy parameters, reused: [srcStart, dstStart, n, k, counts, src strides, dst strides].
+const geom = new Float64Array(4 + 3 * 16);
+
+/**
+ * Contiguous runs copied by the addon (one memcpy each; JavaScript pays a view or a scalar loop
+ * per run, most of an export's time on the main thread). False when the addon is not there or
+ * the copy is small: then the caller copies.
+ */
+function copyNative(
+  data: Float32Array,
+  out: Float32Array,
+  src: number,
+  dst: number,
+  n: number,
+  lo: number[],
+  hi: number[],
+  cStride: number[],
+  oStride: number[],
+): boolean {
+  const k = lo.length - 1;
+  if (k > 16) return false;
+  let total = n;
+  for (let d = 0; d < k; d++) total *= hi[d] - lo[d];
+  if (total < NATIVE_MIN) return false;
+  const addon = nativeBlosc();
+  if (!addon) return false;
+  geom[0] = src;
+  geom[1] = dst;
+  geom[2] = n;
+  geom[3] = k;
+  for (let d = 0; d < k; d++) {
+    geom[4 + d] = hi[d] - lo[d];
+    geom[4 + k + d] = cStride[d];
+    geom[4 + 2 * k + d] = oStride[d];
+  }
+  addon.copyRuns(data, out, geom);
+  return true;
 }
 
 /** The common case, float32 stored and answered without unpacking, kept monomorphic for the JIT:

@@ -51,6 +51,8 @@ const MISSING = new Set(["ENOENT", "ENOTDIR", "EISDIR"]);
 const NATIVE_MISSING = new Set([-2, -20, -21]);
 const NATIVE_TOO_BIG = -100000;
 const NATIVE_CHANGED = -100001;
+/** The file's real path (symlinks followed) leaves the store's root: treated as missing. */
+const NATIVE_OUTSIDE = -100002;
 
 export class DirectoryBackend implements Backend {
   readonly root: string;
@@ -63,13 +65,22 @@ export class DirectoryBackend implements Backend {
     this.description = `directory store ${this.root}`;
   }
 
+  /** A key's path under the root, confined lexically (no `..` out of it); undefined if it leaves. */
+  #lexical(key: string): string | undefined {
+    const full = join(this.root, confineKey(key));
+    return full === this.root || full.startsWith(this.root + sep) ? full : undefined;
+  }
+
+  #resolvedRoot(): Promise<string> {
+    this.#realRoot ??= realpath(this.root).catch(() => this.root);
+    return this.#realRoot;
+  }
+
   /** Resolve a key inside the root; symlinks that leave the root are treated as missing. */
   async #path(key: string): Promise<string | undefined> {
-    const rel = confineKey(key);
-    const full = join(this.root, rel);
-    if (full !== this.root && !full.startsWith(this.root + sep)) return undefined;
-    this.#realRoot ??= realpath(this.root).catch(() => this.root);
-    const realRoot = await this.#realRoot;
+    const full = this.#lexical(key);
+    if (!full) return undefined;
+    const realRoot = await this.#resolvedRoot();
     try {
       const real = await realpath(full);
       if (real !== realRoot && !real.startsWith(realRoot + sep)) return undefined;
@@ -94,21 +105,25 @@ export class DirectoryBackend implements Backend {
   }
 
   async getInto(key: string, take: (size: number) => Uint8Array, expect?: number): Promise<Uint8Array | undefined> {
-    const p = await this.#path(key);
-    if (!p) return undefined;
-    // One job on libuv's pool through the native addon when the caller knows how large the file
-    // should be at most; a larger file (or no addon) takes node:fs's open, fstat, read and close.
+    // One job on libuv's pool through the native addon (resolve and confine, open, fstat, read,
+    // close) when the caller knows how large the file should be at most; a larger file (or no
+    // addon) takes node:fs's realpath, open, fstat, read and close.
     const readFile = expect === undefined ? undefined : nativeBlosc()?.readFile;
     if (readFile && expect !== undefined) {
+      const full = this.#lexical(key);
+      if (!full) return undefined;
+      const realRoot = await this.#resolvedRoot();
       const buf = take(expect);
-      const n = await readFile(p, buf);
+      const n = await readFile(full, buf, realRoot);
       if (n >= 0) return buf.subarray(0, n);
-      if (NATIVE_MISSING.has(n)) return undefined;
+      if (NATIVE_MISSING.has(n) || n === NATIVE_OUTSIDE) return undefined;
       if (n !== NATIVE_TOO_BIG) {
         const detail = n === NATIVE_CHANGED ? "the file ended before its stated size" : `errno ${-n}`;
         throw fault(this, key, "the store cannot be read right now", { detail });
       }
     }
+    const p = await this.#path(key);
+    if (!p) return undefined;
     return this.#withFile(p, key, async (fh, size) => {
       const buf = take(size);
       let at = 0;

@@ -1,5 +1,15 @@
 // A decoded-chunk cache with a byte budget, shared by every reader in the process. Concurrent
 // requests for the same chunk share one decode. Least recently used entries go first.
+//
+// Dropped entries (evicted, invalidated, replaced) can be handed to a `recycle` callback so their
+// memory is reused by the next decode instead of left to the garbage collector (fresh memory costs
+// page faults on every first touch, the largest part of a cold read on some machines). That makes
+// holding an entry's memory a contract:
+//  - get() and peek() answers are for use at once: read them before the next `await`. A dropped
+//    entry is recycled only from a later macrotask (setImmediate), after every continuation of
+//    the microtasks that produced it has run.
+//  - To keep an entry across an `await`, take it with lease() and give it back with release():
+//    a dropped entry that is leased is recycled only once its last lease is released.
 
 export interface CacheStats {
   hits: number;
@@ -18,9 +28,42 @@ export class ChunkCache<V extends { byteLength: number }> {
   #newest: string | undefined;
   hits = 0;
   misses = 0;
+  readonly #recycle: ((v: V) => void) | undefined;
+  /** Leases held per entry value. */
+  #leases = new Map<V, number>();
+  /** Dropped entries waiting to be recycled (leased ones wait for their last release). */
+  #dropped = new Set<V>();
+  #sweepQueued = false;
 
-  constructor(budgetBytes: number) {
+  constructor(budgetBytes: number, recycle?: (v: V) => void) {
     this.budget = budgetBytes;
+    this.#recycle = recycle;
+  }
+
+  /** get(), and the entry stays unrecycled until release(v) (once per lease). */
+  async lease(key: string, load: () => Promise<V>): Promise<V> {
+    const v = await this.get(key, load);
+    // Still in the microtasks that resolved it: no sweep can have run since.
+    this.#leases.set(v, (this.#leases.get(v) ?? 0) + 1);
+    return v;
+  }
+
+  release(v: V): void {
+    const n = this.#leases.get(v);
+    // A release without a lease would let a holder's memory be reused under it: a bug, never absorbed.
+    if (n === undefined) throw new Error("chunk cache: release without a lease");
+    if (n > 1) this.#leases.set(v, n - 1);
+    else {
+      this.#leases.delete(v);
+      if (this.#dropped.has(v)) this.#queueSweep();
+    }
+  }
+
+  /** Leases held now, all entries together (tests). */
+  get leased(): number {
+    let n = 0;
+    for (const c of this.#leases.values()) n += c;
+    return n;
   }
 
   async get(key: string, load: () => Promise<V>): Promise<V> {
@@ -71,9 +114,19 @@ export class ChunkCache<V extends { byteLength: number }> {
   }
 
   #put(key: string, v: V): void {
-    if (v.byteLength > this.budget) return;
-    // A key set again keeps its place in the Map: then the last one is no longer known.
-    this.#newest = this.#entries.has(key) ? undefined : key;
+    if (v.byteLength > this.budget) {
+      // Never cached: recycled once its takers are done with it, like any dropped entry.
+      this.#drop(v);
+      return;
+    }
+    // A key set again (a load that ran across an invalidate) keeps its place in the Map: then the
+    // last one is no longer known, and the value it held is dropped.
+    const before = this.#entries.get(key);
+    if (before !== undefined) {
+      this.#bytes -= before.byteLength;
+      this.#drop(before);
+    }
+    this.#newest = before !== undefined ? undefined : key;
     this.#entries.set(key, v);
     this.#bytes += v.byteLength;
     for (const [k, old] of this.#entries) {
@@ -81,7 +134,27 @@ export class ChunkCache<V extends { byteLength: number }> {
       this.#entries.delete(k);
       if (k === this.#newest) this.#newest = undefined;
       this.#bytes -= old.byteLength;
+      this.#drop(old);
     }
+  }
+
+  #drop(v: V): void {
+    if (!this.#recycle) return;
+    this.#dropped.add(v);
+    this.#queueSweep();
+  }
+
+  #queueSweep(): void {
+    if (this.#sweepQueued) return;
+    this.#sweepQueued = true;
+    setImmediate(() => {
+      this.#sweepQueued = false;
+      for (const v of this.#dropped) {
+        if (this.#leases.has(v)) continue;
+        this.#dropped.delete(v);
+        this.#recycle!(v);
+      }
+    });
   }
 
   /** Drop entries whose key starts with a prefix (a group that changed on disk). */
@@ -91,6 +164,7 @@ export class ChunkCache<V extends { byteLength: number }> {
         this.#entries.delete(k);
         if (k === this.#newest) this.#newest = undefined;
         this.#bytes -= v.byteLength;
+        this.#drop(v);
       }
     }
   }

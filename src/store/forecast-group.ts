@@ -259,7 +259,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const a = coord(r);
     if (a.shape.length > 0) return a.readRaw();
     const ch = await a.chunk([]);
-    return [Number(ch.data[0])];
+    return [Number(ch.data[0])]; // read at once (see chunk())
   };
   // Coordinates have no missing values: a v2 fill_value that happens to equal a coordinate (zarr's
   // default 0 at longitude 0) must not turn it into NaN, so only scale and offset apply.

@@ -55,8 +55,8 @@ export function takeBytes(n: number): Uint8Array {
  * Hand back a view takeBytes gave, once its bytes are no longer read or written by anyone. Any
  * other buffer (one a backend made, which it may still hold) is left alone.
  */
-export function giveBytes(view: Uint8Array): void {
-  const ab = view.buffer;
+export function giveBytes(view: { readonly buffer: ArrayBufferLike } | ArrayLike<unknown>): void {
+  const ab = (view as { buffer?: unknown }).buffer;
   // Handing a buffer back twice would give it to two readers at once: a bug, never to be absorbed.
   if (ab instanceof ArrayBuffer && inPool.has(ab)) throw new Error("scan buffer handed back twice");
   if (!(ab instanceof ArrayBuffer) || !lent.has(ab)) return;

@@ -19,6 +19,8 @@ interface Held {
   loaded: Promise<Chunk>;
   /** Our buffer behind chunk.data (undefined for a chunk from the cache: the cache owns it). */
   buffer?: Uint8Array;
+  /** A chunk leased from the cache (a fill-value chunk), released with the buffer. */
+  leased?: Chunk;
   settled: boolean;
   pins: number;
   done: boolean;
@@ -139,6 +141,7 @@ export class ChunkScan {
     h.loaded = this.#load(cc).then(
       (got) => {
         h.buffer = got.buffer;
+        h.leased = got.leased;
         h.settled = true;
         this.#release(h);
         return got.chunk;
@@ -156,10 +159,13 @@ export class ChunkScan {
     return h;
   }
 
-  async #load(cc: number[]): Promise<{ chunk: Chunk; buffer?: Uint8Array }> {
+  async #load(cc: number[]): Promise<{ chunk: Chunk; buffer?: Uint8Array; leased?: Chunk }> {
     const got = await this.array.decodeDirect(cc, takeBytes, giveBytes);
+    if (got) return got;
     // A chunk that is not stored is its fill value: the cached path knows how to answer that.
-    return got ?? { chunk: await this.array.chunk(cc) };
+    // Held across awaits, so leased (the cache may drop it meanwhile and reuse its memory).
+    const chunk = await this.array.leaseChunk(cc);
+    return { chunk, leased: chunk };
   }
 
   #release(h: Held): void {
@@ -167,6 +173,8 @@ export class ChunkScan {
     if (this.#held.get(h.key) !== h) return;
     this.#held.delete(h.key);
     if (h.buffer) giveBytes(h.buffer);
+    if (h.leased) this.array.releaseChunk(h.leased);
     h.buffer = undefined;
+    h.leased = undefined;
   }
 }

@@ -14,6 +14,7 @@ import { buildForecastGroup, type ForecastGroup, GroupUnreadableError } from "./
 import { confineKey } from "./keys.ts";
 import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metadata.ts";
 import { Revalidated, type Stamped } from "./revalidate.ts";
+import { giveBytes } from "./scan-buffers.ts";
 
 export interface StoreOptions {
   cacheMb?: number;
@@ -77,7 +78,9 @@ export class Store {
   constructor(root: string, opts: StoreOptions = {}) {
     this.root = root;
     this.backend = openBackend(root, opts.timeoutMs);
-    this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024);
+    // Dropped chunks' buffers go back to the shared pool, where the next decode of that size finds
+    // memory already paged in (only buffers the pool lent are taken back; zarrita's are left).
+    this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024, (c) => giveBytes(c.data));
     this.registry = opts.registry ?? defaultRegistry;
     this.checkMs = opts.checkMs ?? METADATA_CHECK_MS;
     this.#rootName = rootGroupName(root, opts.rootGroupName);

@@ -46,11 +46,18 @@ export class ChunkBytes {
     // The stored object's version is part of the key: a chunk rewritten in place is re-encoded anew.
     const version = await src.array.chunkVersion(coords);
     return this.#reencoded.get(`${serial}|${coords.join(",")}|${version}`, async () => {
-      const ch = await src.array.chunk(coords);
-      const n = a.chunks.reduce((x, y) => x * y, 1);
-      if (ch.data.length !== n) throw new CorruptDataError("a stored chunk does not have the array's chunk shape");
-      const values = inCOrder(ch.data as Values, ch.shape, ch.stride);
-      return compress(valueBytes(values, "little"), a.encoding.v2Compressor, itemSize(a.dtype));
+      // Leased: the compressor reads the chunk's memory from the thread pool, after an await.
+      const ch = await src.array.leaseChunk(coords);
+      try {
+        const n = a.chunks.reduce((x, y) => x * y, 1);
+        if (ch.data.length !== n) throw new CorruptDataError("a stored chunk does not have the array's chunk shape");
+        const values = inCOrder(ch.data as Values, ch.shape, ch.stride);
+        const out = await compress(valueBytes(values, "little"), a.encoding.v2Compressor, itemSize(a.dtype));
+        // Uncompressed bytes may be a view of the chunk itself: kept here, they need their own copy.
+        return out.buffer === (ch.data as Values).buffer ? out.slice() : out;
+      } finally {
+        src.array.releaseChunk(ch);
+      }
     });
   }
 

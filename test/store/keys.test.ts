@@ -16,6 +16,9 @@ writeFileSync(join(base, "secret.txt"), "sentinel");
 mkdirSync(join(base, "store-evil"));
 writeFileSync(join(base, "store-evil", "zarr.json"), "sentinel");
 symlinkSync(join(base, "secret.txt"), join(root, "a", "link"));
+// Out through a sibling whose name starts with the root's; and a link that stays inside.
+symlinkSync(join(base, "store-evil", "zarr.json"), join(root, "a", "evil-link"));
+symlinkSync(join(root, "a", "zarr.json"), join(root, "a", "inner-link"));
 after(() => cleanup(base));
 
 describe("confineKey", () => {
@@ -52,6 +55,13 @@ describe("DirectoryBackend", () => {
     await assert.rejects(b.get("../store-evil/zarr.json"));
     assert.equal(await b.get("a/link"), undefined);
     assert.equal(await b.size("a/link"), undefined);
+    // getInto, as bulk reads use it: with the addon one job resolves, confines and reads.
+    const take = (n: number) => new Uint8Array(n);
+    assert.equal(await b.getInto("a/link", take, 100), undefined);
+    assert.equal(await b.getInto("a/evil-link", take, 100), undefined);
+    await assert.rejects(b.getInto("../secret.txt", take, 100));
+    assert.equal(new TextDecoder().decode(await b.getInto("a/inner-link", take, 100)), "{}");
+    assert.equal(await b.getInto("a/nothing", take, 100), undefined);
   });
   test("missing keys are undefined, not errors", async () => {
     assert.equal(await b.get("a/nothing"), undefined);

@@ -17,8 +17,12 @@ interface Addon {
   zstdDecode?(src: Uint8Array, dst: Uint8Array): Promise<number>;
   zstdDecodeSync?(src: Uint8Array, dst: Uint8Array): number;
   /** A whole regular file into dst in one job: bytes read, -errno, -100000 (larger than dst,
-   * nothing read) or -100001 (ended before its stated size). */
-  readFile(path: string, dst: Uint8Array): Promise<number>;
+   * nothing read), -100001 (ended before its stated size) or, given the store's resolved root,
+   * -100002 (the file's real path leaves it). */
+  readFile(path: string, dst: Uint8Array, root?: string): Promise<number>;
+  /** Runs of items from src to dst (same item size); geom as in native/blosc.c. Throws a
+   * RangeError, moving nothing, when any run would fall outside either array. */
+  copyRuns(src: ArrayBufferView, dst: ArrayBufferView, geom: Float64Array): void;
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../../../build/native/blosc.node", import.meta.url));

@@ -3,7 +3,7 @@
 // libzstd into a caller's buffer; whole files read in one job.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
@@ -67,7 +67,7 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
     assert.ok((await addon.zstdDecode(enc.subarray(0, enc.length - 9), out)) < 0);
   });
 
-  test("reads a whole file into a buffer in one job: missing, directory, too large, NUL in the path", async () => {
+  test("reads a whole file into a buffer in one job: missing, directory, too large, NUL in the path, outside the root", async () => {
     const addon = nativeBlosc()!;
     const dir = tempDir("gridcast-readfile-");
     try {
@@ -80,6 +80,22 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
       assert.equal(await addon.readFile(dir, into), -21);
       assert.equal(await addon.readFile(join(dir, "f"), new Uint8Array(4999)), -100000);
       assert.throws(() => addon.readFile(`${join(dir, "f")}\0x`, into), TypeError);
+      // Given the store's resolved root, the file's real path must stay inside it.
+      mkdirSync(join(dir, "root"));
+      mkdirSync(join(dir, "root-evil"));
+      writeFileSync(join(dir, "root", "in"), bytes);
+      writeFileSync(join(dir, "root-evil", "x"), bytes);
+      symlinkSync(join(dir, "f"), join(dir, "root", "out"));
+      symlinkSync(join(dir, "root-evil", "x"), join(dir, "root", "sibling"));
+      symlinkSync(join(dir, "root", "in"), join(dir, "root", "inner"));
+      const root = join(dir, "root");
+      assert.equal(await addon.readFile(join(root, "in"), into, root), 5000);
+      assert.equal(await addon.readFile(join(root, "inner"), into, root), 5000);
+      assert.equal(await addon.readFile(join(root, "out"), into, root), -100002);
+      assert.equal(await addon.readFile(join(root, "sibling"), into, root), -100002);
+      assert.equal(await addon.readFile(join(root, "gone"), into, root), -2);
+      assert.equal(await addon.readFile(join(root, "in"), into, "/"), 5000);
+      assert.throws(() => addon.readFile(join(root, "in"), into, `${root}\0`), TypeError);
     } finally {
       cleanup(dir);
     }

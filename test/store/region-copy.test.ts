@@ -46,7 +46,7 @@ describe("regions of an xarray v2 Blosc-lz4 store", () => {
   let root: string;
   let storeDir: string;
   let truth: Float32Array;
-  const shape = [2, 9, 73, 144];
+  // 2.5° grid (73 × 144), 2 runs, 9 leads, chunks 1 × 9 × 16 × 16.
   before(() => {
     root = tempDir("gridcast-copy-");
     storeDir = join(root, "store");
@@ -60,6 +60,7 @@ describe("regions of an xarray v2 Blosc-lz4 store", () => {
     ]);
     const b = readFileSync(raw);
     truth = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+    assert.equal(truth.length, 2 * 9 * 73 * 144);
   });
   after(() => {
     useNativeBlosc(true);

@@ -1,7 +1,7 @@
 // Bytes and files of a finished build, reported by build and publish. Hard links count once.
 // z/x/y tile folders are not walked (millions of entries): their figures come from the manifest,
 // which counts every tile and the bytes of each distinct tile file.
-import { lstatSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Manifest } from "../render/build/manifest.ts";
 import type { TileFormat } from "./format.ts";
@@ -20,16 +20,23 @@ export interface BuildOutput {
 function walk(dir: string, seen: Set<string>, skip?: string): { files: number; bytes: number } {
   let files = 0;
   let bytes = 0;
-  for (const ent of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    const path = join(ent.parentPath, ent.name);
-    if (skip && (path === skip || path.startsWith(`${skip}/`))) continue;
-    if (!ent.isFile()) continue;
-    files++;
-    const st = lstatSync(path);
-    const id = `${st.dev}:${st.ino}`;
-    if (!seen.has(id)) {
-      seen.add(id);
-      bytes += st.size;
+  // Folder by folder, never entering `skip` (a recursive readdir would list every tile first).
+  const todo = [dir];
+  for (let d = todo.pop(); d !== undefined; d = todo.pop()) {
+    for (const ent of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, ent.name);
+      if (ent.isDirectory()) {
+        if (path !== skip) todo.push(path);
+        continue;
+      }
+      if (!ent.isFile()) continue;
+      files++;
+      const st = lstatSync(path);
+      const id = `${st.dev}:${st.ino}`;
+      if (!seen.has(id)) {
+        seen.add(id);
+        bytes += st.size;
+      }
     }
   }
   return { files, bytes };
@@ -44,8 +51,15 @@ export function measureBuild(dir: string, format: TileFormat, manifest: Manifest
     return { format, ...all, tile_files: tiles.files, tile_bytes: tiles.bytes };
   }
   const rest = walk(dir, seen, tilesDir);
-  const tileBytes = manifest.entries.reduce((n, e) => n + e.bytes, 0);
-  const tileFiles = manifest.totals.tiles;
+  // The layer folders by the manifest; files beside them (the shared empty tile) by a look.
+  const shared = { files: 0, bytes: 0 };
+  for (const ent of existsSync(tilesDir) ? readdirSync(tilesDir, { withFileTypes: true }) : []) {
+    if (!ent.isFile()) continue;
+    shared.files++;
+    shared.bytes += lstatSync(join(tilesDir, ent.name)).size;
+  }
+  const tileBytes = manifest.entries.reduce((n, e) => n + e.bytes, 0) + shared.bytes;
+  const tileFiles = manifest.totals.tiles + shared.files;
   return {
     format,
     files: rest.files + tileFiles,

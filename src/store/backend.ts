@@ -238,9 +238,16 @@ function unavailable(cause: unknown): StoreUnavailableError {
 }
 
 /** Counts reads per key so tests (and /metrics) can see exactly what a request touched. */
+/** Distinct keys CountingBackend counts by name; reads of further keys are only counted. */
+export const KEYS_TRACKED = 4096;
+
 export class CountingBackend implements Backend {
   readonly inner: Backend;
+  /** Reads per key since the last reset, for at most KEYS_TRACKED keys (a server runs for weeks
+   * over stores of millions of chunks: the map must not grow with them). */
   readonly reads = new Map<string, number>();
+  /** Reads of keys past the first KEYS_TRACKED since the last reset. */
+  untracked = 0;
   lists = 0;
   bytes = 0;
 
@@ -266,7 +273,10 @@ export class CountingBackend implements Backend {
 
   #count(key: string, got: Uint8Array | undefined): Uint8Array | undefined {
     const k = key.startsWith("/") ? key.slice(1) : key;
-    this.reads.set(k, (this.reads.get(k) ?? 0) + 1);
+    const n = this.reads.get(k);
+    if (n !== undefined) this.reads.set(k, n + 1);
+    else if (this.reads.size < KEYS_TRACKED) this.reads.set(k, 1);
+    else this.untracked++;
     if (got) this.bytes += got.byteLength;
     return got;
   }
@@ -293,11 +303,12 @@ export class CountingBackend implements Backend {
 
   reset(): void {
     this.reads.clear();
+    this.untracked = 0;
     this.lists = 0;
     this.bytes = 0;
   }
 
-  /** Keys read since the last reset, sorted. */
+  /** Keys read since the last reset, sorted (the first KEYS_TRACKED of them). */
   keysRead(): string[] {
     return [...this.reads.keys()].sort();
   }

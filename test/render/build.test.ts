@@ -2,8 +2,17 @@
 // place (both storage layouts), nothing outside a regional patch, catalog, TileJSON, legends,
 // manifest, embedding indexes and viewer files; and one full z0..7 pyramid of a single layer.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { join, sep } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Catalog } from "../../src/render/layout.ts";
 import { pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
@@ -207,6 +216,27 @@ describe("build output", () => {
     assert.ok(listFiles(join(dir, "embeddings", "locate")).length > 0);
     assert.equal(readFileSync(join(dir, "index.html"), "utf8"), "<!doctype html><title>viewer</title>");
     assert.ok(existsSync(join(dir, "assets", "app.js")));
+  });
+
+  test("the reported files and bytes are what is on disk, hard links once (tile folders not walked)", () => {
+    // An independent count of every file of the build.
+    const seen = new Set<string>();
+    const count = { files: 0, bytes: 0, tile_files: 0, tile_bytes: 0 };
+    for (const ent of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (!ent.isFile()) continue;
+      const path = join(ent.parentPath, ent.name);
+      const st = lstatSync(path);
+      const tile = path.startsWith(join(dir, "tiles") + sep);
+      count.files++;
+      if (tile) count.tile_files++;
+      if (seen.has(`${st.ino}`)) continue;
+      seen.add(`${st.ino}`);
+      count.bytes += st.size;
+      if (tile) count.tile_bytes += st.size;
+    }
+    const o = report.output!;
+    assert.ok(count.tile_files > 1000);
+    assert.deepEqual({ files: o.files, bytes: o.bytes, tile_files: o.tile_files, tile_bytes: o.tile_bytes }, count);
   });
 });
 

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { DirectoryBackend } from "../../src/store/backend.ts";
+import { CountingBackend, DirectoryBackend, KEYS_TRACKED } from "../../src/store/backend.ts";
 import { confineKey, isConfinedKey } from "../../src/store/keys.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
 
@@ -66,5 +66,18 @@ describe("DirectoryBackend", () => {
   test("missing keys are undefined, not errors", async () => {
     assert.equal(await b.get("a/nothing"), undefined);
     assert.equal(await b.getRange("a/nothing", { offset: 0, length: 1 }), undefined);
+  });
+});
+
+describe("read counting", () => {
+  test("counts reads of at most KEYS_TRACKED distinct keys by name, the rest only in number", async () => {
+    const counting = new CountingBackend(new DirectoryBackend(root));
+    for (let i = 0; i < KEYS_TRACKED + 10; i++) await counting.get(`a/c/${i}`);
+    await counting.get("a/c/0");
+    assert.equal(counting.reads.size, KEYS_TRACKED);
+    assert.equal(counting.reads.get("a/c/0"), 2);
+    assert.equal(counting.untracked, 10);
+    counting.reset();
+    assert.deepEqual([counting.reads.size, counting.untracked], [0, 0]);
   });
 });

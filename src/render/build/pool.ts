@@ -2,6 +2,7 @@
 // jobs from one queue, biggest first so no thread is left with a long job at the end. The first
 // failure stops every thread and rejects with the layer and run that could not be rendered.
 import { Worker } from "node:worker_threads";
+import { useCompileCache } from "../../compile-cache.ts";
 import { CorruptDataError, StoreUnavailableError } from "../../errors.ts";
 import type { TileFormat } from "../../published/format.ts";
 import type { Job } from "./plan.ts";
@@ -46,6 +47,8 @@ export class TilePool {
   #broken: Error | undefined;
 
   constructor(init: WorkerInit, threads: number) {
+    // Workers read NODE_COMPILE_CACHE from the environment they start with.
+    useCompileCache();
     for (let i = 0; i < Math.max(1, threads); i++) {
       const w = new Worker(WORKER, { workerData: init });
       // Until `run` listens, a thread that fails to start is remembered, not thrown.

@@ -10,6 +10,9 @@
 // new buffers, and bulk reads decode into reused ones. ZSTD_decompress never writes past the
 // capacity it is given and fails instead.
 //
+// pngRows prepares an indexed PNG's rows (repeated rows as filter Up, the colours in use numbered
+// densely) in one pass of C instead of two of JavaScript per pixel; the caller deflates them.
+//
 // copyRuns moves runs of items between two typed arrays (a decoded chunk and the region it feeds):
 // one memcpy per run where JavaScript pays a subarray view or a scalar loop per run. Every run is
 // bounds-checked against both arrays before the first byte moves.
@@ -379,6 +382,59 @@ static napi_value copy_runs(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// pngRows(indices, width, height, raw, used): `indices` width × height palette indices; `raw`
+// receives (width + 1) × height filtered bytes: a row equal to the one above as filter Up (2) and
+// zeros, any other as filter None (0) and its indices renumbered densely over the colours used in
+// such rows; `used` (256 bytes) receives those colours in ascending order. Returns their number.
+static napi_value png_rows(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  void *src_p = NULL, *raw_p = NULL, *used_p = NULL;
+  size_t src_len = 0, raw_len = 0, used_len = 0;
+  uint32_t width = 0, height = 0;
+  const char *usage = "pngRows(indices: Uint8Array, width, height, raw: Uint8Array, used: Uint8Array)";
+  if (argc < 5 || !bytes_of(env, argv[0], &src_p, &src_len) || napi_get_value_uint32(env, argv[1], &width) != napi_ok ||
+      napi_get_value_uint32(env, argv[2], &height) != napi_ok || !bytes_of(env, argv[3], &raw_p, &raw_len) ||
+      !bytes_of(env, argv[4], &used_p, &used_len)) {
+    return throw_type(env, usage);
+  }
+  const size_t w = width, h = height;
+  if (w == 0 || h == 0 || src_len != w * h || raw_len < (w + 1) * h || used_len < 256) {
+    napi_throw_range_error(env, NULL, "pngRows: sizes do not match");
+    return NULL;
+  }
+  const unsigned char *src = (const unsigned char *)src_p;
+  unsigned char *raw = (unsigned char *)raw_p, *used = (unsigned char *)used_p;
+  unsigned char seen[256] = {0}, remap[256];
+  for (size_t y = 0; y < h; y++) {
+    const unsigned char *row = src + y * w;
+    if (y > 0 && memcmp(row, row - w, w) == 0) continue;
+    for (size_t i = 0; i < w; i++) seen[row[i]] = 1;
+  }
+  uint32_t n = 0;
+  for (int c = 0; c < 256; c++) {
+    if (seen[c]) {
+      remap[c] = (unsigned char)n;
+      used[n++] = (unsigned char)c;
+    }
+  }
+  for (size_t y = 0; y < h; y++) {
+    const unsigned char *row = src + y * w;
+    unsigned char *out = raw + y * (w + 1);
+    if (y > 0 && memcmp(row, row - w, w) == 0) {
+      out[0] = 2;
+      memset(out + 1, 0, w);
+      continue;
+    }
+    out[0] = 0;
+    for (size_t i = 0; i < w; i++) out[1 + i] = remap[row[i]];
+  }
+  napi_value result;
+  napi_create_uint32(env, n, &result);
+  return result;
+}
+
 static napi_value version(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value out;
@@ -401,6 +457,7 @@ NAPI_MODULE_INIT() {
       {"compressors", NULL, compressors, NULL, NULL, NULL, napi_default, NULL},
       {"readFile", NULL, read_file, NULL, NULL, NULL, napi_default, NULL},
       {"copyRuns", NULL, copy_runs, NULL, NULL, NULL, napi_default, NULL},
+      {"pngRows", NULL, png_rows, NULL, NULL, NULL, napi_default, NULL},
 #ifdef GRIDCAST_ZSTD
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},

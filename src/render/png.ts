@@ -2,6 +2,7 @@
 // palette trimmed to the colours a tile actually uses, and rows that repeat the row above sent as
 // filter "Up" (all zeros), which deflate squeezes to almost nothing.
 import { constants, crc32, deflateSync } from "node:zlib";
+import { nativeBlosc } from "../store/codecs/native-blosc.ts";
 
 /**
  * zlib's run-length strategy (matches at distance 1 only). Up rows and flat runs are exactly that,
@@ -35,34 +36,14 @@ export function encodeIndexedPng(
   if (indices.length !== width * height) {
     throw new RangeError(`expected ${width * height} palette indices, got ${indices.length}`);
   }
-  const src = Buffer.from(indices.buffer, indices.byteOffset, indices.length);
-  const repeats = repeatedRows(src, width, height);
-
-  // Renumber the colours in use densely so PLTE/tRNS carry only those. Repeated rows add no colour.
-  const remap = new Uint8Array(256);
-  for (let y = 0; y < height; y++) {
-    if (repeats[y]) continue;
-    for (let i = y * width, end = i + width; i < end; i++) remap[src[i]] = 1;
-  }
-  const usedColors: number[] = [];
-  for (let c = 0; c < 256; c++) if (remap[c]) remap[c] = usedColors.push(c) - 1;
-  const identity = usedColors[usedColors.length - 1] === usedColors.length - 1;
+  const raw = scratch((width + 1) * height);
+  // The addon does the per-pixel passes in C when it is built; the same bytes either way.
+  const addon = nativeBlosc();
+  const usedColors = addon
+    ? usedScratch.subarray(0, addon.pngRows(indices, width, height, raw, usedScratch))
+    : filterRows(indices, width, height, raw);
   if (rgba.length < (usedColors[usedColors.length - 1] + 1) * 4) {
     throw new RangeError(`palette has ${rgba.length / 4} entries but index ${usedColors.at(-1)} is used`);
-  }
-
-  const stride = width + 1;
-  const raw = scratch(stride * height).fill(0); // one memset instead of zeroing Up rows one by one
-  for (let y = 0; y < height; y++) {
-    const from = y * width;
-    const to = y * stride;
-    if (repeats[y]) {
-      raw[to] = FILTER_UP; // each byte minus the byte above: all zeros
-    } else {
-      raw[to] = FILTER_NONE;
-      if (identity) src.copy(raw, to + 1, from, from + width);
-      else for (let i = 0; i < width; i++) raw[to + 1 + i] = remap[src[from + i]];
-    }
   }
   const compression = options.compression ?? DEFAULT_COMPRESSION;
   const idat = deflateSync(
@@ -101,6 +82,39 @@ export function encodeIndexedPng(
   return assemble(chunks);
 }
 
+/**
+ * The filtered rows into `raw`: a row equal to the one above as filter Up and zeros, any other
+ * as filter None and its indices renumbered densely over the colours used (so PLTE/tRNS carry
+ * only those; repeated rows add no colour). Returns those colours, ascending.
+ */
+function filterRows(indices: Uint8Array, width: number, height: number, raw: Buffer): Uint8Array {
+  const src = Buffer.from(indices.buffer, indices.byteOffset, indices.length);
+  const repeats = repeatedRows(src, width, height);
+  const remap = new Uint8Array(256);
+  for (let y = 0; y < height; y++) {
+    if (repeats[y]) continue;
+    for (let i = y * width, end = i + width; i < end; i++) remap[src[i]] = 1;
+  }
+  const used: number[] = [];
+  for (let c = 0; c < 256; c++) if (remap[c]) remap[c] = used.push(c) - 1;
+  const identity = used[used.length - 1] === used.length - 1;
+  const stride = width + 1;
+  raw.fill(0); // one memset instead of zeroing Up rows one by one
+  for (let y = 0; y < height; y++) {
+    const from = y * width;
+    const to = y * stride;
+    if (repeats[y]) {
+      raw[to] = FILTER_UP; // each byte minus the byte above: all zeros
+    } else {
+      raw[to] = FILTER_NONE;
+      if (identity) src.copy(raw, to + 1, from, from + width);
+      else for (let i = 0; i < width; i++) raw[to + 1 + i] = remap[src[from + i]];
+    }
+  }
+  return Uint8Array.from(used);
+}
+
+const usedScratch = new Uint8Array(256);
 let scratchBuffer = Buffer.alloc(0);
 
 /** The filtered image is handed to deflateSync and dropped, so one buffer serves every call. */

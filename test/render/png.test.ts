@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, before, describe, it, test } from "node:test";
 import { crc32, inflateSync } from "node:zlib";
 import sharp from "sharp";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { encodeIndexedPng } from "../../src/render/png.ts";
+import { nativeBlosc, useNativeBlosc } from "../../src/store/codecs/native-blosc.ts";
 import { decodeRgba, pixel } from "./decode.ts";
 
 interface Chunk {
@@ -47,81 +48,125 @@ async function assertDecodesTo(png: Buffer, indices: Uint8Array, rgba: Uint8Arra
   }
 }
 
-describe("encodeIndexedPng", () => {
+// Every case with the rows prepared by the addon (C) and by JavaScript, the fallback.
+for (const native of [true, false])
+  describe(`encodeIndexedPng (rows by ${native ? "the addon" : "JavaScript"})`, () => {
+    const palette = buildPalette({ colormap: "thermal", min: 0, max: 255 });
+    before(() => {
+      useNativeBlosc(native);
+      assert.equal(Boolean(nativeBlosc()), native, "the addon is built by the test prerequisites");
+    });
+    after(() => useNativeBlosc(true));
+
+    it("decodes to the palette colour of every index, index 0 transparent", async () => {
+      const tile = sampleTile();
+      const png = encodeIndexedPng(tile, 256, 256, palette.rgba);
+      await assertDecodesTo(png, tile, palette.rgba, 256);
+      const img = await decodeRgba(png);
+      assert.equal(img.data[3], 0, "index 0 has alpha 0");
+    });
+
+    it("keeps per-entry alpha of translucent palettes", async () => {
+      const clouds = buildPalette({ colormap: "clouds", min: 0, max: 255 });
+      const tile = sampleTile();
+      await assertDecodesTo(encodeIndexedPng(tile, 256, 256, clouds.rgba), tile, clouds.rgba, 256);
+    });
+
+    it("handles widths that are not a multiple of 4 and unaligned views", async () => {
+      const inner = sampleTile(37, 21);
+      const backing = new Uint8Array(inner.length + 1);
+      backing.set(inner, 1);
+      const view = backing.subarray(1);
+      await assertDecodesTo(encodeIndexedPng(view, 37, 21, palette.rgba), inner, palette.rgba, 37);
+    });
+
+    it("writes an 8-bit indexed image with a palette of only the colours used", () => {
+      const tile = new Uint8Array(256 * 256).fill(200);
+      tile.fill(0, 0, 256);
+      tile.fill(17, 1000, 1100);
+      const list = chunks(encodeIndexedPng(tile, 256, 256, palette.rgba));
+      assert.deepEqual(
+        list.map((c) => c.type),
+        ["IHDR", "PLTE", "tRNS", "IDAT", "IEND"],
+      );
+      const ihdr = list[0].data;
+      assert.deepEqual([ihdr.readUInt32BE(0), ihdr.readUInt32BE(4), ihdr[8], ihdr[9]], [256, 256, 8, 3]);
+      assert.equal(list[1].data.length, 3 * 3, "three colours used");
+      assert.deepEqual([...list[2].data], [0], "only the transparent entry needs tRNS");
+    });
+
+    it("omits tRNS when every colour used is opaque", () => {
+      const list = chunks(encodeIndexedPng(new Uint8Array(64 * 64).fill(9), 64, 64, palette.rgba));
+      assert.ok(!list.some((c) => c.type === "tRNS"));
+    });
+
+    it("sends a row equal to the one above with filter Up, others with None", () => {
+      const tile = sampleTile();
+      const idat = chunks(encodeIndexedPng(tile, 256, 256, palette.rgba)).find((c) => c.type === "IDAT")!;
+      const raw = inflateSync(idat.data);
+      assert.equal(raw.length, 257 * 256);
+      for (let y = 0; y < 256; y++) {
+        const filter = raw[y * 257];
+        assert.equal(filter, y % 8 === 0 ? 0 : 2, `row ${y}`);
+        if (filter === 2) assert.ok(raw.subarray(y * 257 + 1, (y + 1) * 257).every((b) => b === 0));
+      }
+    });
+
+    it("accepts a zlib level in place of the run-length default", async () => {
+      const tile = sampleTile();
+      await assertDecodesTo(
+        encodeIndexedPng(tile, 256, 256, palette.rgba, { compression: 6 }),
+        tile,
+        palette.rgba,
+        256,
+      );
+    });
+
+    it("is smaller than sharp's RGBA encoding of the same image", async () => {
+      const tile = sampleTile();
+      const rgba = Buffer.alloc(tile.length * 4);
+      for (let i = 0; i < tile.length; i++) rgba.set(palette.rgba.subarray(tile[i] * 4, tile[i] * 4 + 4), i * 4);
+      const viaSharp = await sharp(rgba, { raw: { width: 256, height: 256, channels: 4 } })
+        .png()
+        .toBuffer();
+      const indexed = encodeIndexedPng(tile, 256, 256, palette.rgba);
+      assert.ok(indexed.length < viaSharp.length, `indexed ${indexed.length} B vs rgba ${viaSharp.length} B`);
+    });
+
+    it("rejects a size that does not match the buffer", () => {
+      assert.throws(() => encodeIndexedPng(new Uint8Array(10), 4, 4, palette.rgba), RangeError);
+      assert.throws(() => encodeIndexedPng(new Uint8Array(0), 0, 0, palette.rgba), RangeError);
+    });
+  });
+
+test("the addon and JavaScript write the same bytes, tile for tile", () => {
   const palette = buildPalette({ colormap: "thermal", min: 0, max: 255 });
-
-  it("decodes to the palette colour of every index, index 0 transparent", async () => {
-    const tile = sampleTile();
-    const png = encodeIndexedPng(tile, 256, 256, palette.rgba);
-    await assertDecodesTo(png, tile, palette.rgba, 256);
-    const img = await decodeRgba(png);
-    assert.equal(img.data[3], 0, "index 0 has alpha 0");
-  });
-
-  it("keeps per-entry alpha of translucent palettes", async () => {
-    const clouds = buildPalette({ colormap: "clouds", min: 0, max: 255 });
-    const tile = sampleTile();
-    await assertDecodesTo(encodeIndexedPng(tile, 256, 256, clouds.rgba), tile, clouds.rgba, 256);
-  });
-
-  it("handles widths that are not a multiple of 4 and unaligned views", async () => {
-    const inner = sampleTile(37, 21);
-    const backing = new Uint8Array(inner.length + 1);
-    backing.set(inner, 1);
-    const view = backing.subarray(1);
-    await assertDecodesTo(encodeIndexedPng(view, 37, 21, palette.rgba), inner, palette.rgba, 37);
-  });
-
-  it("writes an 8-bit indexed image with a palette of only the colours used", () => {
-    const tile = new Uint8Array(256 * 256).fill(200);
-    tile.fill(0, 0, 256);
-    tile.fill(17, 1000, 1100);
-    const list = chunks(encodeIndexedPng(tile, 256, 256, palette.rgba));
-    assert.deepEqual(
-      list.map((c) => c.type),
-      ["IHDR", "PLTE", "tRNS", "IDAT", "IEND"],
-    );
-    const ihdr = list[0].data;
-    assert.deepEqual([ihdr.readUInt32BE(0), ihdr.readUInt32BE(4), ihdr[8], ihdr[9]], [256, 256, 8, 3]);
-    assert.equal(list[1].data.length, 3 * 3, "three colours used");
-    assert.deepEqual([...list[2].data], [0], "only the transparent entry needs tRNS");
-  });
-
-  it("omits tRNS when every colour used is opaque", () => {
-    const list = chunks(encodeIndexedPng(new Uint8Array(64 * 64).fill(9), 64, 64, palette.rgba));
-    assert.ok(!list.some((c) => c.type === "tRNS"));
-  });
-
-  it("sends a row equal to the one above with filter Up, others with None", () => {
-    const tile = sampleTile();
-    const idat = chunks(encodeIndexedPng(tile, 256, 256, palette.rgba)).find((c) => c.type === "IDAT")!;
-    const raw = inflateSync(idat.data);
-    assert.equal(raw.length, 257 * 256);
-    for (let y = 0; y < 256; y++) {
-      const filter = raw[y * 257];
-      assert.equal(filter, y % 8 === 0 ? 0 : 2, `row ${y}`);
-      if (filter === 2) assert.ok(raw.subarray(y * 257 + 1, (y + 1) * 257).every((b) => b === 0));
+  // Rendered-like tiles (smooth ramps), random noise, one colour, colours 0..k (the identity
+  // numbering), repeated rows, odd sizes.
+  const tiles: [Uint8Array, number, number][] = [
+    [sampleTile(), 256, 256],
+    [sampleTile(37, 21), 37, 21],
+  ];
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) & 0xff;
+  tiles.push([Uint8Array.from({ length: 256 * 256 }, rand), 256, 256]);
+  tiles.push([new Uint8Array(256 * 256).fill(42), 256, 256]);
+  tiles.push([Uint8Array.from({ length: 64 * 64 }, (_, i) => (i >> 6) % 5), 64, 64]);
+  tiles.push([
+    Uint8Array.from({ length: 256 * 256 }, (_, i) => 100 + Math.floor(((i % 256) + (i >> 8)) / 20)),
+    256,
+    256,
+  ]);
+  tiles.push([Uint8Array.from({ length: 3 }, (_, i) => i * 80), 3, 1]);
+  try {
+    for (const [i, [t, w, h]] of tiles.entries()) {
+      useNativeBlosc(true);
+      const c = encodeIndexedPng(t, w, h, palette.rgba);
+      useNativeBlosc(false);
+      const js = encodeIndexedPng(t, w, h, palette.rgba);
+      assert.ok(c.equals(js), `tile ${i}: ${c.length} B by the addon, ${js.length} B by JavaScript`);
     }
-  });
-
-  it("accepts a zlib level in place of the run-length default", async () => {
-    const tile = sampleTile();
-    await assertDecodesTo(encodeIndexedPng(tile, 256, 256, palette.rgba, { compression: 6 }), tile, palette.rgba, 256);
-  });
-
-  it("is smaller than sharp's RGBA encoding of the same image", async () => {
-    const tile = sampleTile();
-    const rgba = Buffer.alloc(tile.length * 4);
-    for (let i = 0; i < tile.length; i++) rgba.set(palette.rgba.subarray(tile[i] * 4, tile[i] * 4 + 4), i * 4);
-    const viaSharp = await sharp(rgba, { raw: { width: 256, height: 256, channels: 4 } })
-      .png()
-      .toBuffer();
-    const indexed = encodeIndexedPng(tile, 256, 256, palette.rgba);
-    assert.ok(indexed.length < viaSharp.length, `indexed ${indexed.length} B vs rgba ${viaSharp.length} B`);
-  });
-
-  it("rejects a size that does not match the buffer", () => {
-    assert.throws(() => encodeIndexedPng(new Uint8Array(10), 4, 4, palette.rgba), RangeError);
-    assert.throws(() => encodeIndexedPng(new Uint8Array(0), 0, 0, palette.rgba), RangeError);
-  });
+  } finally {
+    useNativeBlosc(true);
+  }
 });

@@ -23,6 +23,9 @@ interface Addon {
   /** Runs of items from src to dst (same item size); geom as in native/blosc.c. Throws a
    * RangeError, moving nothing, when any run would fall outside either array. */
   copyRuns(src: ArrayBufferView, dst: ArrayBufferView, geom: Float64Array): void;
+  /** An indexed PNG's filtered rows and the colours they use (render/png.ts's filterRows in C):
+   * the number of colours, listed ascending at the start of `used`. */
+  pngRows(indices: Uint8Array, width: number, height: number, raw: Uint8Array, used: Uint8Array): number;
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../../../build/native/blosc.node", import.meta.url));

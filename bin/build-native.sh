@@ -43,7 +43,7 @@ fi
 mkdir -p "$(dirname "$out")"
 tmp="$out.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
-"$CC" -O2 -Wall -Wextra -Werror -shared -fPIC -I"$inc" "$src" -lblosc -lm "${flags[@]}" -o "$tmp" ||
+"$CC" -O2 -ffp-contract=off -Wall -Wextra -Werror -shared -fPIC -I"$inc" "$src" -lblosc -lm "${flags[@]}" -o "$tmp" ||
   missing "the build failed (see above)" "check the compiler output"
 mv "$tmp" "$out"
 echo "${flags[*]}" >"$stamp"

@@ -10,6 +10,10 @@
 // new buffers, and bulk reads decode into reused ones. ZSTD_decompress never writes past the
 // capacity it is given and fails instead.
 //
+// bilinearTile samples one 256 × 256 map tile of palette indices from a field with the bracketing
+// tables render/resample.ts solved once per grid and level: the same arithmetic in the same order
+// (doubles, no fused multiply-add), so the same indices as the JavaScript it stands in for.
+//
 // pngRows prepares an indexed PNG's rows (repeated rows as filter Up, the colours in use numbered
 // densely) in one pass of C instead of two of JavaScript per pixel; the caller deflates them.
 //
@@ -382,6 +386,157 @@ static napi_value copy_runs(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+#define TILE 256
+
+typedef struct {
+  const int32_t *a, *b;
+  const float *w;
+  size_t len;
+} Pairs;
+
+static int pairs_of(napi_env env, napi_value a, napi_value b, napi_value w, Pairs *p) {
+  char *pa, *pb, *pw;
+  size_t la, lb, lw, ia, ib, iw;
+  napi_typedarray_type ta, tb, tw;
+  if (!items_of(env, a, &pa, &la, &ia, &ta) || !items_of(env, b, &pb, &lb, &ib, &tb) ||
+      !items_of(env, w, &pw, &lw, &iw, &tw) || ta != napi_int32_array || tb != napi_int32_array ||
+      tw != napi_float32_array || la != lb || la != lw) {
+    return 0;
+  }
+  p->a = (const int32_t *)pa;
+  p->b = (const int32_t *)pb;
+  p->w = (const float *)pw;
+  p->len = la;
+  return 1;
+}
+
+// One palette index: 0 at or below `below` (NaN too), else the value's step clamped to 1..top.
+static inline unsigned char index_of(double v, double scale, double offset, double below, double top) {
+  if (!(v > below)) return 0;
+  double t = v * scale + offset;
+  return t < 1 ? 1 : t >= top ? (unsigned char)top : (unsigned char)(int32_t)t;
+}
+
+#define BILINEAR(NAME, T)                                                                                       \
+  static void NAME(const T *f, const Pairs *cols, const Pairs *rows, size_t col0, size_t row0,                  \
+                   const int32_t *runs, int nruns, double scale, double offset, double below, double top,       \
+                   unsigned char *out) {                                                                          \
+    const float *cw = cols->w;                                                                                    \
+    for (size_t r = 0; r < TILE; r++) {                                                                           \
+      unsigned char *o = out + r * TILE;                                                                          \
+      size_t R = row0 + r;                                                                                        \
+      int32_t r0 = rows->a[R];                                                                                    \
+      if (r0 < 0) {                                                                                               \
+        memset(o, 0, TILE);                                                                                       \
+        continue;                                                                                                 \
+      }                                                                                                           \
+      int32_t r1 = rows->b[R];                                                                                    \
+      double wy = rows->w[R];                                                                                     \
+      if (r > 0 && r0 == rows->a[R - 1] && r1 == rows->b[R - 1] && rows->w[R] == rows->w[R - 1]) {              \
+        memcpy(o, o - TILE, TILE);                                                                                \
+        continue;                                                                                                 \
+      }                                                                                                           \
+      for (int k = 0; k < nruns; k++) {                                                                           \
+        int32_t from = runs[k * 4], to = runs[k * 4 + 1], a = runs[k * 4 + 2], b = runs[k * 4 + 3];              \
+        if (a < 0) {                                                                                              \
+          memset(o + from, 0, (size_t)(to - from));                                                               \
+          continue;                                                                                               \
+        }                                                                                                         \
+        double va = (double)f[r0 + a] * (1 - wy) + (double)f[r1 + a] * wy;                                        \
+        double dv = (double)f[r0 + b] * (1 - wy) + (double)f[r1 + b] * wy - va;                                   \
+        if (!isnan(dv)) {                                                                                         \
+          unsigned char i0 = index_of(va + dv * (double)cw[col0 + from], scale, offset, below, top);              \
+          unsigned char i1 = index_of(va + dv * (double)cw[col0 + to - 1], scale, offset, below, top);            \
+          if (i0 == i1) {                                                                                         \
+            memset(o + from, i0, (size_t)(to - from));                                                            \
+            continue;                                                                                             \
+          }                                                                                                       \
+          for (int32_t c = from; c < to; c++) o[c] = index_of(va + dv * (double)cw[col0 + c], scale, offset, below, top); \
+          continue;                                                                                               \
+        }                                                                                                         \
+        for (int32_t c = from; c < to; c++) {                                                                     \
+          double wx = cw[col0 + c];                                                                               \
+          double p00 = f[r0 + a], p01 = f[r0 + b], p10 = f[r1 + a], p11 = f[r1 + b];                              \
+          double v = (p00 + (p01 - p00) * wx) * (1 - wy) + (p10 + (p11 - p10) * wx) * wy;                        \
+          if (isnan(v)) v = f[(wy <= 0.5 ? r0 : r1) + (wx <= 0.5 ? a : b)];                                       \
+          o[c] = index_of(v, scale, offset, below, top);                                                          \
+        }                                                                                                         \
+      }                                                                                                           \
+    }                                                                                                             \
+  }
+
+BILINEAR(bilinear_f32, float)
+BILINEAR(bilinear_f64, double)
+
+// bilinearTile(field, colsA, colsB, colsW, rowsA, rowsB, rowsW, col0, row0, palette, out):
+// palette is a Float64Array [scale, offset, below, top]; out receives 256 × 256 indices. Every
+// field offset the tables name for this tile is checked against the field first (RangeError).
+static napi_value bilinear_tile(napi_env env, napi_callback_info info) {
+  size_t argc = 11;
+  napi_value argv[11];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  const char *usage = "bilinearTile(field, colsA, colsB, colsW, rowsA, rowsB, rowsW, col0, row0, palette, out)";
+  char *fp, *pp, *op;
+  size_t flen, fitem, plen, pitem, olen, oitem;
+  napi_typedarray_type ft, pt, ot;
+  Pairs cols, rows;
+  uint32_t col0 = 0, row0 = 0;
+  if (argc < 11 || !items_of(env, argv[0], &fp, &flen, &fitem, &ft) ||
+      (ft != napi_float32_array && ft != napi_float64_array) || !pairs_of(env, argv[1], argv[2], argv[3], &cols) ||
+      !pairs_of(env, argv[4], argv[5], argv[6], &rows) || napi_get_value_uint32(env, argv[7], &col0) != napi_ok ||
+      napi_get_value_uint32(env, argv[8], &row0) != napi_ok || !items_of(env, argv[9], &pp, &plen, &pitem, &pt) ||
+      pt != napi_float64_array || plen < 4 || !items_of(env, argv[10], &op, &olen, &oitem, &ot) ||
+      ot != napi_uint8_array) {
+    return throw_type(env, usage);
+  }
+  const double *pal = (const double *)pp;
+  if (olen != TILE * TILE || (size_t)col0 + TILE > cols.len || (size_t)row0 + TILE > rows.len || !(pal[3] >= 1) ||
+      pal[3] > 255) {
+    napi_throw_range_error(env, NULL, "bilinearTile: sizes do not match");
+    return NULL;
+  }
+  // Runs of columns sharing their two lon nodes, and the furthest field offset any pixel reads.
+  int32_t runs[TILE * 4];
+  int nruns = 0;
+  int64_t reach_col = 0, reach_row = 0;
+  for (int c = 0; c < TILE; c++) {
+    int32_t a = cols.a[col0 + c], b = cols.b[col0 + c];
+    if (a >= 0) {
+      if (b < 0) goto bad;
+      if (a > reach_col) reach_col = a;
+      if (b > reach_col) reach_col = b;
+    }
+    if (nruns > 0 && runs[(nruns - 1) * 4 + 2] == a && runs[(nruns - 1) * 4 + 3] == b) {
+      runs[(nruns - 1) * 4 + 1] = c + 1;
+    } else {
+      runs[nruns * 4] = c;
+      runs[nruns * 4 + 1] = c + 1;
+      runs[nruns * 4 + 2] = a;
+      runs[nruns * 4 + 3] = b;
+      nruns++;
+    }
+  }
+  for (int r = 0; r < TILE; r++) {
+    int32_t a = rows.a[row0 + r], b = rows.b[row0 + r];
+    if (a < 0) continue;
+    if (b < 0) goto bad;
+    if (a > reach_row) reach_row = a;
+    if (b > reach_row) reach_row = b;
+  }
+  if (reach_row + reach_col >= (int64_t)flen) goto bad;
+  if (ft == napi_float32_array) {
+    bilinear_f32((const float *)fp, &cols, &rows, col0, row0, runs, nruns, pal[0], pal[1], pal[2], pal[3],
+                 (unsigned char *)op);
+  } else {
+    bilinear_f64((const double *)fp, &cols, &rows, col0, row0, runs, nruns, pal[0], pal[1], pal[2], pal[3],
+                 (unsigned char *)op);
+  }
+  return NULL;
+bad:
+  napi_throw_range_error(env, NULL, "bilinearTile: the tables point outside the field");
+  return NULL;
+}
+
 // pngRows(indices, width, height, raw, used): `indices` width × height palette indices; `raw`
 // receives (width + 1) × height filtered bytes: a row equal to the one above as filter Up (2) and
 // zeros, any other as filter None (0) and its indices renumbered densely over the colours used in
@@ -458,6 +613,7 @@ NAPI_MODULE_INIT() {
       {"readFile", NULL, read_file, NULL, NULL, NULL, napi_default, NULL},
       {"copyRuns", NULL, copy_runs, NULL, NULL, NULL, napi_default, NULL},
       {"pngRows", NULL, png_rows, NULL, NULL, NULL, napi_default, NULL},
+      {"bilinearTile", NULL, bilinear_tile, NULL, NULL, NULL, napi_default, NULL},
 #ifdef GRIDCAST_ZSTD
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},

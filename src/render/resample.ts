@@ -4,6 +4,7 @@
 // offset of a lat row in the field. A tile is then table slices, a few multiplies per pixel and a
 // palette lookup.
 import { InvalidParameterError } from "../errors.ts";
+import { nativeBlosc } from "../store/codecs/native-blosc.ts";
 import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import { pixelLat, pixelLon, TILE_SIZE, validateTile } from "./tiles.ts";
 
@@ -346,6 +347,9 @@ function anyCovered(table: Int32Array, from: number): boolean {
   return false;
 }
 
+/** The palette's arithmetic as the addon takes it: scale, offset, below, top. */
+const paletteArgs = new Float64Array(4);
+
 export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
   validateTile(z, 0, 0);
   const nlat = grid.lat.length;
@@ -382,7 +386,17 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
       const lut = palette.lut;
       if (method === "bilinear") {
         const p = smooth();
-        renderBilinear(p.cols, p.rows, x, y, field, palette, out);
+        // The addon runs the same arithmetic in C when it is built (native/blosc.c, bilinearTile).
+        const addon = nativeBlosc();
+        if (addon) {
+          const { scale, offset, below } = palette;
+          paletteArgs[0] = scale;
+          paletteArgs[1] = offset;
+          paletteArgs[2] = below;
+          paletteArgs[3] = PALETTE_COLORS;
+          const { cols: c, rows: r } = p;
+          addon.bilinearTile(field, c.a, c.b, c.w, r.a, r.b, r.w, x * TILE_SIZE, y * TILE_SIZE, paletteArgs, out);
+        } else renderBilinear(p.cols, p.rows, x, y, field, palette, out);
         return out;
       }
       const col0 = x * TILE_SIZE;

@@ -26,6 +26,21 @@ interface Addon {
   /** An indexed PNG's filtered rows and the colours they use (render/png.ts's filterRows in C):
    * the number of colours, listed ascending at the start of `used`. */
   pngRows(indices: Uint8Array, width: number, height: number, raw: Uint8Array, used: Uint8Array): number;
+  /** One map tile of palette indices by bilinear sampling (render/resample.ts's renderBilinear in
+   * C); palette is [scale, offset, below, top]. RangeError when a table points outside the field. */
+  bilinearTile(
+    field: Float32Array | Float64Array,
+    colsA: Int32Array,
+    colsB: Int32Array,
+    colsW: Float32Array,
+    rowsA: Int32Array,
+    rowsB: Int32Array,
+    rowsW: Float32Array,
+    col0: number,
+    row0: number,
+    palette: Float64Array,
+    out: Uint8Array,
+  ): void;
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../../../build/native/blosc.node", import.meta.url));

@@ -8,8 +8,8 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Blosc from "numcodecs/blosc";
+import { nativeBlosc } from "../src/native.ts";
 import { decodeBlosc } from "../src/store/codecs/blosc-decode.ts";
-import { nativeBlosc } from "../src/store/codecs/native-blosc.ts";
 import { type BenchRow, printRows } from "./lib.ts";
 import { xarrayStore } from "./xarray.ts";
 

@@ -13,7 +13,7 @@ import { constants, PerformanceObserver } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { DEFAULTS, MIB } from "../src/config.ts";
 import { boxLeads, planBox } from "../src/forecast/box.ts";
-import { useNativeBlosc } from "../src/store/codecs/native-blosc.ts";
+import { useNativeBlosc } from "../src/native.ts";
 import { bufferStats } from "../src/store/scan-buffers.ts";
 import { BENCH_DIR, type BenchRow, benchServer, curlGet, keepAliveGet, percentile } from "./lib.ts";
 

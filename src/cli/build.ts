@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
+import { bloscDecoderInUse } from "../native.ts";
 import { TILE_FORMATS, type TileFormat } from "../published/format.ts";
 import { type BuildReport, runBuild } from "../render/build/run.ts";
-import { bloscDecoderInUse } from "../store/codecs/native-blosc.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingsFor } from "./settings.ts";
 

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import type { Command } from "commander";
 import type { Settings } from "../config.ts";
 import { closeOnSignals, type Running, startServer } from "../http/server.ts";
-import { bloscDecoderInUse } from "../store/codecs/native-blosc.ts";
+import { bloscDecoderInUse } from "../native.ts";
 import { asListenError, requireWritableDir, storeProblem } from "./preflight.ts";
 import { settingsFor } from "./settings.ts";
 

@@ -2,7 +2,7 @@
 // palette trimmed to the colours a tile actually uses, and rows that repeat the row above sent as
 // filter "Up" (all zeros), which deflate squeezes to almost nothing.
 import { constants, crc32, deflateSync } from "node:zlib";
-import { nativeBlosc } from "../store/codecs/native-blosc.ts";
+import { nativeBlosc } from "../native.ts";
 
 /**
  * zlib's run-length strategy (matches at distance 1 only). Up rows and flat runs are exactly that,

@@ -4,7 +4,7 @@
 // offset of a lat row in the field. A tile is then table slices, a few multiplies per pixel and a
 // palette lookup.
 import { InvalidParameterError } from "../errors.ts";
-import { nativeBlosc } from "../store/codecs/native-blosc.ts";
+import { nativeBlosc } from "../native.ts";
 import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import { pixelLat, pixelLon, TILE_SIZE, validateTile } from "./tiles.ts";
 

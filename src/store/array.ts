@@ -3,13 +3,13 @@
 // metadata alone, so callers can size a request before any chunk is read.
 import * as zarr from "zarrita";
 import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
+import { nativeBlosc } from "../native.ts";
 import type { Backend, RangeQuery } from "./backend.ts";
 import { type Packing, packingFrom, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
 import { CodecInputError } from "./codecs/bound.ts";
 import { type DirectDecoder, directDecoder } from "./codecs/direct.ts";
-import { nativeBlosc } from "./codecs/native-blosc.ts";
 import { giveBytes, takeBytes } from "./scan-buffers.ts";
 import { NOT_YET } from "./stamp-memo.ts";
 // Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.

@@ -4,7 +4,7 @@
 import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import { GridcastError, StoreUnavailableError } from "../errors.ts";
-import { nativeBlosc } from "./codecs/native-blosc.ts";
+import { nativeBlosc } from "../native.ts";
 import { fault, HttpBackend, rangeHeader, sliceWhole } from "./http-backend.ts";
 import { confineKey } from "./keys.ts";
 import { type NOT_YET, StampMemo } from "./stamp-memo.ts";

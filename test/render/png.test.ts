@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, it, test } from "node:test";
 import { crc32, inflateSync } from "node:zlib";
 import sharp from "sharp";
+import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { encodeIndexedPng } from "../../src/render/png.ts";
-import { nativeBlosc, useNativeBlosc } from "../../src/store/codecs/native-blosc.ts";
 import { decodeRgba, pixel } from "./decode.ts";
 
 interface Chunk {

@@ -2,9 +2,9 @@
 // mercator) and the grid, independently of the sampler's tables.
 import assert from "node:assert/strict";
 import { after, before, describe, it, test } from "node:test";
+import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { createLevelSampler } from "../../src/render/resample.ts";
-import { nativeBlosc, useNativeBlosc } from "../../src/store/codecs/native-blosc.ts";
 
 // One palette bin per unit 0..255: value v has index floor(v) + 1.
 const palette = buildPalette({ colormap: "thermal", min: 0, max: 255 });

@@ -7,8 +7,8 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
 import type { Range } from "../../src/store/array.ts";
-import { nativeBlosc, useNativeBlosc } from "../../src/store/codecs/native-blosc.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, PYTHON, tempDir } from "../helpers/harness.ts";
 

@@ -1,15 +1,14 @@
-// The Blosc codec (v3 "blosc", v2 "numcodecs.blosc"). With the native addon (native-blosc.ts) a
+// The Blosc codec (v3 "blosc", v2 "numcodecs.blosc"). With the native addon (src/native.ts) a
 // chunk goes to c-blosc on libuv's thread pool once its header, block table and stream lengths
 // have been checked against the buffer and the decoded-size bound. Without it, the built-in
 // decoder runs on the decode pool, and chunks it has no decoder for (blosclz, snappy) go to the
 // WebAssembly codec, after the same header check.
 import { isMainThread } from "node:worker_threads";
-
+import { nativeBlosc } from "../../native.ts";
 import { UNSUPPORTED } from "./blosc-decode.ts";
 import { parseBloscHeader, walkBloscStreams } from "./blosc-header.ts";
 import { type ChunkShapeMeta, CodecInputError, decodedBound } from "./bound.ts";
 import { decodeBloscPooled } from "./decode-pool.ts";
-import { nativeBlosc } from "./native-blosc.ts";
 
 // Chunks up to this size decode on the calling thread: a trip through the thread pool would cost
 // more than the decoding. So do all chunks inside worker threads (a build's render workers),

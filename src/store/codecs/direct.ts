@@ -3,11 +3,12 @@
 // order or v3 without sharding or transposition). Bulk reads use it with reused buffers; every
 // other chain, and every other reader, goes through zarrita's pipeline with the codecs in
 // register.ts. Either way a chunk must decode to exactly its shape's bytes, or it is refused.
+
+import { nativeBlosc } from "../../native.ts";
 import type { NodeMeta } from "../metadata.ts";
 import { TYPED_ARRAYS, type Values } from "../typed-values.ts";
 import { decodeNative } from "./blosc.ts";
 import { CodecInputError, decodedBound } from "./bound.ts";
-import { nativeBlosc } from "./native-blosc.ts";
 
 // Chunks up to this size decode on the calling thread (as in blosc.ts and whole.ts).
 const INLINE_BYTES = 128 * 1024;

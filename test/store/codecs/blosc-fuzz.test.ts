@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, test } from "node:test";
+import { nativeBlosc } from "../../../src/native.ts";
 import { BloscCodec } from "../../../src/store/codecs/blosc.ts";
 import { decodeBlosc, UNSUPPORTED } from "../../../src/store/codecs/blosc-decode.ts";
 import { CodecInputError } from "../../../src/store/codecs/bound.ts";
-import { nativeBlosc } from "../../../src/store/codecs/native-blosc.ts";
 import { PYTHON } from "../../helpers/harness.ts";
 
 const SCRIPT = `

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
 import { zstdCompressSync } from "node:zlib";
-import { bloscDecoderInUse, nativeBlosc } from "../../../src/store/codecs/native-blosc.ts";
+import { bloscDecoderInUse, nativeBlosc } from "../../../src/native.ts";
 import { cleanup, PYTHON, tempDir } from "../../helpers/harness.ts";
 
 const off = process.env.GRIDCAST_NATIVE_BLOSC === "0";
@@ -103,7 +103,7 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
 
   test("loads and decodes inside a worker thread", async () => {
     const { enc, raw } = fixture();
-    const url = new URL("../../../src/store/codecs/native-blosc.ts", import.meta.url).href;
+    const url = new URL("../../../src/native.ts", import.meta.url).href;
     const worker = new Worker(
       `import { parentPort, workerData } from "node:worker_threads";
        const { nativeBlosc } = await import(workerData.url);

@@ -6,8 +6,8 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { useNativeBlosc } from "../../../src/native.ts";
 import { setDecodeThreads } from "../../../src/store/codecs/decode-pool.ts";
-import { useNativeBlosc } from "../../../src/store/codecs/native-blosc.ts";
 import { nativeCodecs } from "../../../src/store/codecs/register.ts";
 import { cleanup, PYTHON, tempDir } from "../../helpers/harness.ts";
 

@@ -1,7 +1,9 @@
-// The system's c-blosc (Debian's libblosc1: the library numcodecs, zarr-python and xarray decode
-// with) through our small Node-API addon in native/, when it has been built (`npm run native`;
-// `npm ci` tries, and the test prerequisites build it). Without it, or with
-// GRIDCAST_NATIVE_BLOSC=0, Blosc chunks decode with the built-in decoder (blosc-decode.ts).
+// The Node-API addon in native/, when it has been built (`npm run native`; `npm ci` tries, and
+// the test prerequisites build it): the system's c-blosc (Debian's libblosc1, the library
+// numcodecs, zarr-python and xarray decode with) and libzstd into a caller's buffer, chunk files
+// read in one job, and the loops the store and the renderer run per value (region copies,
+// bilinear sampling, PNG rows). Without it, or with GRIDCAST_NATIVE_BLOSC=0, each of those runs
+// in JavaScript with the same results (Blosc through the built-in decoder, blosc-decode.ts).
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -43,7 +45,7 @@ interface Addon {
   ): void;
 }
 
-export const ADDON_PATH = fileURLToPath(new URL("../../../build/native/blosc.node", import.meta.url));
+export const ADDON_PATH = fileURLToPath(new URL("../build/native/blosc.node", import.meta.url));
 
 let addon: Addon | undefined;
 let tried = false;

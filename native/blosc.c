@@ -56,17 +56,16 @@ static napi_value throw_type(napi_env env, const char *msg) {
   return NULL;
 }
 
-// The bytes behind a Uint8Array (or any typed array / Buffer) argument.
+// The bytes behind a Uint8Array (or Buffer) argument.
+static int items_of(napi_env env, napi_value v, char **data, size_t *len, size_t *item,
+                    napi_typedarray_type *type_out);
+
 static int bytes_of(napi_env env, napi_value v, void **data, size_t *len) {
-  bool is_typed = false;
-  if (napi_is_typedarray(env, v, &is_typed) != napi_ok || !is_typed) return 0;
+  char *p;
+  size_t item;
   napi_typedarray_type type;
-  size_t length = 0;
-  napi_value ab;
-  size_t offset = 0;
-  if (napi_get_typedarray_info(env, v, &type, &length, data, &ab, &offset) != napi_ok) return 0;
-  if (type != napi_uint8_array) return 0;
-  *len = length;
+  if (!items_of(env, v, &p, len, &item, &type) || type != napi_uint8_array) return 0;
+  *data = p;
   return 1;
 }
 

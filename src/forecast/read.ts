@@ -47,7 +47,11 @@ export function regionOf(group: ForecastGroup, v: GroupVariable, p: Pick): Range
 
 /** Values of a region in the variable's answer units (see GroupVariable.units). */
 export async function readValues(v: GroupVariable, region: Range[]): Promise<Float32Array | Float64Array> {
-  const values = await v.array.read(region);
+  return converted(v, await v.array.read(region));
+}
+
+/** Stored values turned into the variable's answer units, in place. */
+function converted(v: GroupVariable, values: Float32Array | Float64Array): Float32Array | Float64Array {
   const f = v.convert;
   if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
   return values;
@@ -59,8 +63,5 @@ export async function readValues(v: GroupVariable, region: Range[]): Promise<Flo
  */
 export function readValuesNow(v: GroupVariable, region: Range[]): Float32Array | Float64Array | undefined {
   const values = v.array.readNow(region);
-  if (!values) return undefined;
-  const f = v.convert;
-  if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
-  return values;
+  return values && converted(v, values);
 }

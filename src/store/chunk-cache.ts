@@ -67,16 +67,8 @@ export class ChunkCache<V extends { byteLength: number }> {
   }
 
   async get(key: string, load: () => Promise<V>): Promise<V> {
-    const hit = this.#entries.get(key);
-    if (hit) {
-      this.hits++;
-      if (key !== this.#newest) {
-        this.#entries.delete(key);
-        this.#entries.set(key, hit);
-        this.#newest = key;
-      }
-      return hit;
-    }
+    const hit = this.peek(key);
+    if (hit) return hit;
     const pending = this.#pending.get(key);
     if (pending) {
       this.hits++;

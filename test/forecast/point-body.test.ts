@@ -4,23 +4,12 @@
 // of those bytes. Over real HTTP against a generated store.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { type PointRequest, type PointSeries, pointJson, pointSeries } from "../../src/forecast/point.ts";
-import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { get, sampleServer } from "../helpers/harness.ts";
 
-let storeDir: string;
-let srv: TestServer;
-let key: string;
-
-before(async () => {
-  storeDir = await sampleStore();
-  srv = await testServer(storeDir);
-  key = await srv.key(["weather"]);
-});
-after(async () => {
-  await srv.close();
-  cleanup(storeDir);
-});
+// A sample store served for this file, with a weather key.
+const sample = sampleServer(["weather"]);
 
 const G = "forecast/global";
 // Global, regional patches, an alias, an accumulation (intervals), packed int16 with missing
@@ -40,12 +29,12 @@ const etagOf = (body: Buffer) => `"${createHash("sha1").update(body).digest("bas
 
 describe("GET /point body", () => {
   test("cold and warm answers are byte for byte JSON.stringify of the awaited series", async () => {
-    const { store, registry } = srv.running.ctx;
+    const { store, registry } = sample.srv.running.ctx;
     for (const { q, req } of CASES) {
       store.cache.invalidate(); // the first request decodes its chunk: the awaited path
-      const cold = await get(`${srv.url}/point?${q}`, { "X-API-Key": key });
+      const cold = await get(`${sample.srv.url}/point?${q}`, { "X-API-Key": sample.key });
       assert.equal(cold.status, 200, `${q}: ${cold.body}`);
-      const warm = await get(`${srv.url}/point?${q}`, { "X-API-Key": key });
+      const warm = await get(`${sample.srv.url}/point?${q}`, { "X-API-Key": sample.key });
       assert.equal(warm.status, 200, q);
       const reference = JSON.stringify(await pointSeries(store, registry, req));
       assert.equal(cold.body.toString("utf8"), reference, `${q} (cold)`);
@@ -58,22 +47,22 @@ describe("GET /point body", () => {
   });
 
   test("a warm request is answered from the decoded chunk, without reading the store", async () => {
-    const url = `${srv.url}/point?lat=12&lon=34&var=t2m`;
-    assert.equal((await get(url, { "X-API-Key": key })).status, 200);
-    const backend = srv.running.ctx.store.backend;
+    const url = `${sample.srv.url}/point?lat=12&lon=34&var=t2m`;
+    assert.equal((await get(url, { "X-API-Key": sample.key })).status, 200);
+    const backend = sample.srv.running.ctx.store.backend;
     backend.reset();
-    const hits = srv.running.ctx.store.cache.stats().hits;
-    const again = await get(url, { "X-API-Key": key });
+    const hits = sample.srv.running.ctx.store.cache.stats().hits;
+    const again = await get(url, { "X-API-Key": sample.key });
     assert.equal(again.status, 200);
     assert.equal(backend.reads.size, 0, `read ${[...backend.reads.keys()]}`);
-    assert.equal(srv.running.ctx.store.cache.stats().hits, hits + 1, "one chunk cache hit, counted as before");
+    assert.equal(sample.srv.running.ctx.store.cache.stats().hits, hits + 1, "one chunk cache hit, counted as before");
   });
 
   test("If-None-Match on the warm path still answers 304 with the same ETag", async () => {
-    const url = `${srv.url}/point?lat=-10&lon=20&var=t2m`;
-    const first = await get(url, { "X-API-Key": key });
+    const url = `${sample.srv.url}/point?lat=-10&lon=20&var=t2m`;
+    const first = await get(url, { "X-API-Key": sample.key });
     const etag = first.headers.get("etag")!;
-    const again = await get(url, { "X-API-Key": key, "If-None-Match": etag });
+    const again = await get(url, { "X-API-Key": sample.key, "If-None-Match": etag });
     assert.equal(again.status, 304);
     assert.equal(again.headers.get("etag"), etag);
     assert.equal(again.body.length, 0);
@@ -91,7 +80,7 @@ describe("GET /point body", () => {
     ];
     for (const [q, status, param] of cases) {
       for (let i = 0; i < 2; i++) {
-        const r = await get(`${srv.url}/point?${q}`, { "X-API-Key": key });
+        const r = await get(`${sample.srv.url}/point?${q}`, { "X-API-Key": sample.key });
         assert.equal(r.status, status, `${q}: ${r.body}`);
         assert.equal(r.headers.get("content-type"), "application/problem+json", q);
         assert.equal(r.json().param, param, `${q}: ${r.body}`);
@@ -102,7 +91,7 @@ describe("GET /point body", () => {
 
 describe("pointJson", () => {
   const series = async (req: PointRequest) =>
-    pointSeries(srv.running.ctx.store, srv.running.ctx.registry, req) as Promise<PointSeries>;
+    pointSeries(sample.srv.running.ctx.store, sample.srv.running.ctx.registry, req) as Promise<PointSeries>;
 
   test("numbers are written as JSON writes them: shortest text, null for NaN and infinities, 0 for -0", async () => {
     const s = await series({ lat: 50, lon: 5, var: "tp_1h", group: G });

@@ -1,29 +1,19 @@
 // /point over real HTTP against a generated store: values, single-column reads, patch choice,
 // layouts, and the error statuses of the spec.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { FileSystemStore } from "@zarrita/storage";
 import * as zarr from "zarrita";
-import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { cleanup, get, sampleServer, sampleStore, testServer } from "../helpers/harness.ts";
 
-let storeDir: string;
-let srv: TestServer;
-let key: string;
+// A sample store served for this file, with a weather key.
+const sample = sampleServer(["weather"]);
 
-before(async () => {
-  storeDir = await sampleStore();
-  srv = await testServer(storeDir);
-  key = await srv.key(["weather"]);
-});
-after(async () => {
-  await srv.close();
-  cleanup(storeDir);
-});
-
-const point = (q: string, k: string | null = key) => get(`${srv.url}/point?${q}`, k ? { "X-API-Key": k } : {});
+const point = (q: string, k: string | null = sample.key) =>
+  get(`${sample.srv.url}/point?${q}`, k ? { "X-API-Key": k } : {});
 
 async function directColumn(group: string, stored: string, run: number, iy: number, ix: number): Promise<number[]> {
-  const root = zarr.root(new FileSystemStore(storeDir));
+  const root = zarr.root(new FileSystemStore(sample.storeDir));
   const node = await zarr.open(root.resolve(`${group}/${stored}`), { kind: "array" });
   const got = await zarr.get(node, [run, null, iy, ix]);
   return Array.from(got.data as Float32Array);
@@ -50,7 +40,7 @@ describe("GET /point", () => {
 
   test("reads exactly the chunks holding that one column", async () => {
     await point("lat=10&lon=10&var=u10"); // warm group discovery
-    srv.running.ctx.store.backend.reset();
+    sample.srv.running.ctx.store.backend.reset();
     const r = await point("lat=-60&lon=-100&var=v10&run=0");
     assert.equal(r.status, 200);
     const s = r.json();
@@ -58,7 +48,7 @@ describe("GET /point", () => {
     const ix = ((s.grid_lon + 360) % 360) / 2;
     // chunks are (1 run, all leads, 90 lat, 90 lon)
     const expected = [`forecast/global/v10/c/0/0/${Math.floor(iy / 90)}/${Math.floor(ix / 90)}`];
-    assert.deepEqual(srv.running.ctx.store.backend.keysRead(), expected);
+    assert.deepEqual(sample.srv.running.ctx.store.backend.keysRead(), expected);
   });
 
   test("most local patch: inner, outer, global, and global when the patch lacks the variable", async () => {

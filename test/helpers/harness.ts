@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { get as httpGet, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { after, before } from "node:test";
 import { DEFAULTS, type Settings } from "../../src/config.ts";
 import { type Running, startServer } from "../../src/http/server.ts";
 import { writeSample } from "../../src/sample/index.ts";
@@ -147,4 +148,22 @@ export function getToEnd(
     req.on("error", fail);
     req.setTimeout(20_000, () => req.destroy(new Error("timed out: a cut body left the client waiting")));
   });
+}
+
+/**
+ * A sample store served over HTTP for the file's tests, with one key of the given scopes: started
+ * in a before() hook, closed and removed in after(). Read its fields inside tests.
+ */
+export function sampleServer(scopes: string[]): { storeDir: string; srv: TestServer; key: string } {
+  const s = {} as { storeDir: string; srv: TestServer; key: string };
+  before(async () => {
+    s.storeDir = await sampleStore();
+    s.srv = await testServer(s.storeDir);
+    s.key = await s.srv.key(scopes);
+  });
+  after(async () => {
+    await s.srv.close();
+    cleanup(s.storeDir);
+  });
+  return s;
 }

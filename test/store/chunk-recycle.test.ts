@@ -5,14 +5,12 @@
 // poisoned, hundreds of concurrent reads still give xarray's values; a leased chunk keeps its
 // values while the cache drops it, and is recycled once released.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ChunkCache } from "../../src/store/chunk-cache.ts";
 import { poisonReturned, pooledBytes } from "../../src/store/scan-buffers.ts";
 import { Store } from "../../src/store/store.ts";
-import { cleanup, PYTHON, tempDir } from "../helpers/harness.ts";
+import { cleanup, tempDir } from "../helpers/harness.ts";
+import { xarrayT2m } from "../helpers/xarray-t2m.ts";
 
 poisonReturned(true);
 
@@ -89,24 +87,9 @@ describe("recycled chunk memory on an xarray v2 Blosc-lz4 store", () => {
   let storeDir: string;
   let truth: Float32Array;
   // 2.5° grid (73 × 144), 2 runs, 9 leads, chunks 1 × 9 × 16 × 16 (9,216 bytes decoded).
-  const shape = [2, 9, 73, 144];
   before(() => {
     root = tempDir("gridcast-recycle-");
-    storeDir = join(root, "store");
-    execFileSync(PYTHON, [join(import.meta.dirname, "../python/xarray_forecast.py"), storeDir, "2.5", "2", "9", "16"]);
-    const raw = join(root, "t2m.f32");
-    execFileSync(PYTHON, [
-      "-c",
-      "import sys, xarray as xr; xr.open_zarr(sys.argv[1], group='forecast/global').t2m.values.astype('<f4').tofile(sys.argv[2])",
-      storeDir,
-      raw,
-    ]);
-    const b = readFileSync(raw);
-    truth = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-    assert.equal(
-      truth.length,
-      shape.reduce((x, y) => x * y, 1),
-    );
+    ({ storeDir, truth } = xarrayT2m(root));
   });
   after(() => cleanup(root));
 

@@ -6,35 +6,24 @@ import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { get, sampleServer, type TestServer, testServer } from "../helpers/harness.ts";
 
-let storeDir: string;
-let srv: TestServer;
-let key: string;
+// A sample store served for this file, with a weather key.
+const sample = sampleServer(["weather"]);
 
-before(async () => {
-  storeDir = await sampleStore();
-  srv = await testServer(storeDir);
-  key = await srv.key(["weather"]);
-});
-after(async () => {
-  await srv.close();
-  cleanup(storeDir);
-});
-
-const point = (q: string) => get(`${srv.url}/point?${q}`, { "X-API-Key": key });
+const point = (q: string) => get(`${sample.srv.url}/point?${q}`, { "X-API-Key": sample.key });
 
 function assertClean(body: Buffer): void {
   const t = body.toString();
-  assert.ok(!t.includes(storeDir) && !t.includes("/tmp") && !t.includes("node:"), t);
+  assert.ok(!t.includes(sample.storeDir) && !t.includes("/tmp") && !t.includes("node:"), t);
 }
 
 describe("store faults", () => {
   test("a group removed at runtime gives 503, other groups keep serving, and it recovers", async () => {
     assert.equal((await point("lat=10&lon=100&var=u10")).status, 200); // discover the global group
-    const dir = join(storeDir, "forecast", "global");
+    const dir = join(sample.storeDir, "forecast", "global");
     renameSync(dir, `${dir}.gone`);
-    srv.running.ctx.store.cache.invalidate();
+    sample.srv.running.ctx.store.cache.invalidate();
     try {
       const r = await point("lat=-40&lon=100&var=u10");
       assert.equal(r.status, 503);
@@ -42,7 +31,7 @@ describe("store faults", () => {
       assertClean(r.body);
       // the alps patch still answers through its own group
       assert.equal((await point("lat=46.5&lon=10.1&var=t2m&group=forecast/alps")).status, 200);
-      assert.equal((await get(`${srv.url}/healthz`)).status, 200);
+      assert.equal((await get(`${sample.srv.url}/healthz`)).status, 200);
     } finally {
       renameSync(`${dir}.gone`, dir);
     }
@@ -50,7 +39,7 @@ describe("store faults", () => {
   });
 
   test("a corrupt or truncated chunk gives 500 problem+json without a path, and repair heals it", async () => {
-    const chunk = join(storeDir, "forecast", "global", "msl", "c", "0", "0", "0", "0");
+    const chunk = join(sample.storeDir, "forecast", "global", "msl", "c", "0", "0", "0", "0");
     const good = readFileSync(chunk);
     try {
       writeFileSync(chunk, Buffer.from("this is not zstd"));
@@ -59,7 +48,7 @@ describe("store faults", () => {
       assert.equal(r.json().type, "/problems/corrupt-data");
       assertClean(r.body);
       writeFileSync(chunk, good.subarray(0, good.length >> 1));
-      srv.running.ctx.store.cache.invalidate();
+      sample.srv.running.ctx.store.cache.invalidate();
       const t = await point("lat=80&lon=10&var=msl&run=0");
       assert.equal(t.status, 500);
       assertClean(t.body);
@@ -85,7 +74,7 @@ describe("http store faults", () => {
       }
       const rel = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).replace(/^\/+/, "");
       try {
-        const body = readFileSync(join(storeDir, rel));
+        const body = readFileSync(join(sample.storeDir, rel));
         res.end(body);
       } catch {
         res.statusCode = 404;

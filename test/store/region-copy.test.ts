@@ -3,14 +3,12 @@
 // arrays and placements that flip an axis; copyRuns refuses any run outside either array before
 // moving a byte.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
 import type { Range } from "../../src/store/array.ts";
 import { Store } from "../../src/store/store.ts";
-import { cleanup, PYTHON, tempDir } from "../helpers/harness.ts";
+import { cleanup, tempDir } from "../helpers/harness.ts";
+import { xarrayT2m } from "../helpers/xarray-t2m.ts";
 
 describe("copyRuns", () => {
   test("copies runs with any strides, and refuses one outside either array, moving nothing", () => {
@@ -49,18 +47,7 @@ describe("regions of an xarray v2 Blosc-lz4 store", () => {
   // 2.5° grid (73 × 144), 2 runs, 9 leads, chunks 1 × 9 × 16 × 16.
   before(() => {
     root = tempDir("gridcast-copy-");
-    storeDir = join(root, "store");
-    execFileSync(PYTHON, [join(import.meta.dirname, "../python/xarray_forecast.py"), storeDir, "2.5", "2", "9", "16"]);
-    const raw = join(root, "t2m.f32");
-    execFileSync(PYTHON, [
-      "-c",
-      "import sys, xarray as xr; xr.open_zarr(sys.argv[1], group='forecast/global').t2m.values.astype('<f4').tofile(sys.argv[2])",
-      storeDir,
-      raw,
-    ]);
-    const b = readFileSync(raw);
-    truth = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-    assert.equal(truth.length, 2 * 9 * 73 * 144);
+    ({ storeDir, truth } = xarrayT2m(root));
   });
   after(() => {
     useNativeBlosc(true);

@@ -137,29 +137,29 @@ async function runCurl(args: string[] | { get: string; headers: Record<string, s
  * start-up): an in-process client would bill its own buffering and garbage to the server's
  * thread. The body is discarded; fails on any status but 200.
  */
-export async function curlGet(
+export function curlGet(
   url: string,
   headers: Record<string, string> = {},
 ): Promise<{ seconds: number; bytes: number }> {
   const args = ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}"];
   for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
-  const run = queue.then(() => runCurl([...args, url]));
-  queue = run.catch(() => {});
-  const stdout = await run;
-  const [code, size, total] = stdout.trim().split(" ");
-  if (code !== "200") throw new Error(`${url} answered ${code}`);
-  return { seconds: Number(total), bytes: Number(size) };
+  return timedGet(url, [...args, url]);
 }
 
 /**
  * One GET from the runner process over a connection it keeps open between calls (an API client
  * with a pool), timed there from the request to the body's end. Fails on any status but 200.
  */
-export async function keepAliveGet(
+export function keepAliveGet(
   url: string,
   headers: Record<string, string> = {},
 ): Promise<{ seconds: number; bytes: number }> {
-  const run = queue.then(() => runCurl({ get: url, headers }));
+  return timedGet(url, { get: url, headers });
+}
+
+/** One job for the runner, queued behind the others; its "status bytes seconds" answer read. */
+async function timedGet(url: string, job: Parameters<typeof runCurl>[0]): Promise<{ seconds: number; bytes: number }> {
+  const run = queue.then(() => runCurl(job));
   queue = run.catch(() => {});
   const [code, size, total] = (await run).trim().split(" ");
   if (code !== "200") throw new Error(`${url} answered ${code}`);

@@ -61,6 +61,15 @@ if [ "${GRIDCAST_NATIVE_BLOSC:-1}" != 0 ]; then
   bash "$(dirname "$0")/build-native.sh" || fail "the native Blosc decoder did not build (see above)"
 fi
 
+# Today's Python client stack (xarray 2026 + zarr 3) from the project's shared folder, built once
+# here so tests that use it start quickly (test/helpers/zarr3-python.ts).
+zarr3=$(dirname "$0")/../../shared/clients/xarray-zarr3-venv.sh
+if [ -f "$zarr3" ]; then
+  flock /tmp/gridcast-zarr3-venv.lock bash "$zarr3" >/dev/null || fail "the xarray + zarr 3 client stack did not build (see above)"
+else
+  say "no ../shared/clients: tests that need xarray + zarr 3 fall back to zarrita and say so"
+fi
+
 pg_ready() { pg_isready -q -d "$PG_URL" >/dev/null 2>&1; }
 if $local_pg && ! pg_ready; then
   if is_root && command -v pg_lsclusters >/dev/null 2>&1; then

@@ -121,7 +121,7 @@ export async function finalizeBuild(
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
-  return { dir, embeddings, removed: pruneBuilds(out, opts.keepBuilds), output };
+  return { dir, embeddings, removed: await pruneBuilds(out, opts.keepBuilds), output };
 }
 
 export interface PublishOptions extends Partial<FinalizeOptions> {
@@ -155,7 +155,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
     const root = opts.store ?? shards[0].store;
     if (!root) throw new ConfigError(`the shard manifests of build ${opts.buildId} name no store; pass --store`);
     const store = new Store(root, { cacheMb: opts.cacheMb });
-    cleanStalePartials(out, opts.buildId);
+    const cleaning = cleanStalePartials(out, opts.buildId).done;
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: opts.keepBuilds ?? 3,
       webDir: opts.webDir === undefined ? DEFAULT_WEB_DIR : opts.webDir,
@@ -163,6 +163,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
       // The merged manifest holds what they said; dropped last so a failed publish can be retried.
       drop: names,
     });
+    await cleaning;
     return { ...done, build_id: opts.buildId, shards: manifest.shards, totals: manifest.totals };
   } finally {
     lock.release();

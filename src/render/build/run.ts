@@ -144,6 +144,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   const lock = acquireLock(out, id, shard ? `${shard.index}/${shard.count}` : null);
   const partial = partialDir(out, id);
   let pool: TilePool | undefined;
+  let cleanup: Promise<void> = Promise.resolve();
   try {
     // Started before planning: the threads load while the store's metadata is read.
     pool = new TilePool(
@@ -157,7 +158,11 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       },
       concurrency,
     );
-    const cleaned = cleanStalePartials(out, shard ? id : undefined);
+    // Progress lines go where the progress bar goes (stderr unless told otherwise).
+    const stream = o.progress === false ? undefined : (o.progress ?? process.stderr);
+    const say = stream ? (line: string) => stream.write(`${line}\n`) : undefined;
+    const { removed: cleaned, done: cleaning } = cleanStalePartials(out, shard ? id : undefined, say);
+    cleanup = cleaning;
     const store = new Store(o.store, { cacheMb: o.cacheMb, rootGroupName: o.rootGroupName });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
     const plan = await store
@@ -235,6 +240,8 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     throw e;
   } finally {
     await pool?.close();
+    // What an interrupted build left is gone (or reported) before this build returns.
+    await cleanup;
     lock.release();
   }
 }

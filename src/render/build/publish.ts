@@ -2,7 +2,6 @@
 // directories (cleaned when a killed build left them), the atomic switch of <out>/current (a new
 // symlink renamed over the old one: one rename), and pruning down to keep_builds.
 import { randomBytes } from "node:crypto";
-import { rm } from "node:fs/promises";
 import {
   existsSync,
   lstatSync,
@@ -17,6 +16,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
+import { rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { ConfigError } from "../../errors.ts";

@@ -102,6 +102,8 @@ async function demoKey(ledger: Ledger, file: string): Promise<{ key: string; kep
 
 interface Stage {
   what: string;
+  /** For the catalog of this step's build: what the next steps add. */
+  rendering?: string;
   /** An early stage the store may not allow (no t2m in the default group): skipped, said so. */
   early?: boolean;
   groups?: string[];
@@ -126,8 +128,14 @@ async function stagesFor(settings: Settings): Promise<Stage[]> {
       groups: [settings.default_forecast_group],
       vars: ["t2m"],
       leads: [first],
+      rendering: `the other layers, then every lead time after +${first} h`,
     },
-    { what: `lead time +${first} h of every layer`, early: true, leads: [first] },
+    {
+      what: `lead time +${first} h of every layer`,
+      early: true,
+      leads: [first],
+      rendering: `every lead time after +${first} h`,
+    },
     all,
   ];
 }
@@ -243,6 +251,7 @@ export function registerStart(program: Command): void {
           groups: stage.groups,
           vars: stage.vars,
           leads: stage.leads,
+          rendering: stage.rendering,
         });
       } catch (e) {
         if (stage.early && e instanceof ConfigError) {

@@ -36,6 +36,8 @@ export interface FinalizeOptions {
   webDir: string | null;
   /** Files of the partial build to delete once everything else is written (shard manifests). */
   drop?: string[];
+  /** The catalog's note on what a later build will add (gridcast start's steps). */
+  rendering?: string;
 }
 
 export interface Finalized {
@@ -102,7 +104,7 @@ export async function finalizeBuild(
   const assembling = performance.now();
   const format = assembleBuild(partial, manifest);
   const assembleSeconds = (performance.now() - assembling) / 1000;
-  const catalog = writeBuildDocs(partial, manifest);
+  const catalog = writeBuildDocs(partial, manifest, opts.rendering);
   if (format === "pmtiles") markArchives(partial, catalog);
   let embeddings: Finalized["embeddings"];
   try {

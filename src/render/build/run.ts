@@ -59,6 +59,8 @@ export interface BuildOptions {
   webDir?: string | null;
   /** Where progress goes; false for nowhere. */
   progress?: (NodeJS.WritableStream & { isTTY?: boolean }) | false;
+  /** Written into the catalog: what a later build will add to this one (gridcast start). */
+  rendering?: string;
 }
 
 export interface BuildReport {
@@ -231,6 +233,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       keepBuilds: o.keepBuilds ?? 3,
       webDir: o.webDir === undefined ? DEFAULT_WEB_DIR : o.webDir,
       allowDroppedLayers: o.allowDroppedLayers,
+      rendering: o.rendering,
     });
     const seconds = (performance.now() - started) / 1000;
     return { ...report, ...done, published: true, seconds };

@@ -101,6 +101,7 @@ static struct {
 
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 static pthread_key_t zstd_key;
+static pthread_key_t scratch_key;
 
 // GRIDCAST_NATIVE_SKIP (a comma-separated list of lz4, zstd, zlib) leaves a library unopened, as
 // on a machine without it: the tests check that such chunks still decode, in JavaScript.
@@ -125,6 +126,7 @@ static void free_zstd_ctx(void *ctx) {
 }
 
 static void load_libs(void) {
+  if (pthread_key_create(&scratch_key, free) != 0) abort();
   void *h = open_lib("liblz4.so.1", "lz4");
   if (h) {
     lib.lz4 = (lz4_decompress_safe_t)dlsym(h, "LZ4_decompress_safe");
@@ -382,6 +384,21 @@ static void bitunshuffle(const unsigned char *src, unsigned char *dst, size_t si
   if (done < size) memcpy(dst + done, src + done, size - done);
 }
 
+// This thread's buffer for shuffled blocks, at least `n` bytes (kept, grown to the largest block
+// seen, and freed when the thread ends), or NULL.
+static unsigned char *scratch_of(size_t n) {
+  size_t *held = (size_t *)pthread_getspecific(scratch_key);
+  if (held && held[0] >= n) return (unsigned char *)(held + 1);
+  size_t *fresh = (size_t *)malloc(sizeof(size_t) + n);
+  if (!fresh || pthread_setspecific(scratch_key, fresh) != 0) {
+    free(fresh);
+    return NULL;
+  }
+  free(held);
+  fresh[0] = n;
+  return (unsigned char *)(fresh + 1);
+}
+
 // A Blosc (format 1/2) chunk into dst, which must be exactly the size its header states: the
 // bytes written, or one of the negative results above.
 static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned char *dst, size_t dst_len) {
@@ -404,8 +421,8 @@ static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned cha
   if (nblocks > (cbytes - HEADER) / 4) return BAD_HEADER;
   size_t table_end = HEADER + 4 * nblocks, leftover = nbytes % blocksize;
   int shuffled = (flags & (DO_SHUFFLE | DO_BITSHUFFLE)) != 0;
-  unsigned char *scratch = NULL;
-  if (shuffled && !(scratch = (unsigned char *)malloc(blocksize < nbytes ? blocksize : nbytes))) return NO_MEMORY;
+  unsigned char *scratch = shuffled ? scratch_of(blocksize < nbytes ? blocksize : nbytes) : NULL;
+  if (shuffled && !scratch) return NO_MEMORY;
   double result = (double)nbytes;
   for (size_t b = 0; b < nblocks; b++) {
     int last = b == nblocks - 1 && leftover != 0;
@@ -444,7 +461,6 @@ static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned cha
       bitunshuffle(scratch, dest, bsize, ts, (int)format);
     }
   }
-  free(scratch);
   return result;
 }
 

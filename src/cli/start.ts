@@ -102,6 +102,8 @@ async function demoKey(ledger: Ledger, file: string): Promise<{ key: string; kep
 
 interface Stage {
   what: string;
+  /** Highest zoom rendered (default every zoom). */
+  maxZoom?: number;
   /** For the catalog of this step's build: what the next steps add. */
   rendering?: string;
   /** An early stage the store may not allow (no t2m in the default group): skipped, said so. */
@@ -111,25 +113,31 @@ interface Stage {
   leads?: number[];
 }
 
+/** Zoom levels of the very first step: the viewer draws deeper zooms by scaling these up. */
+const FIRST_MAX_ZOOM = 5;
+
 /**
- * What start builds, in order: the default layer's first lead time (the viewer opens on it), then
- * the first lead time of every layer, then everything; each build reuses every tile the published
- * one has unchanged, and an early stage the published build already holds is skipped.
+ * What start builds, in order: with nothing published, the default layer's first lead time at
+ * low zooms (the viewer opens on it; 1,365 tiles of a global layer), then the first lead time of
+ * every layer at every zoom, then everything. Each build reuses every tile the published one has
+ * unchanged, and the second step is skipped when the published build already holds it.
  */
-async function stagesFor(settings: Settings): Promise<Stage[]> {
+async function stagesFor(settings: Settings, fresh: boolean): Promise<Stage[]> {
   const all: Stage = { what: "every layer and lead time" };
   const leads = await leadHours(settings.store, settings.default_forecast_group);
   const first = leads?.[0];
   if (first === undefined) return [all];
+  const firstMap: Stage = {
+    what: `lead time +${first} h of the default layer (t2m), zoom 0..${FIRST_MAX_ZOOM}`,
+    early: true,
+    maxZoom: FIRST_MAX_ZOOM,
+    groups: [settings.default_forecast_group],
+    vars: ["t2m"],
+    leads: [first],
+    rendering: `zoom ${FIRST_MAX_ZOOM + 1}..${MAX_ZOOM}, the other layers, then every lead time after +${first} h`,
+  };
   return [
-    {
-      what: `lead time +${first} h of the default layer (t2m)`,
-      early: true,
-      groups: [settings.default_forecast_group],
-      vars: ["t2m"],
-      leads: [first],
-      rendering: `the other layers, then every lead time after +${first} h`,
-    },
+    ...(fresh ? [firstMap] : []),
     {
       what: `lead time +${first} h of every layer`,
       early: true,
@@ -144,7 +152,13 @@ async function stagesFor(settings: Settings): Promise<Stage[]> {
 async function planOf(settings: Settings, stage: Stage): Promise<{ line: string; render: number }> {
   const plan = await planBuild(
     new Store(settings.store),
-    { runs: "latest", maxZoom: MAX_ZOOM, groups: stage.groups, vars: stage.vars, leads: stage.leads },
+    {
+      runs: "latest",
+      maxZoom: stage.maxZoom ?? MAX_ZOOM,
+      groups: stage.groups,
+      vars: stage.vars,
+      leads: stage.leads,
+    },
     new CoverageCache(),
   );
   const prev = currentBuild(settings.out);
@@ -229,7 +243,7 @@ export function registerStart(program: Command): void {
 
     if (published) say(`serving the published build ${published.id} while a new one renders`);
     else say(await buildEstimate(settings.store, settings.out).catch((e) => `build size unknown: ${e.message}`));
-    const stages = await stagesFor(settings);
+    const stages = await stagesFor(settings, published === undefined);
     for (const [i, stage] of stages.entries()) {
       const plan = await planOf(settings, stage).catch((e: Error) => ({
         line: `plan: ${stage.what}: unknown (${e.message})`,
@@ -251,6 +265,7 @@ export function registerStart(program: Command): void {
           groups: stage.groups,
           vars: stage.vars,
           leads: stage.leads,
+          maxZoom: stage.maxZoom,
           rendering: stage.rendering,
         });
       } catch (e) {

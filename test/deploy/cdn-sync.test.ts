@@ -42,7 +42,10 @@ test("a directory origin gets every public file and no embedding index", () => {
 test("an S3 origin: tiles immutable, the rest short-lived, catalog.json last, indexes excluded", () => {
   const r = sync("s3://bucket/maps", { DRY_RUN: "1" });
   assert.equal(r.status, 0, r.stderr);
-  const lines = r.stdout.trim().split("\n").map((l) => l.trim());
+  const lines = r.stdout
+    .trim()
+    .split("\n")
+    .map((l) => l.trim());
   assert.equal(lines.length, 3);
   // printf %q escapes the spaces and commas of the header values.
   const unq = (s: string) => s.replace(/\\(.)/g, "$1");

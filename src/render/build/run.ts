@@ -19,6 +19,7 @@ import { TilePool } from "./pool.ts";
 import { createProgress } from "./progress.ts";
 import {
   acquireLock,
+  acquireShardLock,
   checkBuildId,
   cleanStalePartials,
   currentBuild,
@@ -44,6 +45,8 @@ export interface BuildOptions {
   /** Worker threads; default one per core. */
   concurrency?: number;
   shard?: Shard;
+  /** Seconds a lock from another machine lives without its heartbeat (setting build_lock_lease_s). */
+  lockLeaseS?: number;
   buildId?: string;
   keepBuilds?: number;
   cacheMb?: number;
@@ -143,7 +146,10 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   mkdirSync(join(out, BUILDS), { recursive: true });
   if (existsSync(finalDir(out, id))) throw new ConfigError(`build ${id} already exists in ${out}`);
   const shard = o.shard ?? null;
-  const lock = acquireLock(out, id, shard ? `${shard.index}/${shard.count}` : null);
+  const leaseS = o.lockLeaseS;
+  const lock = shard
+    ? await acquireShardLock(out, id, `${shard.index}/${shard.count}`, leaseS)
+    : acquireLock(out, id, null, leaseS);
   const partial = partialDir(out, id);
   let pool: TilePool | undefined;
   let cleanup: Promise<void> = Promise.resolve();
@@ -163,7 +169,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     // Progress lines go where the progress bar goes (stderr unless told otherwise).
     const stream = o.progress === false ? undefined : (o.progress ?? process.stderr);
     const say = stream ? (line: string) => stream.write(`${line}\n`) : undefined;
-    const { removed: cleaned, done: cleaning } = cleanStalePartials(out, shard ? id : undefined, say);
+    const { removed: cleaned, done: cleaning } = cleanStalePartials(out, shard ? id : undefined, leaseS, say);
     cleanup = cleaning;
     const store = new Store(o.store, { cacheMb: o.cacheMb, rootGroupName: o.rootGroupName });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };

@@ -1,6 +1,6 @@
 // Chunk decoding alone, one thread, same chunk files, on the chunks of the xarray-written bench
 // store (Blosc lz4, byte shuffle, 1×25×90×90 float32):
-//  - libblosc through our addon against numcodecs (what xarray decodes with) in Python;
+//  - the addon's C Blosc decoder against numcodecs (c-blosc, what xarray decodes with) in Python;
 //  - the built-in decoder (the fallback) against the WebAssembly Blosc codec zarrita ships.
 //   node bench/codecs.ts [rounds]
 
@@ -50,7 +50,7 @@ export async function run(rounds = 3): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const addon = nativeBlosc();
   if (addon) {
-    // libblosc through the addon, on this thread, then numcodecs in Python on the same files.
+    // The addon's C decoder, on this thread, then numcodecs in Python on the same files.
     const out = new Uint8Array(bound);
     for (const f of files) addon.decodeSync(f, out);
     const c = process.cpuUsage();
@@ -74,7 +74,7 @@ export async function run(rounds = 3): Promise<BenchRow[]> {
     );
     rows.push({
       bench: "Blosc-lz4 chunk decode, one thread, CPU per chunk",
-      figure: "libblosc via the addon, ms",
+      figure: "the addon's C decoder, ms",
       value: ours,
       baseline: "numcodecs (Python, same library) ms",
       baselineValue: peer,

@@ -2,7 +2,7 @@
 // 1×25×90×90, zarr-python's default Blosc lz4 + byte shuffle), same directory, same run:
 //  - export .npy MB/s, cold (decoded-chunk cache emptied before each request), four disjoint
 //    40°×60°×25-lead boxes, against xarray reading the same boxes (target ≥ 0.8);
-//  - the same export with the built-in Blosc decoder instead of libblosc (what the addon buys);
+//  - the same export with the JavaScript Blosc decoder instead of the addon's (what the addon buys);
 //  - /point cold p50 (one 1×25×90×90 chunk decoded per request) against xarray's point read.
 //   node bench/xarray.ts [rounds]
 import { execFileSync, spawn } from "node:child_process";
@@ -216,10 +216,10 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
         note: `xarray reads a box in ${((sum.xarray[0] / rounds / BOXES.length) * 1000).toFixed(2)} ms in-process, with no transport; xarray's read plus this transport against the export: ${((sum.xarray[0] + sum.bare[0]) / sum.gridcast[0]).toFixed(2)}`,
       },
       {
-        bench: "same export with the built-in Blosc decoder (no libblosc)",
+        bench: "same export with the JavaScript Blosc decoder (no addon)",
         figure: "MB/s",
         value: mbs("inline"),
-        baseline: "with libblosc MB/s",
+        baseline: "with the addon MB/s",
         baselineValue: mbs("gridcast"),
         ratio: mbs("inline") / mbs("gridcast"),
       },

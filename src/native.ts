@@ -1,21 +1,26 @@
-// The Node-API addon in native/, when it has been built (`npm run native`; `npm ci` tries, and
-// the test prerequisites build it): the system's c-blosc (Debian's libblosc1, the library
-// numcodecs, zarr-python and xarray decode with) and libzstd into a caller's buffer, chunk files
-// read in one job, and the loops the store and the renderer run per value (region copies,
-// bilinear sampling, PNG rows). Without it, or with GRIDCAST_NATIVE_BLOSC=0, each of those runs
-// in JavaScript with the same results (Blosc through the built-in decoder, blosc-decode.ts).
+// The Node-API addon in native/, built by `npm ci` wherever a C compiler is (`npm run native`
+// again by hand; no -dev package is needed): a Blosc decoder in C with LZ4, Zstandard and zlib from
+// the system's runtime libraries (opened when it loads; a missing one leaves its chunks to
+// JavaScript), Zstandard frames into a caller's buffer, chunk files read in one job, and the loops
+// the store and the renderer run per value (region copies, bilinear sampling, PNG rows). Without
+// it, or with GRIDCAST_NATIVE_BLOSC=0, each of those runs in JavaScript with the same results
+// (Blosc through the built-in decoder, blosc-decode.ts).
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 interface Addon {
-  /** Bytes blosc_decompress_ctx wrote into dst (negative: it refused), on libuv's thread pool. */
+  /** Bytes of a Blosc chunk decoded into dst (exactly its decoded size), on libuv's thread pool;
+   * negative when refused: -103 when its compressor is not available here (decode it in
+   * JavaScript), any other for a chunk that does not decode. */
   decode(src: Uint8Array, dst: Uint8Array): Promise<number>;
   decodeSync(src: Uint8Array, dst: Uint8Array): number;
+  /** The decoder and the library versions it found, e.g. "gridcast C (blosclz; lz4 1.9.4; …)". */
   version(): string;
+  /** The Blosc compressors it decodes here, comma-separated. */
   compressors(): string;
-  /** Bytes of a Zstandard frame decoded into dst (negative: corrupt, or larger than dst); only in
-   * an addon built with libzstd's headers. */
+  /** Bytes of a Zstandard frame decoded into dst (negative: corrupt, or larger than dst); only
+   * when libzstd.so.1 was found. */
   zstdDecode?(src: Uint8Array, dst: Uint8Array): Promise<number>;
   zstdDecodeSync?(src: Uint8Array, dst: Uint8Array): number;
   /** A whole regular file into dst in one job: bytes read, -errno, -100000 (larger than dst,
@@ -60,13 +65,13 @@ export function nativeBlosc(): Addon | undefined {
     return undefined;
   }
   if (!existsSync(ADDON_PATH)) {
-    loadError = "not built (install libblosc-dev, then npm run native)";
+    loadError = "not built (install a C compiler, then npm run native)";
     return undefined;
   }
   try {
     addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
   } catch (e) {
-    // Built, but libblosc.so.1 is gone or the build is for another platform: say so, carry on.
+    // Built, but for another platform or a damaged file: say so, carry on.
     loadError = `cannot be loaded: ${(e as Error).message.split("\n")[0]}`;
   }
   return addon;
@@ -75,7 +80,7 @@ export function nativeBlosc(): Addon | undefined {
 /** One line for the logs: which Blosc decoder this process uses. */
 export function bloscDecoderInUse(): string {
   const a = nativeBlosc();
-  return a ? `libblosc ${a.version()} (native)` : `built-in (libblosc ${loadError})`;
+  return a ? `native, ${a.version()}` : `JavaScript (the native addon is ${loadError})`;
 }
 
 /** Switch the native decoder off or on again (tests compare both paths in one process). */

@@ -24,6 +24,8 @@ const MAX_ZOOM = NATIVE_MAX_ZOOM + 2;
 const PLAY_STEP_MS = 1000;
 /** How often the catalog is checked for leads and runs a running build has published since. */
 const REFRESH_MS = 1000 * (Number(new URLSearchParams(location.search).get("refresh")) || 30);
+/** How often while nothing is published yet, or the catalog says more is rendering. */
+const RENDERING_REFRESH_MS = Math.min(REFRESH_MS, 5000);
 /** From this zoom on, the coarse 1:110m outlines give way to 1:50m ones. */
 const DETAIL_ZOOM = 3;
 const FORECAST_ATTRIBUTION = "gridcast synthetic forecast";
@@ -39,6 +41,7 @@ const ui = {
   leadText: $("lead-text"),
   play: $("play"),
   status: $("status"),
+  rendering: $("rendering"),
 };
 
 const state = {
@@ -116,13 +119,27 @@ async function loadCatalog() {
   } catch {
     return showStatus("The forecast catalog could not be reached. Check the connection and reload.");
   }
-  setInterval(refreshCatalog, REFRESH_MS);
+  scheduleRefresh(!got.catalog || Boolean(got.catalog.rendering));
   if (got.status === 404 || got.status === 503) return showStatus(NOTHING_PUBLISHED);
   if (!got.catalog) return showStatus(`The forecast catalog is unavailable (HTTP ${got.status}). Try again later.`);
   start(got.catalog);
 }
 
+/** The next catalog check: sooner while a build is still publishing in steps. */
+function scheduleRefresh(soon) {
+  setTimeout(refreshCatalog, soon ? RENDERING_REFRESH_MS : REFRESH_MS);
+}
+
+/** The catalog's note on what a running build will still add, or nothing. */
+function showRendering(catalog) {
+  ui.rendering.hidden = !catalog?.rendering;
+  ui.rendering.textContent = catalog?.rendering
+    ? `Still rendering: ${catalog.rendering}. They appear here as they are published.`
+    : "";
+}
+
 function start(catalog) {
+  showRendering(catalog);
   state.layers = usable(catalog);
   if (!state.layers.some((l) => !isOverlay(l))) return showStatus(NOTHING_PUBLISHED);
   ui.status.hidden = true;
@@ -146,9 +163,11 @@ async function refreshCatalog() {
   try {
     got = await catalogNow();
   } catch {
-    return; // the next tick tries again
+    return scheduleRefresh(false); // the next tick tries again
   }
+  scheduleRefresh(!got.catalog || Boolean(got.catalog.rendering));
   if (!got.catalog) return;
+  showRendering(got.catalog);
   if (!state.layer) return start(got.catalog);
   const layers = usable(got.catalog);
   const same = JSON.stringify(layers) === JSON.stringify(state.layers);
@@ -174,7 +193,8 @@ async function refreshCatalog() {
   } else selectLead(0);
 }
 
-const NOTHING_PUBLISHED = "No forecast published yet. Run “gridcast build”, then reload this page.";
+const NOTHING_PUBLISHED =
+  "No forecast published yet. A running “gridcast start” publishes the first map in moments (this page shows it when it does); otherwise run “gridcast build”.";
 
 function showStatus(text) {
   ui.status.textContent = text;

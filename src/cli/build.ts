@@ -4,7 +4,7 @@ import { bloscDecoderInUse } from "../native.ts";
 import { TILE_FORMATS, type TileFormat } from "../published/format.ts";
 import { type BuildReport, runBuild } from "../render/build/run.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
-import { printJson, settingsFor } from "./settings.ts";
+import { printJson, settingDefault, settingsFor } from "./settings.ts";
 import { parseShard, SHARD_COUNT_VAR } from "./shard.ts";
 
 interface BuildFlags {
@@ -27,7 +27,7 @@ interface BuildFlags {
 }
 
 /** Exit status of a build that published but left out groups it could not read (see README). */
-export const EXIT_GROUPS_SKIPPED = 3;
+export const EXIT_GROUPS_SKIPPED = 3; // listed in program.ts's EXIT and --help
 
 const list = (s: string | undefined): string[] | undefined =>
   s === undefined
@@ -80,9 +80,9 @@ export function registerBuild(program: Command): void {
   program
     .command("build")
     .description("pre-render every map tile, the forecast catalog and the locate indexes, then publish atomically")
-    .option("-s, --store <root>", "store root: directory or http(s) URL")
-    .option("-o, --out <dir>", "build output directory (builds/ and the current link)")
-    .option("--max-zoom <z>", "highest zoom level rendered, 0..7 (setting max_zoom, default 7)")
+    .option("-s, --store <root>", `store root: directory or http(s) URL ${settingDefault("store")}`)
+    .option("-o, --out <dir>", `build output directory: builds/ and the current link ${settingDefault("out")}`)
+    .option("--max-zoom <z>", `highest zoom level rendered, 0..7 ${settingDefault("max_zoom")}`)
     .option("--groups <list>", "comma-separated groups (forecast/global or global); default every group")
     .option("--vars <list>", "comma-separated variables (names or aliases); default every one with a map style")
     .option("--runs <which>", "latest | all", "latest")
@@ -94,7 +94,10 @@ export function registerBuild(program: Command): void {
         `from a batch engine's task index (JOB_COMPLETION_INDEX, CLOUD_RUN_TASK_INDEX/COUNT, AWS_BATCH_JOB_ARRAY_INDEX) and ${SHARD_COUNT_VAR}`,
     )
     .option("--build-id <id>", "name of the build directory (default: a UTC timestamp)")
-    .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
+    .option(
+      "--keep-builds <n>",
+      `builds kept after publishing, the published one included ${settingDefault("keep_builds")}`,
+    )
     .option("--tiles <format>", "zxy (one PNG file per tile) | pmtiles (one archive per layer-run-lead)", "zxy")
     .option("--no-reuse", "render every tile, even those the published build already has")
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")

@@ -2,13 +2,13 @@ import type { Command } from "commander";
 import { describeStore } from "../store/describe.ts";
 import { Store } from "../store/store.ts";
 import { requireStore } from "./preflight.ts";
-import { printJson, settingsFor } from "./settings.ts";
+import { printJson, settingDefault, settingsFor } from "./settings.ts";
 
 export function registerInspect(program: Command): void {
   program
     .command("inspect")
     .description("describe the forecast groups and embedding items of a store")
-    .option("-s, --store <root>", "store root: directory or http(s) URL")
+    .option("-s, --store <root>", `store root: directory or http(s) URL ${settingDefault("store")}`)
     .option("--json", "print JSON")
     .action(async (opts: { store?: string; json?: boolean }, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.store });

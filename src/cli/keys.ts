@@ -3,7 +3,7 @@ import { ConfigError } from "../errors.ts";
 import { isScope, UNPRINTABLE } from "../ledger/input.ts";
 import { openLedger } from "../ledger/open.ts";
 import { type KeyRecord, type Ledger, SCOPES, type Scope } from "../ledger/types.ts";
-import { printJson, settingsFor } from "./settings.ts";
+import { printJson, settingDefault, settingsFor } from "./settings.ts";
 
 interface Common {
   db?: string;
@@ -133,7 +133,7 @@ export function registerKeys(program: Command): void {
     keys
       .command(name)
       .description(description)
-      .option("--db <file>", "ledger: sqlite file or postgres:// URL (default: the db setting)")
+      .option("--db <file>", `ledger: sqlite file or postgres:// URL ${settingDefault("db")}`)
       .option("--json", "print JSON");
 
   sub("create", "issue a new key; it is printed once and cannot be shown again")

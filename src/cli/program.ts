@@ -10,7 +10,7 @@ import { registerServe } from "./serve.ts";
 import { registerStart } from "./start.ts";
 
 /** Exit codes, shown by `gridcast --help`; run() sets them. */
-export const EXIT = { ok: 0, unexpected: 1, operator: 2 } as const;
+export const EXIT = { ok: 0, unexpected: 1, operator: 2, groupsSkipped: 3 } as const;
 const EXIT_CODES = `
 Exit codes:
   0  done
@@ -18,6 +18,8 @@ Exit codes:
   2  the command could not start or finish for the reason printed: a wrong flag or setting,
      a port in use, an output directory that cannot be written, a store that does not exist
      or cannot be read, a key that is not there
+  3  build published, but left out forecast groups it could not read, each named
+     on stderr; build --allow-skipped exits 0 instead
 
 Run it as \`npm run -s gridcast -- <command>\` or \`npx gridcast <command>\` in the project directory:
 both use the Node.js 24 that \`npm ci\` installs.`;
@@ -26,6 +28,10 @@ export function buildProgram(): Command {
   const program = new Command("gridcast")
     .description("Publish gridded forecasts and EO latent embeddings from one Zarr store")
     .option("-c, --config <file>", "settings file (default ./gridcast.config.json when present)")
+    .addHelpText(
+      "afterAll",
+      "\nSettings: defaults < gridcast.config.json (or --config) < GRIDCAST_* variables < flags; each flag's\nhelp names its default and setting.",
+    )
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXIT_CODES)
     .exitOverride();

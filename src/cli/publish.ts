@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { publishShards } from "../render/build/finalize.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
-import { printJson, settingsFor } from "./settings.ts";
+import { printJson, settingDefault, settingsFor } from "./settings.ts";
 
 interface PublishFlags {
   out?: string;
@@ -17,9 +17,12 @@ export function registerPublish(program: Command): void {
     .command("publish")
     .description("merge the shards of a build, write its catalog, TileJSON, legends and indexes, and publish it")
     .requiredOption("--build-id <id>", "the build the shards wrote (their --build-id)")
-    .option("-o, --out <dir>", "build output directory")
+    .option("-o, --out <dir>", `build output directory ${settingDefault("out")}`)
     .option("-s, --store <root>", "store for the embedding indexes (default: the one the shards rendered from)")
-    .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
+    .option(
+      "--keep-builds <n>",
+      `builds kept after publishing, the published one included ${settingDefault("keep_builds")}`,
+    )
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option("--json", "print the report as JSON")
     .action(async (opts: PublishFlags, cmd: Command) => {

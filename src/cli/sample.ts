@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
 import { PRESET_NAMES, type PresetName, writeSample } from "../sample/index.ts";
-import { printJson, settingsFor } from "./settings.ts";
+import { printJson, settingDefault, settingsFor } from "./settings.ts";
 
 interface SampleFlags {
   out?: string;
@@ -15,7 +15,7 @@ export function registerSample(program: Command): void {
   program
     .command("sample")
     .description("write a deterministic synthetic Zarr store: forecast groups and EO embeddings")
-    .option("-o, --out <dir>", "directory to create (default: the store setting)")
+    .option("-o, --out <dir>", `directory to create ${settingDefault("store")}`)
     .option("--preset <name>", `size: ${PRESET_NAMES.join(" | ")}`, "demo")
     .option("--seed <n>", "random seed; the same seed writes identical files", "1")
     .option("--force", "replace <dir> if it already holds a store")

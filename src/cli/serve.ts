@@ -4,8 +4,8 @@ import type { Command } from "commander";
 import type { Settings } from "../config.ts";
 import { closeOnSignals, type Running, startServer } from "../http/server.ts";
 import { bloscDecoderInUse } from "../native.ts";
-import { asListenError, requireWritableDir, storeProblem } from "./preflight.ts";
-import { settingsFor } from "./settings.ts";
+import { asListenError, requireStore, requireWritableDir } from "./preflight.ts";
+import { settingDefault, settingsFor } from "./settings.ts";
 
 export interface ServeFlags {
   store?: string;
@@ -20,12 +20,12 @@ export interface ServeFlags {
 /** The options every command that runs the server takes (serve, start). */
 export function serverOptions(cmd: Command): Command {
   return cmd
-    .option("-s, --store <root>", "store root: directory or http(s) URL")
-    .option("-o, --out <dir>", "build output directory (its current/ is served)")
-    .option("--db <file|url>", "ledger: sqlite file or postgres:// URL")
-    .option("--host <host>", "address to listen on")
-    .option("-p, --port <port>", "port to listen on (0 picks a free one)")
-    .option("--access-log <file>", "append the JSON access log to this file instead of stdout")
+    .option("-s, --store <root>", `store root: directory or http(s) URL ${settingDefault("store")}`)
+    .option("-o, --out <dir>", `build output directory, its current/ is served ${settingDefault("out")}`)
+    .option("--db <file|url>", `ledger: sqlite file or postgres:// URL ${settingDefault("db")}`)
+    .option("--host <host>", `address to listen on ${settingDefault("host")}`)
+    .option("-p, --port <port>", `port to listen on, 0 picks a free one ${settingDefault("port")}`)
+    .option("--access-log <file>", "append the JSON access log to this file (default: stdout)")
     .option("-q, --quiet", "no access log");
 }
 
@@ -57,13 +57,8 @@ export function registerServe(program: Command): void {
   serverOptions(program.command("serve").description("serve the published build and the live keyed routes")).action(
     async (opts: ServeFlags, cmd: Command) => {
       const settings = serverSettings(cmd, opts);
-      // Not fatal: the store may be mounted later; until then store routes answer 503.
-      const missing = storeProblem(settings.store);
-      if (missing) {
-        process.stderr.write(
-          `gridcast: warning: ${missing}; /point, /data, exports and embeddings answer 503 until it does\n`,
-        );
-      }
+      // A store that is not there is an operator mistake (exit 2), named before anything listens.
+      requireStore(settings.store);
       const running = await listen(settings, accessLogSink(opts));
       process.stderr.write(`gridcast serving on ${running.url} (Blosc decoder: ${bloscDecoderInUse()})\n`);
       closeOnSignals(running, (s) => process.stderr.write(`${s}\n`));

@@ -1,11 +1,15 @@
-// `gridcast start`: the quick start in one command — the demo store when there is none, a build
-// of every tile, the server, and a fresh demo key printed once.
-import { existsSync, statfsSync } from "node:fs";
+// `gridcast start`: the quick start in one command — the demo store when there is none, the
+// server at once (a build already published is served while a new one renders), the demo key
+// (kept beside the ledger, the same on every start), and the build in the order a viewer needs it:
+// the default layer's first lead time, then the first lead time of every layer, then the rest,
+// each published as soon as it is done.
+import { existsSync, readFileSync, statfsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import type { Settings } from "../config.ts";
 import { ConfigError } from "../errors.ts";
 import { closeOnSignals } from "../http/server.ts";
+import type { Ledger } from "../ledger/types.ts";
 import { CoverageCache } from "../render/build/coverage.ts";
 import { readManifest } from "../render/build/manifest.ts";
 import { planBuild } from "../render/build/plan.ts";
@@ -64,12 +68,130 @@ function defaultAccessLog(settings: Settings, opts: ServeFlags): string | undefi
     : join(dirname(settings.db), "access.log");
 }
 
+/** Where start keeps the demo key's secret: beside a sqlite ledger, else in the working directory. */
+export function demoKeyFile(settings: Settings): string {
+  return isUrl(settings.db) || settings.db.startsWith("postgres")
+    ? "gridcast-demo-key"
+    : join(dirname(settings.db), "demo-key");
+}
+
+/**
+ * The demo key: the one kept in `file` while the ledger still accepts it, else a new one, kept
+ * there (readable by this user only). start never revokes a key: one revoked or removed by the
+ * operator (gridcast keys revoke) is replaced by a new one on the next start.
+ */
+async function demoKey(ledger: Ledger, file: string): Promise<{ key: string; kept: boolean }> {
+  const saved = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
+  if (saved) {
+    try {
+      await ledger.authenticate(saved, "weather");
+      return { key: saved, kept: true };
+    } catch {
+      // Another ledger, or revoked: a new one below.
+    }
+  }
+  const { key } = await ledger.createKey({
+    name: DEMO_KEY_NAME,
+    scopes: ["weather", "embeddings"],
+    credits: 1000,
+    rate: 50,
+  });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return { key, kept: false };
+}
+
+interface Stage {
+  what: string;
+  /** Highest zoom rendered (default every zoom). */
+  maxZoom?: number;
+  /** For the catalog of this step's build: what the next steps add. */
+  rendering?: string;
+  /** An early stage the store may not allow (no t2m in the default group): skipped, said so. */
+  early?: boolean;
+  groups?: string[];
+  vars?: string[];
+  leads?: number[];
+}
+
+/** Zoom levels of the very first step: the viewer draws deeper zooms by scaling these up. */
+const FIRST_MAX_ZOOM = 5;
+
+/**
+ * What start builds, in order: with nothing published, the default layer's first lead time at
+ * low zooms (the viewer opens on it; 1,365 tiles of a global layer), then the first lead time of
+ * every layer at every zoom, then everything. Each build reuses every tile the published one has
+ * unchanged, and the second step is skipped when the published build already holds it.
+ */
+async function stagesFor(settings: Settings, fresh: boolean): Promise<Stage[]> {
+  const all: Stage = { what: "every layer and lead time" };
+  const leads = await leadHours(settings.store, settings.default_forecast_group);
+  const first = leads?.[0];
+  if (first === undefined) return [all];
+  const firstMap: Stage = {
+    what: `lead time +${first} h of the default layer (t2m), zoom 0..${FIRST_MAX_ZOOM}`,
+    early: true,
+    maxZoom: FIRST_MAX_ZOOM,
+    groups: [settings.default_forecast_group],
+    vars: ["t2m"],
+    leads: [first],
+    rendering: `zoom ${FIRST_MAX_ZOOM + 1}..${MAX_ZOOM}, the other layers, then every lead time after +${first} h`,
+  };
+  return [
+    ...(fresh ? [firstMap] : []),
+    {
+      what: `lead time +${first} h of every layer`,
+      early: true,
+      leads: [first],
+      rendering: `every lead time after +${first} h`,
+    },
+    all,
+  ];
+}
+
+/** What a build of `stage` will render and reuse, against the published build, in one line. */
+async function planOf(settings: Settings, stage: Stage): Promise<{ line: string; render: number }> {
+  const plan = await planBuild(
+    new Store(settings.store),
+    {
+      runs: "latest",
+      maxZoom: stage.maxZoom ?? MAX_ZOOM,
+      groups: stage.groups,
+      vars: stage.vars,
+      leads: stage.leads,
+    },
+    new CoverageCache(),
+  );
+  const prev = currentBuild(settings.out);
+  const manifest = prev && readManifest(join(prev.dir, MANIFEST));
+  const had = new Map(manifest?.entries.map((e) => [e.key, e.fingerprint]) ?? []);
+  let render = 0;
+  let renderTiles = 0;
+  let reuse = 0;
+  for (const job of plan.jobs) {
+    for (const lead of job.leads) {
+      if (had.get(lead.key) === lead.fingerprint) reuse++;
+      else {
+        render++;
+        renderTiles += job.tilesPerLead;
+      }
+    }
+  }
+  return {
+    line: `plan: ${stage.what}: ${renderTiles.toLocaleString("en")} tiles to render (${render} layer-lead times), ${reuse} layer-lead times reused from the published build`,
+    render,
+  };
+}
+
 export function registerStart(program: Command): void {
   serverOptions(
-    program.command("start").description("demo store if absent, build all tiles, then serve with a fresh demo key"),
+    program
+      .command("start")
+      .description("demo store if absent, serve at once, build the tiles in the order a viewer needs them"),
   ).action(async (opts: ServeFlags, cmd: Command) => {
     const settings = serverSettings(cmd, opts);
     const say = (s: string) => process.stderr.write(`${s}\n`);
+    const started = performance.now();
+    const since = () => `${((performance.now() - started) / 1000).toFixed(1)} s after start`;
     // Everything an operator can get wrong is checked before minutes of writing and rendering.
     await requireFreePort(settings.host, settings.port);
     requireWritableDir(settings.out);
@@ -93,48 +215,20 @@ export function registerStart(program: Command): void {
       const s = await writeSample(settings.store, { preset: "demo", seed: 1, onProgress: say });
       say(`demo store ready: ${s.files} files, ${mib(s.bytes)} in ${s.seconds.toFixed(1)} s`);
     }
-    const build = (leads?: number[]) =>
-      runBuild({
-        store: settings.store,
-        out: settings.out,
-        keepBuilds: settings.keep_builds,
-        cacheMb: settings.chunk_cache_mb,
-        progress: process.stderr,
-        leads,
-      }).then((report) => {
-        const t = report.totals;
-        say(
-          `build ${report.build_id}: ${t.tiles} tiles (${t.rendered} layer-leads rendered, ${t.reused} reused) in ${report.seconds.toFixed(1)} s`,
-        );
-        return report;
-      });
-    // With nothing published yet, publish the first lead time of every layer first and serve it;
-    // the remaining lead times render behind the running server and publish in one switch.
-    const fresh = currentBuild(settings.out) === undefined;
-    if (fresh) say(await buildEstimate(settings.store, settings.out).catch((e) => `build size unknown: ${e.message}`));
-    const leads = fresh ? await leadHours(settings.store, settings.default_forecast_group) : undefined;
-    const firstLead = leads?.[0];
-    if (firstLead !== undefined) say(`rendering lead time +${firstLead} h of every layer first, to serve it soon`);
-    const first = await build(firstLead === undefined ? undefined : [firstLead]);
+    // The server answers from here on: the published build if there is one (a restart keeps the
+    // map up), else 503 "no forecast build has been published yet" until the first stage is done.
+    const published = currentBuild(settings.out);
     const running = await listen(settings, log);
-    const ledger = running.ctx.ledger;
-    for (const k of await ledger.listKeys()) {
-      if (k.name === DEMO_KEY_NAME && !k.revokedAt) await ledger.revokeKey(k.id);
-    }
-    const { key } = await ledger.createKey({
-      name: DEMO_KEY_NAME,
-      scopes: ["weather", "embeddings"],
-      credits: 1000,
-      rate: 50,
-    });
+    const keyFile = demoKeyFile(settings);
+    const { key, kept } = await demoKey(running.ctx.ledger, keyFile);
     const u = running.url;
     process.stdout.write(
       [
         "",
         `gridcast is serving on ${u}`,
-        `  map viewer     ${u}/`,
+        `  map viewer     ${u}/   ${published ? `(build ${published.id}; a newer one replaces it when done)` : "(first map in a few seconds: the default layer renders first)"}`,
         `  API docs       ${u}/api-docs   (ReDoc: ${u}/api-redoc)`,
-        `  demo key       ${key}   (weather + embeddings, 1000 credits; shown once)`,
+        `  demo key       ${key}   (weather + embeddings, 1000 credits to start; ${kept ? "the same as last time" : "new"}, kept in ${keyFile})`,
         logFile && !opts.quiet ? `  access log     ${logFile}   (JSON lines; tail -f it to watch requests)` : "",
         "",
         "try:",
@@ -146,11 +240,61 @@ export function registerStart(program: Command): void {
         .join("\n"),
     );
     closeOnSignals(running, say);
-    if (firstLead !== undefined && leads) {
-      say(remainingSize(first, leads.length, settings.out));
-      await build();
-      say("all lead times published");
+
+    if (published) say(`serving the published build ${published.id} while a new one renders`);
+    else say(await buildEstimate(settings.store, settings.out).catch((e) => `build size unknown: ${e.message}`));
+    const stages = await stagesFor(settings, published === undefined);
+    for (const [i, stage] of stages.entries()) {
+      const plan = await planOf(settings, stage).catch((e: Error) => ({
+        line: `plan: ${stage.what}: unknown (${e.message})`,
+        render: -1,
+      }));
+      if (stage.early && plan.render === 0) {
+        say(`${stage.what}: already published`);
+        continue;
+      }
+      say(plan.line);
+      let report: BuildReport;
+      try {
+        report = await runBuild({
+          store: settings.store,
+          out: settings.out,
+          keepBuilds: settings.keep_builds,
+          cacheMb: settings.chunk_cache_mb,
+          progress: process.stderr,
+          groups: stage.groups,
+          vars: stage.vars,
+          leads: stage.leads,
+          maxZoom: stage.maxZoom,
+          rendering: stage.rendering,
+        });
+      } catch (e) {
+        if (stage.early && e instanceof ConfigError) {
+          say(`skipped ${stage.what}: ${e.message}`);
+          continue;
+        }
+        // With a build published the map stays up, and the failure is said; with none, stop.
+        const serving = currentBuild(settings.out);
+        if (!serving) {
+          await running.close();
+          throw e;
+        }
+        say(`gridcast: the build of ${stage.what} failed: ${(e as Error).message}; still serving build ${serving.id}`);
+        process.exitCode = 1;
+        return;
+      }
+      const t = report.totals;
+      say(
+        `build ${report.build_id}: ${t.tiles} tiles (${t.rendered} layer-leads rendered, ${t.reused} reused) in ${report.seconds.toFixed(1)} s`,
+      );
+      say(`published ${stage.what} (${i + 1} of ${stages.length}), ${since()}`);
+      if (i === stages.length - 2) {
+        // Measured on the first lead time of every layer, just written.
+        const leadCount = (await leadHours(settings.store, settings.default_forecast_group))?.length;
+        if (leadCount) say(remainingSize(report, leadCount, settings.out));
+      }
     }
+    say("all lead times published");
   });
 }
 

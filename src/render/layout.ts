@@ -99,5 +99,7 @@ export interface Catalog {
   build_id: string;
   generated_at: string;
   tile_url_template: string;
+  /** What a build running now will add after this one (gridcast start publishes in steps). */
+  rendering?: string;
   layers: CatalogLayer[];
 }

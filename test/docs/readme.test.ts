@@ -59,6 +59,8 @@ describe("README examples", () => {
       assert.ok(out.trim().length > 0, "the example printed something");
       if (b.code.includes("/point?")) assert.match(out, /"var":"t2m"/);
       if (b.code.includes("x-svc-field")) assert.match(out, /x-svc-field: \{/i);
+      // The locate example finds an item, as the README says (in the tiny store as in the demo).
+      if (b.code.includes("/locate?")) assert.match(out, /"available":\s*true/);
     });
   });
 });

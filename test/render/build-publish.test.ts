@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { publishShards } from "../../src/render/build/finalize.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
@@ -150,10 +151,24 @@ describe("output dir life cycle", () => {
     const host = (await import("node:os")).hostname();
     const lock = { pid: Number(dead.stdout), host, build_id: "killed", shard: null, started: "2026-01-01T00:00:00Z" };
     writeFileSync(join(out, ".locks", "build.lock"), JSON.stringify(lock));
-    mkdirSync(join(out, "builds", "killed.partial", "tiles"), { recursive: true });
-    const r = await build(tiny);
+    mkdirSync(join(out, "builds", "killed.partial", "tiles", "3"), { recursive: true });
+    for (let i = 0; i < 200; i++) writeFileSync(join(out, "builds", "killed.partial", "tiles", "3", `${i}.png`), "x");
+    // Its removal is announced, runs beside the render, and is over when the build returns.
+    const lines: string[] = [];
+    const progress = Object.assign(new Writable({ write: (c, _e, next) => next(void lines.push(String(c))) }), {
+      isTTY: false,
+    });
+    const r = await build({ ...tiny, progress });
     assert.deepEqual(r.cleaned, ["killed.partial"]);
     assert.equal(existsSync(join(out, "builds", "killed.partial")), false);
+    assert.deepEqual(
+      builds(out).filter((n) => n.includes("killed")),
+      [],
+      "nothing of it is left, under any name",
+    );
+    const said = lines.join("");
+    assert.match(said, /removing what an interrupted build left \(builds\/killed\.partial\) in the background\n/);
+    assert.match(said, /removed what the interrupted build left in \d+\.\d s\n/);
 
     // A live holder (this very process) is respected.
     writeFileSync(join(out, ".locks", "build.lock"), JSON.stringify({ ...lock, pid: process.pid }));

@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import sharp from "sharp";
+import { runBuild } from "../../src/render/build/run.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
 import { CHROMIUM, requireChromium } from "../helpers/prereqs.ts";
 
@@ -265,6 +266,30 @@ describe("map viewer in Chromium", () => {
     // Still a map, not a blank page: the outlines are drawn and credited.
     await page.locator(".leaflet-control-attribution", { hasText: "Natural Earth via world-atlas" }).waitFor();
     // The catalog's own 404/503 shows in the console; the page itself must not throw.
+    assert.deepEqual(
+      errors.filter((e) => e.startsWith("page:")),
+      [],
+    );
+    await page.close();
+  });
+
+  test("shows what is still rendering while gridcast start publishes in steps, until the last step", async () => {
+    const server = await serve();
+    const out = join(server.dir, "output");
+    const step = { store, out, maxZoom: 1, groups: ["global"], vars: ["t2m"], progress: false as const };
+    await runBuild({ ...step, leads: [0], rendering: "every lead time after +0 h" });
+    const { page, errors } = await open(`${server.url}/?refresh=1`);
+    const note = page.locator("#rendering");
+    await note.waitFor();
+    assert.equal(
+      await text(note),
+      "Still rendering: every lead time after +0 h. They appear here as they are published.",
+    );
+    assert.equal(await page.locator("#lead").getAttribute("max"), "0");
+    // The next step publishes without a note: it goes, and the slider grows.
+    await runBuild({ ...step, leads: [0, 1] });
+    await note.waitFor({ state: "hidden" });
+    await page.waitForFunction(() => document.querySelector("#lead")?.getAttribute("max") === "1");
     assert.deepEqual(
       errors.filter((e) => e.startsWith("page:")),
       [],

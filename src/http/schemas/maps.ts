@@ -149,5 +149,12 @@ export const Catalog = Type.Object({
       description: "How the build stores tiles: z/x/y PNG files (default) or one PMTiles archive per lead",
     }),
   ),
+  rendering: Type.Optional(
+    Type.String({
+      description:
+        "Present while `gridcast start` publishes in steps: what the build running now will add (e.g. the lead " +
+        "times after the first); the viewer shows it and checks the catalog more often until it is gone",
+    }),
+  ),
   layers: Type.Array(CatalogLayer),
 });

@@ -115,8 +115,8 @@ function put(root: string, rel: string, data: string | Uint8Array): void {
 }
 
 /** Writes catalog, TileJSON, legends and the empty tile into the build directory `dir`. */
-export function writeBuildDocs(dir: string, manifest: Manifest): Catalog {
-  const catalog = buildCatalog(manifest);
+export function writeBuildDocs(dir: string, manifest: Manifest, rendering?: string): Catalog {
+  const catalog = { ...buildCatalog(manifest), ...(rendering ? { rendering } : {}) };
   put(dir, EMPTY_TILE, emptyTilePng());
   for (const spec of manifest.layers) {
     const layer = catalog.layers.find((l) => l.id === spec.id)!;

@@ -36,6 +36,8 @@ export interface FinalizeOptions {
   webDir: string | null;
   /** Files of the partial build to delete once everything else is written (shard manifests). */
   drop?: string[];
+  /** The catalog's note on what a later build will add (gridcast start's steps). */
+  rendering?: string;
 }
 
 export interface Finalized {
@@ -102,7 +104,7 @@ export async function finalizeBuild(
   const assembling = performance.now();
   const format = assembleBuild(partial, manifest);
   const assembleSeconds = (performance.now() - assembling) / 1000;
-  const catalog = writeBuildDocs(partial, manifest);
+  const catalog = writeBuildDocs(partial, manifest, opts.rendering);
   if (format === "pmtiles") markArchives(partial, catalog);
   let embeddings: Finalized["embeddings"];
   try {
@@ -121,7 +123,7 @@ export async function finalizeBuild(
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
-  return { dir, embeddings, removed: pruneBuilds(out, opts.keepBuilds), output };
+  return { dir, embeddings, removed: await pruneBuilds(out, opts.keepBuilds), output };
 }
 
 export interface PublishOptions extends Partial<FinalizeOptions> {
@@ -157,7 +159,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
     const root = opts.store ?? shards[0].store;
     if (!root) throw new ConfigError(`the shard manifests of build ${opts.buildId} name no store; pass --store`);
     const store = new Store(root, { cacheMb: opts.cacheMb });
-    cleanStalePartials(out, opts.buildId, opts.lockLeaseS);
+    const cleaning = cleanStalePartials(out, opts.buildId, opts.lockLeaseS).done;
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: opts.keepBuilds ?? 3,
       webDir: opts.webDir === undefined ? DEFAULT_WEB_DIR : opts.webDir,
@@ -165,6 +167,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
       // The merged manifest holds what they said; dropped last so a failed publish can be retried.
       drop: names,
     });
+    await cleaning;
     return { ...done, build_id: opts.buildId, shards: manifest.shards, totals: manifest.totals };
   } finally {
     lock.release();

@@ -17,6 +17,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { ConfigError } from "../../errors.ts";
@@ -24,6 +25,8 @@ import { BUILDS, CURRENT, MANIFEST } from "../layout.ts";
 import { readManifest } from "./manifest.ts";
 
 export const PARTIAL = ".partial";
+/** A directory renamed for removal in the background (an interrupted build's, an old build). */
+export const REMOVING = ".removing";
 const LOCKS = ".locks";
 const EXCLUSIVE_LOCK = "build.lock";
 export const BUILD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -218,8 +221,16 @@ const SHARD_DONE = /^manifest\.shard-\d+-of-\d+\.json$/;
 /**
  * Removes partial dirs killed builds left behind; `keep` is the caller's own (shards share it).
  * A partial build holding a finished shard waits for its other shards and `publish`: it stays.
+ * Each is renamed out of the way at once and deleted in the background (a killed demo build
+ * leaves hundreds of thousands of files): `say` gets one line when that starts, and `done`
+ * settles when every such directory (also those an earlier cleanup did not finish) is gone.
  */
-export function cleanStalePartials(out: string, keep?: string, leaseS: number = DEFAULT_LOCK_LEASE_S): string[] {
+export function cleanStalePartials(
+  out: string,
+  keep?: string,
+  leaseS: number = DEFAULT_LOCK_LEASE_S,
+  say?: (line: string) => void,
+): { removed: string[]; done: Promise<void> } {
   const builds = join(out, BUILDS);
   const active = activeShardBuilds(out, leaseS);
   const removed: string[] = [];
@@ -228,10 +239,19 @@ export function cleanStalePartials(out: string, keep?: string, leaseS: number = 
     const id = name.slice(0, -PARTIAL.length);
     if (id === keep || active.has(id)) continue;
     if (readdirSync(join(builds, name)).some((f) => SHARD_DONE.test(f))) continue;
-    rmSync(join(builds, name), { recursive: true, force: true });
+    renameSync(join(builds, name), join(builds, `${name}.${randomBytes(3).toString("hex")}${REMOVING}`));
     removed.push(name);
   }
-  return removed;
+  const trash = existsSync(builds) ? readdirSync(builds).filter((n) => n.endsWith(REMOVING)) : [];
+  if (trash.length === 0) return { removed, done: Promise.resolve() };
+  const what = removed.length ? removed.map((n) => `builds/${n}`).join(", ") : `${trash.length} unfinished removal(s)`;
+  say?.(`removing what an interrupted build left (${what}) in the background`);
+  const started = performance.now();
+  const done = Promise.all(trash.map((n) => rm(join(builds, n), { recursive: true, force: true }))).then(
+    () => say?.(`removed what the interrupted build left in ${((performance.now() - started) / 1000).toFixed(1)} s`),
+    (e: Error) => say?.(`could not remove everything an interrupted build left in ${builds}: ${e.message}`),
+  );
+  return { removed, done };
 }
 
 export function partialDir(out: string, id: string): string {
@@ -282,14 +302,20 @@ function createdAt(dir: string): number {
 }
 
 /** Keeps the published build and the newest others up to `keep` in all; returns the ids removed. */
-export function pruneBuilds(out: string, keep: number): string[] {
+export async function pruneBuilds(out: string, keep: number): Promise<string[]> {
   const builds = join(out, BUILDS);
   const current = currentBuild(out)?.id;
   const others = readdirSync(builds, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && !d.name.endsWith(PARTIAL) && d.name !== current)
+    .filter((d) => d.isDirectory() && !d.name.endsWith(PARTIAL) && !d.name.endsWith(REMOVING) && d.name !== current)
     .map((d) => ({ id: d.name, t: createdAt(join(builds, d.name)) }))
     .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : -1));
   const removed = others.slice(Math.max(0, keep - (current ? 1 : 0))).map((b) => b.id);
-  for (const id of removed) rmSync(join(builds, id), { recursive: true, force: true });
+  // Renamed first (an old build's id is never half there), then deleted off the event loop: a
+  // server in the same process (gridcast start) keeps answering while thousands of files go.
+  for (const id of removed) {
+    const gone = join(builds, `${id}.${randomBytes(3).toString("hex")}${REMOVING}`);
+    renameSync(join(builds, id), gone);
+    await rm(gone, { recursive: true, force: true });
+  }
   return removed;
 }

@@ -62,6 +62,8 @@ export interface BuildOptions {
   webDir?: string | null;
   /** Where progress goes; false for nowhere. */
   progress?: (NodeJS.WritableStream & { isTTY?: boolean }) | false;
+  /** Written into the catalog: what a later build will add to this one (gridcast start). */
+  rendering?: string;
 }
 
 export interface BuildReport {
@@ -150,6 +152,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     : acquireLock(out, id, null, leaseS);
   const partial = partialDir(out, id);
   let pool: TilePool | undefined;
+  let cleanup: Promise<void> = Promise.resolve();
   try {
     // Started before planning: the threads load while the store's metadata is read.
     pool = new TilePool(
@@ -163,7 +166,11 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       },
       concurrency,
     );
-    const cleaned = cleanStalePartials(out, shard ? id : undefined, leaseS);
+    // Progress lines go where the progress bar goes (stderr unless told otherwise).
+    const stream = o.progress === false ? undefined : (o.progress ?? process.stderr);
+    const say = stream ? (line: string) => stream.write(`${line}\n`) : undefined;
+    const { removed: cleaned, done: cleaning } = cleanStalePartials(out, shard ? id : undefined, leaseS, say);
+    cleanup = cleaning;
     const store = new Store(o.store, { cacheMb: o.cacheMb, rootGroupName: o.rootGroupName });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
     const plan = await store
@@ -232,6 +239,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       keepBuilds: o.keepBuilds ?? 3,
       webDir: o.webDir === undefined ? DEFAULT_WEB_DIR : o.webDir,
       allowDroppedLayers: o.allowDroppedLayers,
+      rendering: o.rendering,
     });
     const seconds = (performance.now() - started) / 1000;
     return { ...report, ...done, published: true, seconds };
@@ -241,6 +249,8 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     throw e;
   } finally {
     await pool?.close();
+    // What an interrupted build left is gone (or reported) before this build returns.
+    await cleanup;
     lock.release();
   }
 }

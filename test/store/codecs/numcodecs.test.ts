@@ -35,9 +35,9 @@ async function decodeCase(c: Case): Promise<Uint8Array> {
   return codec.decode(new Uint8Array(readFileSync(join(dir, `${c.name}.enc`))));
 }
 
-// libblosc through the addon, then the built-in decoder on the decode pool and on the calling thread.
+// The addon's C decoder, then the built-in (JavaScript) decoder on the decode pool and on the calling thread.
 for (const [label, native, threads] of [
-  ["native libblosc", true, 2],
+  ["native addon", true, 2],
   ["built-in, 2 decode threads", false, 2],
   ["built-in, calling thread", false, 0],
 ] as const) {
@@ -66,7 +66,7 @@ for (const [label, native, threads] of [
 
 describe("decoding in parallel", () => {
   for (const native of [true, false]) {
-    test(`every case decoded at once (${native ? "libuv's pool, libblosc" : "the decode pool, 2 threads"}): each result is its own chunk's bytes`, async () => {
+    test(`every case decoded at once (${native ? "libuv's pool, the addon" : "the decode pool, 2 threads"}): each result is its own chunk's bytes`, async () => {
       useNativeBlosc(native);
       setDecodeThreads(2);
       const outs = await Promise.all(cases.map(decodeCase));
@@ -90,7 +90,7 @@ describe("the size bound", () => {
       "gzip-small-float64",
       "zlib-small-float64",
     ];
-    // The Blosc chunks through both decoders: libblosc via the addon, and the built-in one.
+    // The Blosc chunks through both decoders: the addon's, and the built-in one.
     for (const native of [true, false]) {
       useNativeBlosc(native);
       for (const name of names) {

@@ -45,7 +45,11 @@ async function walk(store: Store): Promise<{ arrays: string[]; groups: string[] 
     const kids = await limit(() => store.children(path));
     await Promise.all(kids.map((k) => visit(`${path}/${k}`, depth + 1)));
   };
-  if ((await store.node("embeddings")) === undefined) return { arrays, groups };
+  // Writers of Zarr v2 need not write .zgroup for the groups above an item: a directory will do.
+  const present =
+    (await store.node("embeddings")) !== undefined ||
+    (await store.children("").catch(() => [] as string[])).includes("embeddings");
+  if (!present) return { arrays, groups };
   await visit("embeddings", 0);
   return { arrays: arrays.sort(), groups: groups.sort() };
 }

@@ -146,7 +146,9 @@ describe("geometry from the store, never guessed", () => {
     test(`${family}: locate finds the pixel the stored coordinates hold, for points all over the item`, async () => {
       const m = (await item(nameOf(family))).json();
       const [ny, nx] = m.latent.served_shape;
-      const [a, , c, , e, f] = m.transform;
+      // Centres from the stored coordinates (the truth), never from the transform gridcast serves.
+      const cx = m.coordinates.x;
+      const cy = m.coordinates.y;
       const pixels = [
         [0, 0],
         [ny - 1, nx - 1],
@@ -154,7 +156,7 @@ describe("geometry from the store, never guessed", () => {
         [7, nx - 2],
       ];
       // Pixel centres (from the coordinates) to lon/lat with pyproj, then located by gridcast.
-      const centres = pixels.map(([row, col]) => [c + (col + 0.5) * a, f + (row + 0.5) * e]);
+      const centres = pixels.map(([row, col]) => [cx.first + col * cx.step, cy.first + row * cy.step]);
       const py = [
         "import json, sys, pyproj",
         "t = pyproj.Transformer.from_crs(int(sys.argv[2]), 4326, always_xy=True)",

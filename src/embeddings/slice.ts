@@ -231,7 +231,8 @@ export async function readBand(plan: SlicePlan, rows: Range, scan?: ChunkScan): 
   const [, [x0, x1], [f0, f1]] = plan.region;
   const n = (rows[1] - rows[0]) * (x1 - x0) * (f1 - f0);
   const raw = plan.values === "raw";
-  const values = raw ? RAW_NPY[plan.item.latent.dtype].make(n) : slab(n);
+  // Every value is written: each chunk of the region is copied, stored or its fill value.
+  const values = raw ? RAW_NPY[plan.item.latent.dtype].make(n) : slab(n, false);
   const { region, strides: st } = storedRegion(plan, rows);
   const place = { offset: 0, strides: st };
   // Stored values first (the copy converts integers to float32); the scheme and mask after.

@@ -512,9 +512,9 @@ function copyRegion(
   out: { [i: number]: number; length: number },
   packing: Packing | null,
 ): void {
-  const nd = region.length;
-  const lo = new Array<number>(nd);
-  const hi = new Array<number>(nd);
+  let nd = region.length;
+  let lo = new Array<number>(nd);
+  let hi = new Array<number>(nd);
   let src = 0;
   let dst = place.offset;
   for (let d = 0; d < nd; d++) {
@@ -525,19 +525,41 @@ function copyRegion(
     src += (lo[d] - c0) * ch.stride[d];
     dst += (lo[d] - region[d][0]) * place.strides[d];
   }
+  // Trailing dimensions taken whole from the chunk, and laid out alike in the output, are one run:
+  // a (y, x, feature) slice of every feature copies rows of pixels, not one pixel at a time.
+  let cStride = ch.stride;
+  let oStride = place.strides;
+  while (nd > 1) {
+    const k = nd - 1;
+    const ext = hi[k] - lo[k];
+    // Both sides step from one index of the outer dimension to the next exactly a run further.
+    if (cStride[k - 1] !== ext * cStride[k] || oStride[k - 1] !== ext * oStride[k]) break;
+    if (cStride === ch.stride) {
+      lo = lo.slice();
+      hi = hi.slice();
+      cStride = cStride.slice();
+      oStride = oStride.slice();
+    }
+    hi[k - 1] = (hi[k - 1] - lo[k - 1]) * ext;
+    lo[k - 1] = 0;
+    cStride[k - 1] = cStride[k];
+    oStride[k - 1] = oStride[k];
+    nd = k;
+    lo.length = hi.length = cStride.length = oStride.length = nd;
+  }
   const data = ch.data;
   const last = nd - 1;
   const n = hi[last] - lo[last];
-  const cs = ch.stride[last];
-  const os = place.strides[last];
+  const cs = cStride[last];
+  const os = oStride[last];
   const isBig = typeof data[0] === "bigint";
   // No packing (stored values wanted) copies like a packing that changes nothing.
   const plain = packing === null || (packing.missing.length === 0 && packing.scale === 1 && packing.offset === 0);
   const isFloatData = data instanceof Float32Array || data instanceof Float64Array;
   const bulk = plain && isFloatData && ArrayBuffer.isView(out) && cs === 1 && os === 1 && n >= BULK_RUN;
   if (plain && data instanceof Float32Array && out instanceof Float32Array) {
-    if (cs === 1 && os === 1 && copyNative(data, out, src, dst, n, lo, hi, ch.stride, place.strides)) return;
-    copyF32(data, out, src, dst, n, cs, os, lo, hi, ch.stride, place.strides);
+    if (cs === 1 && os === 1 && copyNative(data, out, src, dst, n, lo, hi, cStride, oStride)) return;
+    copyF32(data, out, src, dst, n, cs, os, lo, hi, cStride, oStride);
     return;
   }
   const idx = lo.slice();
@@ -558,12 +580,12 @@ function copyRegion(
     let d = last - 1;
     while (d >= 0) {
       idx[d]++;
-      src += ch.stride[d];
-      dst += place.strides[d];
+      src += cStride[d];
+      dst += oStride[d];
       if (idx[d] < hi[d]) break;
       const back = hi[d] - lo[d];
-      src -= back * ch.stride[d];
-      dst -= back * place.strides[d];
+      src -= back * cStride[d];
+      dst -= back * oStride[d];
       idx[d] = lo[d];
       d--;
     }

@@ -73,16 +73,11 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
 
   // Baseline (cold): plan and read the slice through the store layer, a fresh store each round.
   const plainCold = await timed(rounds, () =>
-    wall(
-      async () =>
-        (
-          await readSlice(
-            await planSlice(new Store(storeDir), ref, SLICE, 32),
-            DEFAULTS.read_slab_mb * MIB,
-            DEFAULTS.scan_hold_mb * MIB,
-          )
-        ).byteLength,
-    ),
+    wall(async () => {
+      const store = new Store(storeDir);
+      const plan = await planSlice(store, ref, SLICE, 32);
+      return (await readSlice(store, plan, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB)).byteLength;
+    }),
   );
 
   // Baseline (cold, native): the same chunk files read and zstd-decoded by libzstd in one
@@ -98,8 +93,10 @@ export async function run(rounds = 10): Promise<BenchRow[]> {
     });
 
   // Baseline (warm): the transport alone, the same 32 MiB body from a bare server.
+  const readyStore = new Store(storeDir);
   const ready = await readSlice(
-    await planSlice(new Store(storeDir), ref, SLICE, 32),
+    readyStore,
+    await planSlice(readyStore, ref, SLICE, 32),
     DEFAULTS.read_slab_mb * MIB,
     DEFAULTS.scan_hold_mb * MIB,
   );

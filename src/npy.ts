@@ -3,9 +3,19 @@
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00];
 
-export type NpyDtype = "<f4" | "<f8" | "<i2" | "<i4" | "<i8" | "|u1";
+export type NpyDtype = "<f4" | "<f8" | "<i2" | "<i4" | "<i8" | "|u1" | "|i1" | "<u2" | "<u4";
 
-export const DTYPE_BYTES: Record<NpyDtype, number> = { "<f4": 4, "<f8": 8, "<i2": 2, "<i4": 4, "<i8": 8, "|u1": 1 };
+export const DTYPE_BYTES: Record<NpyDtype, number> = {
+  "<f4": 4,
+  "<f8": 8,
+  "<i2": 2,
+  "<i4": 4,
+  "<i8": 8,
+  "|u1": 1,
+  "|i1": 1,
+  "<u2": 2,
+  "<u4": 4,
+};
 
 /** The header bytes for an array of this dtype and shape. */
 export function npyHeader(dtype: NpyDtype, shape: number[]): Uint8Array {

@@ -38,8 +38,11 @@ const POOL_BYTES = 32 * 1024 * 1024;
 const free: ArrayBuffer[] = [];
 let pooled = 0;
 
-/** A float32 buffer of n values, every one NaN until written: from the free list when one fits. */
-export function slab(n: number): Float32Array {
+/**
+ * A float32 buffer of n values, every one NaN until written (unless `fill` is false: for a caller
+ * that writes every value): from the free list when one fits.
+ */
+export function slab(n: number, fill = true): Float32Array {
   const bytes = n * 4;
   for (let i = 0; i < free.length; i++) {
     const ab = free[i];
@@ -47,10 +50,12 @@ export function slab(n: number): Float32Array {
     if (ab.byteLength >= bytes && ab.byteLength <= 2 * bytes) {
       free.splice(i, 1);
       pooled -= ab.byteLength;
-      return new Float32Array(ab, 0, n).fill(Number.NaN);
+      const a = new Float32Array(ab, 0, n);
+      return fill ? a.fill(Number.NaN) : a;
     }
   }
-  return new Float32Array(n).fill(Number.NaN);
+  const a = new Float32Array(n);
+  return fill ? a.fill(Number.NaN) : a;
 }
 
 /** Give a slab back once nothing refers to its bytes any more (they are on the wire). */

@@ -68,7 +68,10 @@ function summary(r: BuildReport, out: string): string {
   lines.push(`Blosc decoder: ${bloscDecoderInUse()}`);
   if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
-  if (r.embeddings) lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);
+  if (r.embeddings) {
+    lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);
+    for (const s of r.embeddings.skipped) lines.push(`skipped ${s.path}: ${s.reason}`);
+  }
   if (r.removed.length) lines.push(`removed old builds: ${r.removed.join(", ")}`);
   for (const g of r.skipped) lines.push(`skipped ${g.id}: ${g.reason}`);
   for (const w of r.warnings) lines.push(`warning: ${w}`);
@@ -103,7 +106,7 @@ export function registerBuild(program: Command): void {
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option(
       "--allow-skipped",
-      `exit 0 even when a forecast group could not be read (default: publish the others, exit ${EXIT_GROUPS_SKIPPED})`,
+      `exit 0 even when a forecast group, an embedding item or an array below embeddings/ could not be served (default: publish the others, list each with its reason, exit ${EXIT_GROUPS_SKIPPED})`,
     )
     .option("--json", "print the report as JSON")
     .action(async (opts: BuildFlags, cmd: Command) => {
@@ -114,7 +117,8 @@ export function registerBuild(program: Command): void {
         max_zoom: integer("--max-zoom", opts.maxZoom),
       });
       const exitFor = (r: BuildReport) => {
-        if (r.skipped.length && !opts.allowSkipped) process.exitCode = EXIT_GROUPS_SKIPPED;
+        const skipped = r.skipped.length + (r.embeddings?.skipped.length ?? 0);
+        if (skipped && !opts.allowSkipped) process.exitCode = EXIT_GROUPS_SKIPPED;
       };
       if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
       if (!TILE_FORMATS.includes(opts.tiles as TileFormat))

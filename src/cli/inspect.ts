@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { surveyEmbeddings } from "../embeddings/index-writer.ts";
 import { describeStore } from "../store/describe.ts";
 import { Store } from "../store/store.ts";
 import { requireStore } from "./preflight.ts";
@@ -18,7 +19,18 @@ export function registerInspect(program: Command): void {
         rootGroupName: settings.root_group_name || undefined,
       });
       await store.ping();
-      const info = await describeStore(store);
+      const described = await describeStore(store);
+      // The same survey the build makes: the items it would catalogue and what it would leave out.
+      const survey = await surveyEmbeddings(store);
+      const names = survey.entries.map((e) => e.ref.path).sort();
+      const info = {
+        ...described,
+        embeddings: {
+          items: names.length,
+          prefixes: [...new Set(names.map((p) => p.split("/").slice(0, 5).join("/")))],
+          skipped: survey.skipped,
+        },
+      };
       if (opts.json) return printJson(info);
       const lines = [`store: ${info.store}`];
       for (const g of info.forecast_groups) {
@@ -38,6 +50,7 @@ export function registerInspect(program: Command): void {
       for (const s of info.skipped_groups) lines.push(`skipped ${s.id}: ${s.reason}`);
       lines.push(`embeddings: ${info.embeddings.items} items`);
       for (const p of info.embeddings.prefixes) lines.push(`  ${p}`);
+      for (const k of info.embeddings.skipped) lines.push(`skipped ${k.path}: ${k.reason}`);
       process.stdout.write(`${lines.join("\n")}\n`);
     });
 }

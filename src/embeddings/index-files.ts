@@ -17,12 +17,15 @@ export interface LocateEntry {
   item: string;
   crs: string;
   epsg: number | null;
-  /** West, south, east, north in degrees. */
+  /** proj4 definition (or WKT) of the item's CRS; absent in builds made before it was kept. */
+  proj?: string;
+  /** West, south, east, north in degrees: the same extent as bbox_utm. */
   bbox: Bbox;
   /** x min, y min, x max, y max in the item's CRS (metres). */
   bbox_utm: Bbox;
-  transform: Transform;
-  /** (y, x, feature) of the latent. */
+  /** Null for a vector item that states no geometry of its own. */
+  transform: Transform | null;
+  /** Served (y, x, feature) shape of the latent. */
   shape: number[];
 }
 

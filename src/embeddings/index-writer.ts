@@ -1,33 +1,123 @@
 // Build step: the embedding catalogue (items.json) and the locate indexes, so that serving a
-// listing or a locate request never walks the store. Reads item metadata only, never a chunk.
+// listing or a locate request never walks the store. Reads item metadata and the items' small
+// coordinate arrays, never a latent chunk. Every array below embeddings/ is accounted for: served
+// as (part of) an item, or reported with the reason it is not.
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import pLimit from "p-limit";
+import { GridcastError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { ITEMS_FILE, type ItemsFile, type LocateEntry, type LocateFile, locateFile } from "./index-files.ts";
-import { itemGeometry } from "./item-geometry.ts";
+import { openItem } from "./item.ts";
 import { compareNames, compareVersions, type ItemRef, parseItemPath } from "./names.ts";
 
 /** Item groups whose metadata is fetched at once (matters for an HTTP store). */
 const METADATA_CONCURRENCY = 16;
+/** How deep below embeddings/ the walk looks for arrays (items sit at 7, their arrays at 8). */
+const MAX_DEPTH = 12;
+const LAYOUT = "<family>/rf/<version>/base/<product>/<YYYY_MM_DD>_<YYYY_MM_DD>/<MGRS tile>";
 
-/** The latent's shape and the item's locate entry; undefined for a group without a latent array. */
-async function entryFor(store: Store, ref: ItemRef): Promise<LocateEntry | undefined> {
-  const base = `embeddings/${ref.path}`;
-  const nodes = await store.groupNodes(base);
-  const latent = nodes.get(`${base}/latent`);
-  if (latent?.kind !== "array" || latent.array?.shape.length !== 3) return undefined;
-  const shape = latent.array.shape;
-  const g = itemGeometry(ref.tile, nodes.get(base)?.attrs ?? {}, shape);
-  return {
-    item: ref.name,
-    crs: g.crs,
-    epsg: g.epsg,
-    bbox: g.bbox,
-    bbox_utm: g.bbox_utm,
-    transform: g.transform,
-    shape,
+/** Something below embeddings/ that is not served, and why. */
+export interface SkippedEmbedding {
+  /** Store path of the array or item group. */
+  path: string;
+  reason: string;
+}
+
+export interface EmbeddingSurvey {
+  entries: { ref: ItemRef; entry: LocateEntry }[];
+  skipped: SkippedEmbedding[];
+}
+
+/** Every array below embeddings/ (store paths), and the groups at item depth holding none. */
+async function walk(store: Store): Promise<{ arrays: string[]; groups: string[] }> {
+  const arrays: string[] = [];
+  const groups: string[] = [];
+  const limit = pLimit(METADATA_CONCURRENCY);
+  const visit = async (path: string, depth: number): Promise<void> => {
+    const meta = await limit(() => store.node(path));
+    if (meta?.kind === "array") {
+      arrays.push(path);
+      return;
+    }
+    if (depth === 7) groups.push(path);
+    if (depth >= MAX_DEPTH) return;
+    const kids = await limit(() => store.children(path));
+    await Promise.all(kids.map((k) => visit(`${path}/${k}`, depth + 1)));
   };
+  // Writers of Zarr v2 need not write .zgroup for the groups above an item: a directory will do.
+  const present =
+    (await store.node("embeddings")) !== undefined ||
+    (await store.children("").catch(() => [] as string[])).includes("embeddings");
+  if (!present) return { arrays, groups };
+  await visit("embeddings", 0);
+  return { arrays: arrays.sort(), groups: groups.sort() };
+}
+
+/**
+ * What the store's embeddings come to: a locate entry per servable item, and every array or item
+ * group that is not served with the reason. Item names are the item paths, so they stay the same
+ * from one build to the next.
+ */
+export async function surveyEmbeddings(store: Store): Promise<EmbeddingSurvey> {
+  const { arrays, groups } = await walk(store);
+  const skipped: SkippedEmbedding[] = [];
+  const items = new Map<string, ItemRef>();
+  for (const path of arrays) {
+    const parts = path.split("/").slice(1);
+    const ref = parts.length >= 8 ? parseItemPath(parts.slice(0, 7).join("/")) : undefined;
+    if (!ref) {
+      skipped.push({ path, reason: `not inside an item group embeddings/${LAYOUT}` });
+    } else if (parts.length > 8) {
+      skipped.push({
+        path,
+        reason: `nested below item ${ref.name}: an item's arrays are direct children of its group`,
+      });
+    } else {
+      items.set(ref.name, ref);
+    }
+  }
+  for (const g of groups) {
+    const ref = parseItemPath(g.split("/").slice(1).join("/"));
+    if (ref && !items.has(ref.name)) skipped.push({ path: g, reason: `item group ${ref.name} holds no arrays` });
+  }
+  const limit = pLimit(METADATA_CONCURRENCY);
+  const refs = [...items.values()];
+  const opened = await Promise.all(
+    refs.map((ref) =>
+      limit(async () => {
+        try {
+          return await openItem(store, ref);
+        } catch (e) {
+          if (!(e instanceof GridcastError)) throw e;
+          skipped.push({ path: `embeddings/${ref.path}`, reason: e.message });
+          return undefined;
+        }
+      }),
+    ),
+  );
+  const entries: EmbeddingSurvey["entries"] = [];
+  for (const item of opened) {
+    if (!item) continue;
+    const g = item.geometry;
+    for (const u of item.layout.unused)
+      skipped.push({ path: `embeddings/${item.ref.path}/${u.name}`, reason: u.reason });
+    entries.push({
+      ref: item.ref,
+      entry: {
+        item: item.ref.name,
+        crs: g.crs,
+        epsg: g.epsg,
+        proj: g.proj,
+        bbox: g.bbox,
+        bbox_utm: g.bbox_utm,
+        transform: g.transform,
+        shape: [...item.layout.axes.shape],
+      },
+    });
+  }
+  skipped.sort((a, b) => compareNames(a.path, b.path));
+  return { entries, skipped };
 }
 
 async function writeJson(dir: string, rel: string, doc: unknown): Promise<void> {
@@ -38,20 +128,18 @@ async function writeJson(dir: string, rel: string, doc: unknown): Promise<void> 
 
 /**
  * Write embeddings/items.json and embeddings/locate/<family>~<product>~<period>.json into a build
- * directory. Paths under embeddings/ that are not laid out as items, and item groups without a
- * latent array, are left out: nothing could be served for them.
+ * directory; returns the counts and what was not served (with reasons) for the build's report.
  */
-export async function writeEmbeddingIndexes(store: Store, dir: string): Promise<{ items: number; indexes: number }> {
-  const refs = (await store.embeddingItemPaths()).map(parseItemPath).filter((r): r is ItemRef => r !== undefined);
-  const limit = pLimit(METADATA_CONCURRENCY);
-  const entries = await Promise.all(refs.map((ref) => limit(() => entryFor(store, ref))));
-
+export async function writeEmbeddingIndexes(
+  store: Store,
+  dir: string,
+): Promise<{ items: number; indexes: number; skipped: SkippedEmbedding[] }> {
+  const { entries, skipped } = await surveyEmbeddings(store);
   const names: string[] = [];
   const indexes = new Map<string, LocateFile>();
-  const order = refs.map((ref, i) => ({ ref, entry: entries[i] })).sort((a, b) => compareNames(a.ref.name, b.ref.name));
+  const order = entries.sort((a, b) => compareNames(a.ref.name, b.ref.name));
   const versionOf = new Map<string, string>();
   for (const { ref, entry } of order) {
-    if (!entry) continue;
     names.push(ref.name);
     const rel = locateFile(ref.family, ref.product, ref.period);
     let index = indexes.get(rel);
@@ -70,5 +158,5 @@ export async function writeEmbeddingIndexes(store: Store, dir: string): Promise<
   const items: ItemsFile = { items: names };
   await writeJson(dir, ITEMS_FILE, items);
   for (const [rel, index] of indexes) await writeJson(dir, rel, index);
-  return { items: names.length, indexes: indexes.size };
+  return { items: names.length, indexes: indexes.size, skipped };
 }

@@ -3,7 +3,7 @@
 // published locate index. Nothing here reads the store.
 import proj4 from "proj4";
 import { NotFoundError } from "../errors.ts";
-import { itemGeometry, type Transform } from "./item-geometry.ts";
+import { projOfEpsg, squareGeometry, type Transform } from "./item-geometry.ts";
 import { tileNameAt } from "./mgrs.ts";
 import { checkSegment, DEFAULT_VERSION, itemName } from "./names.ts";
 import type { Catalogue } from "./published-catalogue.ts";
@@ -38,6 +38,8 @@ export interface LocateResult {
   point_utm: [number, number];
   /** Row (y) and column (x) of the latent pixel holding the point; null when not available. */
   pixel: { row: number; col: number } | null;
+  /** Whether the point lies inside the item's extent (an item may cover less than its tile). */
+  inside: boolean | null;
   shape: number[] | null;
   transform: Transform | null;
   available: boolean;
@@ -65,8 +67,11 @@ export async function locate(cat: Catalogue, req: LocateRequest): Promise<Locate
   const tile = tileNameAt(req.lon, req.lat);
   const { family, product, period, version } = choose(cat, req);
   const entry = (await cat.locate(family, product, period))?.tiles[tile];
-  // Without an item the tile's own square still gives CRS and bounds.
-  const g = itemGeometry(tile, { ...entry }, entry?.shape ?? [1, 1]);
+  // Without an item the tile's own square still gives CRS and bounds; with one, the item's own.
+  const square = squareGeometry(tile);
+  const g = entry
+    ? { crs: entry.crs, epsg: entry.epsg, proj: entry.proj ?? projOfEpsg(entry.epsg ?? 0) ?? square.proj }
+    : square;
   const lon = ((((req.lon + 180) % 360) + 360) % 360) - 180;
   const [x, y] = proj4("WGS84", g.proj).forward([lon, req.lat]);
   const utm = g.epsg !== null && g.epsg > 32600 && g.epsg <= 32760 && g.epsg % 100 <= 60;
@@ -83,10 +88,11 @@ export async function locate(cat: Catalogue, req: LocateRequest): Promise<Locate
     epsg: g.epsg,
     utm_zone: utm ? g.epsg! % 100 : null,
     hemisphere: utm ? (g.epsg! > 32700 ? "S" : "N") : null,
-    bbox: entry ? entry.bbox : g.bbox,
-    bbox_utm: entry ? entry.bbox_utm : g.bbox_utm,
+    bbox: entry ? entry.bbox : square.bbox,
+    bbox_utm: entry ? entry.bbox_utm : square.bbox_utm,
     point_utm: [round(x, 3), round(y, 3)],
     pixel: entry ? pixelAt(entry.transform, entry.shape, x, y) : null,
+    inside: entry ? insideBbox(entry.bbox_utm, x, y) : null,
     shape: entry?.shape ?? null,
     transform: entry?.transform ?? null,
     available: entry !== undefined,
@@ -94,8 +100,17 @@ export async function locate(cat: Catalogue, req: LocateRequest): Promise<Locate
   };
 }
 
-/** Inverse of the affine transform, clamped so a point on the far edge lands in the last pixel. */
-function pixelAt(t: Transform, shape: number[], x: number, y: number): { row: number; col: number } {
+/** Whether a point (in the item's CRS) lies within the item's extent. */
+function insideBbox([x0, y0, x1, y1]: number[], x: number, y: number): boolean {
+  return x >= x0 && x <= x1 && y >= y0 && y <= y1;
+}
+
+/**
+ * Inverse of the affine transform, clamped so a point on the far edge lands in the last pixel. A
+ * vector item without a transform has one pixel, which holds every point of its tile.
+ */
+function pixelAt(t: Transform | null, shape: number[], x: number, y: number): { row: number; col: number } {
+  if (!t) return { row: 0, col: 0 };
   const [a, b, c, d, e, f] = t;
   const det = a * e - b * d;
   const col = Math.floor((e * (x - c) - b * (y - f)) / det);

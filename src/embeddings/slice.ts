@@ -1,30 +1,53 @@
 // .npy slices of a latent: half-open ranges along y, x and feature (Python slice semantics without
 // negative indices), planned from metadata so the size limit is enforced before any chunk is read.
+// The answer is always (y, x, feature), whatever order the latent stores its dimensions in (a
+// dimension it lacks has length 1), and holds physical values by default (the item's quantization
+// undone, missing values NaN) or, with values=raw, the stored values in their stored type.
 import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
-import { npyHeader } from "../npy.ts";
+import { type NpyDtype, npyHeader } from "../npy.ts";
 import { readAhead, slab } from "../read-ahead.ts";
-import { type Range, strides } from "../store/array.ts";
+import { type OutValues, type Range, strides } from "../store/array.ts";
 import { ChunkScan } from "../store/scan.ts";
 import type { Store } from "../store/store.ts";
-import { type ItemNodes, openItem } from "./item.ts";
+import { type ItemNodes, openItem, valuesDescription } from "./item.ts";
 import { windowTransform } from "./item-geometry.ts";
+import { ROLES } from "./layout.ts";
 import type { ItemRef } from "./names.ts";
 
 export const AXES = ["y", "x", "feature"] as const;
-const BYTES_PER_VALUE = 4;
+export const VALUES = ["physical", "raw"] as const;
+export type Values = (typeof VALUES)[number];
 
-export type SliceRequest = Partial<Record<`${(typeof AXES)[number]}_${"start" | "stop"}`, number>>;
+export type SliceRequest = Partial<Record<`${(typeof AXES)[number]}_${"start" | "stop"}`, number>> & {
+  values?: Values;
+};
+
+/** .npy type of the stored values served with values=raw. */
+const RAW_NPY: Record<string, { descr: NpyDtype; make: (n: number) => OutValues }> = {
+  float32: { descr: "<f4", make: (n) => new Float32Array(n) },
+  float64: { descr: "<f8", make: (n) => new Float64Array(n) },
+  int8: { descr: "|i1", make: (n) => new Int8Array(n) },
+  uint8: { descr: "|u1", make: (n) => new Uint8Array(n) },
+  int16: { descr: "<i2", make: (n) => new Int16Array(n) },
+  uint16: { descr: "<u2", make: (n) => new Uint16Array(n) },
+  int32: { descr: "<i4", make: (n) => new Int32Array(n) },
+  uint32: { descr: "<u4", make: (n) => new Uint32Array(n) },
+};
 
 export interface SlicePlan {
   item: ItemNodes;
+  /** (y, x, feature) ranges. */
   region: Range[];
   shape: number[];
-  /** Bytes of float32 data, without the .npy header: the figure the size limit applies to. */
+  values: Values;
+  /** Bytes of data, without the .npy header: the figure the size limit applies to. */
   dataBytes: number;
   header: Uint8Array;
   /** The X-SVC-Field description of the slice. */
   field: Record<string, unknown>;
+  /** Scale values of a scale-array scheme, read once per plan: (y, x, feature) with 1 for absent roles. */
+  scales?: { values: Float64Array; shape: [number, number, number] };
 }
 
 function axisRange(axis: string, n: number, start: number | undefined, stop: number | undefined): Range {
@@ -42,34 +65,55 @@ function axisRange(axis: string, n: number, start: number | undefined, stop: num
 /** Validate the ranges and size the answer; TooLargeError above limitMb MiB of data. */
 export async function planSlice(store: Store, ref: ItemRef, req: SliceRequest, limitMb: number): Promise<SlicePlan> {
   const item = await openItem(store, ref);
-  const region = AXES.map((axis, d) =>
-    axisRange(axis, item.latent.shape[d], req[`${axis}_start`], req[`${axis}_stop`]),
-  );
+  const values = req.values ?? "physical";
+  if (!VALUES.includes(values)) throw new InvalidParameterError("values", "values must be physical or raw");
+  const served = item.layout.axes.shape;
+  const region = AXES.map((axis, d) => axisRange(axis, served[d], req[`${axis}_start`], req[`${axis}_stop`]));
   const shape = region.map(([s, e]) => e - s);
-  const dataBytes = shape.reduce((a, b) => a * b, 1) * BYTES_PER_VALUE;
+  const raw = RAW_NPY[item.latent.dtype];
+  if (values === "raw" && !raw) {
+    throw new InvalidParameterError("values", `values=raw is not served for a latent stored as ${item.latent.dtype}`);
+  }
+  const width = values === "raw" ? raw.make(0).BYTES_PER_ELEMENT : 4;
+  const dataBytes = shape.reduce((a, b) => a * b, 1) * width;
   if (dataBytes > limitMb * MIB) {
+    const type = values === "raw" ? item.latent.dtype : "float32";
     throw new TooLargeError(
-      `the slice would be ${(dataBytes / MIB).toFixed(3)} MiB of float32 data, above the ${limitMb} MiB limit`,
+      `the slice would be ${(dataBytes / MIB).toFixed(3)} MiB of ${type} data, above the ${limitMb} MiB limit`,
       dataBytes,
       limitMb,
       "narrow the y, x or feature range",
     );
   }
   const g = item.geometry;
+  const desc = valuesDescription(item);
+  const dtype = values === "raw" ? item.latent.dtype : "float32";
   const field = {
     name: ref.name,
-    path: `embeddings/${ref.path}/latent`,
+    path: item.latent.path,
     dims: [...AXES],
     shape,
-    dtype: "float32",
+    dtype,
+    values,
+    quantization: desc.quantization,
+    stored_dtype: desc.stored_dtype,
+    stored_dims: item.latent.dims,
     offsets: { y: region[0][0], x: region[1][0], feature: region[2][0] },
-    source_shape: item.latent.shape,
+    source_shape: served,
     crs: g.crs,
-    transform: windowTransform(g.transform, region[0][0], region[1][0]),
-    missing: "NaN",
+    transform: g.transform ? windowTransform(g.transform, region[0][0], region[1][0]) : null,
+    missing:
+      values === "physical"
+        ? { served_as: "NaN", stored_values: desc.missing.stored_values, rule: desc.missing.rule }
+        : { served_as: "as stored", stored_values: desc.missing.stored_values, rule: desc.missing.rule },
   };
-  return { item, region, shape, dataBytes, header: npyHeader("<f4", shape), field };
+  const header = npyHeader(values === "raw" ? raw.descr : "<f4", shape);
+  const plan: SlicePlan = { item, region, shape, values, dataBytes, header, field };
+  return plan;
 }
+
+/** The stored dimension scans run along: the latent's y dimension (-1 when it has none). */
+const yDim = (plan: SlicePlan) => plan.item.layout.axes.dimOf.y;
 
 /**
  * Row ranges [y0, y1) of the bands a slice goes out in: whole y rows, at most `bandBytes` (at
@@ -81,7 +125,8 @@ export async function planSlice(store: Store, ref: ItemRef, req: SliceRequest, l
 export function bandRows(plan: SlicePlan, bandBytes: number): Range[] {
   const [[y0, y1]] = plan.region;
   const rowBytes = (plan.dataBytes / plan.shape[0]) | 0;
-  const chunkRows = plan.item.latent.chunks[0];
+  const yd = yDim(plan);
+  const chunkRows = yd < 0 ? 1 : plan.item.latent.chunks[yd];
   let per = Math.max(1, Math.floor(bandBytes / Math.max(rowBytes, 1)));
   if (per >= chunkRows) per -= per % chunkRows;
   const out: Range[] = [];
@@ -96,17 +141,104 @@ export function bandRows(plan: SlicePlan, bandBytes: number): Range[] {
   return out;
 }
 
-/** The float32 values of rows [y0, y1) of a planned slice, (y, x, feature). */
-export async function readBand(plan: SlicePlan, [y0, y1]: Range, scan?: ChunkScan): Promise<Float32Array> {
+/** The stored region and output placement of rows [y0, y1) of a plan (any dimension order). */
+function storedRegion(plan: SlicePlan, [y0, y1]: Range): { region: Range[]; strides: number[] } {
+  const { roles } = plan.item.layout.axes;
   const [, [x0, x1], [f0, f1]] = plan.region;
-  const values = slab((y1 - y0) * (x1 - x0) * (f1 - f0));
-  const region: Range[] = [
+  const served: Range[] = [
     [y0, y1],
     [x0, x1],
     [f0, f1],
   ];
-  if (scan) await scan.readInto(region, values, { offset: 0, strides: strides(region.map(([a, b]) => b - a)) });
-  else await plan.item.latent.read(region, values);
+  const out = strides([y1 - y0, x1 - x0, f1 - f0]);
+  return {
+    region: roles.map((r) => served[ROLES.indexOf(r)]),
+    strides: roles.map((r) => out[ROLES.indexOf(r)]),
+  };
+}
+
+/** Read the scale array of a scale-array scheme over the plan's region, once. */
+async function scalesOf(store: Store, plan: SlicePlan): Promise<void> {
+  const s = plan.item.layout.scheme;
+  if (s.kind !== "scale_array" || plan.scales) return;
+  const meta = plan.item.nodes.get(s.path)!;
+  const arr = store.array(meta);
+  const dims = s.roles;
+  const sizes = meta.array!.shape;
+  // Along each served role: the plan's range, or [0, 1) where the scales are broadcast.
+  const shape: [number, number, number] = [1, 1, 1];
+  const region: Range[] = dims.map((r, d) => {
+    const k = ROLES.indexOf(r);
+    if (sizes[d] === 1) return [0, 1];
+    shape[k] = plan.shape[k];
+    return plan.region[k];
+  });
+  const st = strides(shape);
+  const values = new Float64Array(shape[0] * shape[1] * shape[2]);
+  await arr.readInto(region, values, {
+    offset: 0,
+    strides: dims.map((r, d) => (sizes[d] === 1 ? 0 : st[ROLES.indexOf(r)])),
+  });
+  plan.scales = { values, shape };
+}
+
+/** Physical values from stored ones in place, for rows [y0, y1) of a plan. */
+function decodeBand(plan: SlicePlan, band: Float32Array, [y0, y1]: Range): void {
+  const { scheme, missing } = plan.item.layout;
+  const miss = missing.values;
+  const n = band.length;
+  const isMissing =
+    miss.length === 0 ? undefined : miss.length === 1 ? (v: number) => v === miss[0] : (v: number) => miss.includes(v);
+  if (scheme.kind === "raw" || scheme.kind === "cf_linear") {
+    const sf = scheme.kind === "cf_linear" ? scheme.scale_factor : 1;
+    const ao = scheme.kind === "cf_linear" ? scheme.add_offset : 0;
+    if (sf === 1 && ao === 0 && !isMissing) return;
+    for (let i = 0; i < n; i++) {
+      const v = band[i];
+      band[i] = isMissing?.(v) ? Number.NaN : v * sf + ao;
+    }
+    return;
+  }
+  if (scheme.kind === "signed_power") {
+    const { divisor, power } = scheme;
+    for (let i = 0; i < n; i++) {
+      const v = band[i];
+      band[i] = isMissing?.(v) ? Number.NaN : Math.sign(v) * (Math.abs(v) / divisor) ** power;
+    }
+    return;
+  }
+  // Scales, broadcast over the roles they lack; the plan's region starts at offset 0 of them.
+  const { values: sc, shape } = plan.scales!;
+  const [, nx, nf] = [y1 - y0, plan.shape[1], plan.shape[2]];
+  const sy = shape[0] === 1 ? 0 : shape[1] * shape[2];
+  const sx = shape[1] === 1 ? 0 : shape[2];
+  const sfe = shape[2] === 1 ? 0 : 1;
+  const row0 = y0 - plan.region[0][0];
+  let i = 0;
+  for (let y = 0; y < y1 - y0; y++) {
+    for (let x = 0; x < nx; x++) {
+      const base = (row0 + y) * sy + x * sx;
+      for (let f = 0; f < nf; f++, i++) {
+        const v = band[i];
+        band[i] = isMissing?.(v) ? Number.NaN : v * sc[base + f * sfe];
+      }
+    }
+  }
+}
+
+/** The values of rows [y0, y1) of a planned slice, (y, x, feature). */
+export async function readBand(plan: SlicePlan, rows: Range, scan?: ChunkScan): Promise<OutValues> {
+  const [, [x0, x1], [f0, f1]] = plan.region;
+  const n = (rows[1] - rows[0]) * (x1 - x0) * (f1 - f0);
+  const raw = plan.values === "raw";
+  // Every value is written: each chunk of the region is copied, stored or its fill value.
+  const values = raw ? RAW_NPY[plan.item.latent.dtype].make(n) : slab(n, false);
+  const { region, strides: st } = storedRegion(plan, rows);
+  const place = { offset: 0, strides: st };
+  // Stored values first (the copy converts integers to float32); the scheme and mask after.
+  if (scan) await scan.readInto(region, values, place, null);
+  else await plan.item.latent.readInto(region, values, place, null);
+  if (!raw) decodeBand(plan, values as Float32Array, rows);
   return values;
 }
 
@@ -114,16 +246,22 @@ export async function readBand(plan: SlicePlan, [y0, y1]: Range, scan?: ChunkSca
  * The data of a planned slice band by band, in order, the next band read while one is sent: as
  * one scan down the rows when its chunks fit (store/scan.ts), else through the chunk cache.
  */
-export async function* sliceBands(plan: SlicePlan, bandBytes: number, scanBytes: number): AsyncGenerator<Float32Array> {
-  const [, xs, fs] = plan.region;
+export async function* sliceBands(
+  store: Store,
+  plan: SlicePlan,
+  bandBytes: number,
+  scanBytes: number,
+): AsyncGenerator<OutValues> {
   const latent = plan.item.latent;
+  await scalesOf(store, plan);
   const bands = bandRows(plan, bandBytes);
-  const scan = ChunkScan.open(latent, [plan.region], 0, scanBytes);
+  const yd = yDim(plan);
+  const scan = yd < 0 ? undefined : ChunkScan.open(latent, [storedRegion(plan, plan.region[0]).region], yd, scanBytes);
   if (!scan) {
     yield* readAhead(
       bands,
       (rows) => readBand(plan, rows),
-      (rows) => latent.warm([rows, xs, fs]),
+      (rows) => latent.warm(storedRegion(plan, rows).region),
     );
     return;
   }
@@ -135,7 +273,7 @@ export async function* sliceBands(plan: SlicePlan, bandBytes: number, scanBytes:
         scan.retire(rows[1]);
         return out;
       },
-      async (rows) => scan.prefetch([rows, xs, fs]),
+      async (rows) => scan.prefetch(storedRegion(plan, rows).region),
     );
   } finally {
     scan.close();
@@ -143,11 +281,16 @@ export async function* sliceBands(plan: SlicePlan, bandBytes: number, scanBytes:
 }
 
 /** The whole .npy body of a planned slice (header and data in one buffer). */
-export async function readSlice(plan: SlicePlan, bandBytes: number, scanBytes: number): Promise<Uint8Array> {
+export async function readSlice(
+  store: Store,
+  plan: SlicePlan,
+  bandBytes: number,
+  scanBytes: number,
+): Promise<Uint8Array> {
   const body = new Uint8Array(plan.header.length + plan.dataBytes);
   body.set(plan.header, 0);
   let at = plan.header.length;
-  for await (const band of sliceBands(plan, bandBytes, scanBytes)) {
+  for await (const band of sliceBands(store, plan, bandBytes, scanBytes)) {
     body.set(new Uint8Array(band.buffer, band.byteOffset, band.byteLength), at);
     at += band.byteLength;
   }

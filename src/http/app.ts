@@ -7,7 +7,13 @@ import { join, resolve } from "node:path";
 import polka from "polka";
 import sirv from "sirv";
 import { ifNoneMatch } from "../conditional.ts";
-import { BusyError, GridcastError, InsufficientCreditsError, RateLimitedError } from "../errors.ts";
+import {
+  BusyError,
+  GridcastError,
+  InsufficientCreditsError,
+  InvalidParameterError,
+  RateLimitedError,
+} from "../errors.ts";
 import { gate, type TakeToken } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
 import { streamNpy } from "./npy-stream.ts";
@@ -225,6 +231,9 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       rateHeaders = g.rateHeaders;
       meta.key = key.id;
     }
+    // A parameter the route does not take is refused before anything is read or charged: ignored,
+    // it would answer (and bill) something other than what the client asked for.
+    rejectUnknown(def, rawQuery);
     const params = pathParams(def, req.params ?? {}, pathOf(req));
     const query = def.query ? parseParams<Record<string, unknown>>(def.query, rawQuery) : {};
     if (def.cost && key) {
@@ -370,6 +379,24 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   const route = app.handler as unknown as (req: IncomingMessage, res: ServerResponse, info: PolkaUrl) => void;
   const handler: Handler = (req, res) => route(req, res, splitUrl(req.url ?? "/"));
   return { handler, routes, registered };
+}
+
+const NO_PARAMS = new Set<string>();
+const paramNames = new WeakMap<object, Set<string>>();
+
+/** InvalidParameterError naming the first query parameter the route does not declare. */
+export function rejectUnknown(def: RouteDef, raw: Map<string, string[]>): void {
+  if (raw.size === 0) return;
+  let known = NO_PARAMS;
+  if (def.query) {
+    known = paramNames.get(def.query) ?? new Set(Object.keys((def.query as { properties?: object }).properties ?? {}));
+    paramNames.set(def.query, known);
+  }
+  for (const name of raw.keys()) {
+    if (known.has(name)) continue;
+    const takes = known.size ? `it takes ${[...known].join(", ")}` : "it takes none";
+    throw new InvalidParameterError(name, `unknown query parameter "${name.slice(0, 40)}" for this route; ${takes}`);
+  }
 }
 
 function pathParams(def: RouteDef, raw: Record<string, string>, path: string): Record<string, string> {

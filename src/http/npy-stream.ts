@@ -18,8 +18,9 @@ export interface NpyBody {
   bytes: number;
   field: Record<string, unknown>;
   filename: string;
-  chunks: AsyncIterable<Float32Array>;
-  /** Called with each slab once the connection has taken all of its bytes (see recycleSlab). */
+  /** Slabs of the body: float32 mostly; stored values in their own type for raw latents. */
+  chunks: AsyncIterable<ArrayBufferView>;
+  /** Called with each float32 slab once the connection has taken all of its bytes (see recycleSlab). */
   recycle?: (slab: Float32Array) => void;
   /** Response headers of the route's own (credits, for instance). */
   headers?: Record<string, string>;
@@ -48,7 +49,7 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
   }
   const iter = s.chunks[Symbol.asyncIterator]();
   // Read the first slab before sending headers, so an early failure is still a problem response.
-  let next: IteratorResult<Float32Array>;
+  let next: IteratorResult<ArrayBufferView>;
   try {
     next = await iter.next();
     if (s.beforeHead && !(await s.beforeHead())) {
@@ -65,12 +66,12 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
     while (!next.done) {
       if (s.signal.aborted || res.destroyed) break;
       const a = next.value;
-      const recycle = s.recycle;
+      const recycle = a instanceof Float32Array ? s.recycle : undefined;
       const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
       // Only a write that completed hands the slab back; after an error it is left to the GC.
       const ok = recycle
         ? res.write(bytes, (err) => {
-            if (!err) recycle(a);
+            if (!err) recycle(a as Float32Array);
           })
         : res.write(bytes);
       if (!ok && !(await drained(res, s.signal))) break;

@@ -81,7 +81,12 @@ function errorResponses(def: RouteDef): Json {
   const out: Json = {};
   for (const s of [...statuses].sort()) {
     if (def.responses[s]) continue;
-    out[String(s)] = { description: TITLES[s] ?? "Error", content: PROBLEM_CONTENT };
+    const description =
+      s === 400
+        ? `${TITLES[s] ?? "Error"}: a parameter is malformed, out of range, given twice, or not one this route ` +
+          "takes (an unknown query parameter is refused before anything is read or charged)"
+        : (TITLES[s] ?? "Error");
+    out[String(s)] = { description, content: PROBLEM_CONTENT };
   }
   return out;
 }
@@ -128,7 +133,9 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
         "with the weather scope, embeddings need the embeddings scope and are credit-metered. Every error is " +
         "RFC 9457 problem+json; its type is one of: " +
         STATUS_TABLE.map(([, status, slug]) => `/problems/${slug} (${status})`).join(", ") +
-        ". Keys are issued by operators with `gridcast keys create`.",
+        ". Every route takes only the query parameters it lists: any other is answered 400 (invalid-parameter, " +
+        "naming it) before the store is read or credits are charged. Keys are issued by operators with " +
+        "`gridcast keys create`.",
     },
     servers: [{ url: "/" }],
     tags: [

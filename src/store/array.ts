@@ -19,11 +19,27 @@ import type { NodeMeta } from "./metadata.ts";
 
 export type Chunk = { data: ArrayLike<number | bigint> & { byteLength: number }; shape: number[]; stride: number[] };
 export type Range = [start: number, stop: number];
+/** Buffers values are copied into: physical values in float arrays, stored values in their own type. */
+export type OutValues =
+  | Float32Array
+  | Float64Array
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array;
 
 const encoder = new TextEncoder();
 
-/** zarrita's view of the backend: metadata documents we already hold are served from memory. */
-export function zarritaStore(backend: Backend, known: Map<string, Uint8Array>) {
+/**
+ * zarrita's view of the backend: metadata documents we already hold are served from memory. With
+ * `indexAtStart` (a sharded array whose shard index sits at the start of each shard, which zarrita
+ * always reads from the end), the index is read from the start: zarrita asks for it as the last
+ * bytes of the shard, the only suffix read it makes, and the offsets in the index count from the
+ * start of the shard either way, so inner chunks are read where they are.
+ */
+export function zarritaStore(backend: Backend, known: Map<string, Uint8Array>, indexAtStart = false) {
   const rel = (key: string) => (key.startsWith("/") ? key.slice(1) : key);
   const metaKeys = [...known.keys()];
   return {
@@ -43,7 +59,9 @@ export function zarritaStore(backend: Backend, known: Map<string, Uint8Array>) {
       return got;
     },
     // Sharded arrays read each shard's index and inner chunks by byte range.
-    async getRange(key: string, range: RangeQuery) {
+    async getRange(key: string, asked: RangeQuery) {
+      const range: RangeQuery =
+        indexAtStart && "suffixLength" in asked ? { offset: 0, length: asked.suffixLength } : asked;
       if (backend.getRange) return backend.getRange(rel(key), range);
       const all = await backend.get(rel(key));
       return all && sliceWhole(backend, rel(key), all, range);
@@ -108,7 +126,7 @@ export class StoredArray {
 
   #open(): Promise<zarr.Array<zarr.DataType, zarr.Readable>> {
     this.#opened ??= (async () => {
-      const store = zarritaStore(this.#backend, metaDocuments(this.meta));
+      const store = zarritaStore(this.#backend, metaDocuments(this.meta), shardIndexAtStart(this.meta));
       const loc = zarr.root(store).resolve(this.meta.path);
       try {
         return this.meta.format === 3
@@ -293,9 +311,20 @@ export class StoredArray {
     }
   }
 
-  /** Copy what one decoded chunk holds of a region into its place in a caller's buffer. */
-  copyChunk(ch: Chunk, coords: number[], region: Range[], out: Float32Array | Float64Array, place: Placement): void {
-    copyRegion(ch, coords, this.chunks, region, place, out, this.packing);
+  /**
+   * Copy what one decoded chunk holds of a region into its place in a caller's buffer: physical
+   * values under the array's own CF packing, or under `packing` when given (null: stored values,
+   * unchanged, for a caller that decodes them itself).
+   */
+  copyChunk(
+    ch: Chunk,
+    coords: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Packing | null = this.packing,
+  ): void {
+    copyRegion(ch, coords, this.chunks, region, place, out, packing);
   }
 
   /** Physical values (unpacked, missing → NaN) of a region, C order, as float32 or float64. */
@@ -332,19 +361,24 @@ export class StoredArray {
    * to north, a slab of several leads) needs no intermediate copy. Every chunk the region touches
    * is read and copied in parallel.
    */
-  async readInto(region: Range[], out: Float32Array | Float64Array, place: Placement): Promise<void> {
+  async readInto(
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Packing | null = this.packing,
+  ): Promise<void> {
     checkPlacement(region, out.length, place);
     if (region.some(([a, b]) => b <= a)) return;
     // A region inside one chunk (a point series): no chunk list to build, nothing to gather.
     const one = this.#soleChunk(region);
     if (one) {
-      copyRegion(await this.chunk(one), one, this.chunks, region, place, out, this.packing);
+      copyRegion(await this.chunk(one), one, this.chunks, region, place, out, packing);
       return;
     }
     await Promise.all(
       this.chunksFor(region).map(async (cc) => {
         const ch = await this.chunk(cc);
-        copyRegion(ch, cc, this.chunks, region, place, out, this.packing);
+        copyRegion(ch, cc, this.chunks, region, place, out, packing);
       }),
     );
   }
@@ -379,6 +413,13 @@ export class StoredArray {
     }
     return out;
   }
+}
+
+/** Whether a sharded v3 array keeps each shard's index at the start (index_location "start"). */
+export function shardIndexAtStart(meta: NodeMeta): boolean {
+  const sharding = meta.array?.codecs.find((c) => c.name === "sharding_indexed");
+  const where = (sharding?.configuration as { index_location?: unknown } | undefined)?.index_location;
+  return where === "start";
 }
 
 /** A decoded chunk must hold exactly one chunk of values: anything else is damaged data. */
@@ -471,9 +512,9 @@ function copyRegion(
   out: { [i: number]: number; length: number },
   packing: Packing | null,
 ): void {
-  const nd = region.length;
-  const lo = new Array<number>(nd);
-  const hi = new Array<number>(nd);
+  let nd = region.length;
+  let lo = new Array<number>(nd);
+  let hi = new Array<number>(nd);
   let src = 0;
   let dst = place.offset;
   for (let d = 0; d < nd; d++) {
@@ -484,18 +525,41 @@ function copyRegion(
     src += (lo[d] - c0) * ch.stride[d];
     dst += (lo[d] - region[d][0]) * place.strides[d];
   }
+  // Trailing dimensions taken whole from the chunk, and laid out alike in the output, are one run:
+  // a (y, x, feature) slice of every feature copies rows of pixels, not one pixel at a time.
+  let cStride = ch.stride;
+  let oStride = place.strides;
+  while (nd > 1) {
+    const k = nd - 1;
+    const ext = hi[k] - lo[k];
+    // Both sides step from one index of the outer dimension to the next exactly a run further.
+    if (cStride[k - 1] !== ext * cStride[k] || oStride[k - 1] !== ext * oStride[k]) break;
+    if (cStride === ch.stride) {
+      lo = lo.slice();
+      hi = hi.slice();
+      cStride = cStride.slice();
+      oStride = oStride.slice();
+    }
+    hi[k - 1] = (hi[k - 1] - lo[k - 1]) * ext;
+    lo[k - 1] = 0;
+    cStride[k - 1] = cStride[k];
+    oStride[k - 1] = oStride[k];
+    nd = k;
+    lo.length = hi.length = cStride.length = oStride.length = nd;
+  }
   const data = ch.data;
   const last = nd - 1;
   const n = hi[last] - lo[last];
-  const cs = ch.stride[last];
-  const os = place.strides[last];
+  const cs = cStride[last];
+  const os = oStride[last];
   const isBig = typeof data[0] === "bigint";
-  const plain = packing !== null && packing.missing.length === 0 && packing.scale === 1 && packing.offset === 0;
+  // No packing (stored values wanted) copies like a packing that changes nothing.
+  const plain = packing === null || (packing.missing.length === 0 && packing.scale === 1 && packing.offset === 0);
   const isFloatData = data instanceof Float32Array || data instanceof Float64Array;
   const bulk = plain && isFloatData && ArrayBuffer.isView(out) && cs === 1 && os === 1 && n >= BULK_RUN;
   if (plain && data instanceof Float32Array && out instanceof Float32Array) {
-    if (cs === 1 && os === 1 && copyNative(data, out, src, dst, n, lo, hi, ch.stride, place.strides)) return;
-    copyF32(data, out, src, dst, n, cs, os, lo, hi, ch.stride, place.strides);
+    if (cs === 1 && os === 1 && copyNative(data, out, src, dst, n, lo, hi, cStride, oStride)) return;
+    copyF32(data, out, src, dst, n, cs, os, lo, hi, cStride, oStride);
     return;
   }
   const idx = lo.slice();
@@ -516,12 +580,12 @@ function copyRegion(
     let d = last - 1;
     while (d >= 0) {
       idx[d]++;
-      src += ch.stride[d];
-      dst += place.strides[d];
+      src += cStride[d];
+      dst += oStride[d];
       if (idx[d] < hi[d]) break;
       const back = hi[d] - lo[d];
-      src -= back * ch.stride[d];
-      dst -= back * place.strides[d];
+      src -= back * cStride[d];
+      dst -= back * oStride[d];
       idx[d] = lo[d];
       d--;
     }

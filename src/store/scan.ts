@@ -8,7 +8,8 @@
 // Ownership: a held chunk is pinned while a copy out of it is pending, and its buffer goes back
 // only when it is retired or the scan closes, it is not pinned, and its decode has finished (the
 // thread pool may still be writing into it before then).
-import type { Chunk, Placement, Range, StoredArray } from "./array.ts";
+import type { Chunk, OutValues, Placement, Range, StoredArray } from "./array.ts";
+import type { Packing } from "./cf.ts";
 import { giveBytes, takeBytes } from "./scan-buffers.ts";
 
 interface Held {
@@ -82,8 +83,8 @@ export class ChunkScan {
     return reserved;
   }
 
-  /** Physical values of a region written into its place (as StoredArray.readInto). */
-  async readInto(region: Range[], out: Float32Array | Float64Array, place: Placement): Promise<void> {
+  /** Physical values of a region written into its place (as StoredArray.readInto, `packing` too). */
+  async readInto(region: Range[], out: OutValues, place: Placement, packing?: Packing | null): Promise<void> {
     if (this.#closed) throw new Error("scan already closed");
     if (region.some(([a, b]) => b <= a)) return;
     await Promise.all(
@@ -92,7 +93,7 @@ export class ChunkScan {
         h.pins++;
         try {
           const ch = await h.loaded;
-          this.array.copyChunk(ch, cc, region, out, place);
+          this.array.copyChunk(ch, cc, region, out, place, packing === undefined ? this.array.packing : packing);
         } finally {
           h.pins--;
           this.#release(h);

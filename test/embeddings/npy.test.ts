@@ -75,11 +75,15 @@ describe("GET /api/embeddings/npy/{name}", () => {
       dims: ["y", "x", "feature"],
       shape: [8, 8, 40],
       dtype: "float32",
+      values: "physical",
+      quantization: { scheme: "raw", rule: "stored values are the physical values" },
+      stored_dtype: "float32",
+      stored_dims: ["y", "x", "feature"],
       offsets: { y: 5, x: 3, feature: 10 },
       source_shape: [16, 16, 64],
       crs: attrs.crs,
       transform: [a, b, c + 3 * a, d, e, f + 5 * e],
-      missing: "NaN",
+      missing: { served_as: "NaN", stored_values: [], rule: "declared by the latent's _FillValue" },
     });
   });
 

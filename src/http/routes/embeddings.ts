@@ -113,14 +113,23 @@ export const embeddingRoutes = [
     operationId: "getEmbeddingNpy",
     summary: "A slice of one item's latent as NumPy .npy",
     description:
-      "Float32 array with dims (y, x, feature); ranges are half-open like Python slices and default to the full " +
-      "extent. The size is computed before any chunk is read: above embeddings_api_max_mb MiB of float32 data " +
+      "Array with dims (y, x, feature) whatever order the store keeps them in (a dimension the latent lacks, as " +
+      "in a vector item, has length 1); ranges are half-open like Python slices and default to the full " +
+      "extent. values=physical (the default) answers float32 physical values: the item's quantization undone " +
+      "(CF scale_factor/add_offset, a de-quantization rule in its attributes such as AlphaEarth's " +
+      "sign(x)*(abs(x)/127.5)**2, or an array of per-pixel or per-feature scales as geotessera writes) and " +
+      "missing values NaN (the item's declared _FillValue, missing_value or nodata; otherwise xarray's rule: a " +
+      "Zarr v2 fill_value marks missing values, a v3 one does not). values=raw answers the stored values in " +
+      "their stored type, nothing masked. The same item's metadata and the preview use the physical scale. " +
+      "The size is computed before any chunk is read: above embeddings_api_max_mb MiB of data " +
       "(header excluded) the answer is 413. Costs credit_cost_npy_base plus one credit per started MiB of data; " +
       "the balance is checked before reading; failed requests and responses the client drops before the whole " +
       "body was handed to the connection cost nothing. The body is streamed in bands of whole y rows; should a " +
       "read fail after the headers went out, the connection is cut short of Content-Length (never a complete-" +
       "looking file) and nothing is charged. X-SVC-Field describes the slice: " +
-      "name, dims, shape, dtype, offsets, CRS and the affine transform of the slice.",
+      "name, dims, shape, dtype, values (physical or raw), quantization (scheme and rule), stored_dtype, " +
+      "stored_dims, missing (which stored values are missing and why), offsets, CRS and the affine transform " +
+      "of the slice.",
     tags: ["embeddings"],
     auth: "embeddings",
     heavy: true,
@@ -145,14 +154,15 @@ export const embeddingRoutes = [
       if (balance < cost) throw new InsufficientCreditsError("not enough credits for this slice", { balance, cost });
       npyCost.set(req, cost);
       const [[y0, y1], [x0, x1], [f0, f1]] = plan.region;
-      const filename = `${ref.name}_y${y0}-${y1}_x${x0}-${x1}_f${f0}-${f1}.npy`;
+      const raw = plan.values === "raw" ? "_raw" : "";
+      const filename = `${ref.name}_y${y0}-${y1}_x${x0}-${x1}_f${f0}-${f1}${raw}.npy`;
       return {
         npy: {
           header: plan.header,
           bytes: plan.header.length + plan.dataBytes,
           field: plan.field,
           filename,
-          chunks: sliceBands(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
+          chunks: sliceBands(app.store, plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
           recycle: recycleSlab,
         },
       };

@@ -62,6 +62,14 @@ export const NpyQuery = Type.Object({
   x_stop: index("End column (x index, excluded); default the x size"),
   feature_start: index("First feature; default 0"),
   feature_stop: index("End feature (excluded); default the feature count"),
+  values: Type.Optional(
+    Type.Union([Type.Literal("physical"), Type.Literal("raw")], {
+      default: "physical",
+      description:
+        "physical (default): float32 with the item's quantization undone and missing values NaN; raw: the " +
+        "stored values in their stored type, nothing masked",
+    }),
+  ),
 });
 
 const ItemEntry = Type.Object({
@@ -101,6 +109,9 @@ export const LocateResult = Type.Object({
   pixel: Type.Union([Type.Object({ row: Type.Integer(), col: Type.Integer() }), Type.Null()], {
     description: "y and x index of the latent pixel holding the point; null when the item is not available",
   }),
+  inside: Type.Union([Type.Boolean(), Type.Null()], {
+    description: "Whether the point lies inside the item's extent (bbox_utm); null when the item is not available",
+  }),
   shape: Type.Union([Type.Array(Type.Integer()), Type.Null()]),
   transform: Type.Union([Type.Array(Type.Number()), Type.Null()]),
   available: Type.Boolean({ description: "Whether this item exists in the published catalogue" }),
@@ -117,15 +128,42 @@ export const ItemMetadata = Type.Object(
     period: Type.Object({ id: Type.String(), start: Type.String(), end: Type.String() }),
     tile: Type.String(),
     crs: Type.String(),
-    transform: Type.Array(Type.Number(), { description: "Affine [a, b, c, d, e, f] of pixel corners" }),
-    bbox: Bbox,
+    transform: Type.Union([Type.Array(Type.Number()), Type.Null()], {
+      description:
+        "Affine [a, b, c, d, e, f] of pixel corners, as the store states it (CF grid mapping GeoTransform, x/y " +
+        "coordinates, or the transform attribute; all present must agree); null for a vector item without geometry",
+    }),
+    bbox: Type.Array(Type.Number(), {
+      minItems: 4,
+      maxItems: 4,
+      description: "West, south, east, north in degrees: the extent of bbox_utm, projected",
+    }),
     bbox_utm: Bbox,
-    resolution_m: Type.Number(),
+    geometry_sources: Type.Array(Type.String(), { description: "What the CRS and transform were read from" }),
+    resolution_m: Type.Union([Type.Number(), Type.Null()]),
     feature_count: Type.Integer(),
-    latent: Type.Object({}, { additionalProperties: true, description: "dims, shape, dtype, chunks, codecs" }),
+    latent: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          "The stored array: its name, dims, shape, dtype, chunks, codecs; axes (which stored dimension is y, x and " +
+          "feature) and served_shape (the (y, x, feature) shape of the .npy)",
+      },
+    ),
+    values: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          "default (physical), quantization (scheme: raw, cf_linear, signed_power or scale_array, and its rule), " +
+          "stored_dtype, and missing: the stored values that are missing and the rule they come from",
+      },
+    ),
     coordinates: Type.Object({}, { additionalProperties: true, description: "y and x pixel-centre ranges" }),
     preview: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
-      description: "Mean of features 0..2 over blocks of pixels, nested [y][x][band]",
+      description:
+        "Mean of features 0..2 over blocks of pixels, nested [y][x][band], in the same physical scale as the default .npy",
     }),
   },
   { additionalProperties: true },

@@ -3,7 +3,7 @@
 // switched; then old builds are pruned. `gridcast publish` first merges the shards' manifests.
 import { cpSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
+import { type SkippedEmbedding, writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
 import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../../errors.ts";
 import { assembleBuild } from "../../published/assemble.ts";
 import { markArchives } from "../../published/catalog-fields.ts";
@@ -42,7 +42,7 @@ export interface FinalizeOptions {
 
 export interface Finalized {
   dir: string;
-  embeddings: { items: number; indexes: number };
+  embeddings: { items: number; indexes: number; skipped: SkippedEmbedding[] };
   /** Build ids pruned after the switch. */
   removed: string[];
   /** Files and bytes of the build, by tile format. */

@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
+import type { SkippedEmbedding } from "../../embeddings/index-writer.ts";
 import { ConfigError } from "../../errors.ts";
 import type { TileFormat } from "../../published/format.ts";
 import type { BuildOutput } from "../../published/measure.ts";
@@ -76,7 +77,8 @@ export interface BuildReport {
   render_seconds: number;
   seconds: number;
   tiles_per_second: number;
-  embeddings: { items: number; indexes: number } | null;
+  /** Embedding items and locate indexes written, and what below embeddings/ is not served (with reasons). */
+  embeddings: { items: number; indexes: number; skipped: SkippedEmbedding[] } | null;
   removed: string[];
   cleaned: string[];
   /** Files and bytes of the published build (null for a shard: publish reports it). */

@@ -1,0 +1,45 @@
+# Peer for bench/npy-zarr.ts. With no command: writes the bench store (Zarr v2 by Debian's
+# xarray + zarr 2: one latent item compressed with Zstandard, one with zarr's default Blosc).
+# Otherwise it serves the Node bench one command a line, so both sides' rounds interleave:
+#   "read <item dir>"  zarr-python opens the latent afresh (it keeps no decoded chunks) and reads
+#                      the bench's slice into numpy; answers {seconds, bytes}
+# usage: npy_zarr_peer.py write ROOT TILE EASTING NORTHING EPSG | npy_zarr_peer.py serve Y_STOP
+import json
+import sys
+import time
+
+import numpy as np
+import zarr
+
+SHAPE = (512, 512, 32)
+CHUNKS = (128, 128, 32)
+
+if sys.argv[1] == "write":
+    import numcodecs
+    import xarray as xr
+
+    root, tile, e0, n0, epsg = sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+    zarr.open_group(root, mode="a")
+    res = 100_000 / SHAPE[1]
+    xs = e0 + (np.arange(SHAPE[1]) + 0.5) * res
+    ys = n0 + 100_000 - (np.arange(SHAPE[0]) + 0.5) * res
+    rng = np.random.default_rng(1)
+    # Smooth fields plus noise, rounded to 10 bits of mantissa: compressible as latents are.
+    base = np.sin(np.arange(SHAPE[0])[:, None, None] / 17.0) * np.cos(np.arange(SHAPE[1])[None, :, None] / 23.0)
+    v = (base + 0.1 * rng.standard_normal(SHAPE)).astype("float32")
+    v = (v.view("uint32") & np.uint32(0xFFFFE000)).view("float32")
+    for family, compressor in [("zstd", numcodecs.Zstd(level=3)), ("blosc", numcodecs.Blosc())]:
+        ds = xr.Dataset({"latent": (("y", "x", "feature"), v)}, coords={"y": ys, "x": xs})
+        ds.attrs.update({"crs": f"EPSG:{epsg}", "transform": [res, 0, e0, 0, -res, n0 + 100_000]})
+        path = f"{root}/embeddings/{family}/rf/v1.0/base/map/2024_01_01_2024_12_31/{tile}"
+        ds.to_zarr(path, mode="w", encoding={"latent": {"compressor": compressor, "chunks": CHUNKS}})
+    sys.exit(0)
+
+y_stop = int(sys.argv[2])
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    cmd = line.split()
+    t0 = time.perf_counter()
+    a = zarr.open_array(f"{cmd[1]}/latent", mode="r")
+    out = a[0:y_stop, :, :]
+    print(json.dumps({"seconds": time.perf_counter() - t0, "bytes": out.nbytes}), flush=True)

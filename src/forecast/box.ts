@@ -80,10 +80,14 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
   const proj = group.grid.projection;
   if (gridBox.length > 0) {
     if (!proj) {
-      throw new InvalidParameterError(gridBox[0], `${group.id} is a latitude/longitude grid: select with lat_min..lon_max`);
+      throw new InvalidParameterError(
+        gridBox[0],
+        `${group.id} is a latitude/longitude grid: select with lat_min..lon_max`,
+      );
     }
     const missing = (["x_min", "x_max", "y_min", "y_max"] as const).find((p) => req[p] === undefined);
-    if (missing) throw new InvalidParameterError(missing, "a box in grid units needs all of x_min, x_max, y_min, y_max");
+    if (missing)
+      throw new InvalidParameterError(missing, "a box in grid units needs all of x_min, x_max, y_min, y_max");
     const given = (["lat_min", "lat_max", "lon_min", "lon_max"] as const).find((p) => req[p] !== undefined);
     if (given) throw new InvalidParameterError(given, "select either by lat_min..lon_max or by x_min..y_max, not both");
   } else {
@@ -170,7 +174,8 @@ function projectedAxes(group: ForecastGroup, sel: BoxSelection): Record<string, 
     window: { y: sel.rows, x: sel.cols[0] },
     crs: {
       proj4: p.definition.startsWith("+") ? p.definition : null,
-      crs_wkt: typeof p.attrs.crs_wkt === "string" ? p.attrs.crs_wkt : p.definition.startsWith("+") ? null : p.definition,
+      crs_wkt:
+        typeof p.attrs.crs_wkt === "string" ? p.attrs.crs_wkt : p.definition.startsWith("+") ? null : p.definition,
       grid_mapping_name: p.mappingName,
       grid_mapping: p.variable,
     },

@@ -3,8 +3,8 @@
 // window covering a latitude/longitude box, and winds stored relative to the grid turned to true
 // north.
 import { InvalidParameterError } from "../errors.ts";
-import type { Grid, GroupVariable } from "../store/store.ts";
 import type { GridProjection } from "../store/projected-grid.ts";
+import type { Grid, GroupVariable } from "../store/store.ts";
 
 /** Fractional storage indices (column, row) of a geographic point; NaN where the CRS cannot place it. */
 export function gridIndex(p: GridProjection, lat: number, lon: number): [number, number] {
@@ -132,11 +132,11 @@ export function windowOfGridBox(p: GridProjection, xMin: number, xMax: number, y
 }
 
 function windowOf(p: GridProjection, fx0: number, fx1: number, fy0: number, fy1: number, param: string) {
-  // Nodes whose cells (±half a cell) the box reaches.
-  const c0 = Math.max(0, Math.ceil(fx0 - 0.5 - 1e-9));
-  const c1 = Math.min(p.nx, Math.floor(fx1 + 0.5 + 1e-9) + 1);
-  const r0 = Math.max(0, Math.ceil(fy0 - 0.5 - 1e-9));
-  const r1 = Math.min(p.ny, Math.floor(fy1 + 0.5 + 1e-9) + 1);
+  // Nodes whose cells (±half a cell) the box reaches into; a box edge on a cell's edge leaves it out.
+  const c0 = Math.max(0, Math.floor(fx0 - 0.5) + 1);
+  const c1 = Math.min(p.nx, Math.ceil(fx1 + 0.5));
+  const r0 = Math.max(0, Math.floor(fy0 - 0.5) + 1);
+  const r1 = Math.min(p.ny, Math.ceil(fy1 + 0.5));
   if (!(c1 > c0 && r1 > r0)) {
     throw new InvalidParameterError(param, "the box holds no grid nodes of this group", {
       grid: { x: [0, p.nx], y: [0, p.ny] },

@@ -299,7 +299,11 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   if (new Set(runs).size !== runs.length) throw new CorruptDataError("the time coordinate repeats a time");
   let grid: Grid;
   if (projected) {
-    const { projection, bbox, dlat, dlon } = await projectionOf(projected, lonRaw as Float64Array, latRaw as Float64Array);
+    const { projection, bbox, dlat, dlon } = await projectionOf(
+      projected,
+      lonRaw as Float64Array,
+      latRaw as Float64Array,
+    );
     grid = { ...gridOf(Float64Array.of(0, 1), Float64Array.of(0, 1)), bbox, dlat, dlon, projection };
     grid.lat = latRaw as Float64Array;
     grid.lon = lonRaw as Float64Array;

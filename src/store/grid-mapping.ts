@@ -45,7 +45,8 @@ function fromCf(a: Json): string | undefined {
   switch (name) {
     case "lambert_conformal_conic": {
       const sp = parallels(a.standard_parallel);
-      if (sp.length === 0) throw new CorruptDataError("the lambert_conformal_conic grid mapping has no standard_parallel");
+      if (sp.length === 0)
+        throw new CorruptDataError("the lambert_conformal_conic grid mapping has no standard_parallel");
       // With one standard parallel the origin lies on it (pyproj's to_cf leaves it out then).
       const lat0 = num(a.latitude_of_projection_origin) ?? (sp.length === 1 ? sp[0] : 0);
       return `+proj=lcc +lat_1=${sp[0]} +lat_2=${sp[1] ?? sp[0]} +lat_0=${lat0} +lon_0=${p("longitude_of_central_meridian")} ${offsets} ${earth(a)} +units=m +no_defs`;
@@ -63,7 +64,9 @@ function fromCf(a: Json): string | undefined {
       const poleLat = num(a.grid_north_pole_latitude);
       const poleLon = num(a.grid_north_pole_longitude);
       if (poleLat === undefined || poleLon === undefined) {
-        throw new CorruptDataError("the rotated_latitude_longitude grid mapping lacks its grid_north_pole latitude/longitude");
+        throw new CorruptDataError(
+          "the rotated_latitude_longitude grid mapping lacks its grid_north_pole latitude/longitude",
+        );
       }
       // The rotated grid's meridian 0 lies opposite the grid's north pole.
       const lon0 = ((((poleLon + 180 + 180) % 360) + 360) % 360) - 180;
@@ -80,7 +83,8 @@ function fromCf(a: Json): string | undefined {
     }
     case "albers_conical_equal_area": {
       const sp = parallels(a.standard_parallel);
-      if (sp.length === 0) throw new CorruptDataError("the albers_conical_equal_area grid mapping has no standard_parallel");
+      if (sp.length === 0)
+        throw new CorruptDataError("the albers_conical_equal_area grid mapping has no standard_parallel");
       return `+proj=aea +lat_1=${sp[0]} +lat_2=${sp[1] ?? sp[0]} +lat_0=${p("latitude_of_projection_origin")} +lon_0=${p("longitude_of_central_meridian")} ${offsets} ${earth(a)} +units=m +no_defs`;
     }
     default:

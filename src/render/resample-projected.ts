@@ -6,9 +6,9 @@
 // LATTICE_TOLERANCE cells (strong curvature, the CRS's cut meridian) is projected pixel by pixel.
 // Pixels beyond half a cell past the outer nodes are transparent, as for a lat/lon patch.
 import { InvalidParameterError } from "../errors.ts";
-import { PALETTE_COLORS, type Palette } from "./colormap.ts";
+import { PALETTE_COLORS } from "./colormap.ts";
 import type { LevelSampler, Resample } from "./resample.ts";
-import { type BBox, pixelLat, pixelLon, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
+import { type BBox, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
 
 export interface ProjectedGridSpec {
   nx: number;
@@ -274,6 +274,3 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
     },
   };
 }
-
-/** Pixel centre helpers re-exported for tests that probe known points. */
-export { pixelLat, pixelLon };

@@ -7,7 +7,7 @@
 // points, wind directions turned to true north, and the CRS-mismatch refusal.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { registry } from "../../src/registry/registry.ts";
@@ -329,6 +329,38 @@ describe("map tiles of projected grids", () => {
       `arrow axis ${((axis * 180) / Math.PI).toFixed(1)}° vs ${((want * 180) / Math.PI).toFixed(1)}°`,
     );
     assert.ok(ahead > 0, "the arrow head lies downwind");
+  });
+});
+
+describe("refused grids", () => {
+  test("a grid mapping that disagrees with the stored latitude/longitude is refused, naming it (503)", async () => {
+    const store = join(dir, "wrong.zarr");
+    cpSync(stores.lcc, store, { recursive: true });
+    write(venv, "wrong-crs", store);
+    const srv = await testServer(store);
+    try {
+      const key = await srv.key(["weather"]);
+      const r = await get(`${srv.url}/point?lat=40&lon=-100&var=t2m`, { "X-API-Key": key });
+      assert.equal(r.status, 503);
+      const models = (await get(`${srv.url}/api/models`)).json();
+      assert.equal(models.forecast.length, 0);
+      assert.match(models.unavailable[0].reason, /CRS of grid mapping spatial_ref .* cells from the stored latitude/);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test("a curvilinear grid without a CRS (2-D lat/lon only) is refused by name", async () => {
+    const store = join(dir, "curvi.zarr");
+    write(PYTHON, "curvilinear", store);
+    const srv = await testServer(store);
+    try {
+      const models = (await get(`${srv.url}/api/models`)).json();
+      assert.equal(models.forecast.length, 0);
+      assert.match(models.unavailable[0].reason, /curvilinear grid \(2-D lat\/lon\) without 1-D projected coordinates/);
+    } finally {
+      await srv.close();
+    }
   });
 });
 

@@ -73,6 +73,29 @@ if mode in ("lcc", "stere"):
     enc = {k: {"chunks": (1, 2, 16, 16)} for k in ds.data_vars}
     ds.to_zarr(out, zarr_format=3, mode="w", encoding=enc, consolidated=False)
     print(json.dumps({"proj4": crs.to_proj4(), "nx": nx, "ny": ny}))
+elif mode == "wrong-crs":
+    # The store's grid mapping edited to another central meridian: its lat/lon no longer agree.
+    import zarr
+
+    a = zarr.open_array(out + "/spatial_ref", mode="r+")
+    attrs = dict(a.attrs)
+    attrs["longitude_of_central_meridian"] = -95.0
+    attrs.pop("crs_wkt", None)
+    attrs.pop("spatial_ref", None)
+    a.attrs.clear()
+    a.attrs.update(attrs)
+elif mode == "curvilinear":
+    # 2-D latitude/longitude and nothing else to place the nodes: no CRS.
+    import xarray as xr
+
+    lat, lon = np.meshgrid(np.linspace(40, 50, 12), np.linspace(0, 12, 15), indexing="ij")
+    lon = lon + 0.3 * (lat - 45)
+    t = fields(12, 15, 3)
+    ds = xr.Dataset(
+        {"t2m": (("time", "step", "y", "x"), t + 273.15, {"units": "K"})},
+        coords={"time": INIT, "step": LEADS, "lat": (("y", "x"), lat), "lon": (("y", "x"), lon)},
+    )
+    ds.to_zarr(out, mode="w")
 elif mode == "rotated-coords":
     # The rotated pole's 2-D latitude/longitude as COSMO writes them, from pyproj.
     from pyproj import CRS, Transformer

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
-import { DIM_NAMES } from "../zarr-publish/coordinates.ts";
+import { dimNamesOf } from "../zarr-publish/coordinates.ts";
 
 /** Group id in the URL form: forecast/global → forecast~global. */
 export const tildeId = (id: string): string => id.replaceAll("/", "~");
@@ -61,7 +61,7 @@ export function exportEntry(group: ForecastGroup) {
       units: v.units,
       long_name: v.entry.long_name,
       temporal: v.temporal,
-      dims: v.roles.map((r) => DIM_NAMES[r]),
+      dims: v.roles.map((r) => dimNamesOf(group)[r]),
       stored_units: v.storedUnits,
       members: v.roles.includes("member") ? group.members : undefined,
       stored_dims: v.array.dims,

@@ -42,6 +42,8 @@ export interface GridProjection {
   /** Stored 2-D latitude/longitude names, when the store has them. */
   lat2d: string | null;
   lon2d: string | null;
+  lat2dArray: StoredArray | undefined;
+  lon2dArray: StoredArray | undefined;
   /** Largest disagreement found between the stored latitude/longitude and the CRS, in cells. */
   checkedCells: number | null;
   /** Geographic (lon, lat in degrees, on the CRS's own figure) ↔ grid coordinates. */
@@ -296,6 +298,8 @@ export async function projectionOf(
     units: degrees ? "degrees" : "m",
     lat2d: axes.lat2dName ?? null,
     lon2d: axes.lon2dName ?? null,
+    lat2dArray: axes.lat2d,
+    lon2dArray: axes.lon2d,
     checkedCells: null,
     converter: converterOf(axes.crs, axes.mapping.name),
   };

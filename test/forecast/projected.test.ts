@@ -6,10 +6,11 @@
 // /point's node (nearest by distance) and values, export windows and values, map pixels at known
 // points, wind directions turned to true north, and the CRS-mismatch refusal.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 import { registry } from "../../src/registry/registry.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { OVERLAY_LINE, OVERLAY_RGBA } from "../../src/render/overlay.ts";
@@ -19,6 +20,7 @@ import { requireZarr3Python } from "../helpers/zarr3-python.ts";
 import { build } from "../render/build-fixture.ts";
 import { decodeRgba } from "../render/decode.ts";
 
+const execFileAsync = promisify(execFile);
 const HERE = join(import.meta.dirname, "projected");
 let dir: string;
 let venv: string;
@@ -329,6 +331,46 @@ describe("map tiles of projected grids", () => {
       `arrow axis ${((axis * 180) / Math.PI).toFixed(1)}° vs ${((want * 180) / Math.PI).toFixed(1)}°`,
     );
     assert.ok(ahead > 0, "the arrow head lies downwind");
+  });
+});
+
+describe("/data republishes projected grids with their CF grid mapping", () => {
+  // Asynchronous: the server answering the client lives in this process.
+  const check = async (py: string, name: "lcc" | "rot", stored: string) =>
+    JSON.parse(
+      (
+        await execFileAsync(
+          py,
+          [
+            join(HERE, "data_check.py"),
+            `${servers[name].url}/data/datasets/${name === "lcc" ? "forecast~hrrr" : "forecast~cosmo"}/zarr/`,
+            keys[name],
+            stores[name],
+            "t2m",
+            stored,
+          ],
+          { encoding: "utf8" },
+        )
+      ).stdout,
+    );
+
+  test("HRRR-like (xarray + zarr 3): t2m(y, x) with grid_mapping spatial_ref, whose CRS pyproj reads back equal", async () => {
+    const r = await check(venv, "lcc", "temperature_2m");
+    assert.deepEqual(r.dims, ["time", "lead_time", "y", "x"]);
+    assert.equal(r.grid_mapping, "spatial_ref");
+    assert.equal(r.mapping_attrs.grid_mapping_name, "lambert_conformal_conic");
+    assert.match(r.mapping_attrs.crs_wkt, /^PROJCRS/);
+    assert.equal(r.crs_equal, true);
+    assert.deepEqual(r.lat_dims, ["y", "x"]);
+    assert.ok(r.lat_equal && r.x_equal && r.y_equal && r.values_equal, JSON.stringify(r));
+  });
+
+  test("rotated pole (Debian xarray + zarr 2 reading the v2 view): rotated_latitude_longitude and 2-D lat/lon", async () => {
+    const r = await check(PYTHON, "rot", "t_2m");
+    assert.deepEqual(r.dims, ["time", "lead_time", "y", "x"]);
+    assert.equal(r.mapping_attrs.grid_mapping_name, "rotated_latitude_longitude");
+    assert.equal(r.mapping_attrs.grid_north_pole_latitude, 40);
+    assert.ok(r.lat_equal && r.x_equal && r.y_equal && r.values_equal, JSON.stringify(r));
   });
 });
 

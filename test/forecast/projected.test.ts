@@ -41,6 +41,7 @@ interface Reference {
   }[];
   bearings: number[];
   positions: [number, number][];
+  bounds: [number, number, number, number];
 }
 
 function reference(store: keyof typeof stores, req: Record<string, unknown>): Reference {
@@ -371,6 +372,50 @@ describe("/data republishes projected grids with their CF grid mapping", () => {
     assert.equal(r.mapping_attrs.grid_mapping_name, "rotated_latitude_longitude");
     assert.equal(r.mapping_attrs.grid_north_pole_latitude, 40);
     assert.ok(r.lat_equal && r.x_equal && r.y_equal && r.values_equal, JSON.stringify(r));
+  });
+});
+
+describe("a projected patch over a global group", () => {
+  let srv: TestServer;
+  let key: string;
+  before(async () => {
+    const store = join(dir, "patched");
+    write(venv, "lcc", store, "patch");
+    srv = await testServer(store, { default_forecast_group: "forecast/global" });
+    key = await srv.key(["weather"]);
+  });
+  after(() => srv?.close());
+
+  test("the patch answers where its cells cover the point, the global group just outside them (not by bbox)", async () => {
+    const at = async (lat: number, lon: number) =>
+      (await get(`${srv.url}/point?lat=${lat}&lon=${lon}&var=t2m`, { "X-API-Key": key })).json();
+    const inside = await at(40, -100);
+    assert.equal(inside.group, "forecast/hrrr");
+    assert.equal(inside.source, "regional");
+    // The domain's south-west: inside its lat/lon bounding box, outside its cells.
+    const bbox = (await get(`${srv.url}/api/models`))
+      .json()
+      .forecast.find((g: { id: string }) => g.id === "forecast/hrrr").bbox;
+    const pos = reference("lcc", { positions: [[bbox[1] + 0.3, bbox[0] + 0.3]] }).positions[0];
+    assert.ok(pos[0] < -0.5 || pos[1] < -0.5, "the probe lies outside the patch's cells");
+    const outside = await at(bbox[1] + 0.3, bbox[0] + 0.3);
+    assert.equal(outside.group, "forecast/global");
+    assert.deepEqual(outside.values, [250, 250, 250]);
+  });
+
+  test("models and export catalogue describe the projected grid and its geographic bounds", async () => {
+    const models = (await get(`${srv.url}/api/models`)).json();
+    const g = models.forecast.find((e: { id: string }) => e.id === "forecast/hrrr");
+    assert.equal(g.kind, "regional");
+    assert.equal(g.grid.kind, "projected");
+    assert.equal(g.grid.grid_mapping_name, "lambert_conformal_conic");
+    assert.deepEqual([g.grid.x.first, g.grid.x.step, g.grid.x.count], [-1440000, 60000, 48]);
+    const want = reference("lcc", { bounds: true }).bounds;
+    g.bbox.forEach((v: number, i: number) => assert.ok(Math.abs(v - want[i]) < 0.01, `bbox ${g.bbox} vs ${want}`));
+    const exp = (await get(`${srv.url}/api/export`, { "X-API-Key": key })).json();
+    const e = exp.groups.find((x: { group: string }) => x.group === "forecast/hrrr");
+    assert.deepEqual(e.fields.find((f: { name: string }) => f.name === "t2m").dims, ["time", "lead_time", "y", "x"]);
+    assert.equal(e.coordinates.y.count, 30);
   });
 });
 

@@ -63,4 +63,16 @@ for lat, lon in req.get("positions", []):
     gx, gy = fwd.transform(lon, lat)
     out["positions"].append([float((gx - x[0]) / (x[1] - x[0])), float((gy - y[0]) / (y[1] - y[0]))])
 
+if req.get("bounds"):
+    # Geographic bounds of the grid's cells: the outer cell edges, densely sampled, back to lat/lon.
+    to_geo = Transformer.from_crs(crs, crs.geodetic_crs, always_xy=True)
+    dx, dy = x[1] - x[0], y[1] - y[0]
+    t = np.linspace(0, 1, 500)
+    ex = np.concatenate([x[0] - dx / 2 + t * len(x) * dx, x[0] - dx / 2 + t * len(x) * dx,
+                         np.full_like(t, x[0] - dx / 2), np.full_like(t, x[-1] + dx / 2)])
+    ey = np.concatenate([np.full_like(t, y[0] - dy / 2), np.full_like(t, y[-1] + dy / 2),
+                         y[0] - dy / 2 + t * len(y) * dy, y[0] - dy / 2 + t * len(y) * dy])
+    lo, la = to_geo.transform(ex, ey)
+    out["bounds"] = [float(lo.min()), float(la.min()), float(lo.max()), float(la.max())]
+
 print(json.dumps(out))

@@ -71,7 +71,20 @@ if mode in ("lcc", "stere"):
         attrs={"dataset_id": f"test-{mode}", "name": f"projected test ({mode})"},
     )
     enc = {k: {"chunks": (1, 2, 16, 16)} for k in ds.data_vars}
-    ds.to_zarr(out, zarr_format=3, mode="w", encoding=enc, consolidated=False)
+    if len(sys.argv) > 3 and sys.argv[3] == "patch":
+        # A regional patch over a global 2° lat/lon group in one store: forecast/global, forecast/hrrr.
+        import zarr
+
+        zarr.open_group(out, mode="w", zarr_format=3).create_group("forecast")
+        glat = np.arange(-90, 90.1, 2.0)
+        glon = np.arange(-180, 180, 2.0)
+        gt = np.broadcast_to(np.full((len(glat), len(glon)), 250.0, "float32"), (1, len(LEADS), len(glat), len(glon)))
+        g = xr.Dataset({"t2m": (("init_time", "lead_time", "latitude", "longitude"), gt.copy(), {"units": "K"})},
+                       coords={"init_time": INIT, "lead_time": LEADS, "latitude": glat, "longitude": glon})
+        g.to_zarr(out, group="forecast/global", zarr_format=3, mode="w", consolidated=False)
+        ds.to_zarr(out, group="forecast/hrrr", zarr_format=3, mode="w", encoding=enc, consolidated=False)
+    else:
+        ds.to_zarr(out, zarr_format=3, mode="w", encoding=enc, consolidated=False)
     print(json.dumps({"proj4": crs.to_proj4(), "nx": nx, "ny": ny}))
 elif mode == "wrong-crs":
     # The store's grid mapping edited to another central meridian: its lat/lon no longer agree.

@@ -3,7 +3,8 @@
 // every lead and every layer of the grid reuses: the projection of a tile's pixels does not
 // change with the field. A tile's positions are projected exactly on a 17 × 17 lattice and
 // interpolated between; a lattice cell whose centre the interpolation misses by more than
-// LATTICE_TOLERANCE cells (strong curvature, the CRS's cut meridian) is projected pixel by pixel.
+// LATTICE_TOLERANCE cells or PIXEL_TOLERANCE pixels, whichever is larger (strong curvature, the
+// CRS's cut meridian), is projected pixel by pixel.
 // Pixels beyond half a cell past the outer nodes are transparent, as for a lat/lon patch.
 import { InvalidParameterError } from "../errors.ts";
 import { PALETTE_COLORS } from "./colormap.ts";
@@ -21,6 +22,8 @@ export interface ProjectedGridSpec {
 
 /** Interpolated positions may miss the exact ones by this much (in grid cells) before pixels are projected one by one. */
 export const LATTICE_TOLERANCE = 0.02;
+/** ... or by this fraction of a pixel, where a pixel spans more than a cell. */
+export const PIXEL_TOLERANCE = 0.1;
 /** Bytes of per-tile lookup tables kept per grid and zoom level (least recently used dropped first). */
 export const PROJECTED_TABLE_MB = 512;
 
@@ -119,7 +122,10 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
           const [cx, cy] = project(lonAt(i * LATTICE + LATTICE / 2 + 0.5), latAt(j * LATTICE + LATTICE / 2 + 0.5));
           const ix = (lx[k00] + lx[k01] + lx[k10] + lx[k11]) / 4;
           const iy = (ly[k00] + ly[k01] + ly[k10] + ly[k11]) / 4;
-          exact = !(Math.abs(cx - ix) <= LATTICE_TOLERANCE && Math.abs(cy - iy) <= LATTICE_TOLERANCE);
+          // Zoomed out, a pixel spans many cells: a miss well inside one pixel changes nothing.
+          const pixel = Math.hypot(lx[k01] - lx[k00], ly[k01] - ly[k00]) / LATTICE;
+          const tol = Math.max(LATTICE_TOLERANCE, PIXEL_TOLERANCE * pixel);
+          exact = !(Math.abs(cx - ix) <= tol && Math.abs(cy - iy) <= tol);
         }
         for (let r = 0; r < LATTICE; r++) {
           const row = j * LATTICE + r;

@@ -151,7 +151,11 @@ export const weatherRoutes = [
       "Reads the one spatial column of the grid node nearest to the point, from the most local regional patch " +
       "that covers it and has the variable (otherwise the requested global group). 404 when the group or the " +
       "variable is not in the store; 400 for a point outside the group's coverage; 503 when the group or the " +
-      "store cannot be read right now. Ensemble variables answer the control member unless `member` says otherwise.",
+      "store cannot be read right now. Ensemble variables answer the control member unless `member` says otherwise. " +
+      "On a projected or rotated grid (Lambert conformal, rotated pole, polar stereographic; see `grid` in " +
+      "/api/models) the point is projected into the grid's CRS, the node nearest by distance on the earth answers " +
+      "with its own latitude/longitude in grid_lat/grid_lon, and a point outside the cells (even inside the " +
+      "bounding box) is 400; a regional patch is chosen where its cells really cover the point.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,

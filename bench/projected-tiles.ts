@@ -138,9 +138,11 @@ for (const method of ["bilinear", "nearest"] as Resample[]) {
     sq += renderLead(ll, fields[l], method, false);
   }
   const sampleRatio = sp / nProj / (sq / nLl);
+  const samplePer = [sp / ((leads - 1) * nProj), sq / ((leads - 1) * nLl)];
   console.log(
     `${method}: projected ${(1000 / perP).toFixed(0)} tiles/s, lat/lon ${(1000 / perQ).toFixed(0)} tiles/s, ` +
       `cost ratio ${(perP / perQ).toFixed(2)} (first lead incl. tables: ${(firstProj / nProj / (firstLl / nLl)).toFixed(2)}; ` +
-      `sampling alone: ${sampleRatio.toFixed(2)})`,
+      `sampling alone: ${sampleRatio.toFixed(2)}, ${samplePer[0].toFixed(3)} vs ${samplePer[1].toFixed(3)} ms/tile; ` +
+      `encoding ${(perP - samplePer[0]).toFixed(3)} vs ${(perQ - samplePer[1]).toFixed(3)} ms/tile)`,
   );
 }

@@ -7,7 +7,7 @@
 // CRS's cut meridian), is projected pixel by pixel.
 // Pixels beyond half a cell past the outer nodes are transparent, as for a lat/lon patch.
 import { InvalidParameterError } from "../errors.ts";
-import { PALETTE_COLORS } from "./colormap.ts";
+import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import type { LevelSampler, Resample } from "./resample.ts";
 import { type BBox, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
 
@@ -79,6 +79,39 @@ class TableCache {
       this.#bytes -= t.bytes;
     }
   }
+}
+
+// Per field and palette: the palette index of every node (nearest sampling gathers from it). A
+// buffer refilled with other values is caught by a strided sample kept beside it.
+const colourCache = new WeakMap<Field, Map<Palette, { colours: Uint8Array; probe: Float64Array }>>();
+const PROBES = 64;
+
+function probeOf(field: Field): Float64Array {
+  const out = new Float64Array(PROBES);
+  const step = Math.max(1, Math.floor(field.length / PROBES));
+  for (let i = 0; i < PROBES; i++) out[i] = field[Math.min(field.length - 1, i * step)];
+  return out;
+}
+
+function sameProbe(a: Float64Array, b: Float64Array): boolean {
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+
+function nodeColours(field: Field, palette: Palette): Uint8Array {
+  let byPalette = colourCache.get(field);
+  if (!byPalette) {
+    byPalette = new Map();
+    colourCache.set(field, byPalette);
+  }
+  const probe = probeOf(field);
+  const known = byPalette.get(palette);
+  if (known && sameProbe(known.probe, probe)) return known.colours;
+  const colours = new Uint8Array(field.length);
+  const lut = palette.lut;
+  for (let i = 0; i < field.length; i++) colours[i] = lut(field[i]);
+  byPalette.set(palette, { colours, probe });
+  return colours;
 }
 
 export function createProjectedSampler(spec: ProjectedGridSpec, z: number, tableMb = PROJECTED_TABLE_MB): LevelSampler {
@@ -252,29 +285,32 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
         const { base, wx, wy } = bilinearTables(t);
         const { scale, offset, below } = palette;
         const top = PALETTE_COLORS;
+        const unit = 1 / W_ONE;
         for (let k = 0; k < PIXELS; k++) {
           const b = base[k];
           if (b < 0) {
             out[k] = 0;
             continue;
           }
-          const v = bilinearAt(field, b, wx[k], wy[k]);
+          const fx = wx[k] * unit;
+          const fy = wy[k] * unit;
+          const p00 = field[b];
+          const p01 = field[b + 1];
+          const p10 = field[b + nx];
+          const p11 = field[b + nx + 1];
+          let v = (p00 + (p01 - p00) * fx) * (1 - fy) + (p10 + (p11 - p10) * fx) * fy;
+          if (Number.isNaN(v)) v = bilinearAt(field, b, wx[k], wy[k]);
           const s = v * scale + offset;
           out[k] = !(v > below) ? 0 : s < 1 ? 1 : s >= top ? top : s | 0;
         }
         return out;
       }
       const near = nearestTable(t);
-      const lut = palette.lut;
-      let last = -2;
-      let index = 0;
+      // Palette index per node, once per field and palette: a tile is then a gather.
+      const colours = nodeColours(field, palette);
       for (let k = 0; k < PIXELS; k++) {
         const i = near[k];
-        if (i !== last) {
-          last = i;
-          index = i < 0 ? 0 : lut(field[i]);
-        }
-        out[k] = index;
+        out[k] = i < 0 ? 0 : colours[i];
       }
       return out;
     },

@@ -8,7 +8,8 @@ import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import { ChunkScan } from "../store/scan.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
-import { type BoxSelection, selectBox } from "./grid-select.ts";
+import { windowOfGridBox } from "./grid-projected.ts";
+import { type BoxSelection, projectedSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
 import { intervalsOf, requireGroup, requireVariable, resolveLevel, resolveMember } from "./select.ts";
 
@@ -18,10 +19,15 @@ export interface BoxRequest {
   time_index: number;
   lead_start: number;
   lead_stop: number;
-  lat_min: number;
-  lat_max: number;
-  lon_min: number;
-  lon_max: number;
+  lat_min?: number;
+  lat_max?: number;
+  lon_min?: number;
+  lon_max?: number;
+  /** Projected grids: a box in the CRS's units instead of lat/lon. */
+  x_min?: number;
+  x_max?: number;
+  y_min?: number;
+  y_max?: number;
   level?: number;
   /** Ensemble member number; default the control member. */
   member?: string;
@@ -70,18 +76,40 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
   }
   if (req.lead_stop < req.lead_start)
     throw new InvalidParameterError("lead_stop", "lead_stop must not be below lead_start");
-  for (const p of ["lat_min", "lat_max"] as const) {
-    if (!(req[p] >= -90 && req[p] <= 90)) throw new InvalidParameterError(p, `${p} must be within -90..90`);
-  }
-  for (const p of ["lon_min", "lon_max"] as const) {
-    if (!(req[p] >= -180 && req[p] <= 360)) throw new InvalidParameterError(p, `${p} must be within -180..360`);
+  const gridBox = (["x_min", "x_max", "y_min", "y_max"] as const).filter((p) => req[p] !== undefined);
+  const proj = group.grid.projection;
+  if (gridBox.length > 0) {
+    if (!proj) {
+      throw new InvalidParameterError(
+        gridBox[0],
+        `${group.id} is a latitude/longitude grid: select with lat_min..lon_max`,
+      );
+    }
+    const missing = (["x_min", "x_max", "y_min", "y_max"] as const).find((p) => req[p] === undefined);
+    if (missing)
+      throw new InvalidParameterError(missing, "a box in grid units needs all of x_min, x_max, y_min, y_max");
+    const given = (["lat_min", "lat_max", "lon_min", "lon_max"] as const).find((p) => req[p] !== undefined);
+    if (given) throw new InvalidParameterError(given, "select either by lat_min..lon_max or by x_min..y_max, not both");
+  } else {
+    for (const p of ["lat_min", "lat_max", "lon_min", "lon_max"] as const) {
+      if (req[p] === undefined) throw new InvalidParameterError(p, `${p} is required`);
+    }
+    for (const p of ["lat_min", "lat_max"] as const) {
+      if (!(req[p]! >= -90 && req[p]! <= 90)) throw new InvalidParameterError(p, `${p} must be within -90..90`);
+    }
+    for (const p of ["lon_min", "lon_max"] as const) {
+      if (!(req[p]! >= -180 && req[p]! <= 360)) throw new InvalidParameterError(p, `${p} must be within -180..360`);
+    }
   }
   const level = resolveLevel(group, variable, req.level);
   const member = resolveMember(group, variable, req.member);
   if (member === "all") {
     throw new InvalidParameterError("member", "an export holds one member; ask for each member in turn");
   }
-  const sel = selectBox(group.grid, req.lat_min, req.lat_max, req.lon_min, req.lon_max);
+  const sel =
+    proj && gridBox.length > 0
+      ? projectedSelection(group.grid, windowOfGridBox(proj, req.x_min!, req.x_max!, req.y_min!, req.y_max!))
+      : selectBox(group.grid, req.lat_min!, req.lat_max!, req.lon_min!, req.lon_max!);
   const shape: [number, number, number] = [req.lead_stop - req.lead_start + 1, sel.lats.length, sel.lons.length];
   const header = npyHeader("<f4", shape);
   const bytes = header.length + shape[0] * shape[1] * shape[2] * 4;
@@ -99,7 +127,7 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     name: variable.name,
     stored: variable.stored,
     group: group.id,
-    dims: ["lead_time", "lat", "lon"],
+    dims: proj ? ["lead_time", "y", "x"] : ["lead_time", "lat", "lon"],
     shape,
     dtype: "float32",
     units: variable.units,
@@ -111,8 +139,12 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     time_index: req.time_index,
     lead_time: { hours: leadHours, valid_times: leadHours.map((h) => isoNoZone(runTime + h * 3_600_000)) },
     level: level === undefined ? null : group.levels![level],
-    lat: axis(sel.lats),
-    lon: axis(sel.lons),
+    ...(proj
+      ? projectedAxes(group, sel)
+      : {
+          lat: axis(sel.lats),
+          lon: axis(sel.lons),
+        }),
     missing: "NaN",
   };
   return {
@@ -127,6 +159,29 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     header,
     bytes,
     field,
+  };
+}
+
+/**
+ * What the header says of a projected grid's window: the y/x axes in the CRS's units, the storage
+ * index window, the CRS, and where the 2-D latitude/longitude of the nodes can be read.
+ */
+function projectedAxes(group: ForecastGroup, sel: BoxSelection): Record<string, unknown> {
+  const p = group.grid.projection!;
+  return {
+    y: { ...axis(sel.lats), units: p.units },
+    x: { ...axis(sel.lons), units: p.units },
+    window: { y: sel.rows, x: sel.cols[0] },
+    crs: {
+      proj4: p.definition.startsWith("+") ? p.definition : null,
+      crs_wkt:
+        typeof p.attrs.crs_wkt === "string" ? p.attrs.crs_wkt : p.definition.startsWith("+") ? null : p.definition,
+      grid_mapping_name: p.mappingName,
+      grid_mapping: p.variable,
+    },
+    lat_lon:
+      "2-D: the nodes' latitude/longitude are the CRS's inverse of (x, y); the Zarr view under /data carries " +
+      "them as latitude(y, x) and longitude(y, x)",
   };
 }
 

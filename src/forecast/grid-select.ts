@@ -3,6 +3,7 @@
 import { InvalidParameterError } from "../errors.ts";
 import { nearestIndex, wrap180, wrap360 } from "../store/grid.ts";
 import type { Grid } from "../store/store.ts";
+import { axisValues, coversProjected, nearestProjected, windowOfBox } from "./grid-projected.ts";
 
 /** Longitude in the store's convention. */
 function toStoreLon(grid: Grid, lon: number): number {
@@ -11,6 +12,8 @@ function toStoreLon(grid: Grid, lon: number): number {
 
 /** True when the point lies inside the grid's coverage (cell edges included). */
 export function covers(grid: Grid, lat: number, lon: number): boolean {
+  // A projected grid covers what its cells cover, not its bounding box.
+  if (grid.projection) return coversProjected(grid.projection, lat, lon);
   const [west, south, east, north] = grid.bbox;
   if (lat < south || lat > north) return false;
   if (grid.global) return true;
@@ -26,6 +29,7 @@ export interface Node {
 }
 
 export function nearestNode(grid: Grid, lat: number, lon: number): Node {
+  if (grid.projection) return nearestProjected(grid.projection, lat, lon);
   const iy = nearestIndex(grid.lat, lat);
   const target = toStoreLon(grid, lon);
   let ix = nearestIndex(grid.lon, target);
@@ -56,9 +60,12 @@ export interface BoxSelection {
   lons: number[];
   /** Storage rows run north to south, so output rows must be reversed. */
   flipRows: boolean;
+  /** A projected grid: `lats`/`lons` hold the window's y/x coordinates (ascending), in the CRS's units. */
+  projected?: boolean;
 }
 
 export function selectBox(grid: Grid, latMin: number, latMax: number, lonMin: number, lonMax: number): BoxSelection {
+  if (grid.projection) return projectedSelection(grid, windowOfBox(grid.projection, latMin, latMax, lonMin, lonMax));
   if (latMin > latMax) throw new InvalidParameterError("lat_min", "lat_min must not exceed lat_max");
   const rowIdx: number[] = [];
   for (let i = 0; i < grid.lat.length; i++) if (grid.lat[i] >= latMin && grid.lat[i] <= latMax) rowIdx.push(i);
@@ -89,4 +96,17 @@ export function selectBox(grid: Grid, latMin: number, latMax: number, lonMin: nu
   const base = wrap180(lonMin);
   const lons = picked.map(({ d }) => Math.round((base + d) * 1e9) / 1e9);
   return { rows, cols, lats, lons, flipRows };
+}
+
+/** The selection of a projected grid's index window: rows of y and one run of x columns. */
+export function projectedSelection(grid: Grid, w: { rows: [number, number]; cols: [number, number] }): BoxSelection {
+  const p = grid.projection!;
+  return {
+    rows: w.rows,
+    cols: [w.cols],
+    lats: axisValues(p.y0, p.dy, w.rows),
+    lons: axisValues(p.x0, p.dx, w.cols, false),
+    flipRows: p.dy < 0,
+    projected: true,
+  };
 }

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
-import { DIM_NAMES } from "../zarr-publish/coordinates.ts";
+import { dimNamesOf } from "../zarr-publish/coordinates.ts";
 
 /** Group id in the URL form: forecast/global → forecast~global. */
 export const tildeId = (id: string): string => id.replaceAll("/", "~");
@@ -36,7 +36,30 @@ function range(c: Float64Array) {
   return { min: Math.min(c[0], c[c.length - 1]), max: Math.max(c[0], c[c.length - 1]), count: c.length };
 }
 
+/** How a group's grid is laid out: regular lat/lon, or projected with its CRS and axes. */
+export function gridDescription(group: ForecastGroup) {
+  const p = group.grid.projection;
+  if (!p) return { kind: "latlon" as const };
+  const axis = (origin: number, step: number, n: number) => ({
+    first: origin,
+    step,
+    count: n,
+    min: Math.min(origin, origin + step * (n - 1)),
+    max: Math.max(origin, origin + step * (n - 1)),
+    units: p.units,
+  });
+  return {
+    kind: "projected" as const,
+    grid_mapping_name: p.mappingName,
+    crs: { source: p.source, proj4: p.definition.startsWith("+") ? p.definition : null },
+    x: axis(p.x0, p.dx, p.nx),
+    y: axis(p.y0, p.dy, p.ny),
+    latlon_check_cells: p.checkedCells,
+  };
+}
+
 export function exportEntry(group: ForecastGroup) {
+  const p = group.grid.projection;
   return {
     id: tildeId(group.id),
     group: group.id,
@@ -46,12 +69,16 @@ export function exportEntry(group: ForecastGroup) {
     coordinates: {
       time: { values: group.runs.map(isoNoZone), count: group.runs.length },
       lead_time: { hours: group.leads, count: group.leads.length },
-      lat: {
-        ...range(group.grid.lat),
-        step: group.grid.dlat,
-        order: group.grid.latAscending ? "ascending" : "descending",
-      },
-      lon: { ...range(group.grid.lon), step: group.grid.dlon },
+      ...(p
+        ? { y: gridDescription(group).y, x: gridDescription(group).x }
+        : {
+            lat: {
+              ...range(group.grid.lat),
+              step: group.grid.dlat,
+              order: group.grid.latAscending ? "ascending" : "descending",
+            },
+            lon: { ...range(group.grid.lon), step: group.grid.dlon },
+          }),
       level: group.levels ? { values: group.levels, units: group.levelUnits ?? null } : null,
     },
     fields: [...group.variables.values()].map((v) => ({
@@ -61,7 +88,7 @@ export function exportEntry(group: ForecastGroup) {
       units: v.units,
       long_name: v.entry.long_name,
       temporal: v.temporal,
-      dims: v.roles.map((r) => DIM_NAMES[r]),
+      dims: v.roles.map((r) => dimNamesOf(group)[r]),
       stored_units: v.storedUnits,
       members: v.roles.includes("member") ? group.members : undefined,
       stored_dims: v.array.dims,
@@ -72,6 +99,7 @@ export function exportEntry(group: ForecastGroup) {
       packed: v.array.packing.scale !== 1 || v.array.packing.offset !== 0,
       schema_revision: schemaRevision(group, v),
     })),
+    grid: gridDescription(group),
   };
 }
 
@@ -95,6 +123,7 @@ export async function modelsListing(store: Store) {
     kind: g.grid.global ? "global" : "regional",
     resolution_deg: { lat: g.grid.dlat, lon: g.grid.dlon },
     bbox: g.grid.bbox,
+    grid: gridDescription(g),
     runs: g.runs.map(isoNoZone),
     lead_hours: g.leads,
     levels: g.levels ?? null,

@@ -6,6 +6,7 @@ import type { ResolvedTemporal } from "../registry/temporal.ts";
 import { displayUnit, toDisplay } from "../render/display.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Store } from "../store/store.ts";
+import { gridRelative, rotateOne } from "./grid-projected.ts";
 import { covers, nearestNode } from "./grid-select.ts";
 import { findMapLayer, parseRunParam, runIndexOf } from "./layers.ts";
 import { readValues, regionOf } from "./read.ts";
@@ -64,7 +65,7 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
   const validTime = runTime + group.leads[lead] * HOUR_MS;
 
   let cells: number[] | null = null;
-  let node: { lat: number; lon: number } | null = null;
+  let node: { lat: number; lon: number; ix: number; iy: number } | null = null;
   if (covers(group.grid, req.lat, req.lon)) {
     const n = nearestNode(group.grid, req.lat, req.lon);
     node = n;
@@ -79,7 +80,10 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
   let value: number | null = null;
   let direction: number | null = null;
   if (cells && def && (def.kind === "speed" || def.kind === "arrows")) {
-    const [u, vn] = cells;
+    let [u, vn] = cells;
+    // Components along a projected grid's axes are turned to east/north for the direction.
+    const proj = group.grid.projection;
+    if (proj && node && derived!.sources.some(gridRelative)) [u, vn] = rotateOne(proj, node.ix, node.iy, u, vn);
     value = Math.hypot(u, vn);
     // Meteorological convention: the direction the wind comes from.
     if (!Number.isNaN(value)) direction = Math.round(((Math.atan2(-u, -vn) * 180) / Math.PI + 360) % 360);

@@ -11,6 +11,7 @@ import { decodeTimes, unitMs } from "./cf.ts";
 import { type Role, roleOf, rolePreference } from "./dims.ts";
 import { wrap180 } from "./grid.ts";
 import type { Json } from "./metadata.ts";
+import { findProjectedAxes, type GridProjection, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 
 export interface GroupVariable {
   /** Canonical registry name. */
@@ -55,6 +56,12 @@ export interface Grid {
   bbox: [number, number, number, number];
   /** The grid wraps around the globe in longitude. */
   global: boolean;
+  /**
+   * Set for a projected or rotated grid: then `lat`/`lon` hold the projection's y/x coordinates
+   * (the row and column axes, roles "lat" and "lon"), dlat/dlon the nominal spacing in degrees and
+   * bbox the geographic bounds of its cells. Undefined for a regular latitude/longitude grid.
+   */
+  projection?: GridProjection;
 }
 
 export interface ForecastGroup {
@@ -245,6 +252,15 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     if (problem) throw new CorruptDataError(`array ${name}: ${problem}`);
   }
   const { coords: coordNames, scalar } = findCoordinates(input.arrays);
+  // Without 1-D latitude/longitude, a projected grid: its y/x axes take the row and column roles.
+  let projected: ProjectedAxes | undefined;
+  if (!coordNames.lat || !coordNames.lon) {
+    projected = findProjectedAxes(input.arrays);
+    if (projected) {
+      coordNames.lat = projected.yName;
+      coordNames.lon = projected.xName;
+    }
+  }
   if (!coordNames.lat || !coordNames.lon) {
     throw new CorruptDataError("no 1-D latitude and longitude coordinates (lat/latitude, lon/longitude)");
   }
@@ -281,9 +297,24 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   const leads = coordNames.lead ? leadHours(leadRaw, coord("lead").meta.attrs) : [0];
   if (leads.some((h) => !Number.isFinite(h))) throw new CorruptDataError("the lead time coordinate has missing values");
   if (new Set(runs).size !== runs.length) throw new CorruptDataError("the time coordinate repeats a time");
-  checkAxis("latitude", latRaw as Float64Array);
-  checkAxis("longitude", lonRaw as Float64Array);
-  const grid = gridOf(latRaw as Float64Array, lonRaw as Float64Array);
+  let grid: Grid;
+  if (projected) {
+    const { projection, bbox, dlat, dlon } = await projectionOf(
+      projected,
+      lonRaw as Float64Array,
+      latRaw as Float64Array,
+    );
+    grid = { ...gridOf(Float64Array.of(0, 1), Float64Array.of(0, 1)), bbox, dlat, dlon, projection };
+    grid.lat = latRaw as Float64Array;
+    grid.lon = lonRaw as Float64Array;
+    grid.latAscending = projection.dy > 0;
+    grid.global = false;
+    grid.lon360 = false;
+  } else {
+    checkAxis("latitude", latRaw as Float64Array);
+    checkAxis("longitude", lonRaw as Float64Array);
+    grid = gridOf(latRaw as Float64Array, lonRaw as Float64Array);
+  }
   const analysis = !coordNames.lead;
 
   const members = memberRaw?.map(Number);
@@ -309,6 +340,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   const unregistered: UnregisteredArray[] = [];
   const coordSet = new Set(Object.values(coordNames));
   const aux = auxiliaryNames(input.arrays);
+  for (const n of projected?.auxiliary ?? []) aux.add(n);
   for (const [stored, arr] of input.arrays) {
     if (coordSet.has(stored) || aux.has(stored)) continue;
     // Scalars and 1-D arrays beside the grid are coordinates too (cfgrib's surface, number, ...).

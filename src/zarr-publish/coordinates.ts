@@ -25,6 +25,11 @@ export const DIM_NAMES = {
   lon: "lon",
 } as const;
 
+/** Dimension names of a group: a projected grid's rows and columns are y and x, as CF names them. */
+export function dimNamesOf(g: ForecastGroup): Record<keyof typeof DIM_NAMES, string> {
+  return g.grid.projection ? { ...DIM_NAMES, lat: "y", lon: "x" } : DIM_NAMES;
+}
+
 const HOUR_MS = 3_600_000;
 // Attributes describing a stored encoding that the published array no longer has.
 const ENCODING_ATTRS = [
@@ -113,6 +118,31 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
       ...hours(g.members),
       attrs: { standard_name: "realization", long_name: "ensemble member number", ...storedAttrs(g, nodes, "member") },
     });
+  }
+  const p = g.grid.projection;
+  if (p) {
+    // The projection's own axes, in the stored units, described as the store describes them.
+    for (const [name, values, attrs, role] of [
+      ["y", g.grid.lat, p.yAttrs, "lat"],
+      ["x", g.grid.lon, p.xAttrs, "lon"],
+    ] as const) {
+      const own = storedAttrs(g, nodes, role);
+      out.push({
+        name,
+        dtype: "float64",
+        values: Float64Array.from(values),
+        attrs: {
+          standard_name:
+            p.units === "degrees"
+              ? `grid_${role === "lat" ? "latitude" : "longitude"}`
+              : `projection_${name}_coordinate`,
+          axis: name.toUpperCase(),
+          ...own,
+          units: typeof attrs.units === "string" ? attrs.units : p.units,
+        },
+      });
+    }
+    return out;
   }
   out.push({
     name: DIM_NAMES.lat,

@@ -3,7 +3,7 @@
 // shared by the Zarr v2 and v3 views. Built from metadata and the already-decoded coordinates.
 import { encodingOf } from "../store/chunk-key.ts";
 import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
-import { type CoordArray, coordinateArrays, DIM_NAMES } from "./coordinates.ts";
+import { type CoordArray, coordinateArrays, dimNamesOf } from "./coordinates.ts";
 import { isPublishable } from "./dtype.ts";
 import { type Encoding, planEncoding } from "./encoding.ts";
 import { type FillPlan, planFill } from "./fill.ts";
@@ -26,6 +26,8 @@ export interface PublishedArray {
   encoding: Encoding;
   fill: FillPlan;
   source: ChunkSource;
+  /** Part of the grid's description (a projected grid's 2-D latitude/longitude, its grid mapping), not a variable. */
+  auxiliary?: boolean;
 }
 
 export interface PublishedDataset {
@@ -72,11 +74,14 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
   const coords = coordinateArrays(group, nodes);
   const length = new Map(coords.map((c) => [c.name, c.values.length]));
   for (const c of coords) arrays.set(c.name, coordinate(c));
+  const names = dimNamesOf(group);
+  const grid = gridArrays(group, nodes, names);
+  for (const a of grid.arrays) arrays.set(a.name, a);
 
   for (const v of [...group.variables.values()].sort((a, b) => a.name.localeCompare(b.name))) {
     const meta = v.array.meta;
     const a = meta.array!;
-    const dims = v.roles.map((r) => DIM_NAMES[r]);
+    const dims = v.roles.map((r) => names[r]);
     if (!isPublishable(a.dtype)) {
       skipped.push({ stored: v.stored, reason: `data type ${a.dtype}` });
       continue;
@@ -95,7 +100,7 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
       grid: a.shape.map((s, d) => Math.ceil(s / a.chunks[d])),
       dtype: a.dtype,
       encoding: planEncoding(meta),
-      fill: planFill(meta),
+      fill: withAttrs(planFill(meta), grid.variableAttrs),
       source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
     });
   }
@@ -103,4 +108,72 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
   const attrs = { ...group.attrs };
   delete attrs._ARRAY_DIMENSIONS;
   return { id, group, attrs, arrays, skipped };
+}
+
+function withAttrs(fill: FillPlan, attrs: Json): FillPlan {
+  const out = { ...fill, v2Attrs: { ...fill.v2Attrs }, v3Attrs: { ...fill.v3Attrs } };
+  for (const side of [out.v2Attrs, out.v3Attrs]) {
+    for (const k of ["grid_mapping", "coordinates"]) delete side[k];
+    Object.assign(side, attrs);
+  }
+  return out;
+}
+
+/**
+ * A projected grid's CF description beside its variables: the grid mapping as a scalar variable
+ * with the store's attributes (so xarray/rioxarray/pyproj find the CRS), and the stored 2-D
+ * latitude/longitude as latitude(y, x) and longitude(y, x), their chunks passed through.
+ */
+function gridArrays(
+  group: ForecastGroup,
+  nodes: Map<string, NodeMeta>,
+  names: Record<string, string>,
+): { arrays: PublishedArray[]; variableAttrs: Json } {
+  const p = group.grid.projection;
+  if (!p) return { arrays: [], variableAttrs: {} };
+  const arrays: PublishedArray[] = [];
+  const mappingAttrs: Json = { ...p.attrs };
+  for (const k of ["_FillValue", "missing_value", "_ARRAY_DIMENSIONS", "units", "dtype"]) delete mappingAttrs[k];
+  if (!("crs_wkt" in mappingAttrs) && !p.definition.startsWith("+")) mappingAttrs.crs_wkt = p.definition;
+  const mapping: CoordArray = { name: "spatial_ref", dtype: "int32", values: Int32Array.of(0), attrs: mappingAttrs };
+  arrays.push({
+    ...coordinate(mapping),
+    dims: [],
+    shape: [],
+    chunks: [],
+    grid: [],
+    auxiliary: true,
+  });
+  const coordsAttr: string[] = [];
+  for (const [array, name, standard, units] of [
+    [p.lat2dArray, "latitude", "latitude", "degrees_north"],
+    [p.lon2dArray, "longitude", "longitude", "degrees_east"],
+  ] as const) {
+    // The metadata the group was built from, as for every published array.
+    const meta = array ? nodes.get(array.path) : undefined;
+    if (!array || !meta?.array || !isPublishable(meta.array.dtype)) continue;
+    const a = meta.array;
+    const fill = planFill(meta);
+    for (const side of [fill.v2Attrs, fill.v3Attrs]) {
+      side.standard_name = standard;
+      side.units = units;
+    }
+    arrays.push({
+      name,
+      dims: [names.lat, names.lon],
+      shape: a.shape,
+      chunks: a.chunks,
+      grid: a.shape.map((s, d) => Math.ceil(s / a.chunks[d])),
+      dtype: a.dtype,
+      encoding: planEncoding(meta),
+      fill,
+      source: { kind: "stored", array, sourceKey: encodingOf(meta) },
+      auxiliary: true,
+    });
+    coordsAttr.push(name);
+  }
+  return {
+    arrays,
+    variableAttrs: { grid_mapping: "spatial_ref", ...(coordsAttr.length ? { coordinates: coordsAttr.join(" ") } : {}) },
+  };
 }

@@ -44,6 +44,12 @@ export function resolveKey(
   const a = arrays.get(key.slice(0, slash));
   if (!a) return undefined;
   const rest = key.slice(slash + 1);
+  // A scalar's one chunk: "c" in v3, "0" in v2.
+  if (a.grid.length === 0) {
+    if (rest === "c") return { kind: "chunk", array: a, coords: [], view: 3 };
+    if (rest === "0") return { kind: "chunk", array: a, coords: [], view: 2 };
+    return undefined;
+  }
   if (rest.startsWith("c/")) {
     const coords = chunkCoords(rest.slice(2).split("/"), a);
     return coords && { kind: "chunk", array: a, coords, view: 3 };

@@ -68,9 +68,10 @@ export class Publisher {
   async summary(id: string) {
     const { dataset: ds } = await this.dataset(id);
     const g = ds.group;
-    const vars = [...ds.arrays.values()].filter((a) => a.source.kind === "stored");
+    const vars = [...ds.arrays.values()].filter((a) => a.source.kind === "stored" && !a.auxiliary);
     const dims: Record<string, number> = {};
-    for (const a of ds.arrays.values()) if (a.source.kind === "coordinate") dims[a.name] = a.shape[0];
+    for (const a of ds.arrays.values())
+      if (a.source.kind === "coordinate" && a.shape.length === 1) dims[a.name] = a.shape[0];
     return {
       id,
       group: g.id,

@@ -123,7 +123,10 @@ export const mapRoutes = [
       "one cell through the chunk cache. value is null where the field is missing or the point lies outside the " +
       "layer's grid. Without run, the latest published run of the layer (or the store's latest) is used. " +
       "display gives the value in the layer's display unit (°C, hPa, mm, %, m/s); derived layers answer with " +
-      "their computed value (wind speed with direction_deg, isobars with the pressure).",
+      "their computed value (wind speed with direction_deg, isobars with the pressure). On a projected or rotated " +
+      "grid the node is the nearest by distance on the earth (among the corners of the cell the point projects " +
+      "into), coverage is the cells' own footprint, and wind components stored relative to the grid are turned " +
+      "to true north for direction_deg.",
     tags: ["maps"],
     auth: "public",
     heavy: true,

@@ -85,10 +85,20 @@ const ExportQuery = Type.Object({
   time_index: Type.Integer({ minimum: 0, description: "Index along the time (run) axis" }),
   lead_start: Type.Integer({ minimum: 0, description: "First lead step (index)" }),
   lead_stop: Type.Integer({ minimum: 0, description: "Last lead step (index), included" }),
-  lat_min: Lat,
-  lat_max: Lat,
-  lon_min: Lon,
-  lon_max: Lon,
+  lat_min: Type.Optional(Lat),
+  lat_max: Type.Optional(Lat),
+  lon_min: Type.Optional(Lon),
+  lon_max: Type.Optional(Lon),
+  x_min: Type.Optional(
+    Type.Number({
+      description:
+        "Projected grids only: the box in the grid's own coordinates (the CRS's units, metres or rotated degrees), " +
+        "instead of lat_min..lon_max; all four of x_min, x_max, y_min, y_max together",
+    }),
+  ),
+  x_max: Type.Optional(Type.Number({ description: "Projected grids only: see x_min" })),
+  y_min: Type.Optional(Type.Number({ description: "Projected grids only: see x_min" })),
+  y_max: Type.Optional(Type.Number({ description: "Projected grids only: see x_min" })),
   level: Type.Optional(
     Type.Number({ description: "Level (hPa); required for fields with a level dimension, rejected elsewhere" }),
   ),
@@ -141,7 +151,11 @@ export const weatherRoutes = [
       "Reads the one spatial column of the grid node nearest to the point, from the most local regional patch " +
       "that covers it and has the variable (otherwise the requested global group). 404 when the group or the " +
       "variable is not in the store; 400 for a point outside the group's coverage; 503 when the group or the " +
-      "store cannot be read right now. Ensemble variables answer the control member unless `member` says otherwise.",
+      "store cannot be read right now. Ensemble variables answer the control member unless `member` says otherwise. " +
+      "On a projected or rotated grid (Lambert conformal, rotated pole, polar stereographic; see `grid` in " +
+      "/api/models) the point is projected into the grid's CRS, the node nearest by distance on the earth answers " +
+      "with its own latitude/longitude in grid_lat/grid_lon, and a point outside the cells (even inside the " +
+      "bounding box) is 400; a regional patch is chosen where its cells really cover the point.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,
@@ -184,7 +198,14 @@ export const weatherRoutes = [
       "The size is computed before any chunk is read; above field_export_max_mb the answer is 413. The body is " +
       "streamed a few leads at a time; should a read fail after the headers went out, the connection is cut " +
       "short of Content-Length, never left looking complete. The X-SVC-Field header describes names, dims, " +
-      "shape, dtype, units and every axis.",
+      "shape, dtype, units and every axis. lat_min, lat_max, lon_min and lon_max are required, except on a projected " +
+      "grid selected by x_min..y_max.\n\n" +
+      "A projected or rotated grid (HRRR's Lambert conformal, a rotated pole, polar stereographic) exports the " +
+      "storage index window that covers the latitude/longitude box (every node whose cell the box touches): dims " +
+      "(lead_time, y, x), y ascending, x in storage order. X-SVC-Field then gives `y` and `x` (first/step/count in " +
+      "the CRS's units), `window` (the storage index ranges [start, stop) of y and x), `crs` (proj4, crs_wkt, " +
+      "grid_mapping_name) and `lat_lon`, which says where the nodes' 2-D latitude/longitude are (the Zarr view " +
+      "under /data).",
     tags: ["weather"],
     auth: "weather",
     heavy: true,

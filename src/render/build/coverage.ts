@@ -1,6 +1,9 @@
 // Which tiles of a zoom level a grid touches, with the level's sampler. Both depend on the grid
 // alone, so they are solved once per (group, zoom) and shared by every variable, run and lead.
+// A projected grid's sampler keeps per-tile lookup tables, reused the same way.
+import type { Grid } from "../../store/store.ts";
 import { createLevelSampler, type LatLonGrid, type LevelSampler } from "../resample.ts";
+import { createProjectedSampler, type ProjectedGridSpec } from "../resample-projected.ts";
 
 export interface LevelCoverage {
   z: number;
@@ -9,8 +12,36 @@ export interface LevelCoverage {
   tiles: Uint32Array;
 }
 
-function levelCoverage(grid: LatLonGrid, z: number): LevelCoverage {
-  const sampler = createLevelSampler(grid, z);
+type AnyGrid = LatLonGrid & Partial<Pick<Grid, "projection" | "bbox">>;
+
+/** What the projected sampler needs of a projected grid: its size, bounds and the map into index space. */
+export function projectedSpec(grid: Grid): ProjectedGridSpec {
+  const p = grid.projection!;
+  const pair = [0, 0];
+  return {
+    nx: p.nx,
+    ny: p.ny,
+    bbox: grid.bbox,
+    toIndex(lon, lat, out) {
+      pair[0] = lon;
+      pair[1] = lat;
+      let r: number[];
+      try {
+        r = p.converter.forward(pair);
+      } catch {
+        out[0] = out[1] = Number.NaN;
+        return;
+      }
+      out[0] = (r[0] - p.x0) / p.dx;
+      out[1] = (r[1] - p.y0) / p.dy;
+    },
+  };
+}
+
+function levelCoverage(grid: AnyGrid, z: number): LevelCoverage {
+  const sampler = grid.projection
+    ? createProjectedSampler(projectedSpec(grid as Grid), z)
+    : createLevelSampler(grid, z);
   const n = 2 ** z;
   const tiles: number[] = [];
   for (let x = 0; x < n; x++) for (let y = 0; y < n; y++) if (sampler.covers(x, y)) tiles.push(x * n + y);
@@ -21,7 +52,7 @@ function levelCoverage(grid: LatLonGrid, z: number): LevelCoverage {
 export class CoverageCache {
   #levels = new Map<string, LevelCoverage>();
 
-  level(key: string, grid: LatLonGrid, z: number): LevelCoverage {
+  level(key: string, grid: AnyGrid, z: number): LevelCoverage {
     const k = `${key}|${z}`;
     let c = this.#levels.get(k);
     if (!c) {
@@ -32,7 +63,7 @@ export class CoverageCache {
   }
 
   /** Tiles z0..maxZoom that one layer-run-lead of this grid writes. */
-  pyramidCount(key: string, grid: LatLonGrid, maxZoom: number): number {
+  pyramidCount(key: string, grid: AnyGrid, maxZoom: number): number {
     let total = 0;
     for (let z = 0; z <= maxZoom; z++) total += this.level(key, grid, z).tiles.length;
     return total;

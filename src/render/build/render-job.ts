@@ -4,6 +4,7 @@
 // is hard-linked from there instead of rendered.
 import { join } from "node:path";
 import { StoreUnavailableError } from "../../errors.ts";
+import { gridRelative, rotateToTrue } from "../../forecast/grid-projected.ts";
 import { readValues, regionOf } from "../../forecast/read.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
 import { buildPalette, type Palette } from "../colormap.ts";
@@ -141,9 +142,12 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       bytes: 0,
       reused: false,
     };
-    const fields = prepare(
-      await Promise.all(sources.map((v) => readField(group, v, job.run, lead.index, job.levelIndex))),
-    );
+    let read = await Promise.all(sources.map((v) => readField(group, v, job.run, lead.index, job.levelIndex)));
+    // Arrows point the true way: components stored along a projected grid's axes are turned to
+    // east/north first (the speed is the same either way).
+    const proj = group.grid.projection;
+    if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative)) read = rotateToTrue(proj, read[0], read[1]);
+    const fields = prepare(read);
     const root = join(ctx.buildDir, lead.dir);
     // A part renders one contiguous run of the pyramid's tiles, counted z by z in coverage order.
     const part = job.part ?? { index: 0, count: 1 };

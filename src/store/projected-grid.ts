@@ -1,0 +1,354 @@
+// Projected and rotated grids (HRRR's Lambert conformal x/y in metres, COSMO/ICON-D2's rotated
+// pole rlat/rlon, polar stereographic): 1-D projected coordinates plus a CRS from the CF grid
+// mapping. The store's own 2-D latitude/longitude, where present, are checked against the CRS
+// when the group is opened: a CRS that puts the nodes somewhere else is refused, never served.
+// A grid with 2-D latitude/longitude and no CRS (curvilinear) is refused by name.
+import proj4 from "proj4";
+import { CorruptDataError } from "../errors.ts";
+import type { StoredArray } from "./array.ts";
+import { roleOf } from "./dims.ts";
+import { type Crs, crsOf, geographicOf } from "./grid-mapping.ts";
+import type { Json } from "./metadata.ts";
+
+/** How far the stored latitude/longitude may lie from where the CRS puts a node, in cells. */
+export const CRS_CHECK_CELLS = 0.25;
+/** Metres per degree of latitude, for the nominal resolution in degrees of a grid in metres. */
+const METRES_PER_DEGREE = 111_320;
+
+export interface GridProjection {
+  /** proj4 definition of the grid's CRS. */
+  definition: string;
+  /** What the CRS was read from: the CF grid_mapping_name, crs_wkt, spatial_ref or proj4. */
+  source: string;
+  /** The CF grid_mapping_name, when the mapping has one. */
+  mappingName: string | null;
+  /** Name of the stored grid mapping variable and its attributes (republished as they are). */
+  variable: string;
+  attrs: Json;
+  /** Stored names of the 1-D coordinates (the row and column axes). */
+  xName: string;
+  yName: string;
+  xAttrs: Json;
+  yAttrs: Json;
+  /** Regular axes: x[i] = x0 + i * dx, y[j] = y0 + j * dy, in the CRS's units (after `scale`). */
+  x0: number;
+  dx: number;
+  y0: number;
+  dy: number;
+  nx: number;
+  ny: number;
+  /** "m" for a map projection, "degrees" for a rotated pole. */
+  units: "m" | "degrees";
+  /** Stored 2-D latitude/longitude names, when the store has them. */
+  lat2d: string | null;
+  lon2d: string | null;
+  lat2dArray: StoredArray | undefined;
+  lon2dArray: StoredArray | undefined;
+  /** Largest disagreement found between the stored latitude/longitude and the CRS, in cells. */
+  checkedCells: number | null;
+  /** Geographic (lon, lat in degrees, on the CRS's own figure) ↔ grid coordinates. */
+  converter: proj4.Converter;
+}
+
+export interface ProjectedAxes {
+  x: StoredArray;
+  y: StoredArray;
+  xName: string;
+  yName: string;
+  mapping: { name: string; attrs: Json };
+  crs: Crs;
+  lat2d: StoredArray | undefined;
+  lon2d: StoredArray | undefined;
+  lat2dName: string | undefined;
+  lon2dName: string | undefined;
+  /** Stored names that are part of the grid, not variables (grid mapping, 2-D lat/lon). */
+  auxiliary: string[];
+}
+
+const str = (a: Json, k: string): string | undefined => (typeof a[k] === "string" ? (a[k] as string) : undefined);
+
+const X_NAMES = new Set(["x", "rlon", "xc", "projection_x_coordinate", "grid_longitude"]);
+const Y_NAMES = new Set(["y", "rlat", "yc", "projection_y_coordinate", "grid_latitude"]);
+
+function axisKind(name: string, a: Json): "x" | "y" | undefined {
+  const sn = str(a, "standard_name");
+  if (sn === "projection_x_coordinate" || sn === "grid_longitude") return "x";
+  if (sn === "projection_y_coordinate" || sn === "grid_latitude") return "y";
+  const axis = str(a, "axis")?.toUpperCase();
+  if (axis === "X" && !roleOf(name)) return "x";
+  if (axis === "Y" && !roleOf(name)) return "y";
+  if (X_NAMES.has(name.toLowerCase())) return "x";
+  if (Y_NAMES.has(name.toLowerCase())) return "y";
+  return undefined;
+}
+
+function geoKind(name: string, a: Json): "lat" | "lon" | undefined {
+  const sn = str(a, "standard_name");
+  if (sn === "latitude") return "lat";
+  if (sn === "longitude") return "lon";
+  const units = str(a, "units")?.toLowerCase();
+  if (units === "degrees_north" || units === "degree_north") return "lat";
+  if (units === "degrees_east" || units === "degree_east") return "lon";
+  const r = roleOf(name);
+  return r === "lat" || r === "lon" ? r : undefined;
+}
+
+/** The grid mapping named by the data variables (CF `grid_mapping`), else one standing alone. */
+function findMapping(arrays: Map<string, StoredArray>): { name: string; attrs: Json } | undefined {
+  for (const arr of arrays.values()) {
+    const gm = str(arr.meta.attrs, "grid_mapping");
+    if (!gm || arr.shape.length < 2) continue;
+    // The extended form "crs: x y" names the variable first.
+    const name = gm.trim().split(/[:\s]+/)[0];
+    const m = arrays.get(name);
+    if (m) return { name, attrs: m.meta.attrs };
+  }
+  for (const [name, arr] of arrays) {
+    if (arr.shape.length > 1) continue;
+    const a = arr.meta.attrs;
+    if (typeof a.grid_mapping_name === "string" || typeof a.crs_wkt === "string") return { name, attrs: a };
+  }
+  return undefined;
+}
+
+/**
+ * The projected axes of a group without 1-D latitude/longitude: undefined when it has neither
+ * projected axes nor 2-D latitude/longitude (the caller then refuses it as before); throws with
+ * the reason when it has a grid gridcast cannot serve (curvilinear without CRS, unknown mapping).
+ */
+export function findProjectedAxes(arrays: Map<string, StoredArray>): ProjectedAxes | undefined {
+  let x: [string, StoredArray] | undefined;
+  let y: [string, StoredArray] | undefined;
+  for (const [name, arr] of arrays) {
+    if (arr.shape.length !== 1 || arr.dims[0] !== name) continue;
+    const k = axisKind(name, arr.meta.attrs);
+    if (k === "x" && !x) x = [name, arr];
+    if (k === "y" && !y) y = [name, arr];
+  }
+  let lat2d: [string, StoredArray] | undefined;
+  let lon2d: [string, StoredArray] | undefined;
+  for (const [name, arr] of arrays) {
+    if (arr.shape.length !== 2) continue;
+    const k = geoKind(name, arr.meta.attrs);
+    if (k === "lat" && !lat2d) lat2d = [name, arr];
+    if (k === "lon" && !lon2d) lon2d = [name, arr];
+  }
+  const mapping = findMapping(arrays);
+  if (!x || !y) {
+    if (lat2d && lon2d) {
+      throw new CorruptDataError(
+        `a curvilinear grid (2-D ${lat2d[0]}/${lon2d[0]}) without 1-D projected coordinates and a CF grid mapping: ` +
+          "gridcast serves regular latitude/longitude grids and projected grids with a CRS only",
+      );
+    }
+    return undefined;
+  }
+  if (!mapping) {
+    throw new CorruptDataError(
+      `projected coordinates ${x[0]}/${y[0]} without a CF grid mapping (grid_mapping attribute, crs_wkt): ` +
+        "gridcast cannot tell where the nodes lie",
+    );
+  }
+  const crs = crsOf(mapping.attrs);
+  if (!crs) {
+    const gmn = str(mapping.attrs, "grid_mapping_name");
+    throw new CorruptDataError(
+      `grid mapping ${mapping.name}${gmn ? ` (${gmn})` : ""} is not one gridcast can project ` +
+        "(no known grid_mapping_name, crs_wkt or proj4 string)",
+    );
+  }
+  const grid2d = (a: [string, StoredArray] | undefined) =>
+    a && a[1].dims[0] === y[0] && a[1].dims[1] === x[0] ? a : undefined;
+  const lat = grid2d(lat2d);
+  const lon = grid2d(lon2d);
+  const auxiliary = [mapping.name, ...(lat ? [lat[0]] : []), ...(lon ? [lon[0]] : [])];
+  return {
+    x: x[1],
+    y: y[1],
+    xName: x[0],
+    yName: y[0],
+    mapping,
+    crs,
+    lat2d: lat && lon ? lat[1] : undefined,
+    lon2d: lat && lon ? lon[1] : undefined,
+    lat2dName: lat && lon ? lat[0] : undefined,
+    lon2dName: lat && lon ? lon[0] : undefined,
+    auxiliary,
+  };
+}
+
+/** The step of a regular axis; refuses an axis that is not evenly spaced. */
+function regularStep(name: string, c: Float64Array): number {
+  if (c.length < 2) throw new CorruptDataError(`the ${name} coordinate has fewer than two nodes`);
+  for (const v of c) if (!Number.isFinite(v)) throw new CorruptDataError(`the ${name} coordinate has missing values`);
+  const step = (c[c.length - 1] - c[0]) / (c.length - 1);
+  if (step === 0) throw new CorruptDataError(`the ${name} coordinate does not advance`);
+  for (let i = 1; i < c.length; i++) {
+    if (Math.abs(c[i] - (c[0] + i * step)) > 1e-3 * Math.abs(step)) {
+      throw new CorruptDataError(`the ${name} coordinate is not evenly spaced (gridcast projects regular grids)`);
+    }
+  }
+  return step;
+}
+
+/** Factor from the stored coordinate units to the CRS's own (metres, or degrees for a rotated pole). */
+function unitScale(name: string, attrs: Json, degrees: boolean): number {
+  const u = (str(attrs, "units") ?? (degrees ? "degrees" : "m")).trim().toLowerCase();
+  if (degrees) {
+    if (/^deg|^degrees?(_east|_north)?$/.test(u) || u === "1") return 1;
+    if (u === "radians" || u === "rad") return 180 / Math.PI;
+  } else {
+    if (["m", "metre", "metres", "meter", "meters", "1"].includes(u)) return 1;
+    if (["km", "kilometre", "kilometres", "kilometer", "kilometers"].includes(u)) return 1000;
+  }
+  throw new CorruptDataError(`the ${name} coordinate is in "${u}", a unit gridcast does not read`);
+}
+
+function converterOf(crs: Crs, mappingName: string): proj4.Converter {
+  try {
+    return proj4(geographicOf(crs.definition), crs.definition);
+  } catch (cause) {
+    throw new CorruptDataError(`the CRS of grid mapping ${mappingName} (${crs.source}) cannot be read`, {}, { cause });
+  }
+}
+
+/** The geographic bounding box of the grid's cells: edges sampled densely, pole and antimeridian handled. */
+function boundsOf(p: GridProjection): [number, number, number, number] {
+  const lons: number[] = [];
+  const lats: number[] = [];
+  const steps = 64;
+  const edge = (fx: number, fy: number) => {
+    const [lon, lat] = p.converter.inverse([p.x0 + fx * p.dx, p.y0 + fy * p.dy]);
+    if (Number.isFinite(lon) && Number.isFinite(lat)) {
+      lons.push(lon);
+      lats.push(lat);
+    }
+  };
+  const xs = [-0.5, p.nx - 0.5];
+  const ys = [-0.5, p.ny - 0.5];
+  for (let k = 0; k <= steps; k++) {
+    const fx = -0.5 + (k / steps) * p.nx;
+    const fy = -0.5 + (k / steps) * p.ny;
+    for (const y of ys) edge(fx, y);
+    for (const x of xs) edge(x, fy);
+  }
+  if (lons.length === 0) throw new CorruptDataError("the grid's CRS places none of its edges on the earth");
+  let south = Math.min(...lats);
+  let north = Math.max(...lats);
+  // A pole inside the domain: every longitude, up to the pole.
+  for (const pole of [90, -90]) {
+    const [px, py] = p.converter.forward([0, pole]);
+    const fx = (px - p.x0) / p.dx;
+    const fy = (py - p.y0) / p.dy;
+    if (fx >= -0.5 && fx <= p.nx - 0.5 && fy >= -0.5 && fy <= p.ny - 0.5) {
+      if (pole > 0) north = 90;
+      else south = -90;
+      return [-180, south, 180, north].map(round9) as [number, number, number, number];
+    }
+  }
+  // The smallest arc holding every edge longitude: the circle less its widest gap.
+  const sorted = lons.map((l) => ((((l + 180) % 360) + 360) % 360) - 180).sort((a, b) => a - b);
+  let gap = 360 - (sorted[sorted.length - 1] - sorted[0]);
+  let west = sorted[0];
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i] - sorted[i - 1] > gap) {
+      gap = sorted[i] - sorted[i - 1];
+      west = sorted[i];
+    }
+  }
+  const span = 360 - gap;
+  return [round9(west), round9(south), round9(west + span), round9(north)];
+}
+
+const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
+
+/**
+ * The projection of a grid with its axes read: regular axes in the CRS's units, the CRS checked
+ * against the stored 2-D latitude/longitude (a few whole rows and columns: corners, edges and the
+ * middle), and the geographic bounding box.
+ */
+export async function projectionOf(
+  axes: ProjectedAxes,
+  xValues: Float64Array,
+  yValues: Float64Array,
+): Promise<{ projection: GridProjection; bbox: [number, number, number, number]; dlat: number; dlon: number }> {
+  const degrees = /ob_tran|longlat|latlong/.test(axes.crs.definition);
+  const sx = unitScale(axes.xName, axes.x.meta.attrs, degrees);
+  const sy = unitScale(axes.yName, axes.y.meta.attrs, degrees);
+  const x = Float64Array.from(xValues, (v) => v * sx);
+  const y = Float64Array.from(yValues, (v) => v * sy);
+  const dx = regularStep(axes.xName, x);
+  const dy = regularStep(axes.yName, y);
+  const p: GridProjection = {
+    definition: axes.crs.definition,
+    source: axes.crs.source,
+    mappingName: str(axes.mapping.attrs, "grid_mapping_name") ?? null,
+    variable: axes.mapping.name,
+    attrs: axes.mapping.attrs,
+    xName: axes.xName,
+    yName: axes.yName,
+    xAttrs: axes.x.meta.attrs,
+    yAttrs: axes.y.meta.attrs,
+    x0: x[0],
+    dx,
+    y0: y[0],
+    dy,
+    nx: x.length,
+    ny: y.length,
+    units: degrees ? "degrees" : "m",
+    lat2d: axes.lat2dName ?? null,
+    lon2d: axes.lon2dName ?? null,
+    lat2dArray: axes.lat2d,
+    lon2dArray: axes.lon2d,
+    checkedCells: null,
+    converter: converterOf(axes.crs, axes.mapping.name),
+  };
+  if (axes.lat2d && axes.lon2d) p.checkedCells = await crossCheck(p, axes.lat2d, axes.lon2d);
+  const bbox = boundsOf(p);
+  const perDeg = degrees ? 1 : METRES_PER_DEGREE;
+  return { projection: p, bbox, dlat: round9(Math.abs(dy) / perDeg), dlon: round9(Math.abs(dx) / perDeg) };
+}
+
+/** Largest distance, in cells, between a stored node position and the CRS's; refuses beyond CRS_CHECK_CELLS. */
+async function crossCheck(p: GridProjection, lat2d: StoredArray, lon2d: StoredArray): Promise<number> {
+  const rows = [...new Set([0, p.ny >> 1, p.ny - 1])];
+  const cols = [...new Set([0, p.nx >> 1, p.nx - 1])];
+  const regions: [number, number][][] = [
+    ...rows.map((r): [number, number][] => [
+      [r, r + 1],
+      [0, p.nx],
+    ]),
+    ...cols.map((c): [number, number][] => [
+      [0, p.ny],
+      [c, c + 1],
+    ]),
+  ];
+  let worst = 0;
+  let where = "";
+  for (const region of regions) {
+    const [lats, lons] = await Promise.all([lat2d.read(region), lon2d.read(region)]);
+    const [[r0, r1], [c0, c1]] = region;
+    let k = 0;
+    for (let j = r0; j < r1; j++) {
+      for (let i = c0; i < c1; i++, k++) {
+        const lat = lats[k];
+        const lon = lons[k];
+        if (!Number.isFinite(lat) || !Number.isFinite(lon)) continue;
+        const [gx, gy] = p.converter.forward([lon, lat]);
+        const d = Math.hypot((gx - (p.x0 + i * p.dx)) / p.dx, (gy - (p.y0 + j * p.dy)) / p.dy);
+        if (!(d <= worst)) {
+          worst = Number.isFinite(d) ? d : Number.POSITIVE_INFINITY;
+          where = `${p.yName}=${j}, ${p.xName}=${i}`;
+        }
+      }
+    }
+  }
+  if (!(worst <= CRS_CHECK_CELLS)) {
+    throw new CorruptDataError(
+      `the CRS of grid mapping ${p.variable} (${p.source}) puts node ${where} ` +
+        `${Number.isFinite(worst) ? worst.toFixed(2) : "off the earth"} cells from the stored latitude/longitude ` +
+        `(at most ${CRS_CHECK_CELLS} allowed): the grid is refused rather than drawn in the wrong place`,
+    );
+  }
+  return Math.round(worst * 1e4) / 1e4;
+}

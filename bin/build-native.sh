@@ -37,7 +37,8 @@ echo '#include <blosc.h>' | "$CC" -E -x c - >/dev/null 2>&1 ||
 flags=()
 if echo '#include <zstd.h>' | "$CC" -E -x c - >/dev/null 2>&1; then flags=(-DGRIDCAST_ZSTD -lzstd); fi
 stamp="$out.flags"
-if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$0" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${flags[*]}" ]; then
+# native/*.h (beneath.h) is part of the build as much as the .c file.
+if [ -f "$out" ] && [ -z "$(find native -newer "$out" -print -quit)" ] && [ "$out" -nt "$0" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${flags[*]}" ]; then
   exit 0
 fi
 mkdir -p "$(dirname "$out")"

@@ -152,8 +152,16 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     res.setHeader("X-Request-Id", id);
     res.setHeader("Access-Control-Allow-Origin", "*");
     res.setHeader("Access-Control-Expose-Headers", EXPOSED_LIST);
+    // Every response, whatever serves it (routes, the build's files and archives, the viewer and
+    // vendor files), is dropped once it has taken response_timeout_ms in all or its client has
+    // left sent bytes unread for send_stall_ms: nothing holds a socket and a file for ever.
+    const watch = watchdog.watch(res, (why) => {
+      ctx.log({ level: "warn", request_id: id, event: `response-${why}`, route: meta.route });
+      res.destroy();
+    });
     // On close, not finish: a response the client dropped half-way is logged too, as aborted.
     res.once("close", () => {
+      watch.stop();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const aborted = !res.writableFinished;
       ctx.metrics.observe(meta.route, aborted ? 499 : res.statusCode, seconds);
@@ -260,20 +268,10 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       app: ctx,
       signal,
     });
-    const watch = watchdog.watch(res, (why) => {
-      ctx.log({
-        level: "warn",
-        request_id: res.getHeader("X-Request-Id"),
-        event: `response-${why}`,
-        route: def.path,
-      });
-      aborter.abort();
-      res.destroy();
-    });
+    // The watchdog (above) destroys a response past its limits; its close aborts the handler.
     const onClosed = () => {
       if (closed) return;
       closed = true;
-      watch.stop();
       if (!res.writableFinished) aborter.abort();
       release();
     };

@@ -13,7 +13,7 @@ import type { AppContext, KeyInfo } from "./context.ts";
 import { streamNpy } from "./npy-stream.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
 import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
-import { publicPath } from "./public-path.ts";
+import { isPublicLocation, publicPath } from "./public-path.ts";
 import { TokenWaiter } from "./rate-wait.ts";
 import { type Handler, polkaPattern, type Reply, type RequestContext, type RouteDef } from "./route.ts";
 import { Watchdog } from "./watchdog.ts";
@@ -133,7 +133,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
           noSuffixRange();
           webStatic(req, res, notFound);
         };
-        if (snap) snap.serveStatic(req, res, decided.path, fallback);
+        if (snap) snap.serveStatic(req, res, decided.path, fallback, isPublicLocation);
         else fallback();
       },
       (e) => onError(e, req, res),

@@ -88,7 +88,10 @@ export async function startServer(
   server.on("request", app.handler);
   // Open connections are capped in all (from the open-file limit) and per client address.
   const fdLimit = openFileLimit();
-  const gate = new ConnectionGate(connectionCap(settings.max_connections, fdLimit), settings.max_connections_per_client);
+  const gate = new ConnectionGate(
+    connectionCap(settings.max_connections, fdLimit),
+    settings.max_connections_per_client,
+  );
   gate.install(server);
   ctx.metrics.connections = gate;
   ctx.metrics.fdLimit = fdLimit;

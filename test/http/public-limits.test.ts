@@ -78,7 +78,10 @@ function staller(path: string, from: string, count = 1): Staller {
 }
 
 /** One GET on its own connection from `from`, read to the end; the connection closes after it. */
-function fetchText(path: string, from: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function fetchText(
+  path: string,
+  from: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   const u = new URL(srv.url);
   return new Promise((ok, fail) => {
     const req = request(

@@ -128,7 +128,10 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
         "with the weather scope, embeddings need the embeddings scope and are credit-metered. Every error is " +
         "RFC 9457 problem+json; its type is one of: " +
         STATUS_TABLE.map(([, status, slug]) => `/problems/${slug} (${status})`).join(", ") +
-        ". Keys are issued by operators with `gridcast keys create`.",
+        ". Keys are issued by operators with `gridcast keys create`. Every response, public files included, is " +
+        "dropped once its client leaves sent bytes unread for send_stall_ms or it has taken response_timeout_ms; " +
+        "a connection beyond max_connections_per_client from one address, or beyond max_connections in all, " +
+        "gets 503 /problems/busy with Retry-After before its request is read (see /readyz `limits`).",
     },
     servers: [{ url: "/" }],
     tags: [

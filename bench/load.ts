@@ -160,14 +160,15 @@ async function stallRound(): Promise<boolean> {
   const paths: [string, number][] = [
     ["/stall.bin", 1],
     [leadTiles.replace("/{z}/{x}/{y}.png", ".pmtiles"), 60],
-    [leadTiles.replace("{z}/{x}/{y}", "2/1/1"), 400],
+    [leadTiles.replace("{z}/{x}/{y}", "0/0/0"), 400],
   ];
   const srv = spawn(
     "bash",
     ["-c", 'ulimit -n 1024 && exec "$0" bin/gridcast serve --quiet --port 0', process.execPath],
     {
       cwd: ROOT,
-      env: { ...env, GRIDCAST_OUT: stallOut },
+      // Stalls held 10 s here, long enough to count them on a loaded machine.
+      env: { ...env, GRIDCAST_OUT: stallOut, GRIDCAST_SEND_STALL_MS: "10000" },
     },
   );
   const base = await new Promise<string>((ok) => {
@@ -224,7 +225,7 @@ async function stallRound(): Promise<boolean> {
   const held = ready.checks.connections as string;
   // Every stalled reader is dropped once send_stall_ms (2 s here) has passed.
   let left = Number.NaN;
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 150; i++) {
     await new Promise((r) => setTimeout(r, 200));
     peakFds = Math.max(peakFds, fds());
     const r = JSON.parse(await (await fetch(`${base}/readyz`, { headers: { Connection: "close" } })).text());

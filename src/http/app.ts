@@ -142,6 +142,17 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
 
   const app = polka({ onError, onNoMatch });
 
+  // Pipelined requests on one connection are handled one after another, as their responses go
+  // out anyway: otherwise one connection with hundreds of requests in one packet would open
+  // hundreds of files at once, and the descriptor budget per connection (fd-limit.ts) would not hold.
+  const lastOn = new WeakMap<IncomingMessage["socket"], Promise<void>>();
+  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const before = lastOn.get(req.socket);
+    lastOn.set(req.socket, new Promise<void>((ok) => res.once("close", ok)));
+    if (before) before.then(next);
+    else next();
+  });
+
   // Every request: id, log, CORS, method and body rules.
   app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const started = process.hrtime.bigint();

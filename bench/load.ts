@@ -221,7 +221,7 @@ async function stallRound(): Promise<boolean> {
     peakFds = Math.max(peakFds, fds());
     await new Promise((r) => setTimeout(r, 100));
   }
-  const ready = JSON.parse(await (await fetch(`${base}/readyz`)).text());
+  const ready = JSON.parse(await (await fetch(`${base}/readyz`, { headers: { Connection: "close" } })).text());
   const held = ready.checks.connections as string;
   // Every stalled reader is dropped once send_stall_ms (2 s here) has passed.
   let left = Number.NaN;

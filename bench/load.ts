@@ -4,8 +4,13 @@
 // drives /point again while misbehaving clients (test/python/raw_client.py: downloads reset or
 // closed half-way, requests abandoned, readers that stall) hammer the .npy export beside it: the
 // well-behaved clients must still see no error, and every store-reading slot must come back.
+// The public-file stall round (stallRound, below) holds build files, an archive and archive tiles
+// with readers that never read, on a server limited to 1024 open files.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { connect, type Socket } from "node:net";
 import { join, resolve } from "node:path";
 import { DEFAULTS } from "../src/config.ts";
 import { runBuild } from "../src/render/build/run.ts";
@@ -119,7 +124,140 @@ lines.push(
 );
 lines.push(`\nstore-reading slots in use after the hostile mix: ${inFlight} (must be 0)`);
 server.kill("SIGTERM");
+await new Promise((r) => server.once("exit", r));
+failed ||= !(await stallRound());
 process.stdout.write(
   `${lines.join("\n")}\nRSS budget ${RSS_BUDGET_MB} MB (chunk cache ${DEFAULTS.chunk_cache_mb} MB + 144 MB): ${failed ? "EXCEEDED or errors" : "kept, no errors"}\n`,
 );
 process.exitCode = failed ? 1 : 0;
+
+/**
+ * Public files under stalled readers, as the red team ran them: a server limited to 1024 open
+ * files, an archive build plus one large build file, and STALLERS clients (spread over three
+ * loopback addresses) that request a file, an archive or a pipeline of archive tiles and never
+ * read, while a fourth address opens BURST connections at once and /healthz is probed from a
+ * fifth. Passes when every probe is answered 200, the burst is capped at max_connections_per_client,
+ * the process never runs out of descriptors, and every connection is gone after send_stall_ms.
+ */
+async function stallRound(): Promise<boolean> {
+  const STALLERS = 240;
+  const BURST = 200;
+  const stallOut = join(BENCH_DIR, "load-stall-output");
+  await runBuild({
+    store,
+    out: stallOut,
+    maxZoom: 2,
+    groups: ["forecast/global"],
+    vars: ["t2m"],
+    tiles: "pmtiles",
+    progress: false,
+    webDir: null,
+  });
+  const current = realpathSync(join(stallOut, "current"));
+  writeFileSync(join(current, "stall.bin"), randomBytes(16 * 1024 * 1024));
+  const catalog = JSON.parse(readFileSync(join(current, "catalog.json"), "utf8"));
+  const leadTiles: string = catalog.layers[0].runs[0].leads[0].tiles;
+  const paths: [string, number][] = [
+    ["/stall.bin", 1],
+    [leadTiles.replace("/{z}/{x}/{y}.png", ".pmtiles"), 60],
+    [leadTiles.replace("{z}/{x}/{y}", "0/0/0"), 400],
+  ];
+  const srv = spawn(
+    "bash",
+    ["-c", 'ulimit -n 1024 && exec "$0" bin/gridcast serve --quiet --port 0', process.execPath],
+    {
+      cwd: ROOT,
+      // Stalls held 10 s here, long enough to count them on a loaded machine.
+      env: { ...env, GRIDCAST_OUT: stallOut, GRIDCAST_SEND_STALL_MS: "10000" },
+    },
+  );
+  const base = await new Promise<string>((ok) => {
+    let t = "";
+    srv.stderr.on("data", (d) => {
+      t += d;
+      const m = /serving on (\S+)/.exec(t);
+      if (m) ok(m[1]);
+    });
+  });
+  const u = new URL(base);
+  const fds = () => readdirSync(`/proc/${srv.pid}/fd`).length;
+  const rss = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${srv.pid}/status`, "utf8"))![1]) / 1024;
+  const sockets: Socket[] = [];
+  const open = (path: string, count: number, from: string) =>
+    new Promise<string>((ok) => {
+      const s = connect({ host: u.hostname, port: Number(u.port), localAddress: from });
+      sockets.push(s);
+      s.on("error", () => ok("error"));
+      s.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`.repeat(count));
+      s.once("data", (d) => {
+        s.pause();
+        ok(String(d).split(" ")[1]);
+      });
+    });
+  const probe = async () => {
+    const r = await new Promise<number>((ok) => {
+      const req = request(
+        { host: u.hostname, port: u.port, path: "/healthz", localAddress: "127.0.0.9", agent: false },
+        (res) => {
+          res.resume();
+          ok(res.statusCode ?? 0);
+        },
+      );
+      req.on("error", () => ok(0));
+      req.setTimeout(5000, () => req.destroy());
+      req.end();
+    });
+    return r;
+  };
+  let peakFds = fds();
+  const statuses = await Promise.all(
+    Array.from({ length: STALLERS }, (_, i) => open(...paths[i % paths.length], `127.0.0.${2 + (i % 3)}`)),
+  );
+  const burst = await Promise.all(Array.from({ length: BURST }, () => open("/stall.bin", 1, "127.0.0.5")));
+  peakFds = Math.max(peakFds, fds());
+  const probes: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    probes.push(await probe());
+    peakFds = Math.max(peakFds, fds());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ready = JSON.parse(await (await fetch(`${base}/readyz`, { headers: { Connection: "close" } })).text());
+  const held = ready.checks.connections as string;
+  // Every stalled reader is dropped once send_stall_ms (2 s here) has passed.
+  let left = Number.NaN;
+  for (let i = 0; i < 150; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    peakFds = Math.max(peakFds, fds());
+    const r = JSON.parse(await (await fetch(`${base}/readyz`, { headers: { Connection: "close" } })).text());
+    left = Number(r.checks.connections.split("/")[0]) - 1;
+    if (left === 0) break;
+  }
+  const after = await probe();
+  const metrics = await (await fetch(`${base}/metrics`, { headers: { Connection: "close" } })).text();
+  const refused = (cap: string) => Number(new RegExp(`refused_total\\{cap="${cap}"\\} (\\d+)`).exec(metrics)?.[1]);
+  const peakRssMb = rss();
+  for (const s of sockets) s.destroy();
+  srv.kill("SIGTERM");
+  const ok200 = statuses.filter((s) => s === "200").length;
+  const burst200 = burst.filter((s) => s === "200").length;
+  const probesOk = probes.filter((p) => p === 200).length;
+  const good =
+    ok200 === STALLERS &&
+    burst200 === ready.limits.max_connections_per_client &&
+    probesOk === probes.length &&
+    after === 200 &&
+    left === 0 &&
+    peakFds < 1024;
+  lines.push(
+    "",
+    `public-file stall round (server limited to 1024 open files; send_stall_ms ${ready.limits.send_stall_ms}): ` +
+      `${STALLERS} stalled readers of a 16 MiB build file, an archive (60 pipelined GETs) and archive tiles (400 pipelined) ` +
+      `from 3 addresses, ${BURST} more from one address`,
+    "| stalled readers answered 200 | burst admitted / refused | connections held (readyz) | /healthz probes 200 | " +
+      "refused (client cap / server cap) | peak fds | peak RSS MB | connections left after the stall limit |",
+    "|---|---|---|---|---|---|---|---|",
+    `| ${ok200}/${STALLERS} | ${burst200} / ${BURST - burst200} | ${held} | ${probesOk}/${probes.length} then ${after} | ` +
+      `${refused("client")} / ${refused("server")} | ${peakFds} | ${peakRssMb.toFixed(0)} | ${left} |`,
+  );
+  return good;
+}

@@ -79,7 +79,8 @@ fi
 # The command is kept beside the build: another compiler or other flags make the next run rebuild.
 stamp="$out.flags"
 want="$CC ${cflags[*]} -I$inc"
-if [ -z "$farm" ] && [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$0" ] &&
+# native/*.h (beneath.h) is part of the build as much as the .c file.
+if [ -z "$farm" ] && [ -f "$out" ] && [ -z "$(find native -newer "$out" -print -quit)" ] && [ "$out" -nt "$0" ] &&
   [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   exit 0
 fi

@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "beneath.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <node_api.h>
@@ -52,8 +54,10 @@ typedef struct {
   int zstd;
   /** Set for a file read (readFile), else the job decodes src into dst. */
   char *path;
-  /** For a file read: the resolved store root the file's real path must lie in (or NULL). */
+  /** For a file read: the store root's real path, `path` then relative to it (or NULL). */
   char *root;
+  /** For a file read below `root`: walk component by component even where openat2 exists. */
+  int walk;
   double result;
 } Job;
 
@@ -491,27 +495,18 @@ static napi_value run_sync(napi_env env, napi_callback_info info, int zstd) {
 
 static napi_value decode_sync(napi_env env, napi_callback_info info) { return run_sync(env, info, 0); }
 
-// readFile(path, dst, root?): a whole regular file read into dst on libuv's pool, in one job
-// instead of the five (realpath, open, fstat, read, close) node:fs makes of it. Resolves to the
-// bytes read, or a negative number: -errno, TOO_BIG when the file is larger than dst (nothing
-// read), CHANGED when it ended before its stated size, OUTSIDE when its real path (symlinks
-// followed) leaves `root`, the store's resolved root. The caller has confined the path lexically.
+// readFile(path, dst, root?, walk?): a whole regular file read into dst on libuv's pool, in one
+// job instead of the four (open, fstat, read, close) node:fs makes of it. Resolves to the bytes
+// read, or a negative number: -errno, TOO_BIG when the file is larger than dst (nothing read),
+// CHANGED when it ended before its stated size, OUTSIDE when, given `root` (the store's real
+// path), `path` (then relative to it) would lead out of it (see beneath.h; `walk` forces the
+// component walk instead of openat2). The caller has confined the path lexically.
 #define TOO_BIG -100000
 #define CHANGED -100001
-#define OUTSIDE -100002
+#define OUTSIDE BENEATH_OUTSIDE
 
-// The real path of `path` when it lies in `root` (itself a real path), in `out` (PATH_MAX).
-static double resolve_inside(const char *path, const char *root, char *out) {
-  if (!realpath(path, out)) return -errno;
-  size_t n = strlen(root);
-  if (n == 1 && root[0] == '/') return 0;
-  if (strncmp(out, root, n) != 0 || (out[n] != '\0' && out[n] != '/')) return OUTSIDE;
-  return 0;
-}
-
-static double read_into(const char *path, void *dst, size_t cap) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
+// The open file `fd` read into dst and closed.
+static double read_fd(int fd, void *dst, size_t cap) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
@@ -550,18 +545,18 @@ static void execute(napi_env env, void *data) {
     job->result = run(job->zstd, job->src, job->src_len, job->dst, job->dst_len);
     return;
   }
-  if (!job->root) {
-    job->result = read_into(job->path, job->dst, job->dst_len);
+  int fd;
+  if (job->root) {
+    fd = open_beneath(job->root, job->path, job->walk);
+  } else {
+    fd = open(job->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) fd = -errno;
+  }
+  if (fd < 0) {
+    job->result = fd;
     return;
   }
-  char *real = (char *)malloc(PATH_MAX);
-  if (!real) {
-    job->result = -ENOMEM;
-    return;
-  }
-  double inside = resolve_inside(job->path, job->root, real);
-  job->result = inside < 0 ? inside : read_into(real, job->dst, job->dst_len);
-  free(real);
+  job->result = read_fd(fd, job->dst, job->dst_len);
 }
 
 static void complete(napi_env env, napi_status status, void *data) {
@@ -644,10 +639,10 @@ static char *c_string(napi_env env, napi_value v, int *bad) {
 }
 
 static napi_value read_file(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
+  size_t argc = 4;
+  napi_value argv[4];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  const char *usage = "readFile(path: string, dst: Uint8Array, root?: string)";
+  const char *usage = "readFile(path: string, dst: Uint8Array, root?: string, walk?: boolean)";
   if (argc < 2) return throw_type(env, usage);
   napi_valuetype rt = napi_undefined;
   if (argc >= 3) napi_typeof(env, argv[2], &rt);
@@ -666,6 +661,9 @@ static napi_value read_file(napi_env env, napi_callback_info info) {
   }
   job->path = path;
   job->root = root;
+  bool walk = false;
+  if (argc >= 4) napi_get_value_bool(env, argv[3], &walk);
+  job->walk = walk;
   return queue(env, job, NULL, argv[1]);
 }
 

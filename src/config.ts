@@ -44,10 +44,17 @@ export interface Settings {
   header_timeout_ms: number;
   /** Milliseconds a whole request may take. */
   request_timeout_ms: number;
-  /** Milliseconds a store-reading response may take in all, slow clients included; then it is dropped. */
+  /** Milliseconds any response may take in all, slow clients included; then it is dropped. */
   response_timeout_ms: number;
   /** Milliseconds a client may leave sent bytes unread before its response is dropped. */
   send_stall_ms: number;
+  /**
+   * Open client connections the server keeps at once; beyond it a new connection gets 503 +
+   * Retry-After and is closed. 0: sized from the process's open-file limit (see http/fd-limit.ts).
+   */
+  max_connections: number;
+  /** Open connections one client address may hold at once (0: no cap); beyond it 503 + Retry-After. */
+  max_connections_per_client: number;
   /** Credits charged for one embedding item metadata request. */
   credit_cost_item: number;
   /** Credits for one embedding .npy request: this base plus one per started MiB. */
@@ -84,6 +91,8 @@ export const DEFAULTS: Settings = {
   request_timeout_ms: 60_000,
   response_timeout_ms: 300_000,
   send_stall_ms: 30_000,
+  max_connections: 0,
+  max_connections_per_client: 128,
   credit_cost_item: 1,
   credit_cost_npy_base: 1,
   keep_builds: 3,

@@ -24,9 +24,10 @@ interface Addon {
   zstdDecode?(src: Uint8Array, dst: Uint8Array): Promise<number>;
   zstdDecodeSync?(src: Uint8Array, dst: Uint8Array): number;
   /** A whole regular file into dst in one job: bytes read, -errno, -100000 (larger than dst,
-   * nothing read), -100001 (ended before its stated size) or, given the store's resolved root,
-   * -100002 (the file's real path leaves it). */
-  readFile(path: string, dst: Uint8Array, root?: string): Promise<number>;
+   * nothing read), -100001 (ended before its stated size) or, given the store's real root (path
+   * then relative to it), -100002 (the path leads out of it). Opened below the root with openat2
+   * (RESOLVE_BENEATH), else, or with `walk`, one component at a time (native/beneath.h). */
+  readFile(path: string, dst: Uint8Array, root?: string, walk?: boolean): Promise<number>;
   /** Runs of items from src to dst (same item size); geom as in native/blosc.c. Throws a
    * RangeError, moving nothing, when any run would fall outside either array. */
   copyRuns(src: ArrayBufferView, dst: ArrayBufferView, geom: Float64Array): void;

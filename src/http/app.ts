@@ -19,7 +19,7 @@ import type { AppContext, KeyInfo } from "./context.ts";
 import { streamNpy } from "./npy-stream.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
 import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
-import { publicPath } from "./public-path.ts";
+import { isPublicLocation, publicPath } from "./public-path.ts";
 import { TokenWaiter } from "./rate-wait.ts";
 import { type Handler, polkaPattern, type Reply, type RequestContext, type RouteDef } from "./route.ts";
 import { Watchdog } from "./watchdog.ts";
@@ -139,7 +139,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
           noSuffixRange();
           webStatic(req, res, notFound);
         };
-        if (snap) snap.serveStatic(req, res, decided.path, fallback);
+        if (snap) snap.serveStatic(req, res, decided.path, fallback, isPublicLocation);
         else fallback();
       },
       (e) => onError(e, req, res),
@@ -147,6 +147,17 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   };
 
   const app = polka({ onError, onNoMatch });
+
+  // Pipelined requests on one connection are handled one after another, as their responses go
+  // out anyway: otherwise one connection with hundreds of requests in one packet would open
+  // hundreds of files at once, and the descriptor budget per connection (fd-limit.ts) would not hold.
+  const lastOn = new WeakMap<IncomingMessage["socket"], Promise<void>>();
+  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const before = lastOn.get(req.socket);
+    lastOn.set(req.socket, new Promise<void>((ok) => res.once("close", ok)));
+    if (before) before.then(next);
+    else next();
+  });
 
   // Every request: id, log, CORS, method and body rules.
   app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
@@ -158,8 +169,16 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     res.setHeader("X-Request-Id", id);
     res.setHeader("Access-Control-Allow-Origin", "*");
     res.setHeader("Access-Control-Expose-Headers", EXPOSED_LIST);
+    // Every response, whatever serves it (routes, the build's files and archives, the viewer and
+    // vendor files), is dropped once it has taken response_timeout_ms in all or its client has
+    // left sent bytes unread for send_stall_ms: nothing holds a socket and a file for ever.
+    const watch = watchdog.watch(res, (why) => {
+      ctx.log({ level: "warn", request_id: id, event: `response-${why}`, route: meta.route });
+      res.destroy();
+    });
     // On close, not finish: a response the client dropped half-way is logged too, as aborted.
     res.once("close", () => {
+      watch.stop();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const aborted = !res.writableFinished;
       ctx.metrics.observe(meta.route, aborted ? 499 : res.statusCode, seconds);
@@ -269,20 +288,10 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       app: ctx,
       signal,
     });
-    const watch = watchdog.watch(res, (why) => {
-      ctx.log({
-        level: "warn",
-        request_id: res.getHeader("X-Request-Id"),
-        event: `response-${why}`,
-        route: def.path,
-      });
-      aborter.abort();
-      res.destroy();
-    });
+    // The watchdog (above) destroys a response past its limits; its close aborts the handler.
     const onClosed = () => {
       if (closed) return;
       closed = true;
-      watch.stop();
       if (!res.writableFinished) aborter.abort();
       release();
     };

@@ -1,4 +1,6 @@
 // Prometheus text exposition, hand-rolled: a few counters and one latency histogram.
+import type { ConnectionGate } from "./connection-gate.ts";
+
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export class Metrics {
@@ -7,6 +9,10 @@ export class Metrics {
   creditsCharged = 0;
   /** Heavy (store-reading) requests running now. */
   inFlight = 0;
+  /** The server's connection caps and counts (set by the server once it listens). */
+  connections: ConnectionGate | undefined;
+  /** The process's open-file limit, when it could be read. */
+  fdLimit: number | undefined;
 
   observe(route: string, status: number, seconds: number): void {
     const k = `${route}\u0000${status}`;
@@ -57,6 +63,18 @@ export class Metrics {
       "# TYPE gridcast_heavy_requests_in_flight gauge",
       `gridcast_heavy_requests_in_flight ${this.inFlight}`,
     );
+    const gate = this.connections;
+    if (gate) {
+      out.push(
+        "# HELP gridcast_connections_open Client connections open now (max_connections caps them).",
+        "# TYPE gridcast_connections_open gauge",
+        `gridcast_connections_open ${gate.open}`,
+        "# HELP gridcast_connections_refused_total Connections refused with 503, by the cap they met.",
+        "# TYPE gridcast_connections_refused_total counter",
+        `gridcast_connections_refused_total{cap="server"} ${gate.refused.server}`,
+        `gridcast_connections_refused_total{cap="client"} ${gate.refused.client}`,
+      );
+    }
     return `${out.join("\n")}\n`;
   }
 }

@@ -7,6 +7,15 @@
 /** Prefixes of the published build that back keyed routes and are never public static files. */
 const PRIVATE_PREFIXES = ["embeddings"];
 
+/**
+ * Whether a file may be served from where it really is (its segments below the build root, after
+ * symlinks): a link inside the build to a private file (an embedding index) or a dotfile is refused.
+ */
+export function isPublicLocation(segments: string[]): boolean {
+  if (segments.some((s) => s === "" || s.startsWith("."))) return false;
+  return !PRIVATE_PREFIXES.includes((segments[0] ?? "").toLowerCase());
+}
+
 export type PublicPath =
   | {
       ok: true /** decoded, normalised, starting with "/" */;

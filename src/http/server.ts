@@ -13,7 +13,9 @@ import { registry } from "../registry/registry.ts";
 import { setDecodeThreads } from "../store/codecs/decode-pool.ts";
 import { Store } from "../store/store.ts";
 import { type App, createApp } from "./app.ts";
+import { ConnectionGate } from "./connection-gate.ts";
 import type { AppContext } from "./context.ts";
+import { connectionCap, openFileLimit } from "./fd-limit.ts";
 import { Metrics } from "./metrics.ts";
 import { TITLES } from "./problem.ts";
 import { allRoutes } from "./routes/index.ts";
@@ -84,6 +86,15 @@ export async function startServer(
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(settings.header_timeout_ms / 4))),
   });
   server.on("request", app.handler);
+  // Open connections are capped in all (from the open-file limit) and per client address.
+  const fdLimit = openFileLimit();
+  const gate = new ConnectionGate(
+    connectionCap(settings.max_connections, fdLimit),
+    settings.max_connections_per_client,
+  );
+  gate.install(server);
+  ctx.metrics.connections = gate;
+  ctx.metrics.fdLimit = fdLimit;
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
     if (socket.writable && !(socket as Socket & { _httpMessage?: unknown })._httpMessage) {

@@ -67,7 +67,9 @@ export class Watchdog {
         continue;
       }
       const queued = w.res.socket?.writableLength ?? 0;
-      if (queued === 0 || queued < w.lastQueued) w.since = now;
+      // The clock starts when bytes are first seen queued, not when the response began: time
+      // spent before the first byte (auth, the store, a rate-limit wait) is not a stall.
+      if (queued === 0 || queued < w.lastQueued || w.lastQueued === 0) w.since = now;
       w.lastQueued = queued;
       if (now - w.since >= stallMs) w.onExpire("stall");
     }

@@ -1,8 +1,8 @@
 // Reading tiles out of the build's PMTiles archives on the server, with the pmtiles package's own
 // directory logic over a local file. Memory is bounded by two named limits whatever the number or
 // size of archives: decoded directories shared by all archives, and archive objects kept.
-import { open } from "node:fs/promises";
 import { PMTiles, SharedPromiseCache, type Source } from "pmtiles";
+import { openExactly } from "../confined.ts";
 
 /** Decoded headers and directories kept (each at most one leaf: a few thousand entries). */
 export const DIRECTORY_CACHE_ENTRIES = 64;
@@ -19,7 +19,8 @@ class FileRangeSource implements Source {
     return this.#path;
   }
   async getBytes(offset: number, length: number): Promise<{ data: ArrayBuffer }> {
-    const fh = await open(this.#path, "r");
+    // The very file whose real path was checked, never what a swapped directory leads to.
+    const fh = await openExactly(this.#path);
     try {
       const buf = Buffer.allocUnsafe(length);
       const { bytesRead } = await fh.read(buf, 0, length, offset);

@@ -3,14 +3,15 @@
 // a build of ten tiles or ten million costs the same. A request takes one snapshot and reads
 // everything from it, so it never mixes two builds. Switching is a pointer swap done beside the
 // requests: they keep the build they have until the next one is ready, and none waits for it.
-import { readFile, readlink, realpath } from "node:fs/promises";
+import { readlink, realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve, sep } from "node:path";
+import { readBelow } from "../confined.ts";
 import { CorruptDataError } from "../errors.ts";
 import { type Catalog, CURRENT, EMPTY_TILE, tileDir } from "../render/layout.ts";
 import { archiveTile } from "./archive-reader.ts";
 import { type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
-import { IMMUTABLE, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
+import { IMMUTABLE, type LocationCheck, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
 
 export type PublishedCatalog = Catalog & ArchiveCatalogFields;
 
@@ -39,10 +40,9 @@ export class Snapshot {
   json<T>(rel: string): Promise<T | undefined> {
     let p = this.#json.get(rel);
     if (!p) {
-      p = readFile(join(this.dir, rel), "utf8").then(
-        (s) => JSON.parse(s) as unknown,
-        () => undefined,
-      );
+      p = readBelow(this.dir, join(this.dir, rel))
+        .then((b) => (b === undefined ? undefined : (JSON.parse(b.toString("utf8")) as unknown)))
+        .catch(() => undefined);
       this.#json.set(rel, p);
     }
     return p as Promise<T | undefined>;
@@ -50,9 +50,16 @@ export class Snapshot {
 
   /**
    * Serves the public file a decoded, normalised request path names, or calls `next` when there
-   * is none. What is public (e.g. not the embedding indexes) is decided by the caller.
+   * is none. What is public (e.g. not the embedding indexes) is decided by the caller, on the
+   * request path and, through `isPublic`, on where the file opened really is.
    */
-  serveStatic(req: IncomingMessage, res: ServerResponse, path: string, next: () => void): void {
+  serveStatic(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    next: () => void,
+    isPublic?: LocationCheck,
+  ): void {
     const parts = segmentsOf(path);
     if (!parts) {
       next();
@@ -63,7 +70,7 @@ export class Snapshot {
     const served =
       this.format === "pmtiles" && isTilePath(parts)
         ? this.#sendArchived(req, res, parts)
-        : sendFile(req, res, this.dir, parts, cache);
+        : sendFile(req, res, this.dir, parts, cache, isPublic);
     served.then(
       (sent) => {
         if (!sent) {
@@ -107,18 +114,22 @@ export class Snapshot {
         throw new CorruptDataError(`build ${this.buildId} has no archive for ${layer} ${token} +${hours} h`);
       return tile;
     }
-    return readOptional(join(this.dir, tileDir(layer, token, hours), String(z), String(x), `${y}.png`));
+    return readBelow(this.dir, join(this.dir, tileDir(layer, token, hours), String(z), String(x), `${y}.png`));
   }
 
-  /** The archive's real path if it exists inside the build (a symlink out of it is no archive), else null. */
+  /**
+   * The archive's real path if it exists under the build's tiles/ (a symlink out of it, or to
+   * another of the build's files, is no archive), else null. The reader opens it with
+   * openExactly: a directory of it swapped for a symlink later is refused, not followed.
+   */
   async #archive(rel: string): Promise<string | null> {
     const real = await realpath(join(this.dir, rel)).catch(() => null);
-    return real?.startsWith(this.dir + sep) ? real : null;
+    return real?.startsWith(this.dir + sep + "tiles" + sep) ? real : null;
   }
 
   /** The build's transparent tile, if it has one. */
   emptyTile(): Promise<Buffer | undefined> {
-    return readOptional(join(this.dir, EMPTY_TILE));
+    return readBelow(this.dir, join(this.dir, EMPTY_TILE));
   }
 }
 
@@ -135,23 +146,12 @@ function isTilePath(parts: string[]): boolean {
   );
 }
 
-async function readOptional(path: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return undefined;
-    throw e;
-  }
-}
-
 async function openSnapshot(out: string, target: string): Promise<Snapshot> {
   const dir = await realpath(resolve(out, target));
   const buildId = dir.split(sep).pop() ?? "";
-  const catalog = await readFile(join(dir, "catalog.json"), "utf8").then(
-    (s) => JSON.parse(s) as PublishedCatalog,
-    () => undefined,
-  );
+  const catalog = await readBelow(dir, join(dir, "catalog.json"))
+    .then((b) => (b === undefined ? undefined : (JSON.parse(b.toString("utf8")) as PublishedCatalog)))
+    .catch(() => undefined);
   return new Snapshot(dir, buildId, catalog);
 }
 

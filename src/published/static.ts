@@ -2,15 +2,18 @@
 // build root, nothing lists or remembers the build's files. ETags come from the one file's stat
 // (inode, size, mtime: a build never rewrites a file in place, it writes a new build), so serving
 // costs the same whatever the build's size. Symlinks are followed only while they stay inside the
-// build; anything else, dotfiles and non-files answer "not here" (the caller's 404).
+// build and lead to a public file there (checked on the open descriptor, so a directory swapped
+// for a symlink meanwhile cannot lead out); anything else, dotfiles and non-files answer "not
+// here" (the caller's 404).
 
 import { createHash } from "node:crypto";
 import { createReadStream, type Stats } from "node:fs";
-import { type FileHandle, open, realpath } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, sep } from "node:path";
 import { pipeline } from "node:stream";
 import { ifNoneMatch, parseRange } from "../conditional.ts";
+import { openBelow } from "../confined.ts";
 
 /** Content types by extension; anything else is sent as bytes. */
 const TYPES: Record<string, string> = {
@@ -53,27 +56,21 @@ export function etagOf(st: Stats): string {
   return `"${st.ino.toString(36)}-${st.size.toString(36)}-${Math.floor(st.mtimeMs).toString(36)}"`;
 }
 
-/** An open regular file inside `root` (symlinks resolved and checked), or undefined. */
-export async function openInside(root: string, parts: string[]): Promise<{ fh: FileHandle; st: Stats } | undefined> {
-  let real: string;
-  try {
-    real = await realpath(root + sep + parts.join(sep));
-  } catch {
-    return undefined; // missing, a dangling or looping link, a file used as a directory
-  }
-  if (!real.startsWith(root + sep)) return undefined;
-  let fh: FileHandle;
-  try {
-    fh = await open(real, "r");
-  } catch {
-    return undefined;
-  }
-  const st = await fh.stat().catch(() => undefined);
-  if (!st?.isFile()) {
-    await fh.close();
-    return undefined;
-  }
-  return { fh, st };
+/** Decides from where a file really is (segments below the build root) whether it may be served. */
+export type LocationCheck = (segments: string[]) => boolean;
+
+/**
+ * An open regular file inside `root` (a real path) whose real location passes `isPublic` and holds
+ * no refused segment, or undefined.
+ */
+export async function openInside(
+  root: string,
+  parts: string[],
+  isPublic: LocationCheck = () => true,
+): Promise<{ fh: FileHandle; st: Stats } | undefined> {
+  const accept = (rel: string[]) => !rel.some(refused) && isPublic(rel);
+  // Missing, a dangling or looping link, a file used as a directory, unreadable: not here.
+  return openBelow(root, root + sep + parts.join(sep), { accept }).catch(() => undefined);
 }
 
 /**
@@ -86,8 +83,9 @@ export async function sendFile(
   root: string,
   parts: string[],
   cache: string,
+  isPublic?: LocationCheck,
 ): Promise<boolean> {
-  const file = await openInside(root, parts);
+  const file = await openInside(root, parts, isPublic);
   if (!file) return false;
   const { fh, st } = file;
   const etag = etagOf(st);

@@ -1,8 +1,9 @@
 // Byte-level store backends: a directory or an http(s) URL. Both satisfy zarrita's two-method
 // readable interface (get, getRange) and return undefined for a missing key. I/O failures other
 // than "missing" become StoreUnavailableError so callers can answer 503 without leaking paths.
-import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { type FileHandle, readdir, realpath, stat } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
+import { type Confined, MISSING_CODES, openBelow } from "../confined.ts";
 import { GridcastError, StoreUnavailableError } from "../errors.ts";
 import { nativeBlosc } from "../native.ts";
 import { fault, HttpBackend, rangeHeader, sliceWhole } from "./http-backend.ts";
@@ -46,12 +47,12 @@ export interface Backend {
 /** How long a file's stat is shared by the reads that ask for it (see StampMemo). */
 export const LOCAL_STAMP_TTL_MS = 100;
 
-const MISSING = new Set(["ENOENT", "ENOTDIR", "EISDIR"]);
-// The addon's readFile answers -errno (ENOENT 2, ENOTDIR 20, EISDIR 21 are "missing"), or these.
-const NATIVE_MISSING = new Set([-2, -20, -21]);
+const MISSING = MISSING_CODES;
+// The addon's readFile answers -errno (ENOENT 2, ENOTDIR 20, EISDIR 21, ELOOP 40 are "missing"), or these.
+const NATIVE_MISSING = new Set([-2, -20, -21, -40]);
 const NATIVE_TOO_BIG = -100000;
 const NATIVE_CHANGED = -100001;
-/** The file's real path (symlinks followed) leaves the store's root: treated as missing. */
+/** The key leads out of the store's root (a symlink out, or ".." above it): treated as missing. */
 const NATIVE_OUTSIDE = -100002;
 
 export class DirectoryBackend implements Backend {
@@ -76,45 +77,52 @@ export class DirectoryBackend implements Backend {
     return this.#realRoot;
   }
 
-  /** Resolve a key inside the root; symlinks that leave the root are treated as missing. */
-  async #path(key: string): Promise<string | undefined> {
+  /**
+   * A key's file (or directory) opened, when it lies inside the root; undefined when missing or
+   * outside. Checked on the open descriptor (confined.ts), so a directory swapped for a symlink
+   * while the key is resolved cannot lead out. Symlinks that stay inside are followed.
+   */
+  async #open(key: string, directory = false): Promise<Confined | undefined> {
     const full = this.#lexical(key);
     if (!full) return undefined;
-    const realRoot = await this.#resolvedRoot();
     try {
-      const real = await realpath(full);
-      if (real !== realRoot && !real.startsWith(realRoot + sep)) return undefined;
-      return real;
+      return await openBelow(await this.#resolvedRoot(), full, { directory });
     } catch (e) {
-      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
       throw unavailable(e);
     }
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
-    const p = await this.#path(key);
-    if (!p) return undefined;
-    try {
-      // A view of the Buffer readFile made, not a copy of it (new Uint8Array(buffer) copies).
-      const b = await readFile(p);
-      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-    } catch (e) {
-      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
-      throw fault(this, key, "the store cannot be read right now", { cause: e });
+    return this.#withFile(key, async (fh, size) => {
+      const buf = Buffer.allocUnsafe(size);
+      return this.#readAll(fh, buf, size, key);
+    });
+  }
+
+  /** `size` bytes of an open file into buf; a file cut short meanwhile is refused, never padded. */
+  async #readAll(fh: FileHandle, buf: Uint8Array, size: number, key: string): Promise<Uint8Array> {
+    let at = 0;
+    while (at < size) {
+      const { bytesRead } = await fh.read(buf, at, size - at, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
     }
+    if (at !== size) {
+      throw fault(this, key, "the stored object changed while it was read", { detail: `read ${at}/${size}` });
+    }
+    return buf.byteLength === size ? buf : buf.subarray(0, size);
   }
 
   async getInto(key: string, take: (size: number) => Uint8Array, expect?: number): Promise<Uint8Array | undefined> {
-    // One job on libuv's pool through the native addon (resolve and confine, open, fstat, read,
-    // close) when the caller knows how large the file should be at most; a larger file (or no
-    // addon) takes node:fs's realpath, open, fstat, read and close.
+    // One job on libuv's pool through the native addon (open below the root, fstat, read, close)
+    // when the caller knows how large the file should be at most; a larger file (or no addon)
+    // takes node:fs's open, check, fstat, read and close.
     const readFile = expect === undefined ? undefined : nativeBlosc()?.readFile;
     if (readFile && expect !== undefined) {
-      const full = this.#lexical(key);
-      if (!full) return undefined;
+      if (!this.#lexical(key)) return undefined;
       const realRoot = await this.#resolvedRoot();
       const buf = take(expect);
-      const n = await readFile(full, buf, realRoot);
+      const n = await readFile(confineKey(key), buf, realRoot);
       if (n >= 0) return buf.subarray(0, n);
       if (NATIVE_MISSING.has(n) || n === NATIVE_OUTSIDE) return undefined;
       if (n !== NATIVE_TOO_BIG) {
@@ -122,28 +130,11 @@ export class DirectoryBackend implements Backend {
         throw fault(this, key, "the store cannot be read right now", { detail });
       }
     }
-    const p = await this.#path(key);
-    if (!p) return undefined;
-    return this.#withFile(p, key, async (fh, size) => {
-      const buf = take(size);
-      let at = 0;
-      while (at < size) {
-        const { bytesRead } = await fh.read(buf, at, size - at, at);
-        if (bytesRead === 0) break;
-        at += bytesRead;
-      }
-      // A file cut short while it was read (a writer replacing it in place) is refused, never padded.
-      if (at !== size) {
-        throw fault(this, key, "the stored object changed while it was read", { detail: `read ${at}/${size}` });
-      }
-      return buf;
-    });
+    return this.#withFile(key, (fh, size) => this.#readAll(fh, take(size), size, key));
   }
 
   async getRange(key: string, range: RangeQuery): Promise<Uint8Array | undefined> {
-    const p = await this.#path(key);
-    if (!p) return undefined;
-    return this.#withFile(p, key, async (fh, size) => {
+    return this.#withFile(key, async (fh, size) => {
       const offset = "suffixLength" in range ? size - range.suffixLength : range.offset;
       const length = "suffixLength" in range ? range.suffixLength : range.length;
       // A range past the end means the object is shorter than its index says: refuse, never pad.
@@ -164,37 +155,27 @@ export class DirectoryBackend implements Backend {
   }
 
   /**
-   * Open a resolved file and hand it with its size to `use`, closing it whatever happens; a file
-   * gone meanwhile is missing, other I/O failures are faults naming the key.
+   * Open a key's file inside the root and hand it with its size to `use`, closing it whatever
+   * happens; a file missing (or outside) is undefined, other I/O failures are faults naming the key.
    */
-  async #withFile<T>(
-    p: string,
-    key: string,
-    use: (fh: FileHandle, size: number) => Promise<T>,
-  ): Promise<T | undefined> {
-    let fh: FileHandle | undefined;
+  async #withFile<T>(key: string, use: (fh: FileHandle, size: number) => Promise<T>): Promise<T | undefined> {
+    const file = await this.#open(key);
+    if (!file) return undefined;
     try {
-      fh = await open(p, "r");
-      return await use(fh, (await fh.stat()).size);
+      return await use(file.fh, file.st.size);
     } catch (e) {
       if (e instanceof GridcastError) throw e;
-      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
       throw fault(this, key, "the store cannot be read right now", { cause: e });
     } finally {
-      await fh?.close();
+      await file.fh.close();
     }
   }
 
   async size(key: string): Promise<number | undefined> {
-    const p = await this.#path(key);
-    if (!p) return undefined;
-    try {
-      const st = await lstat(p);
-      return st.isFile() ? st.size : undefined;
-    } catch (e) {
-      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
-      throw unavailable(e);
-    }
+    const file = await this.#open(key);
+    if (!file) return undefined;
+    await file.fh.close();
+    return file.st.size;
   }
 
   /** Versions from stat, shared for LOCAL_STAMP_TTL_MS: a rewritten file is seen within that. */
@@ -218,10 +199,11 @@ export class DirectoryBackend implements Backend {
   }
 
   async listDirs(prefix: string): Promise<string[] | undefined> {
-    const p = await this.#path(prefix);
-    if (!p) return [];
+    const dir = await this.#open(prefix, true);
+    if (!dir) return [];
     try {
-      const entries = await readdir(p, { withFileTypes: true });
+      // Listed through the open descriptor: the directory checked is the directory listed.
+      const entries = await readdir(dir.handlePath, { withFileTypes: true });
       return entries
         .filter((d) => d.isDirectory() && !d.name.startsWith("."))
         .map((d) => d.name)
@@ -229,6 +211,8 @@ export class DirectoryBackend implements Backend {
     } catch (e) {
       if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return [];
       throw unavailable(e);
+    } finally {
+      await dir.fh.close();
     }
   }
 }

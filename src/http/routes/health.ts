@@ -5,6 +5,24 @@ import { route } from "../route.ts";
 const Health = Type.Object({
   status: Type.String(),
   checks: Type.Optional(Type.Record(Type.String(), Type.String())),
+  limits: Type.Optional(
+    Type.Object(
+      {
+        send_stall_ms: Type.Number(),
+        response_timeout_ms: Type.Number(),
+        max_connections: Type.Number(),
+        max_connections_per_client: Type.Number(),
+        max_heavy_requests: Type.Number(),
+        open_file_limit: Type.Union([Type.Number(), Type.Null()]),
+      },
+      {
+        description:
+          "The limits in force: every response is dropped after response_timeout_ms, or once its client has " +
+          "left sent bytes unread for send_stall_ms; max_connections (from the open-file limit unless set) " +
+          "and max_connections_per_client (0: none) cap open connections, beyond them 503 + Retry-After",
+      },
+    ),
+  ),
   groups: Type.Optional(
     Type.Array(Type.Object({ id: Type.String(), ok: Type.Boolean(), reason: Type.Optional(Type.String()) }), {
       description: "Every forecast group found, with the reason for each one that cannot be read (the others serve)",
@@ -31,7 +49,8 @@ export const healthRoutes = [
     description:
       "503 with the failing checks named when the store root or the ledger cannot be reached, or when every " +
       "store-reading slot (max_heavy_requests) is taken, so a load balancer sends new work elsewhere. The " +
-      "capacity check shows the slots in use as used/max.",
+      "capacity check shows the slots in use as used/max, the connections check the open client connections " +
+      "as open/max_connections; `limits` lists the response and connection limits in force.",
     tags: ["operations"],
     auth: "public",
     responses: {
@@ -63,9 +82,19 @@ export const healthRoutes = [
       const used = app.metrics.inFlight;
       const max = app.settings.max_heavy_requests;
       checks.capacity = `${used}/${max}`;
+      const gate = app.metrics.connections;
+      if (gate) checks.connections = `${gate.open}/${gate.max}`;
+      const limits = {
+        send_stall_ms: app.settings.send_stall_ms,
+        response_timeout_ms: app.settings.response_timeout_ms,
+        max_connections: gate?.max ?? app.settings.max_connections,
+        max_connections_per_client: app.settings.max_connections_per_client,
+        max_heavy_requests: max,
+        open_file_limit: app.metrics.fdLimit ?? null,
+      };
       const ok = checks.store === "ok" && checks.ledger === "ok" && used < max;
       // One unreadable group does not make the server unready: the others serve (it is named in `groups`).
-      return { status: ok ? 200 : 503, json: { status: ok ? "ready" : "not ready", checks, groups } };
+      return { status: ok ? 200 : 503, json: { status: ok ? "ready" : "not ready", checks, limits, groups } };
     },
   }),
   route({

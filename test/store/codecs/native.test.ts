@@ -83,7 +83,8 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
       assert.equal(await addon.readFile(dir, into), -21);
       assert.equal(await addon.readFile(join(dir, "f"), new Uint8Array(4999)), -100000);
       assert.throws(() => addon.readFile(`${join(dir, "f")}\0x`, into), TypeError);
-      // Given the store's resolved root, the file's real path must stay inside it.
+      // Given the store's real root, the path (relative to it) is opened below it: symlinks are
+      // followed only while they stay inside, by openat2 or (walk) one component at a time.
       mkdirSync(join(dir, "root"));
       mkdirSync(join(dir, "root-evil"));
       writeFileSync(join(dir, "root", "in"), bytes);
@@ -91,14 +92,25 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
       symlinkSync(join(dir, "f"), join(dir, "root", "out"));
       symlinkSync(join(dir, "root-evil", "x"), join(dir, "root", "sibling"));
       symlinkSync(join(dir, "root", "in"), join(dir, "root", "inner"));
+      mkdirSync(join(dir, "root", "sub"));
+      symlinkSync("../in", join(dir, "root", "sub", "up"));
+      symlinkSync("../../f", join(dir, "root", "sub", "climb"));
+      symlinkSync("sub", join(dir, "root", "sublink"));
       const root = join(dir, "root");
-      assert.equal(await addon.readFile(join(root, "in"), into, root), 5000);
-      assert.equal(await addon.readFile(join(root, "inner"), into, root), 5000);
-      assert.equal(await addon.readFile(join(root, "out"), into, root), -100002);
-      assert.equal(await addon.readFile(join(root, "sibling"), into, root), -100002);
-      assert.equal(await addon.readFile(join(root, "gone"), into, root), -2);
-      assert.equal(await addon.readFile(join(root, "in"), into, "/"), 5000);
-      assert.throws(() => addon.readFile(join(root, "in"), into, `${root}\0`), TypeError);
+      for (const walk of [false, true]) {
+        assert.equal(await addon.readFile("in", into, root, walk), 5000);
+        assert.equal(await addon.readFile("inner", into, root, walk), 5000, "an absolute link that stays inside");
+        assert.equal(await addon.readFile("sub/up", into, root, walk), 5000);
+        assert.equal(await addon.readFile("sublink/up", into, root, walk), 5000);
+        assert.equal(await addon.readFile("out", into, root, walk), -100002);
+        assert.equal(await addon.readFile("sibling", into, root, walk), -100002);
+        assert.equal(await addon.readFile("sub/climb", into, root, walk), -100002);
+        assert.equal(await addon.readFile("../f", into, root, walk), -100002);
+        assert.equal(await addon.readFile("gone", into, root, walk), -2);
+        assert.equal(await addon.readFile("sub", into, root, walk), -21);
+        assert.equal(await addon.readFile(join(root, "in").slice(1), into, "/", walk), 5000);
+      }
+      assert.throws(() => addon.readFile("in", into, `${root}\0`), TypeError);
     } finally {
       cleanup(dir);
     }

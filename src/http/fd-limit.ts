@@ -1,0 +1,34 @@
+// The process's open-file limit and the connection cap sized from it. Every accepted socket is a
+// file descriptor, and a response streaming a build file holds a second one (the file), so the
+// cap is half of what is left after a reserve for everything else the process opens (store
+// chunks being read, the ledger, archives, log files, Node's own). Past the limit accept() fails
+// with EMFILE and the server stops answering anyone, health probes included.
+import { readFileSync } from "node:fs";
+
+/** Descriptors kept out of the connection budget for the store, the ledger and Node itself. */
+export const FD_RESERVE = 256;
+/** The automatic cap never goes below this, however low the limit. */
+export const MIN_CONNECTIONS = 32;
+/** Assumed when the limit cannot be read (no /proc): the usual soft default. */
+export const ASSUMED_FD_LIMIT = 1024;
+
+/** The soft RLIMIT_NOFILE of this process, from /proc/self/limits; undefined when it cannot be read. */
+export function openFileLimit(): number | undefined {
+  try {
+    const line = /^Max open files\s+(\S+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    if (!line) return undefined;
+    return line[1] === "unlimited" ? Number.MAX_SAFE_INTEGER : Number(line[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Connections the server keeps open at once: `configured` when set (> 0), else
+ * max(MIN_CONNECTIONS, floor((limit − FD_RESERVE) / 2)) — 384 for the common limit of 1024.
+ */
+export function connectionCap(configured: number, limit = openFileLimit()): number {
+  if (configured > 0) return Math.floor(configured);
+  const fds = Math.min(limit ?? ASSUMED_FD_LIMIT, 1 << 24);
+  return Math.max(MIN_CONNECTIONS, Math.floor((fds - FD_RESERVE) / 2));
+}

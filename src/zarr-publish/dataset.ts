@@ -95,7 +95,7 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
       grid: a.shape.map((s, d) => Math.ceil(s / a.chunks[d])),
       dtype: a.dtype,
       encoding: planEncoding(meta),
-      fill: planFill(meta),
+      fill: planFill(meta, v.array.packing),
       source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
     });
   }

@@ -199,6 +199,21 @@ for (const writer of WRITERS) {
         { python: zarr3Python("the CF encodings test (/data)"), rtol: String(TOLERANCE) },
         { python: PYTHON, rtol: "3e-7" },
       ];
+      // The written attributes against the encoding rules (the only v3 check where today's client
+      // is not installed): the v3 _FillValue is what the v2 view's fill_value is, base64 of a
+      // little-endian float64 for floats, an integer otherwise.
+      for (const v of SERVED) {
+        const v3 = (await get(`${url}${v}/zarr.json`, H())).json();
+        const v2 = (await get(`${url}${v}/.zarray`, H())).json();
+        const fill = v3.attributes._FillValue;
+        const v2Fill = v2.fill_value === "NaN" ? Number.NaN : v2.fill_value;
+        assert.equal(v3.attributes._FillValue === undefined, v2.fill_value === null, `${v}: a marker in both views`);
+        if (fill === undefined) continue;
+        if (v3.data_type.startsWith("float")) {
+          assert.match(fill, /^[A-Za-z0-9+/]{11}=$/, `${v}: float _FillValue in base64`);
+          assert.ok(Object.is(Buffer.from(fill, "base64").readDoubleLE(0), v2Fill), `${v}: ${fill} vs ${v2Fill}`);
+        } else assert.equal(fill, v2Fill, v);
+      }
       for (const c of clients) {
         if (!c.python) continue;
         // Asynchronous: the server answering the client runs in this process.

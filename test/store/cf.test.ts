@@ -1,7 +1,16 @@
 // CF decoding: time units, calendars, timedeltas and packing.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { base64Double, cfDecoding, decodeTimes, parseTimeUnits, unitMs, unpack } from "../../src/store/cf.ts";
+import {
+  base64Double,
+  cfDecoding,
+  decodeTimes,
+  parseTimeUnits,
+  unitMs,
+  unpack,
+  variableProblem,
+} from "../../src/store/cf.ts";
+import { jsonBytes } from "../../src/zarr-publish/zarr-json.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -68,5 +77,12 @@ describe("CF decoding (xarray's rules)", () => {
     assert.match(cfDecoding({ scale_factor: "0.1" }, "int16", 0, 3).problem ?? "", /scale_factor/);
     assert.match(cfDecoding({ _FillValue: "lots" }, "float32", 0, 3).problem ?? "", /_FillValue "lots"/);
     assert.match(cfDecoding({ _FillValue: 1.5 }, "int16", 0, 3).problem ?? "", /whole number/);
+    const dates = { units: "days since 2000-01-01" };
+    assert.match(variableProblem(dates, cfDecoding(dates, "float32", "NaN", 3)) ?? "", /values dates/);
+  });
+  test("published markers above 2^53 stay floats for Python's JSON reader", () => {
+    const text = new TextDecoder().decode(jsonBytes({ missing_value: [Math.fround(1e20), -1] }));
+    assert.match(text, /1\.0000000200408773e\+20,/);
+    assert.deepEqual(JSON.parse(text).missing_value, [Math.fround(1e20), -1]);
   });
 });

@@ -45,6 +45,12 @@ export class StoreUnavailableError extends GridcastError {}
 /** Stored bytes could not be decoded: the store is damaged, retrying will not help. */
 export class CorruptDataError extends GridcastError {}
 
+/**
+ * A variable's stored encoding is one gridcast does not understand (an unknown _Unsigned, a
+ * non-numeric scale_factor, ...): its values are refused rather than served as stored.
+ */
+export class UnsupportedEncodingError extends CorruptDataError {}
+
 export class UnauthorizedError extends GridcastError {}
 export class ForbiddenError extends GridcastError {}
 export class InsufficientCreditsError extends GridcastError {}

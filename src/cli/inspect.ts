@@ -45,7 +45,13 @@ export function registerInspect(program: Command): void {
             `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}`,
           );
         }
-        for (const u of g.unregistered) lines.push(`  unregistered ${u.stored}: ${u.reason}`);
+        for (const u of g.unregistered) {
+          lines.push(
+            u.refused
+              ? `  refused ${u.stored} (${u.refused.variable}): ${u.refused.problem}`
+              : `  unregistered ${u.stored}: ${u.reason}`,
+          );
+        }
       }
       for (const s of info.skipped_groups) lines.push(`skipped ${s.id}: ${s.reason}`);
       lines.push(`embeddings: ${info.embeddings.items} items`);

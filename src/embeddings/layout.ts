@@ -4,7 +4,7 @@
 // producer) and which stored values mean "missing". Anything gridcast cannot map with certainty
 // is refused with the reason, by name: the item is then left out of the catalogue at build.
 import { CorruptDataError } from "../errors.ts";
-import { packingFrom } from "../store/cf.ts";
+import { cfDecoding } from "../store/cf.ts";
 import type { NodeMeta } from "../store/store.ts";
 
 /** An item whose layout gridcast cannot read with certainty; the message says why. */
@@ -216,7 +216,7 @@ export function schemeOf(
   const la = latent.attrs;
   const ga = group?.attrs ?? {};
   if (la.scale_factor !== undefined || la.add_offset !== undefined) {
-    const p = packingFrom(la, null, false);
+    const p = cfDecoding(la, latent.array?.dtype ?? "float32", null, 3);
     const sf = la.scale_factor === undefined ? 1 : num(la.scale_factor);
     const ao = la.add_offset === undefined ? 0 : num(la.add_offset);
     if (sf === undefined || ao === undefined) {
@@ -309,12 +309,12 @@ export function missingOf(latent: NodeMeta, group: NodeMeta | undefined): Missin
         k === "nodata" && declared.missing_value !== undefined ? [declared.missing_value, v].flat() : v;
     }
     if (keys.length) {
-      const values = packingFrom(declared, null, false).missing;
+      const values = cfDecoding(declared, a.dtype, null, 3).missing;
       return { values, source: `declared by ${where} ${keys.join(", ")}` };
     }
   }
   if (latent.format === 2 && a.fill_value !== null && a.fill_value !== undefined) {
-    const values = packingFrom({}, a.fill_value, true).missing;
+    const values = cfDecoding({}, a.dtype, a.fill_value, 2).missing;
     return {
       values,
       source: `the Zarr v2 fill_value (${JSON.stringify(a.fill_value)}), as xarray reads v2 stores; declare _FillValue, missing_value or nodata to say otherwise`,

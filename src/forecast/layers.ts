@@ -1,7 +1,7 @@
 // The map layers of a store: every group × registered variable with a map style × level. The
 // build names its tiles by these ids and the click-value route resolves them the same way, so a
 // click always reads the field the tile was drawn from.
-import { InvalidParameterError, NotFoundError } from "../errors.ts";
+import { InvalidParameterError, NotFoundError, UnsupportedEncodingError } from "../errors.ts";
 import { DERIVED_LAYERS, type DerivedLayer } from "../registry/derived.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
@@ -52,6 +52,21 @@ export function groupLayers(group: ForecastGroup): MapLayerRef[] {
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/**
+ * The error for a registered variable the group stores in an encoding gridcast cannot decode
+ * (named with the reason), or undefined when the group does not refuse it.
+ */
+export function refusal(group: ForecastGroup, variable: string): UnsupportedEncodingError | undefined {
+  const u = group.unregistered.find((a) => a.refused?.variable === variable);
+  if (!u?.refused) return undefined;
+  const err = new UnsupportedEncodingError(
+    `${variable} in ${group.id} (stored as ${u.stored}) is not served: ${u.refused.problem}`,
+    { variable, group: group.id, stored: u.stored },
+  );
+  err.logFields = { group: group.id, array: u.stored };
+  return err;
+}
+
 /** The layer with this id; NotFoundError (404) when no group of the store draws it. */
 export async function findMapLayer(store: Store, id: string): Promise<MapLayerRef> {
   // Group names may hold dots too, so every group whose name prefixes the id is a candidate.
@@ -66,6 +81,8 @@ export async function findMapLayer(store: Store, id: string): Promise<MapLayerRe
     }
     const found = groupLayers(group).find((l) => l.id === id);
     if (found) return found;
+    const refused = refusal(group, id.slice(name.length + 1).split(".")[0]);
+    if (refused) throw refused;
   }
   throw new NotFoundError(`no map layer "${id}"`, { param: "layer" });
 }

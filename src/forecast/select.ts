@@ -6,7 +6,7 @@ import { leadIntervals } from "../registry/temporal.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { covers } from "./grid-select.ts";
-import { parseRunParam, runIndexOf } from "./layers.ts";
+import { parseRunParam, refusal, runIndexOf } from "./layers.ts";
 
 export const GROUP_ID = /^forecast\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -110,6 +110,8 @@ export function intervalsOf(
 export function requireVariable(group: ForecastGroup, entry: VariableEntry): GroupVariable {
   const v = group.variables.get(entry.name);
   if (!v) {
+    const refused = refusal(group, entry.name);
+    if (refused) throw refused;
     throw new UnknownVariableError(`${entry.name} is not in ${group.id}`, {
       param: "var",
       available: [...group.variables.keys()].sort(),

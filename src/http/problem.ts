@@ -15,6 +15,7 @@ import {
   StoreUnavailableError,
   TooLargeError,
   UnauthorizedError,
+  UnsupportedEncodingError,
 } from "../errors.ts";
 
 type ErrorClass = abstract new (...args: never[]) => GridcastError;
@@ -28,6 +29,7 @@ export const STATUS_TABLE: [ErrorClass, number, string][] = [
   [NotFoundError, 404, "not-found"],
   [TooLargeError, 413, "too-large"],
   [RateLimitedError, 429, "rate-limited"],
+  [UnsupportedEncodingError, 500, "unsupported-encoding"],
   [CorruptDataError, 500, "corrupt-data"],
   [StoreUnavailableError, 503, "store-unavailable"],
   [LedgerUnavailableError, 503, "ledger-unavailable"],

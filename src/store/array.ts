@@ -2,10 +2,10 @@
 // Decoded chunks go through the shared ChunkCache; which chunks a region needs is computed from
 // metadata alone, so callers can size a request before any chunk is read.
 import * as zarr from "zarrita";
-import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
+import { CorruptDataError, GridcastError, StoreUnavailableError, UnsupportedEncodingError } from "../errors.ts";
 import { nativeBlosc } from "../native.ts";
 import type { Backend, RangeQuery } from "./backend.ts";
-import { type Packing, packingFrom, unpack } from "./cf.ts";
+import { cfDecoding, type Decoding, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
 import { CodecInputError } from "./codecs/bound.ts";
@@ -92,7 +92,8 @@ export class StoredArray {
   readonly shape: number[];
   readonly chunks: number[];
   readonly dtype: string;
-  readonly packing: Packing;
+  /** How stored values become physical ones (cf.ts); `problem` set when gridcast cannot decode them. */
+  readonly packing: Decoding;
   readonly #backend: Backend;
   readonly #cache: ChunkCache<Chunk & { byteLength: number }>;
   /** Revision of the group metadata this array was opened from (part of every cache key). */
@@ -113,7 +114,7 @@ export class StoredArray {
     this.dtype = meta.array.dtype;
     this.#backend = backend;
     this.#cache = cache;
-    this.packing = packingFrom(meta.attrs, meta.array.fill_value, meta.format === 2);
+    this.packing = cfDecoding(meta.attrs, meta.array.dtype, meta.array.fill_value, meta.format);
   }
 
   get path(): string {
@@ -312,8 +313,21 @@ export class StoredArray {
   }
 
   /**
+   * Physical values are never made from an array whose encoding gridcast does not understand: the
+   * read is refused, naming the array and the reason.
+   */
+  #decodable(): void {
+    const problem = this.packing.problem;
+    if (problem) {
+      const err = new UnsupportedEncodingError(`${this.meta.path} cannot be decoded: ${problem}`);
+      err.logFields = { array: this.meta.path };
+      throw err;
+    }
+  }
+
+  /**
    * Copy what one decoded chunk holds of a region into its place in a caller's buffer: physical
-   * values under the array's own CF packing, or under `packing` when given (null: stored values,
+   * values under the array's own CF decoding, or under `packing` when given (null: stored values,
    * unchanged, for a caller that decodes them itself).
    */
   copyChunk(
@@ -322,8 +336,9 @@ export class StoredArray {
     region: Range[],
     out: OutValues,
     place: Placement,
-    packing: Packing | null = this.packing,
+    packing: Decoding | null = this.packing,
   ): void {
+    if (packing === this.packing) this.#decodable();
     copyRegion(ch, coords, this.chunks, region, place, out, packing);
   }
 
@@ -341,6 +356,7 @@ export class StoredArray {
    * warm point column); undefined otherwise (then await read()). The same copy as read().
    */
   readNow(region: Range[]): Float32Array | Float64Array | undefined {
+    this.#decodable();
     const one = this.#soleChunk(region);
     if (!one || region.some(([a, b]) => b <= a)) return undefined;
     const ch = this.chunkNow(one);
@@ -365,8 +381,9 @@ export class StoredArray {
     region: Range[],
     out: OutValues,
     place: Placement,
-    packing: Packing | null = this.packing,
+    packing: Decoding | null = this.packing,
   ): Promise<void> {
+    if (packing === this.packing) this.#decodable();
     checkPlacement(region, out.length, place);
     if (region.some(([a, b]) => b <= a)) return;
     // A region inside one chunk (a point series): no chunk list to build, nothing to gather.
@@ -510,7 +527,7 @@ function copyRegion(
   region: Range[],
   place: Placement,
   out: { [i: number]: number; length: number },
-  packing: Packing | null,
+  packing: Decoding | null,
 ): void {
   let nd = region.length;
   let lo = new Array<number>(nd);

@@ -7,7 +7,7 @@ import type { Registry, VariableEntry } from "../registry/registry.ts";
 import { type ResolvedTemporal, resolveTemporal } from "../registry/temporal.ts";
 import { type Converter, converter } from "../registry/units.ts";
 import type { StoredArray } from "./array.ts";
-import { decodeTimes, unitMs } from "./cf.ts";
+import { decodeTimes, unitMs, variableProblem } from "./cf.ts";
 import { type Role, roleOf, rolePreference } from "./dims.ts";
 import { wrap180 } from "./grid.ts";
 import type { Json } from "./metadata.ts";
@@ -42,6 +42,8 @@ export interface UnregisteredArray {
   units: string | null;
   long_name: string | null;
   standard_name: string | null;
+  /** Set when the array is a registered variable whose stored encoding gridcast cannot decode. */
+  refused?: { variable: string; problem: string };
 }
 
 export interface Grid {
@@ -346,7 +348,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     // Scalars and 1-D arrays beside the grid are coordinates too (cfgrib's surface, number, ...).
     if (arr.shape.length < 2) continue;
     const attrs = arr.meta.attrs;
-    const skip = (reason: string) =>
+    const skip = (reason: string, refused?: UnregisteredArray["refused"]) =>
       unregistered.push({
         stored,
         reason,
@@ -354,6 +356,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
         units: strAttr(attrs, "units") ?? null,
         long_name: strAttr(attrs, "long_name") ?? null,
         standard_name: strAttr(attrs, "standard_name") ?? null,
+        ...(refused ? { refused } : {}),
       });
     const roles = arr.dims.map((d) => dimRole.get(d));
     if (!roles.includes("lat") || !roles.includes("lon")) {
@@ -377,6 +380,12 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const entry = entryOf(registry, stored, attrs);
     if (!entry) {
       skip("not a registered variable name");
+      continue;
+    }
+    // An encoding gridcast does not understand refuses the variable, loudly, never served raw.
+    const problem = variableProblem(attrs, arr.packing);
+    if (problem) {
+      skip(`${entry.name} refused: ${problem}`, { variable: entry.name, problem });
       continue;
     }
     if (variables.has(entry.name)) {

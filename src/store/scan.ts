@@ -9,7 +9,7 @@
 // only when it is retired or the scan closes, it is not pinned, and its decode has finished (the
 // thread pool may still be writing into it before then).
 import type { Chunk, OutValues, Placement, Range, StoredArray } from "./array.ts";
-import type { Packing } from "./cf.ts";
+import type { Decoding } from "./cf.ts";
 import { giveBytes, takeBytes } from "./scan-buffers.ts";
 
 interface Held {
@@ -84,7 +84,7 @@ export class ChunkScan {
   }
 
   /** Physical values of a region written into its place (as StoredArray.readInto, `packing` too). */
-  async readInto(region: Range[], out: OutValues, place: Placement, packing?: Packing | null): Promise<void> {
+  async readInto(region: Range[], out: OutValues, place: Placement, packing?: Decoding | null): Promise<void> {
     if (this.#closed) throw new Error("scan already closed");
     if (region.some(([a, b]) => b <= a)) return;
     await Promise.all(

@@ -6,6 +6,7 @@ import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
 import { type CoordArray, coordinateArrays, dimNamesOf } from "./coordinates.ts";
 import { isPublishable } from "./dtype.ts";
 import { type Encoding, planEncoding } from "./encoding.ts";
+import { cfDecoding } from "../store/cf.ts";
 import { type FillPlan, planFill } from "./fill.ts";
 import type { Json } from "./zarr-json.ts";
 
@@ -100,7 +101,7 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
       grid: a.shape.map((s, d) => Math.ceil(s / a.chunks[d])),
       dtype: a.dtype,
       encoding: planEncoding(meta),
-      fill: withAttrs(planFill(meta), grid.variableAttrs),
+      fill: withAttrs(planFill(meta, v.array.packing), grid.variableAttrs),
       source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
     });
   }
@@ -153,7 +154,7 @@ function gridArrays(
     const meta = array ? nodes.get(array.path) : undefined;
     if (!array || !meta?.array || !isPublishable(meta.array.dtype)) continue;
     const a = meta.array;
-    const fill = planFill(meta);
+    const fill = planFill(meta, cfDecoding(meta.attrs, a.dtype, a.fill_value, meta.format));
     for (const side of [fill.v2Attrs, fill.v3Attrs]) {
       side.standard_name = standard;
       side.units = units;

@@ -4,11 +4,18 @@
 
 export type Json = Record<string, unknown>;
 
+// Whole numbers at or above 2^53 are floats in all but name (1e20 as a float32 marker); JavaScript
+// prints them as long digit strings that Python reads back as int, which then never equals a
+// float. They are written in exponent form instead, which every JSON reader takes for a float.
+const EXACT = 2 ** 53;
+const FLOAT_TAG = "\u0000float:";
+
 /** A number as a Zarr JSON scalar. */
 export function zarrNumber(v: number): number | string {
   if (Number.isNaN(v)) return "NaN";
   if (v === Number.POSITIVE_INFINITY) return "Infinity";
   if (v === Number.NEGATIVE_INFINITY) return "-Infinity";
+  if (Number.isInteger(v) && Math.abs(v) >= EXACT) return `${FLOAT_TAG}${v.toExponential()}`;
   return v;
 }
 
@@ -29,16 +36,8 @@ const encoder = new TextEncoder();
 
 /** Serialised document bytes (indented like zarr-python writes them). */
 export function jsonBytes(doc: unknown): Uint8Array {
-  return encoder.encode(`${JSON.stringify(zarrSafe(doc), null, 2)}\n`);
-}
-
-/** Numeric value of a JSON fill or attribute scalar ("NaN" → NaN); undefined when not numeric. */
-export function numericScalar(v: unknown): number | undefined {
-  if (typeof v === "number") return v;
-  if (v === "NaN") return Number.NaN;
-  if (v === "Infinity") return Number.POSITIVE_INFINITY;
-  if (v === "-Infinity") return Number.NEGATIVE_INFINITY;
-  return undefined;
+  const text = JSON.stringify(zarrSafe(doc), null, 2).replace(/"\\u0000float:([^"]+)"/g, "$1");
+  return encoder.encode(`${text}\n`);
 }
 
 /** Same value, NaN equal to NaN. */

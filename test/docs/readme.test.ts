@@ -1,5 +1,6 @@
 // The README's usage examples, run as written against a real server: every sh block with bash,
-// every python block with Debian's python3, every js block with node.
+// every python block with Debian's python3 (xarray + zarr 2) and with today's xarray + zarr 3, every
+// js block with node.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -7,6 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { cleanup, PYTHON, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { zarr3Python } from "../helpers/zarr3-python.ts";
 import { build } from "../render/build-fixture.ts";
 
 const run = promisify(execFile);
@@ -47,8 +49,15 @@ describe("README examples", () => {
       const opts = { cwd: work, env, encoding: "utf8" as const, timeout: 60_000 };
       let out: string;
       if (b.lang === "sh") out = (await run("bash", ["-euo", "pipefail", "-c", b.code], opts)).stdout;
-      else if (b.lang === "python") out = (await run(PYTHON, ["-c", b.code], opts)).stdout;
-      else {
+      else if (b.lang === "python") {
+        out = (await run(PYTHON, ["-c", b.code], opts)).stdout;
+        // The same example with the client generation most Python users run today.
+        const py3 = zarr3Python("the README's Python example");
+        if (py3) {
+          const now = (await run(py3, ["-c", b.code], opts)).stdout;
+          assert.equal(now, out, "xarray + zarr 3 prints what xarray + zarr 2 prints");
+        }
+      } else {
         // Inside the project so that "zarrita" resolves from node_modules.
         const dir = join(ROOT, "test-artifacts");
         mkdirSync(dir, { recursive: true });

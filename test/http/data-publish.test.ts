@@ -5,10 +5,11 @@ import { execFile } from "node:child_process";
 import { describe, test } from "node:test";
 import { promisify } from "node:util";
 import { parseRange } from "../../src/http/byte-reply.ts";
+import { base64Double, cfDecoding } from "../../src/store/cf.ts";
 import type { NodeMeta } from "../../src/store/store.ts";
 import { compress } from "../../src/zarr-publish/chunk-codec.ts";
 import { planEncoding } from "../../src/zarr-publish/encoding.ts";
-import { planFill } from "../../src/zarr-publish/fill.ts";
+import { planFill as planFillWith } from "../../src/zarr-publish/fill.ts";
 import { PYTHON } from "../helpers/harness.ts";
 
 type Json = Record<string, unknown>;
@@ -117,6 +118,9 @@ describe("encoding", () => {
   });
 });
 
+/** The fill plan of an array, from the decoding the store layer reads it with. */
+const planFill = (m: NodeMeta) => planFillWith(m, cfDecoding(m.attrs, m.array!.dtype, m.array!.fill_value, m.format));
+
 describe("fill values", () => {
   test("v3 integer fill 0 without _FillValue: no missing marker in v2, unwritten chunks served filled", () => {
     const f = planFill(v3([bytes()], "int32", 0, { units: "hours" }));
@@ -137,6 +141,17 @@ describe("fill values", () => {
     const f = planFill(v3([bytes()], "float32", "NaN", { _FillValue: "NaN" }));
     assert.ok(Number.isNaN(f.v2Fill!));
     assert.equal(f.v2ServesAbsent, false);
+    // v3 readers (xarray + zarr 3) get the float _FillValue base64-encoded, as they write it.
+    assert.deepEqual(f.v3Attrs, { _FillValue: "AAAAAAAA+H8=" });
+  });
+
+  test("v3 float fill in any form: base64 for v3 readers, the number as v2 fill_value", () => {
+    for (const form of [9.999e20, base64Double(9.999e20), [9.999e20]]) {
+      const f = planFill(v3([bytes()], "float32", "NaN", { _FillValue: form, missing_value: [1, 9.999e20] }));
+      assert.equal(f.v2Fill, Math.fround(9.999e20), JSON.stringify(form));
+      assert.deepEqual(f.v3Attrs, { _FillValue: base64Double(Math.fround(9.999e20)), missing_value: 1 });
+      assert.deepEqual(f.v2Attrs, { missing_value: 1 });
+    }
   });
 
   test("v2 fill_value becomes _FillValue for v3 readers", () => {

@@ -334,6 +334,11 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       l.derived
         ? wanted.includes(l.derived.def.name) || l.derived.sources.every((v) => wanted.includes(v.name))
         : wanted.includes(l.variable.name);
+    for (const u of group.unregistered) {
+      if (u.refused && (!wanted || wanted.includes(u.refused.variable))) {
+        warnings.push(`${group.id}/${u.stored}: ${u.refused.variable} is not drawn: ${u.refused.problem}`);
+      }
+    }
     const refs = groupLayers(group).filter((l) => !wanted || picked(l, wanted));
     if (refs.length === 0) continue;
     const tiles = coverage.pyramidCount(group.id, group.grid, sel.maxZoom);

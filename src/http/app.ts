@@ -133,7 +133,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
           noSuffixRange();
           webStatic(req, res, notFound);
         };
-        if (snap) snap.serveStatic(req, res, decided.path, fallback);
+        if (snap) snap.serveStatic(req, res, decided.path, fallback, (e) => onError(e, req, res));
         else fallback();
       },
       (e) => onError(e, req, res),

@@ -6,10 +6,10 @@
 import { readFile, readlink, realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve, sep } from "node:path";
-import { CorruptDataError } from "../errors.ts";
+import { CorruptDataError, GridcastError } from "../errors.ts";
 import { type Catalog, CURRENT, EMPTY_TILE, tileDir } from "../render/layout.ts";
-import { archiveTile } from "./archive-reader.ts";
-import { type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
+import { archiveTile, refuseDamagedArchive } from "./archive-reader.ts";
+import { ARCHIVE_EXT, type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
 import { IMMUTABLE, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
 
 export type PublishedCatalog = Catalog & ArchiveCatalogFields;
@@ -50,9 +50,16 @@ export class Snapshot {
 
   /**
    * Serves the public file a decoded, normalised request path names, or calls `next` when there
-   * is none. What is public (e.g. not the embedding indexes) is decided by the caller.
+   * is none. What is public (e.g. not the embedding indexes) is decided by the caller. A damaged
+   * archive (or a tile of one) goes to `fail` before any byte is sent: a logged error, not a 404.
    */
-  serveStatic(req: IncomingMessage, res: ServerResponse, path: string, next: () => void): void {
+  serveStatic(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    next: () => void,
+    fail: (e: unknown) => void,
+  ): void {
     const parts = segmentsOf(path);
     if (!parts) {
       next();
@@ -63,7 +70,7 @@ export class Snapshot {
     const served =
       this.format === "pmtiles" && isTilePath(parts)
         ? this.#sendArchived(req, res, parts)
-        : sendFile(req, res, this.dir, parts, cache);
+        : this.#sendChecked(req, res, parts, cache);
     served.then(
       (sent) => {
         if (!sent) {
@@ -71,13 +78,21 @@ export class Snapshot {
           next();
         }
       },
-      () => {
-        if (!res.headersSent) {
+      (e) => {
+        if (res.headersSent) res.destroy();
+        else if (e instanceof GridcastError) fail(e);
+        else {
           res.removeHeader(BUILD_HEADER);
           next();
-        } else res.destroy();
+        }
       },
     );
+  }
+
+  /** A build file; an archive already found damaged is refused rather than handed out raw. */
+  async #sendChecked(req: IncomingMessage, res: ServerResponse, parts: string[], cache: string): Promise<boolean> {
+    if (parts.at(-1)!.endsWith(ARCHIVE_EXT)) await refuseDamagedArchive(join(this.dir, ...parts));
+    return sendFile(req, res, this.dir, parts, cache);
   }
 
   /** tiles/<layer>/<run>/<lead>/<z>/<x>/<y>.png of an archive build, read from the lead's archive. */

@@ -139,7 +139,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
           noSuffixRange();
           webStatic(req, res, notFound);
         };
-        if (snap) snap.serveStatic(req, res, decided.path, fallback, isPublicLocation);
+        if (snap) snap.serveStatic(req, res, decided.path, fallback, (e) => onError(e, req, res), isPublicLocation);
         else fallback();
       },
       (e) => onError(e, req, res),

@@ -4,6 +4,7 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Manifest } from "../render/build/manifest.ts";
+import { MAX_TILE_BYTES } from "./archive-check.ts";
 import { PART_DATA, PART_INDEX, partsOf, RECORD_BYTES } from "./archive-sink.ts";
 import { ARCHIVE_EXT, type TileFormat } from "./format.ts";
 import {
@@ -15,8 +16,8 @@ import {
   type PlacedTile,
 } from "./pmtiles-writer.ts";
 
-/** Bytes copied per write when moving tile data into the archive. */
-const COPY_BUFFER = 1 << 20;
+/** Bytes copied per write when moving tile data into the archive (at least one largest tile). */
+const COPY_BUFFER = MAX_TILE_BYTES;
 
 interface Sourced extends PlacedTile {
   part: number;

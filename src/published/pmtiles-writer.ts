@@ -5,13 +5,19 @@
 // (clustered); identical tiles are stored once and consecutive ones share one run-length entry.
 // Directories and metadata are gzip-compressed; PNG tiles are stored as they are.
 import { gzipSync } from "node:zlib";
+import {
+  COMPRESSION_GZIP,
+  COMPRESSION_NONE,
+  HEADER_BYTES,
+  MAX_DIRECTORY_BYTES,
+  MAX_DIRECTORY_DECODED,
+  MAX_DIRECTORY_ENTRIES,
+  MAX_TILE_BYTES,
+  ROOT_LIMIT,
+  TILE_TYPE_PNG,
+} from "./archive-check.ts";
 
-export const HEADER_BYTES = 127;
-/** Header and root directory must fit in the first 16 KiB, the size a reader fetches first. */
-export const ROOT_LIMIT = 16384;
-const COMPRESSION_NONE = 1;
-const COMPRESSION_GZIP = 2;
-const TILE_TYPE_PNG = 2;
+export { HEADER_BYTES, ROOT_LIMIT };
 
 export interface Entry {
   tileId: number;
@@ -47,6 +53,8 @@ export function layoutTiles(sorted: PlacedTile[]): ArchiveLayout {
   let dataLength = 0;
   for (let i = 0; i < sorted.length; i++) {
     const t = sorted[i];
+    if (t.length < 1 || t.length > MAX_TILE_BYTES)
+      throw new Error(`tile ${t.tileId} is ${t.length} bytes; tiles are 1..${MAX_TILE_BYTES} bytes`);
     if (i > 0 && t.tileId <= sorted[i - 1].tileId) throw new Error(`tile ids not strictly increasing at ${t.tileId}`);
     let offset = at.get(t.key);
     if (offset === undefined) {
@@ -88,14 +96,18 @@ export function serializeDirectory(entries: Entry[]): Buffer {
     // 0 means "right after the previous entry's bytes", else offset + 1.
     pushVarint(out, i > 0 && e.offset === prev.offset + prev.length ? 0 : e.offset + 1);
   }
-  return gzipSync(Buffer.from(out));
+  if (entries.length > MAX_DIRECTORY_ENTRIES || out.length > MAX_DIRECTORY_DECODED)
+    throw new Error(`a directory of ${entries.length} entries is past the readers' limits`);
+  const packed = gzipSync(Buffer.from(out));
+  if (packed.length > MAX_DIRECTORY_BYTES) throw new Error(`a directory of ${packed.length} bytes is too large`);
+  return packed;
 }
 
 /** Root and leaf directories: everything in the root if it fits, else leaves of growing size. */
 export function buildDirectories(entries: Entry[]): { root: Buffer; leaves: Buffer } {
-  const whole = serializeDirectory(entries);
-  if (whole.length <= ROOT_LIMIT - HEADER_BYTES) return { root: whole, leaves: Buffer.alloc(0) };
-  for (let leafSize = 4096; ; leafSize *= 2) {
+  const whole = entries.length <= MAX_DIRECTORY_ENTRIES ? serializeDirectory(entries) : undefined;
+  if (whole && whole.length <= ROOT_LIMIT - HEADER_BYTES) return { root: whole, leaves: Buffer.alloc(0) };
+  for (let leafSize = 4096; leafSize <= MAX_DIRECTORY_ENTRIES; leafSize *= 2) {
     const rootEntries: Entry[] = [];
     const leaves: Buffer[] = [];
     let offset = 0;
@@ -108,6 +120,7 @@ export function buildDirectories(entries: Entry[]): { root: Buffer; leaves: Buff
     const root = serializeDirectory(rootEntries);
     if (root.length <= ROOT_LIMIT - HEADER_BYTES) return { root, leaves: Buffer.concat(leaves) };
   }
+  throw new Error(`${entries.length} directory entries do not fit one root and one level of leaves`);
 }
 
 export interface HeaderFields {

@@ -7,10 +7,10 @@ import { readlink, realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve, sep } from "node:path";
 import { readBelow } from "../confined.ts";
-import { CorruptDataError } from "../errors.ts";
+import { CorruptDataError, GridcastError } from "../errors.ts";
 import { type Catalog, CURRENT, EMPTY_TILE, tileDir } from "../render/layout.ts";
-import { archiveTile } from "./archive-reader.ts";
-import { type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
+import { archiveTile, refuseDamagedArchive } from "./archive-reader.ts";
+import { ARCHIVE_EXT, type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
 import { IMMUTABLE, type LocationCheck, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
 
 export type PublishedCatalog = Catalog & ArchiveCatalogFields;
@@ -51,13 +51,15 @@ export class Snapshot {
   /**
    * Serves the public file a decoded, normalised request path names, or calls `next` when there
    * is none. What is public (e.g. not the embedding indexes) is decided by the caller, on the
-   * request path and, through `isPublic`, on where the file opened really is.
+   * request path and, through `isPublic`, on where the file opened really is. A damaged archive
+   * (or a tile of one) goes to `fail` before any byte is sent: a logged error, not a 404.
    */
   serveStatic(
     req: IncomingMessage,
     res: ServerResponse,
     path: string,
     next: () => void,
+    fail: (e: unknown) => void,
     isPublic?: LocationCheck,
   ): void {
     const parts = segmentsOf(path);
@@ -70,7 +72,7 @@ export class Snapshot {
     const served =
       this.format === "pmtiles" && isTilePath(parts)
         ? this.#sendArchived(req, res, parts)
-        : sendFile(req, res, this.dir, parts, cache, isPublic);
+        : this.#sendChecked(req, res, parts, cache, isPublic);
     served.then(
       (sent) => {
         if (!sent) {
@@ -78,13 +80,27 @@ export class Snapshot {
           next();
         }
       },
-      () => {
-        if (!res.headersSent) {
+      (e) => {
+        if (res.headersSent) res.destroy();
+        else if (e instanceof GridcastError) fail(e);
+        else {
           res.removeHeader(BUILD_HEADER);
           next();
-        } else res.destroy();
+        }
       },
     );
+  }
+
+  /** A build file; an archive already found damaged is refused rather than handed out raw. */
+  async #sendChecked(
+    req: IncomingMessage,
+    res: ServerResponse,
+    parts: string[],
+    cache: string,
+    isPublic?: LocationCheck,
+  ): Promise<boolean> {
+    if (parts.at(-1)!.endsWith(ARCHIVE_EXT)) await refuseDamagedArchive(join(this.dir, ...parts));
+    return sendFile(req, res, this.dir, parts, cache, isPublic);
   }
 
   /** tiles/<layer>/<run>/<lead>/<z>/<x>/<y>.png of an archive build, read from the lead's archive. */

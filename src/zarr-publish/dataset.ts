@@ -1,12 +1,13 @@
 // One forecast group as a published dataset: its registered variables under their canonical names
 // with dimensions named by role, plus coordinate arrays, each with one chunk grid and one encoding
 // shared by the Zarr v2 and v3 views. Built from metadata and the already-decoded coordinates.
+
+import { cfDecoding } from "../store/cf.ts";
 import { encodingOf } from "../store/chunk-key.ts";
 import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
 import { type CoordArray, coordinateArrays, dimNamesOf } from "./coordinates.ts";
 import { isPublishable } from "./dtype.ts";
 import { type Encoding, planEncoding } from "./encoding.ts";
-import { cfDecoding } from "../store/cf.ts";
 import { type FillPlan, planFill } from "./fill.ts";
 import type { Json } from "./zarr-json.ts";
 

@@ -82,7 +82,9 @@ export const mapRoutes = [
       "Served from the published build. Outside a regional layer's coverage the answer is a transparent tile. " +
       "Cached for a year (immutable) when the run is named, for a minute when it defaults to the latest run. " +
       "400 for a tile address off the z0..7 pyramid; 404 for an unknown layer, run or lead, or a zoom level " +
-      "above the layer's maxzoom in the catalog.",
+      "above the layer's maxzoom in the catalog. 500 corrupt-data (Cache-Control: no-store) when the build's tile " +
+      "archive for the lead is damaged or missing: every field of an archive is checked before use, and the server " +
+      "log names the archive and the defect; the same holds for static tile paths and raw reads of that archive.",
     tags: ["maps"],
     auth: "public",
     pathParams: TilePath,

@@ -5,6 +5,7 @@ import { cpSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type SkippedEmbedding, writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
 import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../../errors.ts";
+import { verifyBuildArchives } from "../../published/archive-verify.ts";
 import { assembleBuild } from "../../published/assemble.ts";
 import { markArchives } from "../../published/catalog-fields.ts";
 import { type BuildOutput, measureBuild } from "../../published/measure.ts";
@@ -103,6 +104,8 @@ export async function finalizeBuild(
   writeJsonAtomic(join(partial, MANIFEST), manifest);
   const assembling = performance.now();
   const format = assembleBuild(partial, manifest);
+  // A damaged archive (assembled now or hard-linked from the previous build) is never published.
+  if (format === "pmtiles") verifyBuildArchives(partial, manifest);
   const assembleSeconds = (performance.now() - assembling) / 1000;
   const catalog = writeBuildDocs(partial, manifest, opts.rendering);
   if (format === "pmtiles") markArchives(partial, catalog);

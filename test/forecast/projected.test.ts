@@ -411,7 +411,9 @@ describe("a projected patch over a global group", () => {
     assert.equal(g.grid.grid_mapping_name, "lambert_conformal_conic");
     assert.deepEqual([g.grid.x.first, g.grid.x.step, g.grid.x.count], [-1440000, 60000, 48]);
     const want = reference("lcc", { bounds: true }).bounds;
-    g.bbox.forEach((v: number, i: number) => assert.ok(Math.abs(v - want[i]) < 0.01, `bbox ${g.bbox} vs ${want}`));
+    g.bbox.forEach((v: number, i: number) => {
+      assert.ok(Math.abs(v - want[i]) < 0.01, `bbox ${g.bbox} vs ${want}`);
+    });
     const exp = (await get(`${srv.url}/api/export`, { "X-API-Key": key })).json();
     const e = exp.groups.find((x: { group: string }) => x.group === "forecast/hrrr");
     assert.deepEqual(e.fields.find((f: { name: string }) => f.name === "t2m").dims, ["time", "lead_time", "y", "x"]);

@@ -11,6 +11,7 @@ import { BusyError, GridcastError, InsufficientCreditsError, RateLimitedError } 
 import { gate, type TakeToken } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
 import { Delivery, flatRule } from "./delivery.ts";
+import { dataWaitersMax } from "./fd-limit.ts";
 import { streamNpy } from "./npy-stream.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
 import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
@@ -83,7 +84,14 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
   }));
 
-  const waiter = new TokenWaiter(ctx.ledger, ctx.settings.data_rate_wait_ms);
+  const waiter = new TokenWaiter(
+    ctx.ledger,
+    ctx.settings.data_rate_wait_ms,
+    1024,
+    dataWaitersMax(ctx.settings.data_rate_waiters_max),
+  );
+  ctx.metrics.dataWaiting = () => waiter.total;
+  ctx.metrics.dataWaitersMax = waiter.maxTotal;
   const watchdog = new Watchdog({ deadlineMs: ctx.settings.response_timeout_ms, stallMs: ctx.settings.send_stall_ms });
 
   const onError = (err: unknown, req: IncomingMessage, res: ServerResponse) => {

@@ -7,6 +7,9 @@ export class Metrics {
   creditsCharged = 0;
   /** Heavy (store-reading) requests running now. */
   inFlight = 0;
+  /** /data requests waiting for a rate-limit token now, and how many may (data_rate_waiters_max). */
+  dataWaiting = () => 0;
+  dataWaitersMax = Number.POSITIVE_INFINITY;
 
   observe(route: string, status: number, seconds: number): void {
     const k = `${route}\u0000${status}`;
@@ -56,6 +59,9 @@ export class Metrics {
       `gridcast_credits_charged_total ${this.creditsCharged}`,
       "# TYPE gridcast_heavy_requests_in_flight gauge",
       `gridcast_heavy_requests_in_flight ${this.inFlight}`,
+      "# HELP gridcast_data_rate_waiters /data requests waiting for a rate-limit token.",
+      "# TYPE gridcast_data_rate_waiters gauge",
+      `gridcast_data_rate_waiters ${this.dataWaiting()}`,
     );
     return `${out.join("\n")}\n`;
   }

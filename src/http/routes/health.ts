@@ -30,8 +30,9 @@ export const healthRoutes = [
     summary: "Store and ledger are reachable",
     description:
       "503 with the failing checks named when the store root or the ledger cannot be reached, or when every " +
-      "store-reading slot (max_heavy_requests) is taken, so a load balancer sends new work elsewhere. The " +
-      "capacity check shows the slots in use as used/max.",
+      "store-reading slot (max_heavy_requests) is taken, or every place for /data requests waiting for " +
+      "rate-limit tokens (data_rate_waiters_max), so a load balancer sends new work elsewhere. The capacity " +
+      "check shows the slots in use as used/max, data_waiters the waiting /data requests as waiting/max.",
     tags: ["operations"],
     auth: "public",
     responses: {
@@ -63,7 +64,10 @@ export const healthRoutes = [
       const used = app.metrics.inFlight;
       const max = app.settings.max_heavy_requests;
       checks.capacity = `${used}/${max}`;
-      const ok = checks.store === "ok" && checks.ledger === "ok" && used < max;
+      const waiting = app.metrics.dataWaiting();
+      const waitMax = app.metrics.dataWaitersMax;
+      checks.data_waiters = `${waiting}/${waitMax}`;
+      const ok = checks.store === "ok" && checks.ledger === "ok" && used < max && waiting < waitMax;
       // One unreadable group does not make the server unready: the others serve (it is named in `groups`).
       return { status: ok ? 200 : 503, json: { status: ok ? "ready" : "not ready", checks, groups } };
     },

@@ -4,6 +4,7 @@
 // connecting) that reads part of a .npy and then resets the connection.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { parseKeyId } from "../../src/ledger/keyformat.ts";
 import { cleanup, get, PYTHON, sampleStore, type TestServer, until } from "../helpers/harness.ts";
@@ -16,6 +17,11 @@ const SHAPE: [number, number, number] = [128, 128, 128];
 const DATA = SHAPE[0] * SHAPE[1] * SHAPE[2] * 4;
 const FULL = BASE + DATA / MIB;
 const MAP = expectedItems().find((n) => n.includes("~map~"))!;
+// The most the server's kernel may buffer for one connection (tcp_wmem's maximum): a client that
+// read `n` bytes cannot have had more than n + this handed over, so the charge must stay below the
+// whole when that is short of the body (4 MiB on a stock Linux, so 2 MiB read of 8 MiB is).
+const SEND_BUFFER_MAX = Number(readFileSync("/proc/sys/net/ipv4/tcp_wmem", "utf8").trim().split(/\s+/)[2]);
+const mustBePartial = (read: number) => read + SEND_BUFFER_MAX + 64 * 1024 < DATA;
 
 let storeDir: string;
 let srv: TestServer;
@@ -33,10 +39,14 @@ after(async () => {
 
 const ledger = () => srv.running.ctx.ledger;
 
-/** A raw GET with a 4 KiB receive buffer: reads `stop` body bytes, then resets (RST). */
+/**
+ * A raw GET with a 4 KiB receive buffer: reads `stop` body bytes, then resets (RST), or with
+ * `stall` stops reading until the server gives up on it (the connection closes), then resets.
+ */
 const CLIENT = String.raw`
-import json, socket, struct, sys
+import json, socket, struct, sys, time
 host, port, path, key, stop = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
+stall = len(sys.argv) > 6
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.connect((host, port))
@@ -51,15 +61,31 @@ while got < stop:
     if not chunk:
         break
     got += len(chunk)
+if stall:
+    # Not reading: the server's send buffer fills and stays full until its stall limit drops us.
+    # Then drain what the kernel still holds, to see the connection end.
+    time.sleep(float(sys.argv[6]))
+    s.settimeout(30)
+    try:
+        while s.recv(65536):
+            pass
+    except OSError:
+        pass
 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 s.close()
 print(json.dumps({"head": head.decode(), "got": got}))
 `;
 
-function readThenReset(path: string, key: string, stop: number): Promise<{ head: string; got: number }> {
-  const u = new URL(srv.url);
+function readThenReset(
+  path: string,
+  key: string,
+  stop: number,
+  opts: { server?: TestServer; stallSeconds?: number } = {},
+): Promise<{ head: string; got: number }> {
+  const u = new URL((opts.server ?? srv).url);
+  const stall = opts.stallSeconds === undefined ? [] : [String(opts.stallSeconds)];
   return new Promise((ok, fail) =>
-    execFile(PYTHON, ["-c", CLIENT, u.hostname, u.port, path, key, String(stop)], (err, out) =>
+    execFile(PYTHON, ["-c", CLIENT, u.hostname, u.port, path, key, String(stop), ...stall], (err, out) =>
       err ? fail(err) : ok(JSON.parse(out)),
     ),
   );
@@ -97,7 +123,7 @@ describe("a metered .npy cut short by the client", () => {
       assert.ok(row.bytes <= total);
       // A settled row is charged exactly by the rule for the bytes it records.
       if (row.bytes < total) assert.equal(row.cost, owed(row.bytes, header));
-      if (share === 0.25) {
+      if (share === 0.25 && mustBePartial(stop)) {
         // 2 MiB read: the server's send buffer (4 MiB at most here) cannot have taken the rest,
         // so part of the charge came back.
         assert.ok(row.cost < FULL, `charged ${row.cost}: the cut was not settled`);
@@ -111,6 +137,28 @@ describe("a metered .npy cut short by the client", () => {
       }
     });
   }
+});
+
+describe("a metered .npy whose client stops reading", () => {
+  test("dropped after send_stall_ms and charged for what went out, not in full and not nothing", async (t) => {
+    const stalling = await publishedServer(storeDir, { credit_cost_npy_base: BASE, send_stall_ms: 400 });
+    try {
+      const k = await stalling.key(["embeddings"], 100);
+      const id = parseKeyId(k)!;
+      const stop = 2 * MIB;
+      const r = await readThenReset(`/api/embeddings/npy/${big}`, k, stop, { server: stalling, stallSeconds: 3 });
+      const header = Number(/content-length: (\d+)/i.exec(r.head)![1]) - DATA;
+      await until("the stall", () => stalling.logs.some((l) => l.event === "response-stall"));
+      await until("the settlement", () => stalling.logs.some((l) => l.event === "settled" && l.key_id === id));
+      const [row] = await stalling.running.ctx.ledger.usage(id);
+      t.diagnostic(`read ${stop}; kernel took ${row.bytes}; charged ${row.cost} of ${FULL}`);
+      assert.ok(row.cost >= owed(stop, header), `charged ${row.cost} for ${stop} bytes read`);
+      if (mustBePartial(stop)) assert.ok(row.cost < FULL, `charged ${row.cost} of ${FULL}`);
+      assert.equal(await stalling.running.ctx.ledger.balance(id), 100 - row.cost);
+    } finally {
+      await stalling.close();
+    }
+  });
 });
 
 describe("revalidating metered item metadata", () => {

@@ -21,9 +21,10 @@ export function parseRange(header: string | undefined, size: number): Range {
   return { start, end: Math.min(end, size - 1) };
 }
 
-/** Whether If-None-Match names this (strong) ETag, or "*". */
-export function ifNoneMatch(req: IncomingMessage, etag: string): boolean {
+/** Whether If-None-Match names this (strong) ETag, or is "*" (unless `star` is false). */
+export function ifNoneMatch(req: IncomingMessage, etag: string, star = true): boolean {
   const inm = req.headers["if-none-match"];
   if (!inm) return false;
-  return inm.trim() === "*" || inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+  if (inm.trim() === "*") return star;
+  return inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
 }

@@ -38,6 +38,11 @@ export interface Settings {
   store_timeout_ms: number;
   /** Milliseconds a /data request may wait for its key's next rate-limit token before a 429. */
   data_rate_wait_ms: number;
+  /**
+   * /data requests of all keys that may wait for tokens at once; beyond it 503 + Retry-After.
+   * 0: a quarter of the process's open-file limit, between 16 and 8192 (see http/fd-limit.ts).
+   */
+  data_rate_waiters_max: number;
   /** Requests doing store reads that may run at once; beyond it 503 + Retry-After. */
   max_heavy_requests: number;
   /** Milliseconds a client may take to send its request headers. */
@@ -86,6 +91,7 @@ export const DEFAULTS: Settings = {
   scan_hold_mb: 128,
   store_timeout_ms: 15_000,
   data_rate_wait_ms: 60_000,
+  data_rate_waiters_max: 0,
   max_heavy_requests: 32,
   header_timeout_ms: 10_000,
   request_timeout_ms: 60_000,

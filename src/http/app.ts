@@ -16,6 +16,8 @@ import {
 } from "../errors.ts";
 import { gate, type TakeToken } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
+import { Delivery, flatRule } from "./delivery.ts";
+import { dataWaitersMax } from "./fd-limit.ts";
 import { streamNpy } from "./npy-stream.ts";
 import { decodeSegment, parseParams, queryValues } from "./params.ts";
 import { problemFor, sendProblem, simpleProblem } from "./problem.ts";
@@ -56,6 +58,20 @@ interface Meta {
   route: string;
   key?: string;
   charged?: number;
+  /** A metered response that was charged: settled once it is over (see settle). */
+  meter?: Meter;
+}
+
+interface Meter {
+  keyId: string;
+  requestId: string;
+  /** What the charge debited: the cost of the whole body. */
+  charged: number;
+  /** The whole body's length. */
+  bytes: number;
+  delivery: Delivery;
+  /** The response failed on the server's side (a store read after the headers): nothing is owed. */
+  fault: boolean;
 }
 
 const metaOf = new WeakMap<IncomingMessage, Meta>();
@@ -74,7 +90,14 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
   }));
 
-  const waiter = new TokenWaiter(ctx.ledger, ctx.settings.data_rate_wait_ms);
+  const waiter = new TokenWaiter(
+    ctx.ledger,
+    ctx.settings.data_rate_wait_ms,
+    1024,
+    dataWaitersMax(ctx.settings.data_rate_waiters_max),
+  );
+  ctx.metrics.dataWaiting = () => waiter.total;
+  ctx.metrics.dataWaitersMax = waiter.maxTotal;
   const watchdog = new Watchdog({ deadlineMs: ctx.settings.response_timeout_ms, stallMs: ctx.settings.send_stall_ms });
 
   const onError = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
@@ -270,9 +293,13 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     // failed, dropped by the client), and until its handler has returned: buffered bodies of slow
     // readers count against capacity, and a handler stuck on a dead client shows as a taken slot
     // (and in /readyz) rather than vanishing.
+    // A charged response is settled at the same moment: by then the bytes that went out are known
+    // and so is whether the handler failed.
     let pending = 2;
     const release = () => {
-      if (--pending === 0 && def.heavy) ctx.metrics.inFlight--;
+      if (--pending > 0) return;
+      if (def.heavy) ctx.metrics.inFlight--;
+      if (meta.meter) void settle(meta.meter, res);
     };
     if (def.heavy) ctx.metrics.inFlight++;
     let closed = false;
@@ -298,6 +325,10 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     res.once("close", onClosed);
     try {
       await respond(def, req, res, meta, rc(aborter.signal), key);
+    } catch (e) {
+      // Failed on our side with the client still there (not a read stopped by its departure).
+      if (meta.meter && !aborter.signal.aborted) meta.meter.fault = true;
+      throw e;
     } finally {
       if (res.destroyed) onClosed();
       release();
@@ -318,24 +349,29 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     if ("handled" in reply) return;
     if ("npy" in reply) {
       const n = reply.npy;
-      const beforeHead = def.cost && key ? () => charge(def, rc, reply, key, meta, res, n.bytes) : undefined;
-      await streamNpy(req, res, { ...n, signal: rc.signal, beforeHead });
+      const metered = def.cost && key;
+      const beforeHead = metered ? () => charge(def, rc, reply, key, meta, res, n.bytes) : undefined;
+      const delivery = metered ? () => meta.meter?.delivery : undefined;
+      await streamNpy(req, res, { ...n, signal: rc.signal, beforeHead, delivery });
       return;
     }
     // Nobody is listening any more: no charge, nothing to send.
     if (rc.signal.aborted || res.destroyed) return;
-    const prepared = prepareReply(req, reply);
+    const prepared = prepareReply(req, reply, def.cost !== undefined);
     if (def.cost && key && prepared.status === 200) {
       if (!(await charge(def, rc, reply, key, meta, res, prepared.bytes))) return;
+      await sendMetered(res, prepared, meta.meter!.delivery);
+      return;
     }
     sendPrepared(res, prepared);
   }
 
   /**
-   * Charge a metered reply that is about to be sent; false when the client went away meanwhile
-   * (the charge is refunded and nothing should be sent). Charged only when delivered: the whole
-   * body handed to the connection ("finish"); a client that goes away first gets the credits back
-   * and leaves no usage row.
+   * Charge a metered reply that is about to be sent: the cost of the whole body, debited at once
+   * (a balance that does not cover it is a 402 and nothing goes out). False when the client went
+   * away meanwhile: nothing should be sent, and the settlement gives everything back. The body
+   * then goes out through a Delivery, which counts what the kernel took; a response that does not
+   * finish is settled down to what that part costs by the same rule (see settle).
    */
   async function charge(
     def: RouteDef,
@@ -356,26 +392,45 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       requestId: rc.requestId,
     });
     ctx.metrics.creditsCharged += charged.charged;
-    if (res.destroyed) {
-      await refund(key.id, rc.requestId);
-      return false;
-    }
-    res.once("close", () => {
-      if (!res.writableFinished) void refund(key.id, rc.requestId);
-    });
+    const rule = def.meterRule?.(rc, reply, charged.charged) ?? flatRule(charged.charged);
+    meta.meter = {
+      keyId: key.id,
+      requestId: rc.requestId,
+      charged: charged.charged,
+      bytes,
+      delivery: new Delivery(res, rc.signal, rule),
+      fault: false,
+    };
+    if (res.destroyed) return false;
     meta.charged = charged.charged;
     res.setHeader("X-Credits-Charged", String(charged.charged));
     res.setHeader("X-Credits-Remaining", String(charged.remaining));
     return true;
   }
 
-  async function refund(keyId: string, requestId: string): Promise<void> {
+  /**
+   * Once a charged response is over: one that finished keeps its charge; one cut short keeps what
+   * the body bytes the kernel took cost (nothing when none did, or when the server failed it) and
+   * gets the rest back, its usage row recording the bytes sent.
+   */
+  async function settle(m: Meter, res: ServerResponse): Promise<void> {
+    if (res.writableFinished && !m.fault) return;
+    const sent = m.delivery.sent;
+    const keep = m.fault ? 0 : Math.min(m.charged, m.delivery.cost);
+    const entry = { request_id: m.requestId, key_id: m.keyId, bytes_sent: sent, of_bytes: m.bytes };
     try {
-      const credits = await ctx.ledger.refund(keyId, requestId);
-      ctx.metrics.creditsCharged -= credits;
-      ctx.log({ level: "info", request_id: requestId, event: "refunded", key_id: keyId, credits });
+      const returned = await ctx.ledger.settle(m.keyId, m.requestId, keep, sent);
+      ctx.metrics.creditsCharged -= returned;
+      ctx.log({
+        level: "info",
+        event: "settled",
+        ...entry,
+        credits: keep,
+        returned,
+        ...(m.fault ? { fault: true } : {}),
+      });
     } catch (e) {
-      ctx.log({ level: "error", request_id: requestId, event: "refund-failed", key_id: keyId, error: describe(e) });
+      ctx.log({ level: "error", event: "settle-failed", ...entry, credits: keep, error: describe(e) });
     }
   }
 
@@ -435,8 +490,16 @@ interface Prepared {
   headers: Record<string, string>;
 }
 
-/** Status, headers and body of a reply, with If-None-Match settled (304) before anything is charged. */
-function prepareReply(req: IncomingMessage, reply: Exclude<Reply, { handled: true } | { npy: unknown }>): Prepared {
+/**
+ * Status, headers and body of a reply, with If-None-Match settled (304) before anything is charged.
+ * On a metered route only an ETag the client names answers 304 (free: it holds that body, which
+ * it was charged for); `*` names none, so there it is not honoured and the reply is a charged 200.
+ */
+function prepareReply(
+  req: IncomingMessage,
+  reply: Exclude<Reply, { handled: true } | { npy: unknown }>,
+  metered: boolean,
+): Prepared {
   let body: string | Buffer;
   const headers: Record<string, string> = {};
   if ("json" in reply) {
@@ -457,7 +520,7 @@ function prepareReply(req: IncomingMessage, reply: Exclude<Reply, { handled: tru
     // object or a copy of the body per reply.
     const etag = `"${hash("sha1", body, "base64url")}"`;
     headers.ETag = etag;
-    if (ifNoneMatch(req, etag)) {
+    if (ifNoneMatch(req, etag, !metered)) {
       delete headers["Content-Type"];
       return { status: 304, body: "", bytes: 0, headers };
     }
@@ -474,6 +537,16 @@ function sendPrepared(res: ServerResponse, p: Prepared): void {
   }
   res.setHeader("Content-Length", p.bytes);
   res.end(p.body);
+}
+
+/** A charged 200 whose body goes out through its Delivery, which counts what the kernel took. */
+async function sendMetered(res: ServerResponse, p: Prepared, delivery: Delivery): Promise<void> {
+  for (const k in p.headers) res.setHeader(k, p.headers[k]);
+  res.statusCode = p.status;
+  res.setHeader("Content-Length", p.bytes);
+  const body = typeof p.body === "string" ? Buffer.from(p.body) : p.body;
+  if (await delivery.write(body)) res.end();
+  else res.destroy();
 }
 
 /** What polka takes from @polka/url's parse: the same fields, with `query` left unparsed. */

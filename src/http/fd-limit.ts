@@ -32,3 +32,17 @@ export function connectionCap(configured: number, limit = openFileLimit()): numb
   const fds = Math.min(limit ?? ASSUMED_FD_LIMIT, 1 << 24);
   return Math.max(MIN_CONNECTIONS, Math.floor((fds - FD_RESERVE) / 2));
 }
+
+/** Most /data requests that may wait for rate-limit tokens at once when the setting is 0 (auto). */
+export const AUTO_DATA_WAITERS_CAP = 8192;
+
+/**
+ * The total cap on /data requests waiting for tokens: the setting when it is positive, otherwise a
+ * quarter of the fd limit (each waiter holds one socket; the rest is left to files, the ledger and
+ * every other client), at least 16 and at most AUTO_DATA_WAITERS_CAP.
+ */
+export function dataWaitersMax(setting: number, fdLimit = openFileLimit()): number {
+  if (setting > 0) return Math.floor(setting);
+  const limit = fdLimit ?? ASSUMED_FD_LIMIT;
+  return Math.min(AUTO_DATA_WAITERS_CAP, Math.max(16, Math.floor(limit / 4)));
+}

@@ -13,6 +13,9 @@ export class Metrics {
   connections: ConnectionGate | undefined;
   /** The process's open-file limit, when it could be read. */
   fdLimit: number | undefined;
+  /** /data requests waiting for a rate-limit token now, and how many may (data_rate_waiters_max). */
+  dataWaiting = () => 0;
+  dataWaitersMax = Number.POSITIVE_INFINITY;
 
   observe(route: string, status: number, seconds: number): void {
     const k = `${route}\u0000${status}`;
@@ -62,6 +65,9 @@ export class Metrics {
       `gridcast_credits_charged_total ${this.creditsCharged}`,
       "# TYPE gridcast_heavy_requests_in_flight gauge",
       `gridcast_heavy_requests_in_flight ${this.inFlight}`,
+      "# HELP gridcast_data_rate_waiters /data requests waiting for a rate-limit token.",
+      "# TYPE gridcast_data_rate_waiters gauge",
+      `gridcast_data_rate_waiters ${this.dataWaiting()}`,
     );
     const gate = this.connections;
     if (gate) {

@@ -2,6 +2,7 @@
 // read. Content-Length lets clients detect a cut; a read error mid-body aborts the connection.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import Type from "typebox";
+import type { Delivery } from "./delivery.ts";
 
 export const npyResponseHeaders = {
   "X-SVC-Field": {
@@ -33,6 +34,11 @@ export interface NpyStream extends NpyBody {
    * route): a failure here is still a problem response; false means the client has gone.
    */
   beforeHead?: () => Promise<boolean>;
+  /**
+   * For a metered route: writes the body piece by piece and counts what the kernel took (see
+   * delivery.ts). Created by beforeHead, so read it after that ran.
+   */
+  delivery?: () => Delivery | undefined;
 }
 
 export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: NpyStream): Promise<void> {
@@ -61,20 +67,29 @@ export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: Np
     await iter.return?.();
     throw e;
   }
+  const metered = s.delivery?.();
   try {
-    res.write(s.header);
+    if (metered) {
+      if (!(await metered.write(s.header))) next = { done: true, value: undefined };
+    } else res.write(s.header);
     while (!next.done) {
       if (s.signal.aborted || res.destroyed) break;
       const a = next.value;
       const recycle = a instanceof Float32Array ? s.recycle : undefined;
       const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-      // Only a write that completed hands the slab back; after an error it is left to the GC.
-      const ok = recycle
-        ? res.write(bytes, (err) => {
-            if (!err) recycle(a as Float32Array);
-          })
-        : res.write(bytes);
-      if (!ok && !(await drained(res, s.signal))) break;
+      if (metered) {
+        // Every piece of the slab completed: the connection holds no reference to it any more.
+        if (!(await metered.write(bytes))) break;
+        recycle?.(a as Float32Array);
+      } else {
+        // Only a write that completed hands the slab back; after an error it is left to the GC.
+        const ok = recycle
+          ? res.write(bytes, (err) => {
+              if (!err) recycle(a as Float32Array);
+            })
+          : res.write(bytes);
+        if (!ok && !(await drained(res, s.signal))) break;
+      }
       next = await iter.next();
     }
   } catch (e) {

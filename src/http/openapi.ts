@@ -130,7 +130,11 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
       description:
         "Gridded weather forecasts and Earth-observation latent embeddings from one Zarr store. Map tiles, the " +
         "forecast catalog and click values are public; /point, exports and the /data Zarr stores need an API key " +
-        "with the weather scope, embeddings need the embeddings scope and are credit-metered. Every error is " +
+        "with the weather scope, embeddings need the embeddings scope and are credit-metered. A metered response " +
+        "is debited in full before its headers go out (X-Credits-Charged); one cut short is charged by the same " +
+        "rule for the body bytes handed to the connection (taken by the server's kernel) and gets the rest back, " +
+        "and one cut before its first body byte costs nothing. A 304 is free and answers only an If-None-Match " +
+        "naming the current ETag; If-None-Match: * is not honoured on metered routes. Every error is " +
         "RFC 9457 problem+json; its type is one of: " +
         STATUS_TABLE.map(([, status, slug]) => `/problems/${slug} (${status})`).join(", ") +
         ". Every route takes only the query parameters it lists: any other is answered 400 (invalid-parameter, " +

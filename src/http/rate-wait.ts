@@ -4,6 +4,12 @@
 // wrong answer. So a /data request that finds its key's bucket empty waits in a per-key FIFO
 // queue for the next token, up to a bound, and is only refused (429) past it. One waiter per key
 // asks the ledger at a time, so a burst of N requests costs about N ledger calls, not N².
+//
+// Every waiter holds a socket. Besides the per-key bound (maxQueue, refused 429 like the key's own
+// limit) there is one across all keys (maxTotal, sized from the fd limit in fd-limit.ts): past it
+// a request that would have to wait is refused at once with BusyError (503 + Retry-After), so
+// waiting keys can never take the descriptors every other client needs.
+import { BusyError } from "../errors.ts";
 import type { Ledger, RateDecision } from "../ledger/types.ts";
 
 interface Queue {
@@ -15,17 +21,30 @@ export class TokenWaiter {
   readonly #ledger: Pick<Ledger, "checkRate">;
   readonly maxWaitMs: number;
   readonly maxQueue: number;
+  readonly maxTotal: number;
   readonly #queues = new Map<string, Queue>();
+  #total = 0;
 
-  constructor(ledger: Pick<Ledger, "checkRate">, maxWaitMs: number, maxQueue = 1024) {
+  constructor(
+    ledger: Pick<Ledger, "checkRate">,
+    maxWaitMs: number,
+    maxQueue = 1024,
+    maxTotal = Number.POSITIVE_INFINITY,
+  ) {
     this.#ledger = ledger;
     this.maxWaitMs = maxWaitMs;
     this.maxQueue = maxQueue;
+    this.maxTotal = maxTotal;
   }
 
   /** Requests of a key waiting for a token right now (for tests and metrics). */
   waiting(keyId: string): number {
     return this.#queues.get(keyId)?.waiting ?? 0;
+  }
+
+  /** Requests of every key waiting for a token right now. */
+  get total(): number {
+    return this.#total;
   }
 
   /**
@@ -41,8 +60,12 @@ export class TokenWaiter {
     if (first && (first.ok || this.maxWaitMs <= 0)) return first;
     const q = this.#queues.get(keyId) ?? { tail: Promise.resolve(), waiting: 0 };
     if (q.waiting >= this.maxQueue) return first ?? this.#ledger.checkRate(keyId, rate, burst);
+    if (this.#total >= this.maxTotal) {
+      throw new BusyError("too many requests are waiting for rate-limit tokens; retry shortly");
+    }
     this.#queues.set(keyId, q);
     q.waiting++;
+    this.#total++;
     const deadline = performance.now() + this.maxWaitMs;
     const prev = q.tail;
     let release!: () => void;
@@ -64,6 +87,7 @@ export class TokenWaiter {
       return last;
     } finally {
       q.waiting--;
+      this.#total--;
       // Whoever queued behind us may go once our own turn has come and gone.
       if (turn) release();
       else prev.then(release);

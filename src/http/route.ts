@@ -3,6 +3,7 @@
 // generates the OpenAPI description.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AppContext, KeyInfo } from "./context.ts";
+import type { MeterRule } from "./delivery.ts";
 import type { NpyBody } from "./npy-stream.ts";
 
 export type Auth = "public" | "weather" | "embeddings";
@@ -19,7 +20,8 @@ export type Reply =
   | { status?: number; body: Uint8Array | string; type: string; headers?: Record<string, string>; cache?: string }
   /**
    * A .npy body of known size streamed slab by slab (see npy-stream.ts). A metered route is
-   * charged once the first slab is in hand, before the headers go out.
+   * charged once the first slab is in hand, before the headers go out, and settled down to what
+   * went out should the response be cut short.
    */
   | { npy: NpyBody }
   /** The handler wrote the response itself (Range requests, streaming). */
@@ -63,6 +65,11 @@ export interface RouteDef<Q = any, P = any> {
   rateLimit?: "refuse" | "wait";
   /** Credits to charge once the reply is ready; undefined means the route is not metered. */
   cost?: (ctx: RequestContext<Q, P>, reply: Reply) => number;
+  /**
+   * How the charge of a response cut short follows the body bytes that went out (delivery.ts);
+   * `full` is what cost() charged. Default: all of it once the first body byte went out.
+   */
+  meterRule?: (ctx: RequestContext<Q, P>, reply: Reply, full: number) => MeterRule;
   /** Item name recorded in the usage log for metered routes. */
   item?: (ctx: RequestContext<Q, P>) => string;
   query?: object;

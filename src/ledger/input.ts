@@ -66,6 +66,11 @@ export function keyFields(input: NewKey): KeyFields {
   return { name, scopes, credits, rate, burst, expiresAt };
 }
 
+/** What a settle lowers a charge to: whole credits and bytes, never negative. */
+export function settleFields(cost: number, bytes: number): { cost: number; bytes: number } {
+  return { cost: nonNegativeInt("cost", cost), bytes: nonNegativeInt("bytes", bytes) };
+}
+
 export function chargeFields(req: ChargeRequest): Required<ChargeRequest> {
   if (typeof req.route !== "string" || !req.route) throw new InvalidParameterError("route", "route is required");
   return {

@@ -142,7 +142,8 @@ export class KeyCachingLedger implements Ledger {
   addCredits: Ledger["addCredits"] = (id, n) => this.#pass(this.#inner.addCredits(id, n));
   checkRate: Ledger["checkRate"] = (id, rate, burst) => this.#pass(this.#inner.checkRate(id, rate, burst));
   charge: Ledger["charge"] = (req) => this.#pass(this.#inner.charge(req));
-  refund: Ledger["refund"] = (keyId, requestId) => this.#pass(this.#inner.refund(keyId, requestId));
+  settle: Ledger["settle"] = (keyId, requestId, cost, bytes) =>
+    this.#pass(this.#inner.settle(keyId, requestId, cost, bytes));
   balance: Ledger["balance"] = (id) => this.#pass(this.#inner.balance(id));
   usage: Ledger["usage"] = (id) => this.#pass(this.#inner.usage(id));
   ping: Ledger["ping"] = () => this.#pass(this.#inner.ping());

@@ -5,7 +5,7 @@ import pg from "pg";
 import { InsufficientCreditsError, InvalidParameterError, NotFoundError } from "../errors.ts";
 import { decision, UNLIMITED } from "./bucket.ts";
 import { guard, ID_ATTEMPTS, LEDGER_TIMEOUT_MS, MAX_CREDITS, unavailable } from "./guard.ts";
-import { chargeFields, checkRateArgs, keyFields, positiveInt } from "./input.ts";
+import { chargeFields, checkRateArgs, keyFields, positiveInt, settleFields } from "./input.ts";
 import { authenticateWith, hashKey, mintKey, newKeyId } from "./keyformat.ts";
 import type {
   ChargeRequest,
@@ -66,15 +66,25 @@ WITH debit AS (
 )
 SELECT credits FROM debit`;
 
-// Undo one request's charge: its usage rows go and their cost returns, in one statement.
-const REFUND = `
-WITH gone AS (
-  DELETE FROM usage WHERE key_id = $1 AND request_id = $2 RETURNING cost
-), back AS (
-  UPDATE keys SET credits = credits + (SELECT sum(cost) FROM gone)
-  WHERE id = $1 AND EXISTS (SELECT 1 FROM gone) RETURNING credits
+// Lower one request's charge to $3 credits and at most $4 bytes (its usage row goes at 0) and
+// return the difference, in one statement. The row lock taken by FOR UPDATE makes a concurrent
+// settle of the same request wait and then see the lowered cost, so nothing returns twice.
+const SETTLE = `
+WITH old AS (
+  SELECT id, cost FROM usage WHERE key_id = $1 AND request_id = $2 FOR UPDATE
+), gone AS (
+  DELETE FROM usage u USING old WHERE u.id = old.id AND $3::bigint = 0
+  RETURNING old.cost AS back
+), lowered AS (
+  UPDATE usage u SET cost = least(old.cost, $3::bigint), bytes = least(u.bytes, $4::bigint)
+  FROM old WHERE u.id = old.id AND $3::bigint > 0
+  RETURNING greatest(0, old.cost - $3::bigint) AS back
+), total AS (
+  SELECT coalesce(sum(back), 0)::bigint AS n FROM (SELECT back FROM gone UNION ALL SELECT back FROM lowered) b
+), credited AS (
+  UPDATE keys SET credits = credits + total.n FROM total WHERE id = $1 AND total.n > 0 RETURNING credits
 )
-SELECT coalesce((SELECT sum(cost) FROM gone), 0) AS refunded, (SELECT count(*) FROM back) AS updated`;
+SELECT n AS returned, (SELECT count(*) FROM credited) AS updated FROM total`;
 
 // Tokens available now: the stored count refilled at $2/s since the last call, capped at $3.
 // The database clock is the one clock every server agrees on.
@@ -266,10 +276,11 @@ export class PostgresLedger implements Ledger {
     });
   }
 
-  refund(keyId: string, requestId: string): Promise<number> {
+  settle(keyId: string, requestId: string, cost: number, bytes: number): Promise<number> {
     return guard(async () => {
-      const [row] = await this.#rows(REFUND, [keyId, requestId]);
-      return Number(row.refunded);
+      const c = settleFields(cost, bytes);
+      const [row] = await this.#rows(SETTLE, [keyId, requestId, c.cost, c.bytes]);
+      return Number(row.returned);
     });
   }
 

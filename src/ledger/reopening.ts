@@ -75,7 +75,8 @@ export class ReopeningLedger implements Ledger {
   authenticate: Ledger["authenticate"] = async (k, s) => (await this.#get()).authenticate(k, s);
   checkRate: Ledger["checkRate"] = async (id, r, b) => (await this.#get()).checkRate(id, r, b);
   charge: Ledger["charge"] = async (req) => (await this.#get()).charge(req);
-  refund: Ledger["refund"] = async (keyId, requestId) => (await this.#get()).refund(keyId, requestId);
+  settle: Ledger["settle"] = async (keyId, requestId, cost, bytes) =>
+    (await this.#get()).settle(keyId, requestId, cost, bytes);
   balance: Ledger["balance"] = async (id) => (await this.#get()).balance(id);
   usage: Ledger["usage"] = async (id) => (await this.#get()).usage(id);
   ping: Ledger["ping"] = async () => (await this.#get()).ping();

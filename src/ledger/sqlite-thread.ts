@@ -67,8 +67,8 @@ export class ThreadedSqliteLedger implements Ledger {
   charge(req: ChargeRequest): Promise<ChargeResult> {
     return this.#writer.call("charge", req);
   }
-  refund(keyId: string, requestId: string): Promise<number> {
-    return this.#writer.call("refund", keyId, requestId);
+  settle(keyId: string, requestId: string, cost: number, bytes: number): Promise<number> {
+    return this.#writer.call("settle", keyId, requestId, cost, bytes);
   }
   listKeys(): Promise<KeyRecord[]> {
     return this.#reader.call("listKeys");

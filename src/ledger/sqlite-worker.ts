@@ -18,7 +18,7 @@ export const METHODS = [
   "addCredits",
   "lookupKey",
   "charge",
-  "refund",
+  "settle",
   "balance",
   "usage",
   "ping",

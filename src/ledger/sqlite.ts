@@ -7,7 +7,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { InsufficientCreditsError, InvalidParameterError, NotFoundError } from "../errors.ts";
 import { MemoryBuckets } from "./bucket.ts";
 import { guard, ID_ATTEMPTS, MAX_CREDITS, unavailable } from "./guard.ts";
-import { chargeFields, checkRateArgs, keyFields, positiveInt } from "./input.ts";
+import { chargeFields, checkRateArgs, keyFields, positiveInt, settleFields } from "./input.ts";
 import { authenticateWith, hashKey, mintKey, newKeyId } from "./keyformat.ts";
 import type {
   ChargeRequest,
@@ -91,7 +91,9 @@ export class SqliteLedger implements Ledger {
     | "debit"
     | "balance"
     | "log"
+    | "charged"
     | "unlog"
+    | "lower"
     | "usageAll"
     | "usageKey",
     StatementSync
@@ -121,7 +123,9 @@ export class SqliteLedger implements Ledger {
         debit: p("UPDATE keys SET credits = credits - ? WHERE id = ? AND credits >= ? RETURNING credits"),
         balance: p("SELECT credits FROM keys WHERE id = ?"),
         log: p("INSERT INTO usage (key_id, route, item, cost, bytes, at, request_id) VALUES (?, ?, ?, ?, ?, ?, ?)"),
-        unlog: p("DELETE FROM usage WHERE key_id = ? AND request_id = ? RETURNING cost"),
+        charged: p("SELECT id, cost FROM usage WHERE key_id = ? AND request_id = ?"),
+        unlog: p("DELETE FROM usage WHERE id = ?"),
+        lower: p("UPDATE usage SET cost = min(cost, ?), bytes = min(bytes, ?) WHERE id = ?"),
         usageAll: p("SELECT * FROM usage ORDER BY id"),
         usageKey: p("SELECT * FROM usage WHERE key_id = ? ORDER BY id"),
       };
@@ -241,15 +245,21 @@ export class SqliteLedger implements Ledger {
     });
   }
 
-  refund(keyId: string, requestId: string): Promise<number> {
-    return guard(() =>
-      this.#tx(() => {
-        const rows = this.#q.unlog.all(keyId, requestId);
-        const cost = rows.reduce((n, r) => n + (r.cost as number), 0);
-        if (cost > 0) this.#q.credit.run(cost, keyId, MAX_CREDITS - cost);
-        return cost;
-      }),
-    );
+  settle(keyId: string, requestId: string, cost: number, bytes: number): Promise<number> {
+    return guard(() => {
+      const c = settleFields(cost, bytes);
+      return this.#tx(() => {
+        let back = 0;
+        for (const row of this.#q.charged.all(keyId, requestId)) {
+          const was = row.cost as number;
+          if (c.cost === 0) this.#q.unlog.run(row.id as number);
+          else this.#q.lower.run(c.cost, c.bytes, row.id as number);
+          back += Math.max(0, was - c.cost);
+        }
+        if (back > 0) this.#q.credit.run(back, keyId, MAX_CREDITS - back);
+        return back;
+      });
+    });
   }
 
   balance(keyId: string): Promise<number> {

@@ -101,10 +101,12 @@ export interface Ledger {
   /** Debits cost and logs usage atomically; throws InsufficientCreditsError {balance, cost}. */
   charge(req: ChargeRequest): Promise<ChargeResult>;
   /**
-   * Undoes the charge of one request that was not delivered: its usage row goes and its cost
-   * returns to the balance. Idempotent; returns the credits given back (0 when nothing matched).
+   * Lowers the charge of one request to what was delivered: its usage row keeps `cost` credits
+   * and at most `bytes` bytes, or goes when `cost` is 0, and the difference returns to the
+   * balance, in one transaction. Never raises a charge, so it is idempotent and safe to repeat;
+   * returns the credits given back (0 when nothing matched or nothing was lower).
    */
-  refund(keyId: string, requestId: string): Promise<number>;
+  settle(keyId: string, requestId: string, cost: number, bytes: number): Promise<number>;
   /** Throws NotFoundError. */
   balance(keyId: string): Promise<number>;
   /** Usage rows, oldest first; all keys when keyId is omitted. */

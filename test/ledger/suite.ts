@@ -205,6 +205,35 @@ export function ledgerSuite(name: string, makeBackend: () => Promise<Backend | n
       await assert.rejects(ledger.charge({ keyId: "000000000000", cost: 1, route: "/x" }), NotFoundError);
     });
 
+    test("settle lowers one request's charge to what was delivered, never raises it, and repeats safely", async (t) => {
+      if (skipped(t)) return;
+      const { record } = await ledger.createKey({ name: "settle", scopes: ["embeddings"], credits: 20, rate: 0 });
+      const id = record.id;
+      const npy = { keyId: id, route: "/api/embeddings/npy/{name}", item: "i" };
+      await ledger.charge({ ...npy, cost: 9, bytes: 8_388_736, requestId: "cut" });
+      await ledger.charge({ ...npy, cost: 4, bytes: 100, requestId: "gone" });
+      await ledger.charge({ ...npy, cost: 2, bytes: 50, requestId: "kept" });
+      assert.equal(await ledger.balance(id), 5);
+      // Cut after 3 MiB and a bit: 1 + 4 credits stay, 4 come back; the row records the bytes sent.
+      assert.equal(await ledger.settle(id, "cut", 5, 3_200_000), 4);
+      assert.equal(await ledger.settle(id, "cut", 5, 3_200_000), 0, "a repeat gives nothing back");
+      assert.equal(await ledger.settle(id, "cut", 9, 8_388_736), 0, "a settle never raises a charge");
+      // Cut before its first body byte: nothing stays, the row goes.
+      assert.equal(await ledger.settle(id, "gone", 0, 0), 4);
+      assert.equal(await ledger.settle(id, "gone", 0, 0), 0);
+      assert.equal(await ledger.settle(id, "unknown", 0, 0), 0);
+      assert.equal(await ledger.settle("000000000000", "kept", 0, 0), 0, "another key's request is untouched");
+      assert.equal(await ledger.balance(id), 13);
+      const rows = (await ledger.usage(id)).map((u) => [u.requestId, u.cost, u.bytes]);
+      assert.deepEqual(rows, [
+        ["cut", 5, 3_200_000],
+        ["kept", 2, 50],
+      ]);
+      await assert.rejects(ledger.settle(id, "kept", -1, 0), InvalidParameterError);
+      await assert.rejects(ledger.settle(id, "kept", 1.5, 0), InvalidParameterError);
+      assert.equal(await ledger.balance(id), 13);
+    });
+
     for (const mode of ["one instance", "two instances"] as const) {
       test(`metering race (${mode}): 50 concurrent charges against 10 credits, 20 rounds`, async (t) => {
         if (skipped(t)) return;

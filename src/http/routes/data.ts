@@ -16,7 +16,10 @@ const STORE_CACHE = "private, no-cache";
 const LIMITS =
   " Rate limits pace /data instead of refusing it: a request that finds its key's bucket empty waits " +
   "(first come, first served per key) for the next token, up to `data_rate_wait_ms` (60 s by default), " +
-  "and is answered normally; only past that bound is it refused with 429 + Retry-After. Zarr clients " +
+  "and is answered normally; only past that bound is it refused with 429 + Retry-After. The places to wait " +
+  "are bounded across all keys (`data_rate_waiters_max`, by default a quarter of the server's open-file " +
+  "limit): when every one is taken, a request that would have to wait is refused at once with 503 + " +
+  "Retry-After (/readyz shows checks.data_waiters as waiting/max). Zarr clients " +
   "(zarr-python 2 in particular) turn any failed chunk request into fill values without an error, so " +
   "/data is also outside the concurrency cap. 404 is reserved for keys that are not in the store: an " +
   "absent chunk is how Zarr says 'all fill value'. A 5xx on a chunk means the data could not be read, " +

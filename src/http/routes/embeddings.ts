@@ -11,6 +11,7 @@ import { itemKeySpace, publishedCatalogue, requireItem } from "../../embeddings/
 import { planSlice, type SliceRequest, sliceBands } from "../../embeddings/slice.ts";
 import { InsufficientCreditsError } from "../../errors.ts";
 import { recycleSlab } from "../../read-ahead.ts";
+import { perMiBRule } from "../delivery.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
 import { type RequestContext, route } from "../route.ts";
 import {
@@ -90,9 +91,12 @@ export const embeddingRoutes = [
     description:
       "Shape, dims, dtype, chunking, x/y pixel-centre ranges and resolution, CRS, bounds, feature count, model " +
       "version and a small preview. Reads metadata, coordinates and the preview array, never the latent. Costs " +
-      "credit_cost_item credits, charged only when the response is delivered (its whole body handed to the " +
-      "connection): failed requests, 304 revalidations and responses the client drops cost nothing. Names are checked against the published catalogue " +
-      "(before the first build: the store's item list) before the store is read: 400 malformed, 404 unknown.",
+      "credit_cost_item credits once the first byte of the body has been handed to the connection (taken by the " +
+      "server's kernel); failed requests and responses cut before their first body byte cost nothing. A 304 costs " +
+      "nothing: it answers only an If-None-Match naming the current ETag (the SHA-1 of the body, so it tells " +
+      "nothing the holder of that body does not know); If-None-Match: * is not honoured here and gets the charged " +
+      "200. Names are checked against the published catalogue (before the first build: the store's item list) " +
+      "before the store is read: 400 malformed, 404 unknown.",
     tags: ["embeddings"],
     auth: "embeddings",
     heavy: true,
@@ -123,10 +127,13 @@ export const embeddingRoutes = [
       "their stored type, nothing masked. The same item's metadata and the preview use the physical scale. " +
       "The size is computed before any chunk is read: above embeddings_api_max_mb MiB of data " +
       "(header excluded) the answer is 413. Costs credit_cost_npy_base plus one credit per started MiB of data; " +
-      "the balance is checked before reading; failed requests and responses the client drops before the whole " +
-      "body was handed to the connection cost nothing. The body is streamed in bands of whole y rows; should a " +
-      "read fail after the headers went out, the connection is cut short of Content-Length (never a complete-" +
-      "looking file) and nothing is charged. X-SVC-Field describes the slice: " +
+      "the balance is checked before reading and the whole cost is debited before the headers go out " +
+      "(X-Credits-Charged). A response cut short (the client went away, stalled or ran out of time) is then " +
+      "charged by the same rule for what was handed to the connection (taken by the server's kernel): the base " +
+      "once the first body byte went out, plus one per MiB of data whose first byte went out; the rest comes " +
+      "back. Cut before its first body byte, it costs nothing. The body is streamed in bands of whole y rows; " +
+      "should a read fail after the headers went out, the connection is cut short of Content-Length (never a " +
+      "complete-looking file) and nothing is charged. X-SVC-Field describes the slice: " +
       "name, dims, shape, dtype, values (physical or raw), quantization (scheme and rule), stored_dtype, " +
       "stored_dims, missing (which stored values are missing and why), offsets, CRS and the affine transform " +
       "of the slice.",
@@ -134,6 +141,8 @@ export const embeddingRoutes = [
     auth: "embeddings",
     heavy: true,
     cost: ({ req }) => npyCost.get(req)!,
+    meterRule: ({ app }, reply, full) =>
+      perMiBRule(app.settings.credit_cost_npy_base, "npy" in reply ? reply.npy.header.length : 0, full),
     item: ({ params }) => params.name,
     pathParams: ItemPath,
     query: NpyQuery,

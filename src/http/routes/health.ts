@@ -48,9 +48,11 @@ export const healthRoutes = [
     summary: "Store and ledger are reachable",
     description:
       "503 with the failing checks named when the store root or the ledger cannot be reached, or when every " +
-      "store-reading slot (max_heavy_requests) is taken, so a load balancer sends new work elsewhere. The " +
-      "capacity check shows the slots in use as used/max, the connections check the open client connections " +
-      "as open/max_connections; `limits` lists the response and connection limits in force.",
+      "store-reading slot (max_heavy_requests) is taken, or every place for /data requests waiting for " +
+      "rate-limit tokens (data_rate_waiters_max), so a load balancer sends new work elsewhere. The capacity " +
+      "check shows the slots in use as used/max, data_waiters the waiting /data requests as waiting/max, the " +
+      "connections check the open client connections as open/max_connections; `limits` lists the response " +
+      "and connection limits in force.",
     tags: ["operations"],
     auth: "public",
     responses: {
@@ -84,15 +86,19 @@ export const healthRoutes = [
       checks.capacity = `${used}/${max}`;
       const gate = app.metrics.connections;
       if (gate) checks.connections = `${gate.open}/${gate.max}`;
+      const waiting = app.metrics.dataWaiting();
+      const waitMax = app.metrics.dataWaitersMax;
+      checks.data_waiters = `${waiting}/${waitMax}`;
       const limits = {
         send_stall_ms: app.settings.send_stall_ms,
         response_timeout_ms: app.settings.response_timeout_ms,
         max_connections: gate?.max ?? app.settings.max_connections,
         max_connections_per_client: app.settings.max_connections_per_client,
         max_heavy_requests: max,
+        data_rate_waiters_max: waitMax,
         open_file_limit: app.metrics.fdLimit ?? null,
       };
-      const ok = checks.store === "ok" && checks.ledger === "ok" && used < max;
+      const ok = checks.store === "ok" && checks.ledger === "ok" && used < max && waiting < waitMax;
       // One unreadable group does not make the server unready: the others serve (it is named in `groups`).
       return { status: ok ? 200 : 503, json: { status: ok ? "ready" : "not ready", checks, limits, groups } };
     },

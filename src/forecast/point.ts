@@ -4,7 +4,7 @@ import type { Registry, VariableEntry } from "../registry/registry.ts";
 import type { ResolvedTemporal } from "../registry/temporal.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
-import { covers, nearestNode } from "./grid-select.ts";
+import { coverageMiss, nearestNode } from "./grid-select.ts";
 import { readValues, readValuesNow, regionOf } from "./read.ts";
 import {
   choosePatch,
@@ -127,8 +127,10 @@ function atNode(
   }
   // A point beyond the grid's coverage (more than half a cell past its outer nodes) has no value:
   // answering with the edge node's would be a silent wrong answer.
-  if (!covers(group.grid, req.lat, req.lon)) {
-    throw new InvalidParameterError("lat", `the point lies outside the coverage of ${group.id}`, {
+  const miss = coverageMiss(group.grid, req.lat, req.lon);
+  if (miss) {
+    const what = miss === "lat" ? "latitude" : "longitude";
+    throw new InvalidParameterError(miss, `the point's ${what} lies outside the coverage of ${group.id}`, {
       bbox: group.grid.bbox,
     });
   }

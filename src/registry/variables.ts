@@ -344,7 +344,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     name: "t",
     long_name: "Air temperature on pressure levels",
     units: "K",
-    aliases: ["temperature", "air_temperature_pl", "tmp"],
+    aliases: ["temperature", "air_temperature_pl", "tmp", "ta"],
     temporal: instant,
     style: {
       colormap: "thermal",
@@ -353,7 +353,7 @@ export const VARIABLES: readonly VariableEntry[] = [
       display: { units: "°C", scale: 1, offset: -273.15 },
       display_alternatives: [{ units: "°F", scale: 1.8, offset: -459.67 }],
     },
-    sources: "ECMWF, cfgrib, ERA5/WB2",
+    sources: "ECMWF, cfgrib, ERA5/WB2, CMIP (ta)",
   },
   {
     name: "u",

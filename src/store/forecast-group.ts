@@ -99,6 +99,9 @@ function spacing(c: Float64Array): number {
   return c.length > 1 ? Math.abs(c[c.length - 1] - c[0]) / (c.length - 1) : 0;
 }
 
+/** The furthest instant from 1970 a JavaScript date can name (±100 million days), in ms. */
+const MAX_DATE_MS = 8.64e15;
+
 const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
 
 function monotonic(c: Float64Array): boolean {
@@ -123,10 +126,36 @@ function checkAxis(name: "latitude" | "longitude", c: Float64Array): void {
   }
 }
 
-export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
+/**
+ * Longitudes read as a circle: a regional grid stored across the seam of its convention
+ * (170..178, -180..-120 in -180..180, or 350..358, 0..10 in 0..360) runs on monotonically once
+ * each wrapped step is added to the previous longitude (170..240). Unchanged when already
+ * monotonic, or when the steps change direction or the run covers more than the circle (then
+ * checkAxis refuses it).
+ */
+export function circularLon(c: Float64Array): Float64Array {
+  if (c.length < 2 || monotonic(c) || !c.every(Number.isFinite)) return c;
+  const out = new Float64Array(c.length);
+  out[0] = c[0];
+  let sign = 0;
+  for (let i = 1; i < c.length; i++) {
+    const step = wrap180(c[i] - c[i - 1]);
+    if (step === 0 || (sign !== 0 && Math.sign(step) !== sign)) return c;
+    sign = Math.sign(step);
+    out[i] = out[i - 1] + step;
+  }
+  return Math.abs(out[out.length - 1] - out[0]) < 360 ? out : c;
+}
+
+/** The grid's longitudes numbered as the store numbers them (undoing circularLon's run past the seam). */
+export function storedLongitudes(grid: Grid): Float64Array {
+  return Float64Array.from(grid.lon, (x) => (grid.lon360 ? (x >= 360 ? x - 360 : x) : x > 180 ? x - 360 : x));
+}
+
+/** A grid from its latitudes and (circular, see circularLon) longitudes; `lon360`: stored 0..360. */
+export function gridOf(lat: Float64Array, lon: Float64Array, lon360 = Math.max(...lon) > 180): Grid {
   const dlat = spacing(lat);
   const dlon = spacing(lon);
-  const lon360 = Math.max(...lon) > 180;
   const latMin = Math.min(lat[0], lat[lat.length - 1]);
   const latMax = Math.max(lat[0], lat[lat.length - 1]);
   const lonSpan = dlon * lon.length;
@@ -155,6 +184,20 @@ export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
     ],
     global,
   };
+}
+
+/**
+ * Pressure levels as the API names them: in hPa. A level axis stored in Pa (CMIP's plev) is
+ * converted, so `level=850` means 850 hPa on every route, map layer and /data view alike.
+ */
+function levelsIn(
+  raw: number[] | undefined,
+  units: string | undefined,
+): { levels: number[] | undefined; levelUnits: string | undefined } {
+  if (raw && units && /^\s*(pa|pascals?)\s*$/i.test(units)) {
+    return { levels: raw.map((p) => Math.round(p * 1e4) / 1e6), levelUnits: "hPa" };
+  }
+  return { levels: raw, levelUnits: units };
 }
 
 export interface GroupInput {
@@ -281,9 +324,24 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   const leads = coordNames.lead ? leadHours(leadRaw, coord("lead").meta.attrs) : [0];
   if (leads.some((h) => !Number.isFinite(h))) throw new CorruptDataError("the lead time coordinate has missing values");
   if (new Set(runs).size !== runs.length) throw new CorruptDataError("the time coordinate repeats a time");
+  // A value decoding past the dates a clock can name (an absurd number of days) cannot be a run
+  // or valid time: the group is refused with the value, the rest of the store serves on.
+  const badRun = runs.findIndex((t) => !(Math.abs(t) <= MAX_DATE_MS));
+  if (badRun >= 0) {
+    throw new CorruptDataError(
+      `the time coordinate's value ${timeRaw[badRun]} at index ${badRun} is not a date gridcast can represent`,
+    );
+  }
+  const badLead = leads.findIndex((h) => runs.some((t) => !(Math.abs(t + h * 3_600_000) <= MAX_DATE_MS)));
+  if (badLead >= 0) {
+    throw new CorruptDataError(
+      `the lead time coordinate's value ${leadRaw[badLead]} at index ${badLead} puts valid times past the dates gridcast can represent`,
+    );
+  }
   checkAxis("latitude", latRaw as Float64Array);
-  checkAxis("longitude", lonRaw as Float64Array);
-  const grid = gridOf(latRaw as Float64Array, lonRaw as Float64Array);
+  const lon = circularLon(lonRaw as Float64Array);
+  checkAxis("longitude", lon);
+  const grid = gridOf(latRaw as Float64Array, lon, Math.max(...lonRaw) > 180);
   const analysis = !coordNames.lead;
 
   const members = memberRaw?.map(Number);
@@ -377,8 +435,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     runs,
     leads,
     analysis,
-    levels: levelRaw,
-    levelUnits: coordNames.level ? strAttr(coord("level").meta.attrs, "units") : undefined,
+    ...levelsIn(levelRaw, coordNames.level ? strAttr(coord("level").meta.attrs, "units") : undefined),
     members,
     controlMember,
     grid,

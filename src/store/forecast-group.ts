@@ -49,6 +49,8 @@ export interface Grid {
   latAscending: boolean;
   /** True when the stored longitudes run 0..360 rather than -180..180. */
   lon360: boolean;
+  /** The stored longitudes, when `lon` runs past the seam of their convention (see circularLon). */
+  storedLon?: Float64Array;
   dlat: number;
   dlon: number;
   /** West, south, east, north in degrees, -180..180, cell edges included. */
@@ -147,13 +149,15 @@ export function circularLon(c: Float64Array): Float64Array {
   return Math.abs(out[out.length - 1] - out[0]) < 360 ? out : c;
 }
 
-/** The grid's longitudes numbered as the store numbers them (undoing circularLon's run past the seam). */
+/** The grid's longitudes as the store holds them (before circularLon). */
 export function storedLongitudes(grid: Grid): Float64Array {
-  return Float64Array.from(grid.lon, (x) => (grid.lon360 ? (x >= 360 ? x - 360 : x) : x > 180 ? x - 360 : x));
+  return grid.storedLon ?? grid.lon;
 }
 
-/** A grid from its latitudes and (circular, see circularLon) longitudes; `lon360`: stored 0..360. */
-export function gridOf(lat: Float64Array, lon: Float64Array, lon360 = Math.max(...lon) > 180): Grid {
+/** A grid from its latitudes and longitudes, read as a circle (see circularLon) from the stored ones. */
+export function gridOf(lat: Float64Array, stored: Float64Array): Grid {
+  const lon = circularLon(stored);
+  const lon360 = Math.max(...stored) > 180;
   const dlat = spacing(lat);
   const dlon = spacing(lon);
   const latMin = Math.min(lat[0], lat[lat.length - 1]);
@@ -174,6 +178,7 @@ export function gridOf(lat: Float64Array, lon: Float64Array, lon360 = Math.max(.
     lon,
     latAscending: lat[lat.length - 1] >= lat[0],
     lon360,
+    ...(lon === stored ? {} : { storedLon: stored }),
     dlat,
     dlon,
     bbox: [
@@ -339,9 +344,8 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     );
   }
   checkAxis("latitude", latRaw as Float64Array);
-  const lon = circularLon(lonRaw as Float64Array);
-  checkAxis("longitude", lon);
-  const grid = gridOf(latRaw as Float64Array, lon, Math.max(...lonRaw) > 180);
+  checkAxis("longitude", circularLon(lonRaw as Float64Array));
+  const grid = gridOf(latRaw as Float64Array, lonRaw as Float64Array);
   const analysis = !coordNames.lead;
 
   const members = memberRaw?.map(Number);

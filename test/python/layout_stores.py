@@ -10,7 +10,7 @@ Layouts (small, deterministic):
   era5_cds.zarr     the new CDS ERA5 layout: valid_time is the time dimension (no lead), pressure_level
                     in hPa, t on levels and t2m at the surface, scalar number and expver beside them.
   dateline.zarr     a regional grid across the antimeridian in -180..180: 170..178 then -180..-120.
-  cmip.zarr         CMIP-style ta on plev in Pa (85000, 50000), days since 1850 on a noleap calendar.
+  cmip.zarr         CMIP-style ta on plev in Pa (85000, 50000), days since 2015 (proleptic_gregorian: Debian has no cftime).
   bad_value.zarr    a time value of an absurd number of days (xarray cannot decode it either).
   gfs_buckets.zarr  cfgrib GFS: tp with GRIB_stepType accum in 6-hour buckets over 3-hourly steps.
   appended.zarr     written as v2 by xarray + zarr 3 without a fill value (fill_value null), then a time
@@ -89,7 +89,7 @@ def cmip(path):
             )
         },
         coords={
-            "time": ("time", np.array([0.0, 0.25]), {"units": "days since 2015-01-01", "calendar": "noleap"}),
+            "time": ("time", np.array([0.0, 0.25]), {"units": "days since 2015-01-01", "calendar": "proleptic_gregorian"}),
             "plev": ("plev", np.array([85000.0, 50000.0]), {"units": "Pa", "standard_name": "air_pressure"}),
             "lat": ("lat", lat, {"units": "degrees_north"}),
             "lon": ("lon", lon, {"units": "degrees_east"}),
@@ -198,7 +198,8 @@ def read(queries):
     for q in queries:
         ds = opened.get(q["store"])
         if ds is None:
-            ds = xr.open_zarr(q["store"], consolidated=True, decode_times=q.get("decode_times", True))
+            opts = {"storage_options": {"headers": q["headers"]}} if q.get("headers") else {}
+            ds = xr.open_zarr(q["store"], consolidated=True, **opts)
             opened[q["store"]] = ds
         da = ds[q["var"]].isel(**q.get("isel", {}))
         out.append(

@@ -27,6 +27,18 @@ let combo: string;
 let srv: TestServer;
 let key: string;
 let py3: string | null;
+let buildOut: Promise<string> | undefined;
+
+/** One build of the map groups, shared by the tests that read its tiles and catalog. */
+function built(): Promise<string> {
+  buildOut ??= (async () => {
+    const out = tempDir("gridcast-layouts-build-");
+    const report = await build({ store: combo, out, maxZoom: 2, concurrency: 1, groups: ["dateline", "gfs_buckets"] });
+    assert.deepEqual(report.skipped, []);
+    return out;
+  })();
+  return buildOut;
+}
 const H = () => ({ "X-API-Key": key });
 const GROUPS = ["era5_cds", "dateline", "cmip", "bad_value", "gfs_buckets"];
 
@@ -72,6 +84,7 @@ before(async () => {
 });
 after(async () => {
   await srv?.close();
+  if (buildOut) cleanup(await buildOut);
   cleanup(dir);
 });
 
@@ -151,11 +164,8 @@ describe("a regional grid across the antimeridian, stored 170..178, -180..-120",
   });
 
   test("maps: tiles each side of the antimeridian show xarray's values", async () => {
-    const out = tempDir("gridcast-layouts-build-");
-    try {
-      const report = await build({ store: combo, out, maxZoom: 2, concurrency: 1, groups: ["dateline"] });
-      assert.deepEqual(report.skipped, []);
-      const current = realpathSync(join(out, "current"));
+    {
+      const current = realpathSync(join(await built(), "current"));
       const manifest = JSON.parse(readFileSync(join(current, "manifest.json"), "utf8")) as { layers: LayerSpec[] };
       const spec = manifest.layers.find((l) => l.id === "dateline.t2m")!;
       const [x] = await xread([{ store: store("dateline"), var: "t2m", isel: { time: 0, step: 0 } }]);
@@ -184,8 +194,6 @@ describe("a regional grid across the antimeridian, stored 170..178, -180..-120",
         }
         assert.ok(drawn > 20, `tile ${tx}: ${drawn} pixels drawn`);
       }
-    } finally {
-      cleanup(out);
     }
   });
 });
@@ -284,5 +292,44 @@ describe("a time value that cannot be decoded fails its group alone", () => {
     } finally {
       cleanup(out);
     }
+  });
+});
+
+describe("GFS tp in 6-hour buckets (cfgrib accum, resetting every 6 h)", () => {
+  const at = (h: number) => new Date(Date.UTC(2024, 5, 1, h)).toISOString().slice(0, 19);
+  // Leads 0, 3, ... 24: the bucket of lead h starts at the last multiple of 6 before it.
+  const want = [0, 3, 6, 9, 12, 15, 18, 21, 24].map((h) => ({
+    start: at(h === 0 ? 0 : Math.floor((h - 1) / 6) * 6),
+    end: at(h),
+  }));
+
+  test("/point: the values are xarray's and each states its own bucket", async () => {
+    const [x] = await xread([{ store: store("gfs_buckets"), var: "tp", isel: { latitude: 2, longitude: 4 } }]);
+    // The data itself shows the resets: the series falls after 6 h at some point of the grid.
+    const p = (await get(`${srv.url}/point?lat=45&lon=10&var=tp&group=forecast/gfs_buckets`, H())).json();
+    assert.equal(p.units, "m");
+    p.values.forEach((v: number, k: number) => {
+      assert.ok(Math.abs(v - (x.values[k] as number) / 1000) < 1e-9, `tp[${k}]: ${v}`);
+    });
+    assert.equal(p.temporal.window, "since_reset");
+    assert.equal(p.temporal.reset_hours, 6);
+    assert.equal(p.temporal.source, "data");
+    assert.match(p.temporal.description, /since the last reset \(every 6 h/);
+    assert.deepEqual(p.intervals, want);
+  });
+
+  test("the map click and the catalog state the bucket each map shows", async () => {
+    const click = (await get(`${srv.url}/api/forecast/value?layer=gfs_buckets.tp&lat=45&lon=10&lead=15`)).json();
+    assert.deepEqual(click.interval, { start: at(12), end: at(15) });
+    const current = realpathSync(join(await built(), "current"));
+    const catalog = JSON.parse(readFileSync(join(current, "catalog.json"), "utf8"));
+    const layer = catalog.layers.find((l: { id: string }) => l.id === "gfs_buckets.tp");
+    assert.equal(layer.temporal.window, "since_reset");
+    const leads = layer.runs[0].leads;
+    assert.deepEqual(
+      leads.map((l: { interval: unknown }) => l.interval),
+      want.filter((_, i) => leads.some((l: { hours: number }) => l.hours === i * 3)),
+    );
+    assert.ok(leads.some((l: { hours: number }) => l.hours === 9));
   });
 });

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { ConfigError, StoreUnavailableError } from "../../errors.ts";
 import { groupLayers, type MapLayerRef } from "../../forecast/layers.ts";
 import { readValues, regionOf } from "../../forecast/read.ts";
-import { latestRun } from "../../forecast/select.ts";
+import { intervalsOf, latestRun } from "../../forecast/select.ts";
 import { DERIVED_LAYERS, type DerivedKind } from "../../registry/derived.ts";
 import type { MapStyle, Temporal } from "../../registry/registry.ts";
 import { isoNoZone } from "../../store/describe.ts";
@@ -46,6 +46,8 @@ export interface LeadSpec {
   index: number;
   hours: number;
   valid_time: string;
+  /** The interval the drawn value covers (non-instantaneous fields whose window is known), else null. */
+  interval: { start: string; end: string } | null;
   fingerprint: string;
 }
 
@@ -239,6 +241,7 @@ function layerSpec(
     .map((index) => {
       const time = group.runs[index];
       const iso = isoNoZone(time);
+      const spans = def ? undefined : intervalsOf(group, v, index);
       return {
         index,
         iso,
@@ -255,7 +258,8 @@ function layerSpec(
             renderer: RENDERER_VERSION,
             maxZoom: sel.maxZoom,
           });
-          return { index: li, hours, valid_time: isoNoZone(time + hours * 3_600_000), fingerprint };
+          const interval = spans?.[li] ?? null;
+          return { index: li, hours, valid_time: isoNoZone(time + hours * 3_600_000), interval, fingerprint };
         }),
       };
     });

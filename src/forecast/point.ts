@@ -51,6 +51,11 @@ export interface PointSeries {
   temporal: ResolvedTemporal;
   /** For non-instantaneous variables: the interval [start, end] each value covers (end = its time). */
   intervals?: readonly { start: string; end: string }[];
+  /**
+   * The last lead the store has ingested for this run (dynamical.org's ingested_forecast_length),
+   * when it says; the values of later leads are null.
+   */
+  ingested_lead_hours?: number;
 }
 
 /** The region of one spatial column for one run (and level, member or members), all lead times. */
@@ -166,10 +171,18 @@ function answer(
   const lDim = v.roles.indexOf("lead");
   const nMember = all ? group.members!.length : 1;
   const leadMajor = mDim >= 0 && lDim >= 0 && mDim > lDim;
+  // Leads past what the store says it has ingested for this run are not there yet: missing,
+  // whatever their chunks hold (a run still being written).
+  const ingested = group.ingested?.[run];
   const series = (m: number) => {
     const k = all ? m : 0;
     const out = new Array<number | null>(nLead);
-    for (let i = 0; i < nLead; i++) out[i] = nullable(column[leadMajor ? i * nMember + k : k * nLead + i]);
+    for (let i = 0; i < nLead; i++) {
+      out[i] =
+        ingested !== undefined && nLead > 1 && leads[i] > ingested
+          ? null
+          : nullable(column[leadMajor ? i * nMember + k : k * nLead + i]);
+    }
     return out;
   };
   const out: PointSeries = {
@@ -192,6 +205,7 @@ function answer(
   };
   if (all) out.members = group.members!.map((m, i) => ({ member: m, values: series(i) }));
   if (text.intervals) out.intervals = text.intervals;
+  if (ingested !== undefined) out.ingested_lead_hours = ingested;
   return out;
 }
 
@@ -250,6 +264,7 @@ export function pointJson(s: PointSeries): string {
     out += "]";
   }
   if (s.intervals !== undefined) out += `,"intervals":${p.intervalsText}`;
+  if (s.ingested_lead_hours !== undefined) out += `,"ingested_lead_hours":${num(s.ingested_lead_hours)}`;
   return `${out}}`;
 }
 

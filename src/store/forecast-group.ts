@@ -80,6 +80,11 @@ export interface ForecastGroup {
   levelUnits: string | undefined;
   /** Ensemble member numbers, in storage order; undefined without a member dimension. */
   members: number[] | undefined;
+  /**
+   * Per run, the last lead hour the store has ingested (dynamical.org's ingested_forecast_length:
+   * the latest run is written lead by lead); undefined where the store does not say.
+   */
+  ingested: (number | undefined)[] | undefined;
   /** Index of the member the maps draw: the control (number 0) when there is one, else the first. */
   controlMember: number | undefined;
   grid: Grid;
@@ -203,6 +208,42 @@ function levelsIn(
     return { levels: raw.map((p) => Math.round(p * 1e4) / 1e6), levelUnits: "hPa" };
   }
   return { levels: raw, levelUnits: units };
+}
+
+/**
+ * dynamical.org's `ingested_forecast_length` (a duration per run, and per member in ensembles): the
+ * last lead written so far. The least over members counts; NaT, negative or missing values mean
+ * the store does not say for that run. Undefined without such an array along the run axis.
+ */
+async function ingestedHours(
+  arrays: Map<string, StoredArray>,
+  time: StoredArray,
+  nRuns: number,
+): Promise<(number | undefined)[] | undefined> {
+  const arr = arrays.get("ingested_forecast_length");
+  if (!arr || time.shape.length !== 1 || arr.dims[0] !== time.dims[0] || arr.shape[0] !== nRuns) return undefined;
+  const units = strAttr(arr.meta.attrs, "units") ?? "seconds";
+  if (/since/i.test(units)) throw new CorruptDataError("ingested_forecast_length is stored as a date, not a duration");
+  const ms = unitMs(units);
+  const raw = await arr.readRaw();
+  const per = raw.length / nRuns;
+  // A v2 fill value marks a missing duration (xarray masks it there; in v3 it is a value like any).
+  const fill = arr.meta.format === 2 ? arr.meta.array?.fill_value : undefined;
+  const out: (number | undefined)[] = [];
+  for (let r = 0; r < nRuns; r++) {
+    let least: number | undefined;
+    for (let k = 0; k < per; k++) {
+      const x = Number(raw[r * per + k]);
+      if (!Number.isFinite(x) || x < 0 || (fill !== null && fill !== undefined && x === Number(fill))) {
+        least = undefined;
+        break;
+      }
+      const h = (x * ms) / 3_600_000;
+      least = least === undefined ? h : Math.min(least, h);
+    }
+    out.push(least);
+  }
+  return out;
 }
 
 /** ECMWF's GRIB accumulations (centre ecmf) run from the forecast's start, by its convention. */
@@ -494,8 +535,10 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const latest = runs.indexOf(Math.max(...runs));
     v.temporal = withDataWindow(v.temporal, await accumulationWindow(v, latest, controlMember ?? 0, leads));
   }
+  const ingested = await ingestedHours(input.arrays, input.arrays.get(coordNames.time!)!, runs.length);
   const name = input.id.slice(input.id.indexOf("/") + 1);
   return {
+    ingested,
     id: input.id,
     name,
     path: input.path,

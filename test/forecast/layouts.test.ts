@@ -33,7 +33,13 @@ let buildOut: Promise<string> | undefined;
 function built(): Promise<string> {
   buildOut ??= (async () => {
     const out = tempDir("gridcast-layouts-build-");
-    const report = await build({ store: combo, out, maxZoom: 2, concurrency: 1, groups: ["dateline", "gfs_buckets"] });
+    const report = await build({
+      store: combo,
+      out,
+      maxZoom: 2,
+      concurrency: 1,
+      groups: ["dateline", "gfs_buckets", ...(py3 ? ["dynamical"] : [])],
+    });
     assert.deepEqual(report.skipped, []);
     return out;
   })();
@@ -71,12 +77,12 @@ before(async () => {
   dir = tempDir("gridcast-layouts-");
   await run(PYTHON, [SCRIPT, "write", dir], { timeout: 120_000 });
   py3 = zarr3Python("the zarr-3-appended layout");
-  if (py3) await run(py3, [SCRIPT, "append", dir], { timeout: 120_000 });
+  if (py3) await run(py3, [SCRIPT, "zarr3", dir], { timeout: 120_000 });
   combo = join(dir, "combo");
   mkdirSync(join(combo, "forecast"), { recursive: true });
   writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
   writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
-  for (const n of [...GROUPS, ...(py3 ? ["appended"] : [])]) {
+  for (const n of [...GROUPS, ...(py3 ? ["appended", "dynamical"] : [])]) {
     cpSync(store(n), join(combo, "forecast", n), { recursive: true });
   }
   srv = await testServer(combo);
@@ -332,4 +338,37 @@ describe("GFS tp in 6-hour buckets (cfgrib accum, resetting every 6 h)", () => {
     );
     assert.ok(leads.some((l: { hours: number }) => l.hours === 9));
   });
+});
+
+test("dynamical.org's ingested_forecast_length: leads not yet ingested are missing and not mapped", async (t) => {
+  if (!py3) {
+    t.skip("xarray + zarr 3 unavailable");
+    return;
+  }
+  const [early, late] = await xread(
+    [0, 1].map((r) => ({
+      store: store("dynamical"),
+      var: "temperature_2m",
+      isel: { init_time: r, latitude: 2, longitude: 4 },
+    })),
+    py3,
+  );
+  const q = (r: number) =>
+    get(`${srv.url}/point?lat=45&lon=10&var=t2m&group=forecast/dynamical&run=${r}`, H()).then((x) => x.json());
+  const kelvin = (r: Read) => r.values.map((v) => (v === null ? null : Math.fround(Math.fround(v as number) + 273.15)));
+  const full = await q(0);
+  assert.equal(full.ingested_lead_hours, 12);
+  full.values.forEach((v: number, i: number) => assert.ok(Math.abs(v - kelvin(early)[i]!) < 1e-3, `run 0 lead ${i}`));
+  const latest = await q(1);
+  assert.equal(latest.ingested_lead_hours, 6);
+  assert.deepEqual(latest.values.slice(3), [null, null]);
+  assert.deepEqual(late.values.slice(3), [null, null]); // xarray: NaN, nothing says why
+  latest.values.slice(0, 3).forEach((v: number, i: number) => assert.ok(Math.abs(v - kelvin(late)[i]!) < 1e-3));
+  const current = realpathSync(join(await built(), "current"));
+  const catalog = JSON.parse(readFileSync(join(current, "catalog.json"), "utf8"));
+  const layer = catalog.layers.find((l: { id: string }) => l.id === "dynamical.t2m");
+  const hours = (r: { leads: { hours: number }[] }) => r.leads.map((l) => l.hours);
+  // The build maps the latest run: only the leads it has so far.
+  assert.deepEqual(layer.runs.map(hours), [[0, 3, 6]]);
+  assert.equal(layer.runs[0].run, "2025-01-01T06:00:00");
 });

@@ -3,7 +3,7 @@ the way an analyst would (xarray, decoded) so tests can compare gridcast's answe
 
 usage:
   layout_stores.py write DIR        with Debian's xarray + zarr 2: DIR/<layout>.zarr for the v2 layouts
-  layout_stores.py append DIR       with xarray + zarr 3 (the venv): appends to DIR/appended.zarr
+  layout_stores.py zarr3 DIR        with xarray + zarr 3 (the venv): DIR/appended.zarr, DIR/dynamical.zarr
   layout_stores.py read             queries (JSON on stdin) → answers (JSON), as producer_stores.py
 
 Layouts (small, deterministic):
@@ -15,6 +15,8 @@ Layouts (small, deterministic):
   gfs_buckets.zarr  cfgrib GFS: tp with GRIB_stepType accum in 6-hour buckets over 3-hourly steps.
   appended.zarr     written as v2 by xarray + zarr 3 without a fill value (fill_value null), then a time
                     appended by zarr 3 with one chunk of it never written.
+  dynamical.zarr    v3, dynamical.org-style: init_time, lead_time, ingested_forecast_length saying the
+                    latest run is ingested to 6 h (its later leads are NaN, not written yet).
 """
 import json
 import sys
@@ -181,6 +183,29 @@ def appended(path):
     zarr.consolidate_metadata(path, zarr_format=2)
 
 
+def dynamical(path):
+    """xarray + zarr 3, v3: a dynamical.org-style forecast whose latest run is ingested to 6 h only."""
+    lat = np.arange(50.0, 39.9, -2.5)
+    lon = np.arange(0.0, 20.1, 2.5)
+    init = pd.to_datetime(["2025-01-01T00:00", "2025-01-01T06:00"])
+    leads = pd.to_timedelta([0, 3, 6, 9, 12], unit="h")
+    t2m = field((2, 5, len(lat), len(lon)), 141, -10, 20)
+    t2m[1, 3:] = np.nan  # not written yet
+    ds = xr.Dataset(
+        {
+            "temperature_2m": (
+                ("init_time", "lead_time", "latitude", "longitude"),
+                t2m,
+                {"units": "degree_Celsius", "step_type": "instant"},
+            ),
+            "ingested_forecast_length": ("init_time", pd.to_timedelta([12, 6], unit="h")),
+        },
+        coords={"init_time": init, "lead_time": leads, "latitude": lat, "longitude": lon},
+        attrs={"dataset_id": "noaa-gfs-forecast"},
+    )
+    ds.to_zarr(path, mode="w", zarr_format=3, consolidated=True)
+
+
 def jsonable(values):
     a = np.asarray(values)
     if np.issubdtype(a.dtype, np.datetime64):
@@ -217,8 +242,9 @@ if __name__ == "__main__":
     if sys.argv[1] == "write":
         for name, write in LAYOUTS.items():
             write(f"{sys.argv[2]}/{name}.zarr")
-    elif sys.argv[1] == "append":
+    elif sys.argv[1] == "zarr3":
         appended(f"{sys.argv[2]}/appended.zarr")
+        dynamical(f"{sys.argv[2]}/dynamical.zarr")
     elif sys.argv[1] == "read":
         json.dump(read(json.load(sys.stdin)), sys.stdout)
     else:

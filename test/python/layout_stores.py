@@ -16,7 +16,7 @@ Layouts (small, deterministic):
   appended.zarr     written as v2 by xarray + zarr 3 without a fill value (fill_value null), then a time
                     appended by zarr 3 with one chunk of it never written.
   dynamical.zarr    v3, dynamical.org-style: init_time, lead_time, ingested_forecast_length saying the
-                    latest run is ingested to 6 h (its later leads are NaN, not written yet).
+                    latest run is ingested to 6 h (its later leads hold leftovers of an interrupted write).
 """
 import json
 import sys
@@ -190,7 +190,7 @@ def dynamical(path):
     init = pd.to_datetime(["2025-01-01T00:00", "2025-01-01T06:00"])
     leads = pd.to_timedelta([0, 3, 6, 9, 12], unit="h")
     t2m = field((2, 5, len(lat), len(lon)), 141, -10, 20)
-    t2m[1, 3:] = np.nan  # not written yet
+    t2m[1, 3:] = -999.0  # not ingested yet: left over from an interrupted write
     ds = xr.Dataset(
         {
             "temperature_2m": (

@@ -10,7 +10,7 @@ import { ChunkScan } from "../store/scan.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { type BoxSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
-import { intervalsOf, requireGroup, requireVariable, resolveLevel, resolveMember } from "./select.ts";
+import { intervalsOf, notIngested, requireGroup, requireVariable, resolveLevel, resolveMember } from "./select.ts";
 
 export interface BoxRequest {
   group: string;
@@ -76,6 +76,7 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
   for (const p of ["lon_min", "lon_max"] as const) {
     if (!(req[p] >= -180 && req[p] <= 360)) throw new InvalidParameterError(p, `${p} must be within -180..360`);
   }
+  notIngested(group, req.time_index, group.leads[req.lead_stop], "lead_stop");
   const level = resolveLevel(group, variable, req.level);
   const member = resolveMember(group, variable, req.member);
   if (member === "all") {

@@ -364,6 +364,21 @@ test("dynamical.org's ingested_forecast_length: leads not yet ingested are missi
   assert.deepEqual(latest.values.slice(3), [null, null]);
   assert.deepEqual(late.values.slice(3), [-999, -999]); // what xarray reads there, with no warning
   latest.values.slice(0, 3).forEach((v: number, i: number) => assert.ok(Math.abs(v - kelvin(late)[i]!) < 1e-3));
+  // Export and the map click refuse those leads rather than hand out the leftovers.
+  const box = (stop: number) =>
+    get(
+      `${srv.url}/api/export/forecast~dynamical/npy?var=t2m&time_index=1&lead_start=0&lead_stop=${stop}&lat_min=40&lat_max=50&lon_min=0&lon_max=20`,
+      H(),
+    );
+  assert.equal((await box(2)).status, 200);
+  const past = await box(3);
+  assert.equal(past.status, 404);
+  assert.equal(past.json().param, "lead_stop");
+  assert.equal(past.json().ingested_lead_hours, 6);
+  const click = await get(`${srv.url}/api/forecast/value?layer=dynamical.t2m&lat=45&lon=10&lead=9`);
+  assert.equal(click.status, 404);
+  assert.equal(click.json().param, "lead");
+  assert.equal((await get(`${srv.url}/api/forecast/value?layer=dynamical.t2m&lat=45&lon=10&lead=6`)).status, 200);
   const current = realpathSync(join(await built(), "current"));
   const catalog = JSON.parse(readFileSync(join(current, "catalog.json"), "utf8"));
   const layer = catalog.layers.find((l: { id: string }) => l.id === "dynamical.t2m");

@@ -54,6 +54,14 @@ export interface Settings {
   credit_cost_npy_base: number;
   /** Builds kept in output/builds after a publish (the published one included). */
   keep_builds: number;
+  /**
+   * Seconds the out-dir lock of a build task on another machine (shared storage) stays valid
+   * without its heartbeat; then a retried task takes it over. Holders on this machine are
+   * checked by pid.
+   */
+  build_lock_lease_s: number;
+  /** Highest zoom level `build` renders (0..7); its --max-zoom flag overrides it. */
+  max_zoom: number;
 }
 
 export const DEFAULTS: Settings = {
@@ -79,6 +87,8 @@ export const DEFAULTS: Settings = {
   credit_cost_item: 1,
   credit_cost_npy_base: 1,
   keep_builds: 3,
+  build_lock_lease_s: 60,
+  max_zoom: 7,
 };
 
 const NUMERIC = new Set<keyof Settings>(

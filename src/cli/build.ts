@@ -5,11 +5,12 @@ import { TILE_FORMATS, type TileFormat } from "../published/format.ts";
 import { type BuildReport, runBuild } from "../render/build/run.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingsFor } from "./settings.ts";
+import { parseShard, SHARD_COUNT_VAR } from "./shard.ts";
 
 interface BuildFlags {
   store?: string;
   out?: string;
-  maxZoom: string;
+  maxZoom?: string;
   groups?: string;
   vars?: string;
   runs: string;
@@ -51,13 +52,6 @@ function leadHours(s: string | undefined): number[] | undefined {
   });
 }
 
-function shardOf(s: string | undefined): { index: number; count: number } | undefined {
-  if (s === undefined) return undefined;
-  const m = /^(\d+)\/(\d+)$/.exec(s.trim());
-  if (!m) throw new ConfigError(`--shard must look like k/n (e.g. 1/4), got "${s}"`);
-  return { index: Number(m[1]), count: Number(m[2]) };
-}
-
 function summary(r: BuildReport, out: string): string {
   const t = r.totals;
   const lines = [
@@ -88,13 +82,17 @@ export function registerBuild(program: Command): void {
     .description("pre-render every map tile, the forecast catalog and the locate indexes, then publish atomically")
     .option("-s, --store <root>", "store root: directory or http(s) URL")
     .option("-o, --out <dir>", "build output directory (builds/ and the current link)")
-    .option("--max-zoom <z>", "highest zoom level rendered, 0..7", "7")
+    .option("--max-zoom <z>", "highest zoom level rendered, 0..7 (setting max_zoom, default 7)")
     .option("--groups <list>", "comma-separated groups (forecast/global or global); default every group")
     .option("--vars <list>", "comma-separated variables (names or aliases); default every one with a map style")
     .option("--runs <which>", "latest | all", "latest")
     .option("--leads <hours>", "comma-separated lead times in hours; default every lead")
     .option("--concurrency <n>", "worker threads (default: one per core)")
-    .option("--shard <k/n>", "render part k of n into the shared partial build (needs --build-id), then `publish`")
+    .option(
+      "--shard <k/n|auto>",
+      "render part k of n into the shared partial build (needs --build-id), then `publish`; auto: " +
+        `from a batch engine's task index (JOB_COMPLETION_INDEX, CLOUD_RUN_TASK_INDEX/COUNT, AWS_BATCH_JOB_ARRAY_INDEX) and ${SHARD_COUNT_VAR}`,
+    )
     .option("--build-id <id>", "name of the build directory (default: a UTC timestamp)")
     .option("--keep-builds <n>", "builds kept after publishing, the published one included (setting keep_builds)")
     .option("--tiles <format>", "zxy (one PNG file per tile) | pmtiles (one archive per layer-run-lead)", "zxy")
@@ -106,25 +104,32 @@ export function registerBuild(program: Command): void {
     )
     .option("--json", "print the report as JSON")
     .action(async (opts: BuildFlags, cmd: Command) => {
-      const settings = settingsFor(cmd, { store: opts.store, out: opts.out, keep_builds: opts.keepBuilds });
+      const settings = settingsFor(cmd, {
+        store: opts.store,
+        out: opts.out,
+        keep_builds: opts.keepBuilds,
+        max_zoom: integer("--max-zoom", opts.maxZoom),
+      });
       const exitFor = (r: BuildReport) => {
         if (r.skipped.length && !opts.allowSkipped) process.exitCode = EXIT_GROUPS_SKIPPED;
       };
       if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
       if (!TILE_FORMATS.includes(opts.tiles as TileFormat))
         throw new ConfigError(`--tiles must be ${TILE_FORMATS.join(" or ")}, got "${opts.tiles}"`);
+      const shard = parseShard(opts.shard, process.env);
       requireStore(settings.store);
       requireWritableDir(settings.out);
       const report = await runBuild({
         store: settings.store,
         out: settings.out,
-        maxZoom: integer("--max-zoom", opts.maxZoom),
+        maxZoom: settings.max_zoom,
         groups: list(opts.groups),
         vars: list(opts.vars),
         runs: opts.runs,
         leads: leadHours(opts.leads),
         concurrency: integer("--concurrency", opts.concurrency),
-        shard: shardOf(opts.shard),
+        shard,
+        lockLeaseS: settings.build_lock_lease_s,
         buildId: opts.buildId,
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,

@@ -33,6 +33,7 @@ export function registerPublish(program: Command): void {
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,
         allowDroppedLayers: opts.allowDroppedLayers === true,
+        lockLeaseS: settings.build_lock_lease_s,
       });
       if (opts.json) return printJson(r);
       const lines = [

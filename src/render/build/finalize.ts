@@ -130,6 +130,8 @@ export interface PublishOptions extends Partial<FinalizeOptions> {
   /** Store for the embedding indexes; default the one the shards rendered from. */
   store?: string;
   cacheMb?: number;
+  /** Seconds a lock from another machine lives without its heartbeat (setting build_lock_lease_s). */
+  lockLeaseS?: number;
 }
 
 export interface PublishReport extends Finalized {
@@ -147,7 +149,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
   const partial = partialDir(out, opts.buildId);
   if (existsSync(finalDir(out, opts.buildId))) throw new ConfigError(`build ${opts.buildId} is already published`);
   if (!existsSync(partial)) throw new ConfigError(`no partial build ${opts.buildId} in ${out}; run its shards first`);
-  const lock = acquireLock(out, opts.buildId, null);
+  const lock = acquireLock(out, opts.buildId, null, opts.lockLeaseS);
   try {
     const names = readdirSync(partial).filter((n) => SHARD_MANIFEST.test(n));
     const shards = names.map((n) => readManifest(join(partial, n))).filter((m): m is Manifest => m !== undefined);
@@ -155,7 +157,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
     const root = opts.store ?? shards[0].store;
     if (!root) throw new ConfigError(`the shard manifests of build ${opts.buildId} name no store; pass --store`);
     const store = new Store(root, { cacheMb: opts.cacheMb });
-    cleanStalePartials(out, opts.buildId);
+    cleanStalePartials(out, opts.buildId, opts.lockLeaseS);
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: opts.keepBuilds ?? 3,
       webDir: opts.webDir === undefined ? DEFAULT_WEB_DIR : opts.webDir,

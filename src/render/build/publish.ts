@@ -14,6 +14,7 @@ import {
   statSync,
   symlinkSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { hostname } from "node:os";
@@ -41,6 +42,15 @@ export interface Lock {
   release(): void;
 }
 
+/** A lock another live holder has; `sameShard`: a task with this shard, on another machine. */
+export class LockHeldError extends ConfigError {
+  readonly held: LockInfo | undefined;
+  constructor(message: string, held: LockInfo | undefined) {
+    super(message);
+    this.held = held;
+  }
+}
+
 /** A build id that sorts by time: 20261120T120301Z-3f9a. */
 export function newBuildId(now = new Date()): string {
   const stamp = now.toISOString().slice(0, 19).replace(/[-:]/g, "");
@@ -51,8 +61,26 @@ export function checkBuildId(id: string): void {
   if (!BUILD_ID.test(id)) throw new ConfigError(`build id must match ${BUILD_ID.source}, got "${id}"`);
 }
 
-function alive(info: LockInfo): boolean {
-  if (info.host !== hostname()) return true; // another machine: cannot tell, so assume it is
+/**
+ * Seconds a lock held from another machine stays valid without a heartbeat. Its holder touches the
+ * lock file every quarter of it; a holder on this machine is checked by its pid instead.
+ */
+export const DEFAULT_LOCK_LEASE_S = 60;
+
+function leaseLapsed(path: string, leaseS: number): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs > leaseS * 1000;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Whether the holder of a lock still runs: on this machine by its pid; on another (a batch task
+ * on another node over shared storage) by its heartbeat, the lock file's mtime.
+ */
+function alive(info: LockInfo, path: string, leaseS: number): boolean {
+  if (info.host !== hostname()) return !leaseLapsed(path, leaseS);
   try {
     process.kill(info.pid, 0);
     return true;
@@ -77,9 +105,15 @@ function describeLock(info: LockInfo | undefined, path: string): string {
 
 /**
  * Takes the out dir: exclusively for an unsharded build or a publish, shared with the other
- * shards for a shard. A lock whose process died on this host is stale and taken over.
+ * shards for a shard. A lock whose holder is gone (a dead pid on this machine, a lapsed heartbeat
+ * from another) is stale and taken over. The lock is touched every quarter lease while held.
  */
-export function acquireLock(out: string, buildId: string, shard: string | null): Lock {
+export function acquireLock(
+  out: string,
+  buildId: string,
+  shard: string | null,
+  leaseS: number = DEFAULT_LOCK_LEASE_S,
+): Lock {
   const dir = join(out, LOCKS);
   mkdirSync(dir, { recursive: true });
   const name = shard ? `${buildId}.shard-${shard.replace("/", "-of-")}.lock` : EXCLUSIVE_LOCK;
@@ -98,35 +132,83 @@ export function acquireLock(out: string, buildId: string, shard: string | null):
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       const held = readLock(path);
-      if (attempt > 0 || !held || alive(held)) throw new ConfigError(describeLock(held, path));
+      if (attempt > 0 || !held || alive(held, path, leaseS)) throw new LockHeldError(describeLock(held, path), held);
       rmSync(path, { force: true });
     }
   }
-  const release = (): void => rmSync(path, { force: true });
+  const heartbeat = setInterval(
+    () => {
+      const now = new Date();
+      try {
+        utimesSync(path, now, now);
+      } catch {
+        // Removed under us (by hand): the next lock taker sees no lock, as the message said it could.
+      }
+    },
+    Math.max(1000, (leaseS * 1000) / 4),
+  );
+  heartbeat.unref();
+  const release = (): void => {
+    clearInterval(heartbeat);
+    rmSync(path, { force: true });
+  };
   // Created first, checked second: two builds starting together both see each other and stop.
   for (const other of readdirSync(dir)) {
     if (other === name || !other.endsWith(".lock")) continue;
     const otherPath = join(dir, other);
     const held = readLock(otherPath);
-    if (held && !alive(held)) {
+    if (held && !alive(held, otherPath, leaseS)) {
       rmSync(otherPath, { force: true });
       continue;
     }
     if (!shard || !held || held.shard === null) {
       release();
-      throw new ConfigError(describeLock(held, otherPath));
+      throw new LockHeldError(describeLock(held, otherPath), held);
     }
   }
   return { path, release };
 }
 
+/**
+ * acquireLock for a shard that a batch engine may be retrying: its own shard's lock, left by a
+ * task on another machine that is gone but whose heartbeat has not lapsed yet, is waited for
+ * (at most one lease) instead of refused. Any other holder is refused at once.
+ */
+export async function acquireShardLock(
+  out: string,
+  buildId: string,
+  shard: string,
+  leaseS: number = DEFAULT_LOCK_LEASE_S,
+  say: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<Lock> {
+  const deadline = Date.now() + (leaseS + 5) * 1000;
+  let told = false;
+  for (;;) {
+    try {
+      return acquireLock(out, buildId, shard, leaseS);
+    } catch (e) {
+      const held = e instanceof LockHeldError ? e.held : undefined;
+      const retry = held && held.shard === shard && held.build_id === buildId && held.host !== hostname();
+      if (!retry || Date.now() > deadline) throw e;
+      if (!told) {
+        say(
+          `shard ${shard} of build ${buildId} is locked by ${held.host} (pid ${held.pid}); ` +
+            `waiting up to ${leaseS} s for its heartbeat to lapse (a retried task)`,
+        );
+        told = true;
+      }
+      await new Promise((ok) => setTimeout(ok, 1000));
+    }
+  }
+}
+
 /** Build ids that live shard locks are writing (their partial dirs must stay). */
-function activeShardBuilds(out: string): Set<string> {
+function activeShardBuilds(out: string, leaseS: number): Set<string> {
   const ids = new Set<string>();
   const dir = join(out, LOCKS);
   for (const name of existsSync(dir) ? readdirSync(dir) : []) {
     const held = readLock(join(dir, name));
-    if (held?.shard && alive(held)) ids.add(held.build_id);
+    if (held?.shard && alive(held, join(dir, name), leaseS)) ids.add(held.build_id);
   }
   return ids;
 }
@@ -137,9 +219,9 @@ const SHARD_DONE = /^manifest\.shard-\d+-of-\d+\.json$/;
  * Removes partial dirs killed builds left behind; `keep` is the caller's own (shards share it).
  * A partial build holding a finished shard waits for its other shards and `publish`: it stays.
  */
-export function cleanStalePartials(out: string, keep?: string): string[] {
+export function cleanStalePartials(out: string, keep?: string, leaseS: number = DEFAULT_LOCK_LEASE_S): string[] {
   const builds = join(out, BUILDS);
-  const active = activeShardBuilds(out);
+  const active = activeShardBuilds(out, leaseS);
   const removed: string[] = [];
   for (const name of existsSync(builds) ? readdirSync(builds) : []) {
     if (!name.endsWith(PARTIAL)) continue;

@@ -19,6 +19,7 @@ import { TilePool } from "./pool.ts";
 import { createProgress } from "./progress.ts";
 import {
   acquireLock,
+  acquireShardLock,
   checkBuildId,
   cleanStalePartials,
   currentBuild,
@@ -44,6 +45,8 @@ export interface BuildOptions {
   /** Worker threads; default one per core. */
   concurrency?: number;
   shard?: Shard;
+  /** Seconds a lock from another machine lives without its heartbeat (setting build_lock_lease_s). */
+  lockLeaseS?: number;
   buildId?: string;
   keepBuilds?: number;
   cacheMb?: number;
@@ -141,7 +144,10 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   mkdirSync(join(out, BUILDS), { recursive: true });
   if (existsSync(finalDir(out, id))) throw new ConfigError(`build ${id} already exists in ${out}`);
   const shard = o.shard ?? null;
-  const lock = acquireLock(out, id, shard ? `${shard.index}/${shard.count}` : null);
+  const leaseS = o.lockLeaseS;
+  const lock = shard
+    ? await acquireShardLock(out, id, `${shard.index}/${shard.count}`, leaseS)
+    : acquireLock(out, id, null, leaseS);
   const partial = partialDir(out, id);
   let pool: TilePool | undefined;
   try {
@@ -157,7 +163,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       },
       concurrency,
     );
-    const cleaned = cleanStalePartials(out, shard ? id : undefined);
+    const cleaned = cleanStalePartials(out, shard ? id : undefined, leaseS);
     const store = new Store(o.store, { cacheMb: o.cacheMb, rootGroupName: o.rootGroupName });
     const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
     const plan = await store

@@ -11,7 +11,7 @@ import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { windowOfGridBox } from "./grid-projected.ts";
 import { type BoxSelection, projectedSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
-import { intervalsOf, requireGroup, requireVariable, resolveLevel, resolveMember } from "./select.ts";
+import { intervalsOf, notIngested, requireGroup, requireVariable, resolveLevel, resolveMember } from "./select.ts";
 
 export interface BoxRequest {
   group: string;
@@ -101,6 +101,7 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
       if (!(req[p]! >= -180 && req[p]! <= 360)) throw new InvalidParameterError(p, `${p} must be within -180..360`);
     }
   }
+  notIngested(group, req.time_index, group.leads[req.lead_stop], "lead_stop");
   const level = resolveLevel(group, variable, req.level);
   const member = resolveMember(group, variable, req.member);
   if (member === "all") {

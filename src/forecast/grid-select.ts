@@ -5,19 +5,30 @@ import { nearestIndex, wrap180, wrap360 } from "../store/grid.ts";
 import type { Grid } from "../store/store.ts";
 import { axisValues, coversProjected, nearestProjected, windowOfBox } from "./grid-projected.ts";
 
-/** Longitude in the store's convention. */
+/**
+ * Longitude in the grid's own numbering: the store's convention for a global grid; for a regional
+ * one, the turn of the circle centred on the grid (its longitudes may run past 180, as a patch
+ * across the antimeridian stored 170..178, -180..-120 is read as 170..240).
+ */
 function toStoreLon(grid: Grid, lon: number): number {
-  return grid.lon360 ? wrap360(lon) : wrap180(lon);
+  if (grid.global) return grid.lon360 ? wrap360(lon) : wrap180(lon);
+  const centre = (grid.lon[0] + grid.lon[grid.lon.length - 1]) / 2;
+  return centre - 180 + wrap360(lon - centre + 180);
 }
 
 /** True when the point lies inside the grid's coverage (cell edges included). */
 export function covers(grid: Grid, lat: number, lon: number): boolean {
-  // A projected grid covers what its cells cover, not its bounding box.
-  if (grid.projection) return coversProjected(grid.projection, lat, lon);
+  return coverageMiss(grid, lat, lon) === undefined;
+}
+
+/** Which coordinate of a point lies outside the grid's coverage ("lat" first), or undefined when none does. */
+export function coverageMiss(grid: Grid, lat: number, lon: number): "lat" | "lon" | undefined {
+  // A projected grid covers what its cells cover, not its bounding box (the point as a whole misses).
+  if (grid.projection) return coversProjected(grid.projection, lat, lon) ? undefined : "lat";
   const [west, south, east, north] = grid.bbox;
-  if (lat < south || lat > north) return false;
-  if (grid.global) return true;
-  return wrap360(lon - west) <= east - west;
+  if (lat < south || lat > north) return "lat";
+  if (grid.global) return undefined;
+  return wrap360(lon - west) <= east - west ? undefined : "lon";
 }
 
 export interface Node {

@@ -4,7 +4,7 @@ import type { Registry, VariableEntry } from "../registry/registry.ts";
 import type { ResolvedTemporal } from "../registry/temporal.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
-import { covers, nearestNode } from "./grid-select.ts";
+import { coverageMiss, nearestNode } from "./grid-select.ts";
 import { readValues, readValuesNow, regionOf } from "./read.ts";
 import {
   choosePatch,
@@ -51,6 +51,11 @@ export interface PointSeries {
   temporal: ResolvedTemporal;
   /** For non-instantaneous variables: the interval [start, end] each value covers (end = its time). */
   intervals?: readonly { start: string; end: string }[];
+  /**
+   * The last lead the store has ingested for this run (dynamical.org's ingested_forecast_length),
+   * when it says; the values of later leads are null.
+   */
+  ingested_lead_hours?: number;
 }
 
 /** The region of one spatial column for one run (and level, member or members), all lead times. */
@@ -127,8 +132,10 @@ function atNode(
   }
   // A point beyond the grid's coverage (more than half a cell past its outer nodes) has no value:
   // answering with the edge node's would be a silent wrong answer.
-  if (!covers(group.grid, req.lat, req.lon)) {
-    throw new InvalidParameterError("lat", `the point lies outside the coverage of ${group.id}`, {
+  const miss = coverageMiss(group.grid, req.lat, req.lon);
+  if (miss) {
+    const what = miss === "lat" ? "latitude" : "longitude";
+    throw new InvalidParameterError(miss, `the point's ${what} lies outside the coverage of ${group.id}`, {
       bbox: group.grid.bbox,
     });
   }
@@ -164,10 +171,18 @@ function answer(
   const lDim = v.roles.indexOf("lead");
   const nMember = all ? group.members!.length : 1;
   const leadMajor = mDim >= 0 && lDim >= 0 && mDim > lDim;
+  // Leads past what the store says it has ingested for this run are not there yet: missing,
+  // whatever their chunks hold (a run still being written).
+  const ingested = group.ingested?.[run];
   const series = (m: number) => {
     const k = all ? m : 0;
     const out = new Array<number | null>(nLead);
-    for (let i = 0; i < nLead; i++) out[i] = nullable(column[leadMajor ? i * nMember + k : k * nLead + i]);
+    for (let i = 0; i < nLead; i++) {
+      out[i] =
+        ingested !== undefined && nLead > 1 && leads[i] > ingested
+          ? null
+          : nullable(column[leadMajor ? i * nMember + k : k * nLead + i]);
+    }
     return out;
   };
   const out: PointSeries = {
@@ -190,6 +205,7 @@ function answer(
   };
   if (all) out.members = group.members!.map((m, i) => ({ member: m, values: series(i) }));
   if (text.intervals) out.intervals = text.intervals;
+  if (ingested !== undefined) out.ingested_lead_hours = ingested;
   return out;
 }
 
@@ -248,6 +264,7 @@ export function pointJson(s: PointSeries): string {
     out += "]";
   }
   if (s.intervals !== undefined) out += `,"intervals":${p.intervalsText}`;
+  if (s.ingested_lead_hours !== undefined) out += `,"ingested_lead_hours":${num(s.ingested_lead_hours)}`;
   return `${out}}`;
 }
 

@@ -85,6 +85,20 @@ export function resolveMember(
   return i;
 }
 
+/**
+ * A lead past what the store has ingested for the run (dynamical.org's ingested_forecast_length)
+ * is not there yet: 404 naming the parameter and how far the run goes, never leftovers as data.
+ */
+export function notIngested(group: ForecastGroup, run: number, hours: number, param: string): void {
+  const ingested = group.ingested?.[run];
+  if (ingested !== undefined && hours > ingested) {
+    throw new NotFoundError(
+      `lead ${hours} h of run ${isoNoZone(group.runs[run])} is not ingested yet (the store has up to ${ingested} h)`,
+      { param, ingested_lead_hours: ingested },
+    );
+  }
+}
+
 /** The interval each lead's value covers in one run, as ISO strings; undefined for instantaneous values. */
 export function intervalsOf(
   group: ForecastGroup,

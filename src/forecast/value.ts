@@ -10,7 +10,7 @@ import { gridRelative, rotateOne } from "./grid-projected.ts";
 import { covers, nearestNode } from "./grid-select.ts";
 import { findMapLayer, parseRunParam, runIndexOf } from "./layers.ts";
 import { readValues, regionOf } from "./read.ts";
-import { intervalsOf, latestRun } from "./select.ts";
+import { intervalsOf, latestRun, notIngested } from "./select.ts";
 
 export interface ValueRequest {
   layer: string;
@@ -61,6 +61,7 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
   if (lead < 0) {
     throw new NotFoundError(`no lead time ${req.lead} h in ${group.id}`, { param: "lead", available: group.leads });
   }
+  notIngested(group, run, group.leads[lead], "lead");
   const runTime = group.runs[run];
   const validTime = runTime + group.leads[lead] * HOUR_MS;
 

@@ -69,6 +69,10 @@ export function temporalText(t: Temporal): string {
   const w = WORDS[t.kind];
   if (t.window === "since_start") return `${w} since the start of the forecast`;
   if (t.window === "previous_step") return `${w} over the previous step`;
+  if (t.window === "since_reset") return `${w} since the last reset (every ${t.reset_hours} h from the run's start)`;
+  if (t.window === "undecided") {
+    return `${w} since the start of the forecast or since a periodic reset: undecided (${t.undecided_reason})`;
+  }
   return `${w} over the previous ${fixedHours(t)} h`;
 }
 
@@ -113,6 +117,51 @@ export function resolveTemporal(
   return { ...t, source, description: temporalText(t) };
 }
 
+/** Greatest common divisor of lead hours (to a microhour). */
+function gcdHours(a: number, b: number): number {
+  let x = Math.round(a * 1e6);
+  let y = Math.round(b * 1e6);
+  while (y) [x, y] = [y, x % y];
+  return x / 1e6;
+}
+
+/**
+ * Reads what kind of accumulation a field is from its values over one run's leads. A since-start
+ * amount never decreases from one lead to the next; a field that does drops only after leads
+ * where its buckets reset, so the resets are every P hours with P the greatest common divisor of
+ * those leads. `decreasesAfter` are the lead indexes i after which some value fell (at i + 1).
+ * Undecided when the drops fit no such period (after lead 0, or a reset between stored leads).
+ */
+export function windowFromData(
+  leads: number[],
+  decreasesAfter: number[],
+): { window: "since_start" } | { window: "since_reset"; hours: number } | { window: "undecided"; reason: string } {
+  if (decreasesAfter.length === 0) return { window: "since_start" };
+  const at = decreasesAfter.map((i) => leads[i]);
+  if (at.some((h) => !(h > 0))) {
+    return { window: "undecided", reason: "the amounts fall right after the run's start" };
+  }
+  const period = at.reduce(gcdHours);
+  // Every reset must fall on a stored lead, else some value's interval is not known.
+  for (let i = 1; i < leads.length; i++) {
+    const k = Math.floor(leads[i - 1] / period + 1e-9) + 1;
+    if (k * period < leads[i] - 1e-9) {
+      return { window: "undecided", reason: `a reset every ${period} h falls between stored leads` };
+    }
+  }
+  return { window: "since_reset", hours: period };
+}
+
+/** A since-start window made the one the data shows (see windowFromData). */
+export function withDataWindow(t: ResolvedTemporal, found: ReturnType<typeof windowFromData>): ResolvedTemporal {
+  if (t.kind === "instantaneous" || found.window === "since_start") return t;
+  const next: Temporal =
+    found.window === "since_reset"
+      ? { kind: t.kind, window: "since_reset", reset: `PT${found.hours}H`, reset_hours: found.hours }
+      : { kind: t.kind, window: "undecided", undecided_reason: found.reason };
+  return { ...next, source: "data", description: temporalText(next) };
+}
+
 /**
  * The interval [start, end] (UTC ms) each lead's value covers; undefined for instantaneous values.
  * `leads` are hours after `run`; for an analysis without leads, `previousRun` bounds the window.
@@ -123,10 +172,15 @@ export function leadIntervals(
   leads: number[],
   previousRun?: number,
 ): { start: number; end: number }[] | undefined {
-  if (t.kind === "instantaneous") return undefined;
+  if (t.kind === "instantaneous" || t.window === "undecided") return undefined;
   const H = 3_600_000;
   return leads.map((h, i) => {
     const end = run + h * H;
+    if (t.window === "since_reset") {
+      // The bucket holding lead h: (kP, (k+1)P], so a lead on a reset closes its bucket.
+      const k = Math.max(0, Math.ceil(h / t.reset_hours - 1e-9) - 1);
+      return { start: run + k * t.reset_hours * H, end };
+    }
     // In a forecast nothing accumulates before the run; an analysis's window may reach back.
     if (t.window !== "since_start" && t.window !== "previous_step") {
       const start = end - (fixedHours(t) ?? 0) * H;

@@ -7,7 +7,9 @@
 /**
  * What one value means in time. `window` says which interval ending at the valid time it covers:
  * none (`point`), a fixed interval (`fixed`, with `interval`), the step before it (`previous_step`:
- * the interval runs from the previous lead time) or the whole forecast so far (`since_start`).
+ * the interval runs from the previous lead time), the whole forecast so far (`since_start`), the
+ * time since the last of the resets every `reset_hours` after the run (`since_reset`: GFS's 6-hour
+ * buckets), or one the store leaves open between since-start and buckets (`undecided`, with why).
  */
 export type Temporal =
   | { kind: "instantaneous"; window?: "point" }
@@ -17,7 +19,15 @@ export type Temporal =
       interval: string;
       interval_hours: number;
     }
-  | { kind: "accumulated" | "mean" | "maximum" | "minimum"; window: "previous_step" | "since_start" };
+  | { kind: "accumulated" | "mean" | "maximum" | "minimum"; window: "previous_step" | "since_start" }
+  | {
+      kind: "accumulated" | "mean" | "maximum" | "minimum";
+      window: "since_reset";
+      /** ISO 8601 duration between resets, e.g. PT6H. */
+      reset: string;
+      reset_hours: number;
+    }
+  | { kind: "accumulated" | "mean" | "maximum" | "minimum"; window: "undecided"; undecided_reason: string };
 
 /** Canonical value → shown value: shown = value * scale + offset, labelled `units`. */
 export interface DisplayUnit {
@@ -344,7 +354,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     name: "t",
     long_name: "Air temperature on pressure levels",
     units: "K",
-    aliases: ["temperature", "air_temperature_pl", "tmp"],
+    aliases: ["temperature", "air_temperature_pl", "tmp", "ta"],
     temporal: instant,
     style: {
       colormap: "thermal",
@@ -353,7 +363,7 @@ export const VARIABLES: readonly VariableEntry[] = [
       display: { units: "°C", scale: 1, offset: -273.15 },
       display_alternatives: [{ units: "°F", scale: 1.8, offset: -459.67 }],
     },
-    sources: "ECMWF, cfgrib, ERA5/WB2",
+    sources: "ECMWF, cfgrib, ERA5/WB2, CMIP (ta)",
   },
   {
     name: "u",

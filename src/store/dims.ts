@@ -1,11 +1,14 @@
 // Common spellings of the forecast dimensions, mapped to the roles gridcast reads by. The names
 // come from the producers gridcast meets: cfgrib (time, step, number, isobaricInhPa), ECMWF/ERA5
 // and WeatherBench2 (prediction_timedelta, level), dynamical.org (init_time, lead_time,
-// ensemble_member), CF (forecast_reference_time, forecast_period, realization).
+// ensemble_member), CF (forecast_reference_time, forecast_period, realization), CDS ERA5 (valid_time,
+// pressure_level), CMIP (plev).
 export type Role = "time" | "lead" | "level" | "member" | "lat" | "lon";
 
 const ROLE_NAMES: Record<Role, string[]> = {
-  time: ["init_time", "forecast_reference_time", "reference_time", "time", "run", "init"],
+  // valid_time last: cfgrib writes it beside time and step as an auxiliary coordinate; only the new
+  // CDS ERA5 layout makes it the time dimension itself (an analysis without leads).
+  time: ["init_time", "forecast_reference_time", "reference_time", "time", "run", "init", "valid_time"],
   lead: ["lead_time", "step", "prediction_timedelta", "lead", "forecast_period"],
   level: ["level", "isobaricinhpa", "pressure_level", "plev", "lev"],
   member: ["number", "ensemble_member", "realization", "member"],

@@ -4,7 +4,7 @@
 // only. Anything gridcast cannot read correctly refuses the whole group with a reason.
 import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
 import type { Registry, VariableEntry } from "../registry/registry.ts";
-import { type ResolvedTemporal, resolveTemporal } from "../registry/temporal.ts";
+import { type ResolvedTemporal, resolveTemporal, windowFromData, withDataWindow } from "../registry/temporal.ts";
 import { type Converter, converter } from "../registry/units.ts";
 import type { StoredArray } from "./array.ts";
 import { decodeTimes, unitMs, variableProblem } from "./cf.ts";
@@ -52,6 +52,8 @@ export interface Grid {
   latAscending: boolean;
   /** True when the stored longitudes run 0..360 rather than -180..180. */
   lon360: boolean;
+  /** The stored longitudes, when `lon` runs past the seam of their convention (see circularLon). */
+  storedLon?: Float64Array;
   dlat: number;
   dlon: number;
   /** West, south, east, north in degrees, -180..180, cell edges included. */
@@ -87,6 +89,11 @@ export interface ForecastGroup {
   levelUnits: string | undefined;
   /** Ensemble member numbers, in storage order; undefined without a member dimension. */
   members: number[] | undefined;
+  /**
+   * Per run, the last lead hour the store has ingested (dynamical.org's ingested_forecast_length:
+   * the latest run is written lead by lead); undefined where the store does not say.
+   */
+  ingested: (number | undefined)[] | undefined;
   /** Index of the member the maps draw: the control (number 0) when there is one, else the first. */
   controlMember: number | undefined;
   grid: Grid;
@@ -107,6 +114,9 @@ function leadHours(raw: number[], attrs: Json): number[] {
 function spacing(c: Float64Array): number {
   return c.length > 1 ? Math.abs(c[c.length - 1] - c[0]) / (c.length - 1) : 0;
 }
+
+/** The furthest instant from 1970 a JavaScript date can name (±100 million days), in ms. */
+const MAX_DATE_MS = 8.64e15;
 
 const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
 
@@ -132,10 +142,38 @@ function checkAxis(name: "latitude" | "longitude", c: Float64Array): void {
   }
 }
 
-export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
+/**
+ * Longitudes read as a circle: a regional grid stored across the seam of its convention
+ * (170..178, -180..-120 in -180..180, or 350..358, 0..10 in 0..360) runs on monotonically once
+ * each wrapped step is added to the previous longitude (170..240). Unchanged when already
+ * monotonic, or when the steps change direction or the run covers more than the circle (then
+ * checkAxis refuses it).
+ */
+export function circularLon(c: Float64Array): Float64Array {
+  if (c.length < 2 || monotonic(c) || !c.every(Number.isFinite)) return c;
+  const out = new Float64Array(c.length);
+  out[0] = c[0];
+  let sign = 0;
+  for (let i = 1; i < c.length; i++) {
+    const step = wrap180(c[i] - c[i - 1]);
+    if (step === 0 || (sign !== 0 && Math.sign(step) !== sign)) return c;
+    sign = Math.sign(step);
+    out[i] = out[i - 1] + step;
+  }
+  return Math.abs(out[out.length - 1] - out[0]) < 360 ? out : c;
+}
+
+/** The grid's longitudes as the store holds them (before circularLon). */
+export function storedLongitudes(grid: Grid): Float64Array {
+  return grid.storedLon ?? grid.lon;
+}
+
+/** A grid from its latitudes and longitudes, read as a circle (see circularLon) from the stored ones. */
+export function gridOf(lat: Float64Array, stored: Float64Array): Grid {
+  const lon = circularLon(stored);
+  const lon360 = Math.max(...stored) > 180;
   const dlat = spacing(lat);
   const dlon = spacing(lon);
-  const lon360 = Math.max(...lon) > 180;
   const latMin = Math.min(lat[0], lat[lat.length - 1]);
   const latMax = Math.max(lat[0], lat[lat.length - 1]);
   const lonSpan = dlon * lon.length;
@@ -154,6 +192,7 @@ export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
     lon,
     latAscending: lat[lat.length - 1] >= lat[0],
     lon360,
+    ...(lon === stored ? {} : { storedLon: stored }),
     dlat,
     dlon,
     bbox: [
@@ -164,6 +203,113 @@ export function gridOf(lat: Float64Array, lon: Float64Array): Grid {
     ],
     global,
   };
+}
+
+/**
+ * Pressure levels as the API names them: in hPa. A level axis stored in Pa (CMIP's plev) is
+ * converted, so `level=850` means 850 hPa on every route, map layer and /data view alike.
+ */
+function levelsIn(
+  raw: number[] | undefined,
+  units: string | undefined,
+): { levels: number[] | undefined; levelUnits: string | undefined } {
+  if (raw && units && /^\s*(pa|pascals?)\s*$/i.test(units)) {
+    return { levels: raw.map((p) => Math.round(p * 1e4) / 1e6), levelUnits: "hPa" };
+  }
+  return { levels: raw, levelUnits: units };
+}
+
+/**
+ * dynamical.org's `ingested_forecast_length` (a duration per run, and per member in ensembles): the
+ * last lead written so far. The least over members counts; NaT, negative or missing values mean
+ * the store does not say for that run. Undefined without such an array along the run axis.
+ */
+async function ingestedHours(
+  arrays: Map<string, StoredArray>,
+  time: StoredArray,
+  nRuns: number,
+): Promise<(number | undefined)[] | undefined> {
+  const arr = arrays.get("ingested_forecast_length");
+  if (!arr || time.shape.length !== 1 || arr.dims[0] !== time.dims[0] || arr.shape[0] !== nRuns) return undefined;
+  const units = strAttr(arr.meta.attrs, "units") ?? "seconds";
+  if (/since/i.test(units)) throw new CorruptDataError("ingested_forecast_length is stored as a date, not a duration");
+  const ms = unitMs(units);
+  const raw = await arr.readRaw();
+  const per = raw.length / nRuns;
+  // A v2 fill value marks a missing duration (xarray masks it there; in v3 it is a value like any).
+  const fill = arr.meta.format === 2 ? arr.meta.array?.fill_value : undefined;
+  const out: (number | undefined)[] = [];
+  for (let r = 0; r < nRuns; r++) {
+    let least: number | undefined;
+    for (let k = 0; k < per; k++) {
+      const x = Number(raw[r * per + k]);
+      if (!Number.isFinite(x) || x < 0 || (fill !== null && fill !== undefined && x === Number(fill))) {
+        least = undefined;
+        break;
+      }
+      const h = (x * ms) / 3_600_000;
+      least = least === undefined ? h : Math.min(least, h);
+    }
+    out.push(least);
+  }
+  return out;
+}
+
+/** ECMWF's GRIB accumulations (centre ecmf) run from the forecast's start, by its convention. */
+function ecmwfAccumulation(attrs: Json, groupAttrs: Json): boolean {
+  return [attrs.GRIB_centre, groupAttrs.GRIB_centre].some((c) => c === "ecmf");
+}
+
+/** Most values read to tell a since-start amount from one reset in buckets: one run's leads. */
+const WINDOW_CHECK_VALUES = 2 ** 22;
+
+/**
+ * Whether an amount said to run from the forecast's start really does, from the latest run's
+ * values over all leads in the first spatial chunk (and level, control member): a since-start
+ * amount never decreases; GFS-style buckets drop after each reset (see windowFromData).
+ */
+async function accumulationWindow(
+  v: GroupVariable,
+  run: number,
+  member: number,
+  leads: number[],
+): Promise<ReturnType<typeof windowFromData>> {
+  const { array, roles } = v;
+  const region = roles.map((role, d): [number, number] => {
+    if (role === "time") return [run, run + 1];
+    if (role === "lead") return [0, array.shape[d]];
+    if (role === "member") return [member, member + 1];
+    if (role === "level") return [0, 1];
+    return [0, Math.min(array.shape[d], array.chunks[d])];
+  });
+  const size = region.reduce((n, [a, b]) => n * (b - a), 1);
+  if (size > WINDOW_CHECK_VALUES) {
+    return { window: "undecided", reason: "the store does not say, and its chunks are too large to check" };
+  }
+  let values: Float32Array | Float64Array;
+  try {
+    values = await array.read(region);
+  } catch (e) {
+    if (e instanceof StoreUnavailableError) throw e;
+    return { window: "undecided", reason: "its values could not be read to check" };
+  }
+  const leadDim = roles.indexOf("lead");
+  if (leadDim < 0) return { window: "since_start" };
+  let stride = 1;
+  for (let d = region.length - 1; d > leadDim; d--) stride *= region[d][1] - region[d][0];
+  let top = 0;
+  for (const x of values) if (Math.abs(x) > top) top = Math.abs(x);
+  // Float32 storage and packing round a since-start amount by a hair: drops below that are noise.
+  const tol = top * 1e-5;
+  const falls = new Set<number>();
+  for (let i = 0; i < values.length; i++) {
+    const li = Math.floor(i / stride) % leads.length;
+    if (li > 0 && values[i] < values[i - stride] - tol) falls.add(li - 1);
+  }
+  return windowFromData(
+    leads,
+    [...falls].sort((a, b) => a - b),
+  );
 }
 
 export interface GroupInput {
@@ -299,6 +445,20 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   const leads = coordNames.lead ? leadHours(leadRaw, coord("lead").meta.attrs) : [0];
   if (leads.some((h) => !Number.isFinite(h))) throw new CorruptDataError("the lead time coordinate has missing values");
   if (new Set(runs).size !== runs.length) throw new CorruptDataError("the time coordinate repeats a time");
+  // A value decoding past the dates a clock can name (an absurd number of days) cannot be a run
+  // or valid time: the group is refused with the value, the rest of the store serves on.
+  const badRun = runs.findIndex((t) => !(Math.abs(t) <= MAX_DATE_MS));
+  if (badRun >= 0) {
+    throw new CorruptDataError(
+      `the time coordinate's value ${timeRaw[badRun]} at index ${badRun} is not a date gridcast can represent`,
+    );
+  }
+  const badLead = leads.findIndex((h) => runs.some((t) => !(Math.abs(t + h * 3_600_000) <= MAX_DATE_MS)));
+  if (badLead >= 0) {
+    throw new CorruptDataError(
+      `the lead time coordinate's value ${leadRaw[badLead]} at index ${badLead} puts valid times past the dates gridcast can represent`,
+    );
+  }
   let grid: Grid;
   if (projected) {
     const { projection, bbox, dlat, dlon } = await projectionOf(
@@ -314,7 +474,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     grid.lon360 = false;
   } else {
     checkAxis("latitude", latRaw as Float64Array);
-    checkAxis("longitude", lonRaw as Float64Array);
+    checkAxis("longitude", circularLon(lonRaw as Float64Array));
     grid = gridOf(latRaw as Float64Array, lonRaw as Float64Array);
   }
   const analysis = !coordNames.lead;
@@ -408,8 +568,18 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       temporal: resolveTemporal(entry.temporal, attrs, steps, analysis),
     });
   }
+  for (const v of variables.values()) {
+    if (v.temporal.kind === "instantaneous" || v.temporal.window !== "since_start" || analysis || leads.length < 2) {
+      continue;
+    }
+    if (ecmwfAccumulation(v.array.meta.attrs, input.attrs)) continue;
+    const latest = runs.indexOf(Math.max(...runs));
+    v.temporal = withDataWindow(v.temporal, await accumulationWindow(v, latest, controlMember ?? 0, leads));
+  }
+  const ingested = await ingestedHours(input.arrays, input.arrays.get(coordNames.time!)!, runs.length);
   const name = input.id.slice(input.id.indexOf("/") + 1);
   return {
+    ingested,
     id: input.id,
     name,
     path: input.path,
@@ -418,8 +588,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     runs,
     leads,
     analysis,
-    levels: levelRaw,
-    levelUnits: coordNames.level ? strAttr(coord("level").meta.attrs, "units") : undefined,
+    ...levelsIn(levelRaw, coordNames.level ? strAttr(coord("level").meta.attrs, "units") : undefined),
     members,
     controlMember,
     grid,

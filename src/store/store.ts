@@ -438,4 +438,5 @@ export class Store {
 
 export type { StoredArray } from "./array.ts";
 export type { ForecastGroup, Grid, GroupVariable } from "./forecast-group.ts";
+export { storedLongitudes } from "./forecast-group.ts";
 export type { NodeMeta } from "./metadata.ts";

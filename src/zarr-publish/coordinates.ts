@@ -3,7 +3,7 @@
 // one small chunk with CF attributes xarray decodes by itself: run times as "hours since" the Unix
 // epoch on the proleptic Gregorian calendar (stored model calendars are already converted to real
 // dates by the store layer), lead times as a duration in hours.
-import type { ForecastGroup, NodeMeta } from "../store/store.ts";
+import { type ForecastGroup, type NodeMeta, storedLongitudes } from "../store/store.ts";
 import type { Json } from "./zarr-json.ts";
 
 export type CoordValues = Float64Array | Int32Array | BigInt64Array;
@@ -159,7 +159,7 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
   out.push({
     name: DIM_NAMES.lon,
     dtype: "float64",
-    values: Float64Array.from(g.grid.lon),
+    values: storedLongitudes(g.grid),
     attrs: {
       standard_name: "longitude",
       long_name: "longitude",

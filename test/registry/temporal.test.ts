@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { registry } from "../../src/registry/registry.ts";
-import { leadIntervals, resolveTemporal } from "../../src/registry/temporal.ts";
+import { leadIntervals, resolveTemporal, windowFromData, withDataWindow } from "../../src/registry/temporal.ts";
 
 const H = 3_600_000;
 const run = Date.UTC(2024, 4, 1);
@@ -67,5 +67,42 @@ describe("temporal semantics", () => {
     const point = resolveTemporal(registry.resolve("tp").temporal, { cell_methods: "time: point" }, [0, 6]);
     assert.equal(point.kind, "instantaneous");
     assert.equal(leadIntervals(point, run, [0, 6]), undefined);
+  });
+});
+
+describe("accumulations read from their values", () => {
+  const since = () => resolveTemporal(registry.resolve("tp").temporal, { GRIB_stepType: "accum" }, [0, 3, 6, 9, 12]);
+  test("drops after 6 and 12 h are resets every 6 h; each lead covers its own bucket", () => {
+    const leads = [0, 3, 6, 9, 12, 15];
+    const found = windowFromData(leads, [2, 4]);
+    assert.deepEqual(found, { window: "since_reset", hours: 6 });
+    const t = withDataWindow(since(), found);
+    assert.equal(t.window, "since_reset");
+    assert.equal(t.source, "data");
+    const iv = leadIntervals(t, run, leads)!;
+    assert.deepEqual(
+      iv.map((i) => [(i.start - run) / H, (i.end - run) / H]),
+      [
+        [0, 0],
+        [0, 3],
+        [0, 6],
+        [6, 9],
+        [6, 12],
+        [12, 15],
+      ],
+    );
+  });
+  test("values that never fall stay since the start", () => {
+    assert.deepEqual(windowFromData([0, 3, 6], []), { window: "since_start" });
+    assert.equal(withDataWindow(since(), { window: "since_start" }).window, "since_start");
+  });
+  test("drops no period explains leave the window undecided, with no intervals stated", () => {
+    // A fall right after the start, and resets every 6 h over 12-hourly leads (a reset unseen between them).
+    assert.equal(windowFromData([0, 3, 6], [0]).window, "undecided");
+    const between = windowFromData([0, 6, 18, 30], [1]);
+    assert.equal(between.window, "undecided");
+    const t = withDataWindow(since(), between);
+    assert.match(t.description, /undecided \(a reset every 6 h falls between stored leads\)/);
+    assert.equal(leadIntervals(t, run, [0, 6, 18, 30]), undefined);
   });
 });

@@ -75,7 +75,16 @@ const PointSeries = Type.Object({
   temporal: Temporal,
   intervals: Type.Optional(
     Type.Array(Type.Object({ start: Type.String(), end: Type.String() }), {
-      description: "Non-instantaneous variables: the interval each value covers, from the store's own steps",
+      description:
+        "Non-instantaneous variables: the interval each value covers, from the store's own steps (absent when " +
+        "temporal.window is undecided)",
+    }),
+  ),
+  ingested_lead_hours: Type.Optional(
+    Type.Number({
+      description:
+        "When the store says how far this run is ingested (dynamical.org's ingested_forecast_length): the last " +
+        "lead written; values of later leads are null",
     }),
   ),
 });

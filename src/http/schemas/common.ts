@@ -9,18 +9,27 @@ export const Temporal = Type.Object(
     ),
     window: Type.Optional(
       Type.Union(
-        ["point", "fixed", "previous_step", "since_start"].map((k) => Type.Literal(k)),
+        ["point", "fixed", "previous_step", "since_start", "since_reset", "undecided"].map((k) => Type.Literal(k)),
         {
           description:
             "The window ending at the valid time: fixed (interval), previous_step (from the previous lead), " +
-            "since_start (from the run's start)",
+            "since_start (from the run's start), since_reset (from the last reset, every reset_hours after the " +
+            "run's start: GFS-style buckets, found from the values), undecided (since the start or since a " +
+            "periodic reset: the store does not say which; no intervals are stated)",
         },
       ),
     ),
     interval: Type.Optional(Type.String({ description: "ISO 8601 duration of a fixed window, e.g. PT1H" })),
     interval_hours: Type.Optional(Type.Number()),
+    reset: Type.Optional(Type.String({ description: "since_reset: ISO 8601 duration between resets, e.g. PT6H" })),
+    reset_hours: Type.Optional(Type.Number()),
+    undecided_reason: Type.Optional(Type.String({ description: "undecided: why the window is not known" })),
     source: Type.Optional(
-      Type.String({ description: "Where the meaning comes from: registry, cell_methods, GRIB_stepType, step_type" }),
+      Type.String({
+        description:
+          "Where the meaning comes from: registry, cell_methods, GRIB_stepType, step_type, or data (the values " +
+          "showed resets, or could not settle the window)",
+      }),
     ),
     description: Type.Optional(Type.String({ description: "In words, e.g. mean over the previous 3 h" })),
   },

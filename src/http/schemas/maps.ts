@@ -86,6 +86,13 @@ export const LayerValue = Type.Object({
 const CatalogLead = Type.Object({
   hours: Type.Number(),
   valid_time: Type.String(),
+  interval: Type.Optional(
+    Type.Union([Type.Object({ start: Type.String(), end: Type.String() }), Type.Null()], {
+      description:
+        "The interval the drawn value covers (amounts, means, extremes), ISO 8601 without zone; null when " +
+        "instantaneous, or when the store leaves the window undecided (see temporal)",
+    }),
+  ),
   tiles: Type.String({ description: "Static tile URL template below the build root ({z}/{x}/{y})" }),
   route: Type.String({ description: "The same tiles through /api/forecast/tile" }),
   archive: Type.Optional(

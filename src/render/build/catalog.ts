@@ -56,6 +56,7 @@ function catalogLayer(l: LayerSpec, maxZoom: number): CatalogLayer {
       leads: r.leads.map((ld) => ({
         hours: ld.hours,
         valid_time: ld.valid_time,
+        interval: ld.interval ?? null,
         tiles: `/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE}`,
         route: routeFor(l.id, r.token, ld.hours),
         tilejson: `/${tilejsonPath(l.id, r.token, ld.hours)}`,
@@ -85,6 +86,7 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
         ? `${layer.long_name}, a transparent overlay`
         : `${layer.long_name} in ${layer.display.units}`,
       intervalText(layer.temporal),
+      lead.interval ? `over ${lead.interval.start}..${lead.interval.end}` : undefined,
       `valid ${lead.valid_time}`,
     ]
       .filter(Boolean)

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { ConfigError, StoreUnavailableError } from "../../errors.ts";
 import { groupLayers, type MapLayerRef } from "../../forecast/layers.ts";
 import { readValues, regionOf } from "../../forecast/read.ts";
-import { latestRun } from "../../forecast/select.ts";
+import { intervalsOf, latestRun } from "../../forecast/select.ts";
 import { DERIVED_LAYERS, type DerivedKind } from "../../registry/derived.ts";
 import type { MapStyle, Temporal } from "../../registry/registry.ts";
 import { isoNoZone } from "../../store/describe.ts";
@@ -46,6 +46,8 @@ export interface LeadSpec {
   index: number;
   hours: number;
   valid_time: string;
+  /** The interval the drawn value covers (non-instantaneous fields whose window is known), else null. */
+  interval: { start: string; end: string } | null;
   fingerprint: string;
 }
 
@@ -234,31 +236,39 @@ function layerSpec(
   const runIndexes = sel.runs === "all" ? group.runs.map((_, i) => i) : [latestRun(group)];
   const leadIndexes = group.leads.map((_, i) => i).filter((i) => !sel.leads || sel.leads.includes(group.leads[i]));
   if (leadIndexes.length === 0 || runIndexes.length === 0) return undefined;
-  const runs: RunSpec[] = runIndexes
+  const allRuns: RunSpec[] = runIndexes
     .sort((a, b) => group.runs[a] - group.runs[b])
     .map((index) => {
       const time = group.runs[index];
       const iso = isoNoZone(time);
+      const spans = def ? undefined : intervalsOf(group, v, index);
+      // Leads the store has not ingested yet for this run are not maps (they would be empty tiles).
+      const ingested = group.ingested?.[index];
       return {
         index,
         iso,
         token: runToken(iso),
-        leads: leadIndexes.map((li) => {
-          const hours = group.leads[li];
-          const fingerprint = sha({
-            source,
-            run: iso,
-            lead: hours,
-            level: ref.level,
-            style,
-            recipe,
-            renderer: RENDERER_VERSION,
-            maxZoom: sel.maxZoom,
-          });
-          return { index: li, hours, valid_time: isoNoZone(time + hours * 3_600_000), fingerprint };
-        }),
+        leads: leadIndexes
+          .filter((li) => ingested === undefined || group.leads[li] <= ingested)
+          .map((li) => {
+            const hours = group.leads[li];
+            const fingerprint = sha({
+              source,
+              run: iso,
+              lead: hours,
+              level: ref.level,
+              style,
+              recipe,
+              renderer: RENDERER_VERSION,
+              maxZoom: sel.maxZoom,
+            });
+            const interval = spans?.[li] ?? null;
+            return { index: li, hours, valid_time: isoNoZone(time + hours * 3_600_000), interval, fingerprint };
+          }),
       };
     });
+  const runs = allRuns.filter((r) => r.leads.length > 0);
+  if (runs.length === 0) return undefined;
   return {
     id: ref.id,
     group: group.id,

@@ -358,12 +358,16 @@ test("dynamical.org's ingested_forecast_length: leads not yet ingested are missi
   const kelvin = (r: Read) => r.values.map((v) => (v === null ? null : Math.fround(Math.fround(v as number) + 273.15)));
   const full = await q(0);
   assert.equal(full.ingested_lead_hours, 12);
-  full.values.forEach((v: number, i: number) => assert.ok(Math.abs(v - kelvin(early)[i]!) < 1e-3, `run 0 lead ${i}`));
+  full.values.forEach((v: number, i: number) => {
+    assert.ok(Math.abs(v - kelvin(early)[i]!) < 1e-3, `run 0 lead ${i}`);
+  });
   const latest = await q(1);
   assert.equal(latest.ingested_lead_hours, 6);
   assert.deepEqual(latest.values.slice(3), [null, null]);
   assert.deepEqual(late.values.slice(3), [-999, -999]); // what xarray reads there, with no warning
-  latest.values.slice(0, 3).forEach((v: number, i: number) => assert.ok(Math.abs(v - kelvin(late)[i]!) < 1e-3));
+  latest.values.slice(0, 3).forEach((v: number, i: number) => {
+    assert.ok(Math.abs(v - kelvin(late)[i]!) < 1e-3);
+  });
   // Export and the map click refuse those leads rather than hand out the leftovers.
   const box = (stop: number) =>
     get(

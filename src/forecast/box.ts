@@ -82,7 +82,7 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     if (!proj) {
       throw new InvalidParameterError(
         gridBox[0],
-        `${group.id} is a latitude/longitude grid: select with lat_min..lon_max`,
+        `${group.id} is a latitude/longitude grid: give the box as lat_min..lon_max`,
       );
     }
     const missing = (["x_min", "x_max", "y_min", "y_max"] as const).find((p) => req[p] === undefined);

@@ -16,19 +16,12 @@ import { NOT_YET } from "./stamp-memo.ts";
 import "./codecs/register.ts";
 import { sliceWhole } from "./http-backend.ts";
 import type { NodeMeta } from "./metadata.ts";
+import type { Values } from "./typed-values.ts";
 
 export type Chunk = { data: ArrayLike<number | bigint> & { byteLength: number }; shape: number[]; stride: number[] };
 export type Range = [start: number, stop: number];
 /** Buffers values are copied into: physical values in float arrays, stored values in their own type. */
-export type OutValues =
-  | Float32Array
-  | Float64Array
-  | Int8Array
-  | Uint8Array
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array;
+export type OutValues = Exclude<Values, BigInt64Array | BigUint64Array>;
 
 const encoder = new TextEncoder();
 

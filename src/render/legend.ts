@@ -1,9 +1,9 @@
 // A layer's legend: a horizontal colour-ramp PNG (min on the left, max on the right) drawn with
 // the same palette as the tiles, and the JSON that labels it.
 
-import type { MapStyle, Temporal } from "../registry/registry.ts";
+import type { DisplayUnit, MapStyle, Temporal } from "../registry/registry.ts";
 import { temporalText } from "../registry/temporal.ts";
-import { buildPalette, type LegendStop, legendStops } from "./colormap.ts";
+import { buildPalette, type LegendStop, legendStops, type SteppedScale, steppedScale } from "./colormap.ts";
 import { legendTicks, type Tick, unitChoices } from "./display.ts";
 import { encodeIndexedPng } from "./png.ts";
 
@@ -49,9 +49,15 @@ export interface LegendJson {
 
 /** Each column shows the colour of the value at its centre, so the transparent range stays transparent. */
 export function renderLegendPng(style: MapStyle, width = LEGEND_WIDTH, height = LEGEND_HEIGHT): Buffer {
-  const { rgba, lut } = buildPalette(style);
+  const { rgba, indexOf, lut, steps } = buildPalette(style);
   const indices = new Uint8Array(width * height);
-  for (let x = 0; x < width; x++) indices[x] = lut(style.min + ((x + 0.5) / width) * (style.max - style.min));
+  if (steps) {
+    // A stepped scale: every class the same width, whatever its span in value.
+    const classes = steps.colors.length;
+    for (let x = 0; x < width; x++) indices[x] = lut(Math.floor(((x + 0.5) / width) * classes) + 0.5);
+  } else {
+    for (let x = 0; x < width; x++) indices[x] = indexOf(style.min + ((x + 0.5) / width) * (style.max - style.min));
+  }
   for (let y = 1; y < height; y++) indices.copyWithin(y * width, 0, width);
   return encodeIndexedPng(indices, width, height, rgba);
 }
@@ -62,7 +68,11 @@ export function intervalText(temporal: Temporal): string | undefined {
 
 export function legendJson(source: LegendSource, stopCount = 11): LegendJson {
   const { style } = source;
-  const options = unitChoices(style, source.units).map((u) => ({ ...u, ticks: legendTicks(style, u) }));
+  const steps = steppedScale(style);
+  const options = unitChoices(style, source.units).map((u) => ({
+    ...u,
+    ticks: steps ? steppedTicks(style, steps, u) : legendTicks(style, u),
+  }));
   const legend: LegendJson = {
     units: source.units,
     display_units: options[0].units,
@@ -79,4 +89,20 @@ export function legendJson(source: LegendSource, stopCount = 11): LegendJson {
   const interval = intervalText(source.temporal);
   if (interval !== undefined) legend.interval = interval;
   return legend;
+}
+
+/**
+ * Ticks of a stepped legend: its labelled edges, each at the boundary between two equal-width
+ * classes, labelled in `unit` (converted from the scale's display unit through canonical units).
+ */
+export function steppedTicks(style: MapStyle, steps: SteppedScale, unit: DisplayUnit): Tick[] {
+  const d = style.display!;
+  const classes = steps.colors.length;
+  return steps.labels.map((edge) => {
+    const canonical = (edge - d.offset) / d.scale;
+    const value = Number((canonical * unit.scale + unit.offset).toPrecision(6));
+    const k = steps.edges.indexOf(edge) + 1;
+    const shown = unit.units === d.units ? edge : Math.round(value * 10) / 10;
+    return { value: shown, position: Number((k / classes).toFixed(6)), label: String(shown) };
+  });
 }

@@ -104,3 +104,64 @@ describe("legendStops", () => {
     assert.ok(clouds[1].opacity! > 0 && clouds[1].opacity! < 1);
   });
 });
+
+describe("stepped ramps", () => {
+  const celsius = { units: "°C", scale: 1, offset: -273.15 };
+  const temperature = { colormap: "thermal", min: 223.15, max: 323.15, display: celsius };
+  const mm = {
+    colormap: "precipitation",
+    min: 0,
+    max: 0.05,
+    transparent_below: 0.0001,
+    display: { units: "mm", scale: 1000, offset: 0 },
+  };
+  const colour = (p: ReturnType<typeof buildPalette>, v: number) => rgbaAt(p.rgba, p.indexOf(v)).join(",");
+
+  it("gives temperature a class per degree between −20 and +35 °C and wider ones outside", () => {
+    const p = buildPalette(temperature);
+    assert.ok(p.steps, "stepped");
+    for (let c = -20; c < 35; c++) {
+      assert.notEqual(colour(p, c + 273.15 + 0.25), colour(p, c + 1 + 273.15 + 0.25), `${c} vs ${c + 1} °C`);
+      assert.equal(colour(p, c + 273.15 + 0.1), colour(p, c + 273.15 + 0.9), `one class over ${c}..${c + 1} °C`);
+    }
+    assert.equal(colour(p, 273.15 - 33), colour(p, 273.15 - 31), "−33 and −31 °C share a 5 °C class");
+    // +5 and +10 °C in clearly different colours (not two shades of one).
+    const [a, b] = [rgbaAt(p.rgba, p.indexOf(278.15)), rgbaAt(p.rgba, p.indexOf(283.15))];
+    assert.ok(Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) + Math.abs(a[2] - b[2]) > 60, `${a} vs ${b}`);
+  });
+
+  it("draws precipitation from 0.1 mm in non-linear classes", () => {
+    const p = buildPalette(mm);
+    assert.equal(p.indexOf(0), 0);
+    assert.equal(p.indexOf(0.0001), 0, "0.1 mm itself is the transparent edge");
+    assert.ok(p.indexOf(0.00011) > 0);
+    const edges = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50];
+    for (let k = 1; k < edges.length - 1; k++) {
+      const e = edges[k] / 1000;
+      const next = edges[k + 1] / 1000;
+      assert.notEqual(colour(p, e * 0.99), colour(p, e * 1.01), `a step at ${edges[k]} mm`);
+      assert.equal(colour(p, e * 1.01), colour(p, next * 0.99), `one class from ${edges[k]} to ${edges[k + 1]} mm`);
+    }
+  });
+
+  it("maps a field onto the class axis with the same index arithmetic the renderers inline", () => {
+    for (const style of [
+      temperature,
+      mm,
+      { colormap: "wind", min: 0, max: 40, display: { units: "m/s", scale: 1, offset: 0 } },
+    ]) {
+      const p = buildPalette(style);
+      for (let i = 0; i <= 200; i++) {
+        const v = style.min + ((style.max - style.min) * i) / 200;
+        const t = p.toAxis!(v);
+        const inline = !(t > p.below) ? 0 : Math.min(PALETTE_COLORS, Math.max(1, (t * p.scale + p.offset) | 0));
+        assert.equal(inline, p.indexOf(v), `${style.colormap} ${v}`);
+      }
+    }
+  });
+
+  it("keeps the smooth ramp for a style in other units than the scale's", () => {
+    const p = buildPalette({ colormap: "thermal", min: 0, max: 1, display: { units: "K", scale: 1, offset: 0 } });
+    assert.equal(p.steps, undefined);
+  });
+});

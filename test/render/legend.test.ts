@@ -64,18 +64,24 @@ describe("legendJson", () => {
 });
 
 describe("display units and ticks", () => {
-  it("labels temperature in °C with round ticks placed where their colour is", () => {
+  it("labels temperature in °C at the stepped ramp's edges, each where the legend's colour changes", async () => {
     const t2m = registry.resolve("t2m");
-    const legend = legendJson({ units: t2m.units, style: t2m.style!, temporal: t2m.temporal });
+    const style = t2m.style!;
+    const legend = legendJson({ units: t2m.units, style, temporal: t2m.temporal });
     assert.equal(legend.units, "K");
     assert.equal(legend.display_units, "°C");
     assert.ok(legend.ticks.length >= 4, `${legend.ticks.length} ticks`);
-    const style = t2m.style!;
+    const { data, width } = await decodeRgba(renderLegendPng(style));
+    const { rgba, indexOf } = buildPalette(style);
+    const colourOf = (kelvin: number) => [...rgba.subarray(indexOf(kelvin) * 4, indexOf(kelvin) * 4 + 4)];
     for (const tick of legend.ticks) {
-      // Independently: °C back to K, then its fraction of the ramp.
+      // Independently: °C back to K; the legend column left of the tick shows the colour of a value
+      // just below the edge, the column right of it that of a value just above.
       const kelvin = tick.value + 273.15;
-      assert.ok(Math.abs(tick.position - (kelvin - style.min) / (style.max - style.min)) < 1e-6, tick.label);
-      assert.ok(tick.position >= 0 && tick.position <= 1);
+      const x = Math.round(tick.position * width);
+      assert.deepEqual(pixel(data, x - 1), colourOf(kelvin - 0.01), `left of ${tick.label}`);
+      assert.deepEqual(pixel(data, x), colourOf(kelvin + 0.01), `right of ${tick.label}`);
+      assert.notDeepEqual(colourOf(kelvin - 0.01), colourOf(kelvin + 0.01), `a step at ${tick.label}`);
     }
     assert.ok(legend.ticks.some((t) => t.label === "0"));
     assert.deepEqual(
@@ -84,7 +90,8 @@ describe("display units and ticks", () => {
     );
     const f = legend.units_options[1];
     const freezing = f.ticks.find((t) => t.value === 32);
-    if (freezing) assert.ok(Math.abs(freezing.position - legend.ticks.find((t) => t.value === 0)!.position) < 1e-6);
+    assert.ok(freezing, "0 °C labelled 32 °F");
+    assert.ok(Math.abs(freezing.position - legend.ticks.find((t) => t.value === 0)!.position) < 1e-6);
   });
 
   it("shows pressure in hPa, rain in mm and cloud cover in %", () => {
@@ -93,9 +100,9 @@ describe("display units and ticks", () => {
       const l = legendJson({ units: e.units, style: e.style!, temporal: e.temporal });
       return [l.display_units, l.ticks.map((t) => t.label)];
     };
-    assert.deepEqual(labels("msl"), ["hPa", ["960", "980", "1000", "1020", "1040"]]);
-    assert.deepEqual(labels("tp_1h"), ["mm", ["0", "2", "4", "6", "8", "10"]]);
-    assert.deepEqual(labels("tcc"), ["%", ["0", "20", "40", "60", "80", "100"]]);
+    assert.deepEqual(labels("msl"), ["hPa", ["980", "1000", "1020"]]);
+    assert.deepEqual(labels("tp_1h"), ["mm", ["0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100"]]);
+    assert.deepEqual(labels("tcc"), ["%", ["20", "40", "60", "80"]]);
   });
 
   it("keeps canonical units when a style names no display unit", () => {

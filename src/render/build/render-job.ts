@@ -7,7 +7,7 @@ import { StoreUnavailableError } from "../../errors.ts";
 import { gridRelative, rotateToTrue } from "../../forecast/grid-projected.ts";
 import { readValues, regionOf } from "../../forecast/read.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
-import { buildPalette, type Palette } from "../colormap.ts";
+import { buildPalette, onAxis, type Palette } from "../colormap.ts";
 import { displayUnit, toDisplay } from "../display.ts";
 import { OVERLAY_RGBA, renderArrows, renderContours } from "../overlay.ts";
 import { encodeIndexedPng } from "../png.ts";
@@ -79,7 +79,8 @@ function painterOf(job: Job): { palette: Palette; prepare: (fields: Field[]) => 
     case "field":
       return {
         palette: ramp,
-        prepare: (f) => f,
+        // A stepped ramp is sampled on its class axis (one pass per lead), a smooth one on the value.
+        prepare: ([f]) => [onAxis(ramp, f)],
         paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
       };
     case "speed":
@@ -89,7 +90,7 @@ function painterOf(job: Job): { palette: Palette; prepare: (fields: Field[]) => 
         prepare: ([u, v]) => {
           const speed = new Float32Array(u.length);
           for (let i = 0; i < u.length; i++) speed[i] = Math.hypot(u[i], v[i]);
-          return [speed];
+          return [onAxis(ramp, speed)];
         },
         paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
       };

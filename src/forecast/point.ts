@@ -48,6 +48,8 @@ export interface PointSeries {
   member: number | null;
   /** With member=all: every member's series, in member order. */
   members?: { member: number; values: (number | null)[] }[];
+  /** With a units option: the stored units the values were converted from (`units` names the ones used). */
+  converted_from?: string;
   temporal: ResolvedTemporal;
   /** For non-instantaneous variables: the interval [start, end] each value covers (end = its time). */
   intervals?: readonly { start: string; end: string }[];
@@ -265,6 +267,7 @@ export function pointJson(s: PointSeries): string {
   }
   if (s.intervals !== undefined) out += `,"intervals":${p.intervalsText}`;
   if (s.ingested_lead_hours !== undefined) out += `,"ingested_lead_hours":${num(s.ingested_lead_hours)}`;
+  if (s.converted_from !== undefined) out += `,"converted_from":${JSON.stringify(s.converted_from)}`;
   return `${out}}`;
 }
 

@@ -9,7 +9,15 @@ import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointJson, pointSeriesNow, type PointSeries as Series } from "../../forecast/point.ts";
 import { defaultGroup, defaultGroupNow } from "../../forecast/select.ts";
+import {
+  chooseUnits,
+  convertSlabs,
+  convertValue,
+  UNITS_STORED,
+  unitsParamDescription,
+} from "../../forecast/units-option.ts";
 import { recycleSlab } from "../../read-ahead.ts";
+import type { Registry } from "../../registry/registry.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
 import { type Reply, route } from "../route.ts";
@@ -43,6 +51,7 @@ const PointQuery = Type.Object({
         "(number 0, else the first). Refused for variables without a member dimension.",
     }),
   ),
+  units: Type.Optional(Type.String({ maxLength: 16, default: UNITS_STORED, description: unitsParamDescription })),
 });
 
 const PointSeries = Type.Object({
@@ -58,7 +67,12 @@ const PointSeries = Type.Object({
     description: "Name of the patch used; null for the global group",
   }),
   group: Type.String(),
-  units: Type.String(),
+  units: Type.String({ description: "Units of `values`: the stored (canonical) units unless `units` asked otherwise" }),
+  converted_from: Type.Optional(
+    Type.String({
+      description: "With a `units` option other than stored: the stored units the values were converted from",
+    }),
+  ),
   grid_lat: Type.Number({ description: "Latitude of the grid node used" }),
   grid_lon: Type.Number({ description: "Longitude of the grid node used" }),
   run: Type.String(),
@@ -114,6 +128,7 @@ const ExportQuery = Type.Object({
   member: Type.Optional(
     Type.String({ maxLength: 12, description: "Ensemble member number; default the control member" }),
   ),
+  units: Type.Optional(Type.String({ maxLength: 16, default: UNITS_STORED, description: unitsParamDescription })),
 });
 
 const GroupIdPath = Type.Object({
@@ -143,11 +158,29 @@ interface PointParams {
   run?: string;
   level?: number;
   member?: string;
+  units?: string;
 }
 
-function pointReply(series: Series | Promise<Series>): Reply | Promise<Reply> {
-  if (series instanceof Promise) return series.then((s) => ({ json: s, text: pointJson(s) }));
-  return { json: series, text: pointJson(series) };
+/** The series in the units asked for (a copy; the stored one is shared with other answers). */
+function inUnits(registry: Registry, s: Series, requested: string | undefined): Series {
+  if (requested === undefined || requested === UNITS_STORED) return s;
+  const choice = chooseUnits(registry.resolve(s.var), s.units, requested);
+  if (choice === null) return s;
+  const convert = (xs: (number | null)[]) => xs.map((v) => convertValue(choice, v));
+  const out: Series = { ...s, values: convert(s.values), units: choice.unit.units };
+  if (s.members) out.members = s.members.map((m) => ({ member: m.member, values: convert(m.values) }));
+  out.converted_from = choice.from; // last, where pointJson writes it
+  return out;
+}
+
+function pointReply(
+  registry: Registry,
+  series: Series | Promise<Series>,
+  units: string | undefined,
+): Reply | Promise<Reply> {
+  if (series instanceof Promise) return series.then((s) => pointReply(registry, s, units));
+  const s = inUnits(registry, series, units);
+  return { json: s, text: pointJson(s) };
 }
 
 export const weatherRoutes = [
@@ -177,10 +210,10 @@ export const weatherRoutes = [
       const group = q.group ?? defaultGroupNow(app.store, app.settings.default_forecast_group);
       if (group === undefined) {
         return defaultGroup(app.store, app.settings.default_forecast_group).then((g) =>
-          pointReply(pointSeriesNow(app.store, app.registry, { ...q, group: g })),
+          pointReply(app.registry, pointSeriesNow(app.store, app.registry, { ...q, group: g }), q.units),
         );
       }
-      return pointReply(pointSeriesNow(app.store, app.registry, { ...q, group }));
+      return pointReply(app.registry, pointSeriesNow(app.store, app.registry, { ...q, group }), q.units);
     },
   }),
   route({
@@ -228,20 +261,27 @@ export const weatherRoutes = [
       },
     },
     handler: async ({ app, query, params }) => {
+      const { units, ...box } = query as Omit<BoxRequest, "group"> & { units?: string };
       const plan = await planBox(
         app.store,
         app.registry,
-        { ...(query as Omit<BoxRequest, "group">), group: slashId((params as { id: string }).id) },
+        { ...box, group: slashId((params as { id: string }).id) },
         app.settings.field_export_max_mb,
       );
+      const choice = chooseUnits(plan.variable.entry, plan.variable.units, units);
+      const field =
+        choice === null ? plan.field : { ...plan.field, units: choice.unit.units, converted_from: choice.from };
       const name = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.npy`;
       return {
         npy: {
           header: plan.header,
           bytes: plan.bytes,
-          field: plan.field,
+          field,
           filename: name,
-          chunks: boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
+          chunks: convertSlabs(
+            boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
+            choice,
+          ),
           recycle: recycleSlab,
         },
       };

@@ -242,7 +242,7 @@ function newestRun(layer) {
 
 function fillRuns() {
   const runs = state.layer.runs.toSorted((a, b) => b.run.localeCompare(a.run));
-  ui.run.replaceChildren(...runs.map((r) => new Option(formatTime(r.run), r.token)));
+  ui.run.replaceChildren(...runs.map((r) => new Option(formatUtc(r.run), r.token)));
 }
 
 function fillOverlays() {
@@ -445,11 +445,33 @@ async function drawLegend() {
   ticks.replaceChildren(
     ...list.map((t) => {
       const s = el("span", "", t.label);
-      s.style.left = `${(t.position * 100).toFixed(2)}%`;
+      s.dataset.position = String(t.position);
       return s;
     }),
   );
+  fitTicks(ticks);
 }
+
+/**
+ * Each label centred under its tick, but moved inwards where it would stick out of the ramp's
+ * ends (a centred "−40" at position 0 would be clipped); its tick mark stays where the value is.
+ */
+function fitTicks(ticks) {
+  const width = ticks.clientWidth;
+  if (!width) return;
+  for (const s of ticks.children) {
+    const x = Number(s.dataset.position) * width;
+    const w = s.offsetWidth;
+    const left = Math.max(0, Math.min(width - w, x - w / 2));
+    s.style.left = `${left}px`;
+    s.style.transform = "none";
+    s.style.setProperty("--mark", `${x - left}px`);
+  }
+}
+new ResizeObserver(() => {
+  const ticks = legend.getContainer().querySelector(".legend-ticks");
+  if (ticks) fitTicks(ticks);
+}).observe(legend.getContainer());
 
 async function showValue(clicked) {
   const seq = ++clickSeq;
@@ -512,10 +534,23 @@ async function showValue(clicked) {
 /** The value in the chosen unit; a store in other units than the catalog's is shown as the server says. */
 function shownValue(layer, v) {
   if (v.display && v.display.units !== (layer.display?.units ?? v.units)) {
-    return `${formatNumber(v.display.value)} ${v.display.units}`;
+    return formatValue(v.display.value, v.display.units);
   }
   const unit = unitOf(layer);
-  return `${formatNumber(v.value * unit.scale + unit.offset)} ${unit.units}`;
+  return formatValue(v.value * unit.scale + unit.offset, unit.units);
+}
+
+/** Decimals a reader wants per unit: 5.1 °C, 1013 hPa, 0.4 mm, 62 %, 14.4 m/s, 52 km/h. */
+const DECIMALS = { "°C": 1, "°F": 0, K: 1, hPa: 0, Pa: 0, "%": 0, "m/s": 1, "km/h": 0, kn: 0, mph: 0 };
+
+/** A value rounded for its unit; amounts of rain keep two decimals below 1 mm so drizzle is not 0. */
+function formatValue(v, units) {
+  let d = DECIMALS[units];
+  if (units === "mm" || units === "mm/h") d = Math.abs(v) < 1 ? 2 : 1;
+  if (d === undefined) return `${Number(v.toPrecision(3))} ${units}`;
+  const text = v.toFixed(d);
+  // "-0.0 °C" reads as a sign error.
+  return `${/^-0(\.0+)?$/.test(text) ? text.slice(1) : text} ${units}`;
 }
 
 function compass(deg) {
@@ -694,8 +729,29 @@ const TIME = new Intl.DateTimeFormat("en-GB", {
   timeZone: "UTC",
 });
 
-/** Catalog times are UTC without a zone suffix. */
+/** The same instant in the reader's own time zone, with its short name ("13:00 CET"). */
+const LOCAL = new Intl.DateTimeFormat("en-GB", {
+  weekday: "short",
+  hour: "2-digit",
+  minute: "2-digit",
+  hourCycle: "h23",
+  timeZoneName: "short",
+});
+const LOCAL_IS_UTC =
+  new Date().getTimezoneOffset() === 0 &&
+  new Date(2026, 0, 1).getTimezoneOffset() === 0 &&
+  new Date(2026, 6, 1).getTimezoneOffset() === 0;
+
+/** Catalog times are UTC without a zone suffix: shown in UTC, and in local time beside it. */
 function formatTime(iso) {
+  const hasZone = /(Z|[+-]\d\d:?\d\d)$/i.test(iso);
+  const t = new Date(hasZone ? iso : `${iso}Z`);
+  const utc = `${TIME.format(t)} UTC`;
+  return LOCAL_IS_UTC ? utc : `${utc} (${LOCAL.format(t)})`;
+}
+
+/** UTC only, for the run menu (a run is an analysis time, named in UTC everywhere). */
+function formatUtc(iso) {
   const hasZone = /(Z|[+-]\d\d:?\d\d)$/i.test(iso);
   return `${TIME.format(new Date(hasZone ? iso : `${iso}Z`))} UTC`;
 }

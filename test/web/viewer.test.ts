@@ -196,7 +196,9 @@ describe("map viewer in Chromium", () => {
     await page.getByRole("combobox", { name: "Units" }).selectOption("km/h");
     await page.locator(".value-popup .value", { hasText: "km/h" }).waitFor();
     const kmh = Number((await text(page.locator(".value-popup .value"))).split(" ")[0]);
-    assert.ok(Math.abs(kmh - wind * 3.6) <= 1e-3 * Math.max(1, kmh), `${kmh} km/h vs ${wind} m/s`);
+    // km/h shown whole, m/s to a tenth: both rounded.
+    assert.ok(Math.abs(kmh - wind * 3.6) <= 0.5 + 0.05 * 3.6 + 1e-9, `${kmh} km/h vs ${wind} m/s`);
+    assert.match(await text(page.locator(".value-popup .value")), /^-?\d+ km\/h$/);
     assert.match(await text(legend.locator(".legend-title")), /\(km\/h\)$/);
 
     // Pressure with isobars, in hPa.
@@ -367,6 +369,8 @@ async function differingFraction(a: Buffer, b: Buffer): Promise<number> {
   return differ / (ra.data.length / c);
 }
 
+const ROUNDING: Record<string, number> = { "°C": 1, hPa: 0, "m/s": 1, "km/h": 0, "%": 0 };
+
 /** The popup's number and unit against the value route for that layer, run and lead. */
 async function checkValue(
   server: TestServer,
@@ -384,9 +388,12 @@ async function checkValue(
   const m = /^(-?\d+(?:\.\d+)?) (.+)$/.exec(shownText);
   assert.ok(m, `"${shownText}" is a number and units`);
   assert.equal(m[2], units);
-  // Five significant digits are shown: a relative error of at most 5e-5.
+  // Rounded for the unit (5.1 °C, 1013 hPa, 0.42 mm, 3.4 mm, 14.4 m/s): that many decimals, and
+  // within half of the last one of the value route's number.
   const want = expected.display.value;
-  assert.ok(Math.abs(Number(m[1]) - want) <= 5e-5 * Math.max(1e-3, Math.abs(want)), `${shownText} vs ${want}`);
+  const decimals = units === "mm" || units === "mm/h" ? (Math.abs(want) < 1 ? 2 : 1) : ROUNDING[units];
+  assert.equal((m[1].split(".")[1] ?? "").length, decimals, `${shownText}: ${decimals} decimals for ${units}`);
+  assert.ok(Math.abs(Number(m[1]) - want) <= 0.5 * 10 ** -decimals + 1e-9, `${shownText} vs ${want}`);
   const popup = await text(page.locator(".value-popup"));
   assert.match(popup, new RegExp(`\\(\\+${lead} h\\)`));
   assert.match(popup, new RegExp(`grid node ${expected.grid_lat.toFixed(2)}°N ${expected.grid_lon.toFixed(2)}°E`));

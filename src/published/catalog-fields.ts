@@ -9,11 +9,15 @@ export function markArchives(dir: string, catalog: Catalog): void {
   const marked = {
     ...catalog,
     tile_format: "pmtiles",
-    layers: catalog.layers.map((l) => ({
+    // One tile per z/x/y in an archive: no @2x tiles.
+    layers: catalog.layers.map(({ hidpi_maxzoom: _, ...l }) => ({
       ...l,
       runs: l.runs.map((r) => ({
         ...r,
-        leads: r.leads.map((ld) => ({ ...ld, archive: `/${archivePath(l.id, r.token, ld.hours)}` })),
+        leads: r.leads.map(({ tiles_2x: _t, route_2x: _r, ...ld }) => ({
+          ...ld,
+          archive: `/${archivePath(l.id, r.token, ld.hours)}`,
+        })),
       })),
     })),
   };

@@ -9,6 +9,7 @@ import { join, resolve, sep } from "node:path";
 import { readBelow } from "../confined.ts";
 import { CorruptDataError, GridcastError } from "../errors.ts";
 import { type Catalog, CURRENT, EMPTY_TILE, tileDir } from "../render/layout.ts";
+import { HIDPI_SUFFIX } from "../render/tiles.ts";
 import { archiveTile, refuseDamagedArchive } from "./archive-reader.ts";
 import { ARCHIVE_EXT, type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
 import { IMMUTABLE, type LocationCheck, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
@@ -121,7 +122,9 @@ export class Snapshot {
     z: number,
     x: number,
     y: number,
+    hidpi = false,
   ): Promise<Buffer | undefined> {
+    if (hidpi && this.format === "pmtiles") return undefined;
     if (this.format === "pmtiles") {
       const path = await this.#archive(archivePath(layer, token, hours));
       const tile = path === null ? null : await archiveTile(path, z, x, y);
@@ -130,7 +133,8 @@ export class Snapshot {
         throw new CorruptDataError(`build ${this.buildId} has no archive for ${layer} ${token} +${hours} h`);
       return tile;
     }
-    return readBelow(this.dir, join(this.dir, tileDir(layer, token, hours), String(z), String(x), `${y}.png`));
+    const file = `${y}${hidpi ? HIDPI_SUFFIX : ""}.png`;
+    return readBelow(this.dir, join(this.dir, tileDir(layer, token, hours), String(z), String(x), file));
   }
 
   /**

@@ -56,6 +56,9 @@ export interface CatalogLead {
   tiles: string;
   /** The same tiles through the tile route, e.g. /api/forecast/tile/{z}/{x}/{y}?layer=global.t2m&run=…&lead=3 */
   route: string;
+  /** High-DPI layers: the 512 px tiles (files, and through the route with scale=2), z ≤ hidpi_maxzoom. */
+  tiles_2x?: string;
+  route_2x?: string;
   tilejson: string;
 }
 
@@ -94,6 +97,8 @@ export interface CatalogLayer {
   bounds: [number, number, number, number];
   minzoom: number;
   maxzoom: number;
+  /** Present when 512 px @2x tiles are built: the highest zoom that has them. */
+  hidpi_maxzoom?: number;
   runs: CatalogRun[];
 }
 

@@ -4,6 +4,14 @@ import { InvalidParameterError } from "../errors.ts";
 
 export const TILE_SIZE = 256;
 export const MAX_ZOOM = 7;
+/**
+ * High-DPI tiles: 512 px `{y}@2x.png` beside each 256 px tile up to this zoom (the four tiles of
+ * the next zoom in one image, so z ≤ 6 when the pyramid ends at 7). At z7 a dense screen scales
+ * the 256 px tile. Base layers only.
+ */
+export const HIDPI_MAX_ZOOM = 6;
+export const HIDPI_SIZE = 2 * 256;
+export const HIDPI_SUFFIX = "@2x";
 /** Latitude where the square mercator world ends: atan(sinh(π)). */
 export const MERCATOR_MAX_LAT = (Math.atan(Math.sinh(Math.PI)) * 180) / Math.PI;
 

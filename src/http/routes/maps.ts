@@ -77,14 +77,16 @@ export const mapRoutes = [
     method: "GET",
     path: "/api/forecast/tile/{z}/{x}/{y}",
     operationId: "getForecastTile",
-    summary: "A pre-rendered 256 px PNG map tile (Web Mercator, XYZ, zoom 0..7)",
+    summary: "A pre-rendered 256 px PNG map tile (Web Mercator, XYZ, zoom 0..7), or its 512 px @2x version",
     description:
       "Served from the published build. Outside a regional layer's coverage the answer is a transparent tile. " +
       "Cached for a year (immutable) when the run is named, for a minute when it defaults to the latest run. " +
       "400 for a tile address off the z0..7 pyramid; 404 for an unknown layer, run or lead, or a zoom level " +
       "above the layer's maxzoom in the catalog. 500 corrupt-data (Cache-Control: no-store) when the build's tile " +
       "archive for the lead is damaged or missing: every field of an archive is checked before use, and the server " +
-      "log names the archive and the defect; the same holds for static tile paths and raw reads of that archive.",
+      "log names the archive and the defect; the same holds for static tile paths and raw reads of that archive. " +
+      "scale=2 answers the 512 px tile of the same area for dense screens (the static {y}@2x.png), for layers " +
+      "whose catalog entry has hidpi_maxzoom and zooms up to it; 404 otherwise.",
     tags: ["maps"],
     auth: "public",
     pathParams: TilePath,
@@ -96,9 +98,18 @@ export const mapRoutes = [
     handler: async ({ app, params, query }) => {
       const { z, x, y } = params as unknown as { z: number; x: number; y: number };
       validateTile(z, x, y);
-      const q = query as { layer: string; run?: string; lead?: number };
+      const q = query as { layer: string; run?: string; lead?: number; scale?: number };
       const snap = await published(app);
       const layer = catalogLayer(snap.catalog, q.layer);
+      const hidpi = q.scale === 2;
+      if (hidpi && !(layer.hidpi_maxzoom !== undefined && z <= layer.hidpi_maxzoom)) {
+        throw new NotFoundError(
+          layer.hidpi_maxzoom === undefined
+            ? `layer ${layer.id} has no @2x tiles in this build`
+            : `layer ${layer.id} has @2x tiles up to zoom ${layer.hidpi_maxzoom}`,
+          { param: "scale", ...(layer.hidpi_maxzoom === undefined ? {} : { max_zoom: layer.hidpi_maxzoom }) },
+        );
+      }
       if (z > layer.maxzoom) {
         throw new NotFoundError(`layer ${layer.id} is published up to zoom ${layer.maxzoom}`, {
           param: "z",
@@ -106,7 +117,8 @@ export const mapRoutes = [
         });
       }
       const { token, hours } = pick(layer, q.run, q.lead);
-      const body = (await snap.tile(q.layer, token, hours, z, x, y)) ?? (await snap.emptyTile()) ?? emptyTilePng();
+      const body =
+        (await snap.tile(q.layer, token, hours, z, x, y, hidpi)) ?? (await snap.emptyTile()) ?? emptyTilePng();
       return {
         body,
         type: "image/png",

@@ -31,6 +31,15 @@ export const TileQuery = Type.Object({
   layer: LayerParam,
   run: Type.Optional(RunParam),
   lead: Type.Optional(LeadParam),
+  scale: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 2,
+      description:
+        "2: the 512 px high-DPI tile (the static {y}@2x.png), for layers whose catalog entry has hidpi_maxzoom, " +
+        "at zooms up to it; 404 otherwise",
+    }),
+  ),
 });
 
 export const ValueQuery = Type.Object({
@@ -95,6 +104,14 @@ const CatalogLead = Type.Object({
   ),
   tiles: Type.String({ description: "Static tile URL template below the build root ({z}/{x}/{y})" }),
   route: Type.String({ description: "The same tiles through /api/forecast/tile" }),
+  tiles_2x: Type.Optional(
+    Type.String({
+      description:
+        "High-DPI layers: static template of the 512 px tiles ({z}/{x}/{y}@2x.png), zoom 0..hidpi_maxzoom; " +
+        "for screens with a device pixel ratio of 2 or more",
+    }),
+  ),
+  route_2x: Type.Optional(Type.String({ description: "The 512 px tiles through /api/forecast/tile (scale=2)" })),
   archive: Type.Optional(
     Type.String({
       description: "PMTiles archive of this lead below the build root (builds made with --tiles pmtiles)",
@@ -137,6 +154,13 @@ const CatalogLayer = Type.Object({
   }),
   minzoom: Type.Integer(),
   maxzoom: Type.Integer(),
+  hidpi_maxzoom: Type.Optional(
+    Type.Integer({
+      description:
+        "Present when the build has 512 px @2x tiles of this layer (tiles_2x, route_2x): the highest zoom with them. " +
+        "Base layers of z/x/y builds; a PMTiles build has none",
+    }),
+  ),
   runs: Type.Array(
     Type.Object({
       run: Type.String({ description: "Initialisation time, ISO 8601 without zone (UTC)" }),

@@ -16,10 +16,12 @@ import {
   tilejsonPath,
 } from "../layout.ts";
 import { intervalText, legendJson, renderLegendPng } from "../legend.ts";
+import { HIDPI_MAX_ZOOM, HIDPI_SUFFIX } from "../tiles.ts";
 import type { Manifest } from "./manifest.ts";
 import type { LayerSpec } from "./plan.ts";
 
 const TILE_FILE = "{z}/{x}/{y}.png";
+const TILE_FILE_2X = `{z}/{x}/{y}${HIDPI_SUFFIX}.png`;
 
 function routeFor(layer: string, token: string, hours: number): string {
   return TILE_ROUTE_TEMPLATE.replace("{layer}", encodeURIComponent(layer))
@@ -29,6 +31,8 @@ function routeFor(layer: string, token: string, hours: number): string {
 
 function catalogLayer(l: LayerSpec, maxZoom: number): CatalogLayer {
   const legend = legendPaths(l.id);
+  // render-job.ts writes @2x tiles for base fields up to this zoom (archive builds drop the fields).
+  const hidpi = l.recipe.kind === "field" || l.recipe.kind === "speed" ? Math.min(HIDPI_MAX_ZOOM, maxZoom - 1) : -1;
   return {
     id: l.id,
     group: l.group,
@@ -50,6 +54,7 @@ function catalogLayer(l: LayerSpec, maxZoom: number): CatalogLayer {
     bounds: l.bounds,
     minzoom: 0,
     maxzoom: maxZoom,
+    ...(hidpi >= 0 ? { hidpi_maxzoom: hidpi } : {}),
     runs: l.runs.map((r) => ({
       run: r.iso,
       token: r.token,
@@ -59,6 +64,12 @@ function catalogLayer(l: LayerSpec, maxZoom: number): CatalogLayer {
         interval: ld.interval ?? null,
         tiles: `/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE}`,
         route: routeFor(l.id, r.token, ld.hours),
+        ...(hidpi >= 0
+          ? {
+              tiles_2x: `/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE_2X}`,
+              route_2x: `${routeFor(l.id, r.token, ld.hours)}&scale=2`,
+            }
+          : {}),
         tilejson: `/${tilejsonPath(l.id, r.token, ld.hours)}`,
       })),
     })),

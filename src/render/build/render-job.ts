@@ -12,7 +12,7 @@ import { displayUnit, toDisplay } from "../display.ts";
 import { OVERLAY_RGBA, renderArrows, renderContours } from "../overlay.ts";
 import { encodeIndexedPng } from "../png.ts";
 import { isUniform, type LevelSampler } from "../resample.ts";
-import { TILE_SIZE } from "../tiles.ts";
+import { HIDPI_SIZE, HIDPI_SUFFIX, TILE_SIZE } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
 import type { Job, LeadJob } from "./plan.ts";
 import type { TileWriter } from "./write.ts";
@@ -22,6 +22,8 @@ export interface RenderContext {
   /** Absolute build directory being written. */
   buildDir: string;
   maxZoom: number;
+  /** Base layers also get 512 px `{y}@2x.png` tiles up to this zoom (-1: none; archives hold none). */
+  hidpiMaxZoom: number;
   coverage: CoverageCache;
   /** z/x/y files (TileWriter) or archive parts (published/archive-sink.ts): the same calls. */
   writer: Pick<TileWriter, "ensureDir" | "write" | "link" | "linkTree" | "removeTree">;
@@ -38,6 +40,8 @@ export interface LeadResult {
   /** encodeIndexedPng calls. */
   encoded: number;
   bytes: number;
+  /** 512 px @2x tiles among the files (not counted in `tiles`; their bytes are in `bytes`). */
+  hidpi?: number;
   reused: boolean;
 }
 
@@ -123,6 +127,14 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   });
   const { palette, prepare, paint } = painterOf(job);
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  // Base layers only: an overlay's arrows and line labels are sized in tile pixels.
+  const hidpiMax =
+    job.recipe.kind === "field" || job.recipe.kind === "speed" ? Math.min(ctx.hidpiMaxZoom, ctx.maxZoom - 1) : -1;
+  const big = new Uint8Array(HIDPI_SIZE * HIDPI_SIZE);
+  const quarter = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  const uniformBig = new Map<number, string>();
+  let hidpiPerLead = 0;
+  for (let z = 0; z <= hidpiMax; z++) hidpiPerLead += ctx.coverage.level(group.id, group.grid, z).tiles.length;
   // Palette index → the first file written with that one colour, for this job's hard links.
   const uniformFiles = new Map<number, string>();
   let pending = 0;
@@ -185,6 +197,33 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         }
         if (uniform) result.uniform++;
         result.tiles++;
+        if (z <= hidpiMax) {
+          // The 512 px tile is the four z+1 tiles below this one, sampled at their own zoom.
+          const child = ctx.coverage.level(group.id, group.grid, z + 1).sampler;
+          for (let q = 0; q < 4; q++) {
+            const dx = q & 1;
+            const dy = q >> 1;
+            paint(child, 2 * x + dx, 2 * y + dy, fields, quarter);
+            for (let r = 0; r < TILE_SIZE; r++) {
+              big.set(
+                quarter.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
+                (dy * TILE_SIZE + r) * HIDPI_SIZE + dx * TILE_SIZE,
+              );
+            }
+          }
+          const path2x = `${dir}/${y}${HIDPI_SUFFIX}.png`;
+          const flat = isUniform(big);
+          const same = flat ? uniformBig.get(big[0]) : undefined;
+          if (same !== undefined) ctx.writer.link(same, path2x);
+          else {
+            const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, palette.rgba);
+            ctx.writer.write(path2x, png);
+            result.encoded++;
+            result.bytes += png.length;
+            if (flat) uniformBig.set(big[0], path2x);
+          }
+          result.hidpi = (result.hidpi ?? 0) + 1;
+        }
         tick();
       }
     }
@@ -196,7 +235,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     if (lead.reuse) {
       const linked = ctx.writer.linkTree(lead.reuse.dir, join(ctx.buildDir, lead.dir));
       // A previous build missing tiles (trimmed by hand, say) is rendered again instead.
-      if (linked === job.tilesPerLead) {
+      if (linked === job.tilesPerLead + hidpiPerLead) {
         ctx.onTiles(linked);
         const { uniform, bytes } = lead.reuse;
         results.push({

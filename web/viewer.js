@@ -312,6 +312,8 @@ function matching(layer) {
  */
 function showTiles(leadChanged) {
   const wanted = new Map([["base", { layer: state.layer, run: state.run, lead: state.lead }]]);
+  const under = underlay();
+  if (under) wanted.set("under", under);
   for (const o of overlaysOf(state.layer)) {
     const m = state.overlays.has(o.variable) && matching(o);
     if (m) wanted.set(o.variable, { layer: o, ...m });
@@ -330,8 +332,32 @@ function showTiles(leadChanged) {
   }
 }
 
+/**
+ * A regional patch is drawn on the global field of the same variable and level, at the same valid
+ * time (the newest run that has it), so the map has no empty land around the patch.
+ */
+function globalOf(l) {
+  if (l.kind !== "regional") return null;
+  return (
+    state.layers.find(
+      (g) =>
+        g.kind === "global" && !isOverlay(g) && g.variable === l.variable && (g.level ?? null) === (l.level ?? null),
+    ) ?? null
+  );
+}
+
+function underlay() {
+  const g = globalOf(state.layer);
+  if (!g) return null;
+  for (const run of g.runs.toSorted((a, b) => b.run.localeCompare(a.run))) {
+    const lead = run.leads.find((x) => x.valid_time === state.lead.valid_time);
+    if (lead) return { layer: g, run, lead };
+  }
+  return null;
+}
+
 function addTiles(slot, l, lead, url) {
-  const overlay = slot !== "base";
+  const overlay = slot !== "base" && slot !== "under";
   // The tile route when the API serves the page; from a CDN copy of the build, the lead's archive or files.
   const next = forecastTileLayer(
     { ...lead, route: url },
@@ -342,14 +368,22 @@ function addTiles(slot, l, lead, url) {
       maxZoom: MAX_ZOOM,
       noWrap: l.kind !== "global",
       attribution: FORECAST_ATTRIBUTION,
-      className: overlay ? `forecast-overlay overlay-${l.variable}` : "forecast-tiles",
+      className: overlay
+        ? `forecast-overlay overlay-${l.variable}`
+        : slot === "under"
+          ? "forecast-under"
+          : "forecast-tiles",
       ...(overlay ? { pane: "overlays" } : {}),
+      // The global field under a patch, the patch over it with its edge faded in.
+      zIndex: slot === "under" ? 0 : 1,
+      hidpiMaxZoom: l.hidpi_maxzoom ?? -1,
+      ...(slot === "base" && l.kind === "regional" ? { feather: boundsOf(l) } : {}),
     },
   );
   next.gridcastUrl = url;
-  if (!overlay) next.once("tileload", () => mark("gridcast:first-tile"));
+  if (slot === "base") next.once("tileload", () => mark("gridcast:first-tile"));
   next.once("load", () => {
-    if (!overlay) mark("gridcast:tiles-loaded");
+    if (slot === "base") mark("gridcast:tiles-loaded");
     if (pending.get(slot) !== next) return;
     if (shown.has(slot)) map.removeLayer(shown.get(slot));
     shown.set(slot, next);
@@ -476,7 +510,7 @@ new ResizeObserver(() => {
 async function showValue(clicked) {
   const seq = ++clickSeq;
   const where = clicked.wrap();
-  const { layer, run, lead } = state;
+  let { layer, run, lead } = state;
   state.popupAt = clicked;
   const box = el("div", "value-popup");
   if (!valuePopup) valuePopup = popup();
@@ -486,10 +520,13 @@ async function showValue(clicked) {
     box.replaceChildren(...nodes);
     pop.update();
   };
-  if (!layer) return show(el("div", "", "No forecast layer is shown."));
-  const bounds = boundsOf(layer);
-  if (![0, 360].some((dx) => bounds.contains([where.lat, where.lng + dx]))) {
-    return show(el("div", "", `Outside the area of ${groupName(layer)} (${formatLatLon(where.lat, where.lng)}).`));
+  if (!state.layer) return show(el("div", "", "No forecast layer is shown."));
+  const inside = (l) => [0, 360].some((dx) => boundsOf(l).contains([where.lat, where.lng + dx]));
+  if (!inside(layer)) {
+    // Around a patch the map shows the global field: so does the popup.
+    const under = underlay();
+    if (under && inside(under.layer)) ({ layer, run, lead } = under);
+    else return show(el("div", "", `Outside the area of ${groupName(layer)} (${formatLatLon(where.lat, where.lng)}).`));
   }
   show(el("div", "", "Loading…"));
   const q = new URLSearchParams({

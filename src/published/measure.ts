@@ -59,7 +59,7 @@ export function measureBuild(dir: string, format: TileFormat, manifest: Manifest
     shared.bytes += lstatSync(join(tilesDir, ent.name)).size;
   }
   const tileBytes = manifest.entries.reduce((n, e) => n + e.bytes, 0) + shared.bytes;
-  const tileFiles = manifest.totals.tiles + shared.files;
+  const tileFiles = manifest.totals.tiles + (manifest.totals.hidpi ?? 0) + shared.files;
   return {
     format,
     files: rest.files + tileFiles,

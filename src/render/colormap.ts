@@ -77,19 +77,19 @@ export type PaletteStyle = Pick<MapStyle, "colormap" | "min" | "max" | "transpar
 export interface Palette {
   /** 256 RGBA entries, 4 bytes each; entry 0 is fully transparent. */
   rgba: Uint8Array;
+  /** Value (canonical units) → palette index: 0 for NaN and transparent values, else 1..255. */
+  lut: (value: number) => number;
   /**
-   * Axis value → palette index: 0 for NaN and transparent values, else 1..255, clamped to the
-   * range. Renderers are handed fields already on the axis (`toAxis`); `indexOf` takes values.
+   * The same on the palette's axis: renderers are handed fields already on it (`onAxis`), and
+   * inline this arithmetic. For a smooth ramp the axis is the value and this is `lut`.
    */
-  lut: (axisValue: number) => number;
+  axisLut: (axisValue: number) => number;
   /** The lut's arithmetic, for loops that inline it: index = clamp(axis * scale + offset) above `below`. */
   scale: number;
   offset: number;
   below: number;
   /** Value (canonical units) → axis; undefined when the axis is the value itself. */
   toAxis?: (value: number) => number;
-  /** Value (canonical units) → palette index. */
-  indexOf: (value: number) => number;
   /** The stepped scale drawn, when there is one. */
   steps?: SteppedScale;
 }
@@ -361,12 +361,12 @@ export function buildPalette(style: PaletteStyle): Palette {
       tb === undefined ? Number.NEGATIVE_INFINITY : toAxis(tb),
       steps.colors[0][3] === 0 ? 1 : Number.NEGATIVE_INFINITY,
     );
-    const lut = (t: number): number => {
+    const axisLut = (t: number): number => {
       if (!(t > below)) return 0;
       const i = t * per + 1;
       return i >= PALETTE_COLORS ? PALETTE_COLORS : i | 0;
     };
-    return { rgba, lut, scale: per, offset: 1, below, toAxis, indexOf: (v) => lut(toAxis(v)), steps };
+    return { rgba, lut: (v) => axisLut(toAxis(v)), axisLut, scale: per, offset: 1, below, toAxis, steps };
   }
   // Each index shows the ramp colour at the centre of its bin.
   for (let i = 1; i <= PALETTE_COLORS; i++) rampAt(ramp, (i - 0.5) / PALETTE_COLORS, rgba, i * 4);
@@ -380,7 +380,7 @@ export function buildPalette(style: PaletteStyle): Palette {
     const t = v * scale + offset;
     return t < 1 ? 1 : t >= PALETTE_COLORS ? PALETTE_COLORS : t | 0;
   };
-  return { rgba, lut, scale, offset, below, indexOf: lut };
+  return { rgba, lut, axisLut: lut, scale, offset, below };
 }
 
 /** A field on the palette's axis (a new array), or the field itself when the axis is the value. */
@@ -407,7 +407,7 @@ function hex2(v: number): string {
 /** `n` evenly spaced stops from min to max, each with exactly the colour a tile shows for that value. */
 export function legendStops(style: PaletteStyle, n = 11): LegendStop[] {
   if (!(Number.isInteger(n) && n >= 2)) throw new InvalidParameterError("n", `legend needs at least 2 stops, got ${n}`);
-  const { rgba, indexOf: lut } = buildPalette(style);
+  const { rgba, lut } = buildPalette(style);
   const stops: LegendStop[] = [];
   for (let k = 0; k < n; k++) {
     const value = Number((style.min + ((style.max - style.min) * k) / (n - 1)).toPrecision(6));

@@ -49,14 +49,14 @@ export interface LegendJson {
 
 /** Each column shows the colour of the value at its centre, so the transparent range stays transparent. */
 export function renderLegendPng(style: MapStyle, width = LEGEND_WIDTH, height = LEGEND_HEIGHT): Buffer {
-  const { rgba, indexOf, lut, steps } = buildPalette(style);
+  const { rgba, lut, axisLut, steps } = buildPalette(style);
   const indices = new Uint8Array(width * height);
   if (steps) {
     // A stepped scale: every class the same width, whatever its span in value.
     const classes = steps.colors.length;
-    for (let x = 0; x < width; x++) indices[x] = lut(Math.floor(((x + 0.5) / width) * classes) + 0.5);
+    for (let x = 0; x < width; x++) indices[x] = axisLut(Math.floor(((x + 0.5) / width) * classes) + 0.5);
   } else {
-    for (let x = 0; x < width; x++) indices[x] = indexOf(style.min + ((x + 0.5) / width) * (style.max - style.min));
+    for (let x = 0; x < width; x++) indices[x] = lut(style.min + ((x + 0.5) / width) * (style.max - style.min));
   }
   for (let y = 1; y < height; y++) indices.copyWithin(y * width, 0, width);
   return encodeIndexedPng(indices, width, height, rgba);

@@ -108,7 +108,7 @@ function nodeColours(field: Field, palette: Palette): Uint8Array {
   const known = byPalette.get(palette);
   if (known && sameProbe(known.probe, probe)) return known.colours;
   const colours = new Uint8Array(field.length);
-  const lut = palette.lut;
+  const lut = palette.axisLut;
   for (let i = 0; i < field.length; i++) colours[i] = lut(field[i]);
   byPalette.set(palette, { colours, probe });
   return colours;

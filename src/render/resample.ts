@@ -383,7 +383,7 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
         throw new InvalidParameterError("field", `field has ${field.length} values, grid needs ${nlat}×${nlon}`);
       }
       if (out.length !== TILE_SIZE * TILE_SIZE) throw new RangeError(`out must hold ${TILE_SIZE * TILE_SIZE} indices`);
-      const lut = palette.lut;
+      const lut = palette.axisLut;
       if (method === "bilinear") {
         const p = smooth();
         // The addon runs the same arithmetic in C when it is built (native/blosc.c, bilinearTile).

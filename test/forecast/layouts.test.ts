@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { LayerSpec } from "../../src/render/build/plan.ts";
-import { buildPalette } from "../../src/render/colormap.ts";
+import { buildPalette, onAxis } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { zarr3Python } from "../helpers/zarr3-python.ts";
@@ -176,8 +176,9 @@ describe("a regional grid across the antimeridian, stored 170..178, -180..-120",
       const spec = manifest.layers.find((l) => l.id === "dateline.t2m")!;
       const [x] = await xread([{ store: store("dateline"), var: "t2m", isel: { time: 0, step: 0 } }]);
       const group = await new Store(store("dateline")).forecastGroup("forecast/dateline");
-      const { rgba, lut } = buildPalette(spec.style);
-      const lf = { group, field: Float32Array.from(x.values as number[]), rgba, lut };
+      // A stepped ramp's tiles sample the field on its class axis: so does the expectation.
+      const p = buildPalette(spec.style);
+      const lf = { group, field: onAxis(p, Float32Array.from(x.values as number[])), rgba: p.rgba, lut: p.axisLut };
       const lastRun = spec.runs.at(-1)!;
       const lead = lastRun.leads[0];
       for (const tx of [0, 3]) {

@@ -4,7 +4,7 @@ import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { covers, nearestNode } from "../../src/forecast/grid-select.ts";
 import { type BuildOptions, type BuildReport, runBuild } from "../../src/render/build/run.ts";
-import { buildPalette } from "../../src/render/colormap.ts";
+import { buildPalette, onAxis } from "../../src/render/colormap.ts";
 import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import type { ForecastGroup, Store } from "../../src/store/store.ts";
 
@@ -45,8 +45,9 @@ export async function layerField(
     return [0, v.array.shape[d]];
   });
   const field = await v.array.read(region);
-  const { rgba, lut } = buildPalette(v.entry.style!);
-  return { group, field, rgba, lut };
+  // A stepped ramp's tiles sample the field on its class axis: so does the expectation.
+  const palette = buildPalette(v.entry.style!);
+  return { group, field: onAxis(palette, field), rgba: palette.rgba, lut: palette.axisLut };
 }
 
 /** Nodes bracketing `v` on an ascending axis (clamped at the ends) and the weight of the upper one. */

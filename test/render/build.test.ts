@@ -248,8 +248,37 @@ describe("the full pyramid", () => {
     const r = await build({ store: storeDir, out, groups: ["global"], vars: ["t2m"], leads: [2] });
     assert.equal(r.totals.tiles, 21845);
     const dir = realpathSync(join(out, "current"));
-    const files = listFiles(join(dir, "tiles", "global.t2m", RUN_TOKEN, "2"));
+    const all = listFiles(join(dir, "tiles", "global.t2m", RUN_TOKEN, "2"));
+    const files = all.filter((f) => !f.endsWith("@2x.png"));
     assert.equal(files.length, 21845);
+    // 512 px @2x tiles beside every tile of z0..6: 5,461 of them, each the four z+1 tiles below it.
+    const hidpi = all.filter((f) => f.endsWith("@2x.png"));
+    assert.equal(hidpi.length, 5461);
+    assert.ok(hidpi.every((f) => Number(f.split("/")[0]) <= 6));
+    assert.equal(r.totals.hidpi, 5461);
+    const tileDir = join(dir, "tiles/global.t2m", RUN_TOKEN, "2");
+    for (const [z, x, y] of [
+      [6, 34, 22],
+      [3, 4, 2],
+      [0, 0, 0],
+    ]) {
+      const big = await decodeRgba(readFileSync(join(tileDir, `${z}/${x}/${y}@2x.png`)));
+      assert.equal(big.width, 512);
+      for (let q = 0; q < 4; q++) {
+        const [dx, dy] = [q & 1, q >> 1];
+        const child = await decodeRgba(readFileSync(join(tileDir, `${z + 1}/${2 * x + dx}/${2 * y + dy}.png`)));
+        for (let row = 0; row < TILE_SIZE; row += 15) {
+          for (let col = 0; col < TILE_SIZE; col += 15) {
+            const a = pixel(big.data, (dy * TILE_SIZE + row) * 512 + dx * TILE_SIZE + col).join();
+            assert.equal(
+              a,
+              pixel(child.data, row * TILE_SIZE + col).join(),
+              `${z}/${x}/${y}@2x quadrant ${q} px ${col},${row}`,
+            );
+          }
+        }
+      }
+    }
     assert.equal(files.filter((f) => f.startsWith("7/")).length, 128 * 128);
     const m = json(join(dir, "manifest.json"));
     assert.ok(m.entries[0].uniform > 0 && m.entries[0].encoded < 21845);

@@ -72,8 +72,8 @@ describe("display units and ticks", () => {
     assert.equal(legend.display_units, "°C");
     assert.ok(legend.ticks.length >= 4, `${legend.ticks.length} ticks`);
     const { data, width } = await decodeRgba(renderLegendPng(style));
-    const { rgba, indexOf } = buildPalette(style);
-    const colourOf = (kelvin: number) => [...rgba.subarray(indexOf(kelvin) * 4, indexOf(kelvin) * 4 + 4)];
+    const { rgba, lut } = buildPalette(style);
+    const colourOf = (kelvin: number) => [...rgba.subarray(lut(kelvin) * 4, lut(kelvin) * 4 + 4)];
     for (const tick of legend.ticks) {
       // Independently: °C back to K; the legend column left of the tick shows the colour of a value
       // just below the edge, the column right of it that of a value just above.

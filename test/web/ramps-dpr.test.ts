@@ -44,7 +44,7 @@ type Rgb = [number, number, number];
 /** The colour a tile draws for a stored value, straight from the layer's palette. */
 function rampColour(variable: string, value: number): Rgb {
   const p = buildPalette(registry.resolve(variable).style!);
-  const i = p.indexOf(Math.fround(value)) * 4;
+  const i = p.lut(Math.fround(value)) * 4;
   assert.equal(p.rgba[i + 3], 255, `${variable} ${value} is drawn opaque`);
   return [p.rgba[i], p.rgba[i + 1], p.rgba[i + 2]];
 }

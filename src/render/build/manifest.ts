@@ -30,19 +30,39 @@ export interface Manifest {
   shards: number;
   layers: LayerSpec[];
   entries: ManifestEntry[];
-  totals: { layers: number; entries: number; rendered: number; reused: number; tiles: number; encoded: number };
+  totals: {
+    layers: number;
+    entries: number;
+    rendered: number;
+    reused: number;
+    tiles: number;
+    encoded: number;
+    /** 512 px @2x files beside the tiles (not in `tiles`). */
+    hidpi?: number;
+  };
 }
 
 export function totalsOf(layers: LayerSpec[], entries: ManifestEntry[]): Manifest["totals"] {
   let tiles = 0;
   let encoded = 0;
   let reused = 0;
+  let hidpi = 0;
   for (const e of entries) {
     tiles += e.tiles;
+    hidpi += e.hidpi ?? 0;
     encoded += e.encoded;
     if (e.reused) reused++;
   }
-  return { layers: layers.length, entries: entries.length, rendered: entries.length - reused, reused, tiles, encoded };
+  const totals: Manifest["totals"] = {
+    layers: layers.length,
+    entries: entries.length,
+    rendered: entries.length - reused,
+    reused,
+    tiles,
+    encoded,
+  };
+  if (hidpi > 0) totals.hidpi = hidpi;
+  return totals;
 }
 
 export function readManifest(path: string): Manifest | undefined {

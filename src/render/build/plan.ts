@@ -92,7 +92,7 @@ export interface LeadJob {
   /** Tile directory relative to the build root. */
   dir: string;
   /** Set when the previous build has this fingerprint: hard-link its tiles instead of rendering. */
-  reuse?: { dir: string; uniform: number; bytes: number };
+  reuse?: { dir: string; uniform: number; bytes: number; hidpi?: number };
 }
 
 export interface Job {

@@ -241,10 +241,11 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         results.push({
           key: lead.key,
           fingerprint: lead.fingerprint,
-          tiles: linked,
+          tiles: job.tilesPerLead,
           uniform,
           encoded: 0,
           bytes,
+          ...(hidpiPerLead > 0 ? { hidpi: hidpiPerLead } : {}),
           reused: true,
         });
         continue;

@@ -117,7 +117,7 @@ function markReuse(jobs: Job[], out: string): void {
     for (const lead of job.leads) {
       const e = byKey.get(lead.key);
       if (e && e.fingerprint === lead.fingerprint) {
-        lead.reuse = { dir: join(prev.dir, lead.dir), uniform: e.uniform, bytes: e.bytes };
+        lead.reuse = { dir: join(prev.dir, lead.dir), uniform: e.uniform, bytes: e.bytes, hidpi: e.hidpi };
       }
     }
   }
@@ -134,6 +134,7 @@ function mergeParts(results: LeadResult[]): LeadResult[] {
       seen.uniform += r.uniform;
       seen.encoded += r.encoded;
       seen.bytes += r.bytes;
+      if (r.hidpi !== undefined) seen.hidpi = (seen.hidpi ?? 0) + r.hidpi;
     }
   }
   return [...byKey.values()];

@@ -219,10 +219,11 @@ const TEMPERATURE_EDGES = [...range(-45, -25, 5), ...range(-20, 35, 1), 40, 45];
 const PRECIPITATION_EDGES = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
 const PRECIPITATION_CLASSES: Rgb[] = [
   [0, 0, 0], // below 0.1: transparent
-  hex("#b4e0f7"),
-  hex("#75c2ee"),
-  hex("#3a95e0"),
-  hex("#1f62c9"),
+  // Light rain saturated enough to stand out on the land fill and on any base.
+  hex("#9ccff2"),
+  hex("#5aaaf0"),
+  hex("#2f7fe0"),
+  hex("#1f55c0"),
   hex("#2b3a9e"),
   hex("#6a2fb0"),
   hex("#ad2ca8"),

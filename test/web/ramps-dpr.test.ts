@@ -183,7 +183,8 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
     const wet = rampColour("tp_1h", 0.0002);
     const got = shot.at(50, 5);
     assert.ok(distance(got, wet) <= 3, `0.2 mm: ${got} vs ramp ${wet}`);
-    assert.ok(distance(got, background) > 30, `0.2 mm stands out from the background: ${got}`);
+    // Light rain stands out at a glance (the smooth ramp before drew it 39 apart from the background).
+    assert.ok(distance(got, background) > 60, `0.2 mm stands out from the background: ${got} vs ${background}`);
     const dry = shot.at(33, 5);
     assert.ok(distance(dry, background) <= 3, `0 mm draws nothing: ${dry} vs ${background}`);
     await ctx.close();

@@ -219,13 +219,14 @@ const TEMPERATURE_EDGES = [...range(-45, -25, 5), ...range(-20, 35, 1), 40, 45];
 const PRECIPITATION_EDGES = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
 const PRECIPITATION_CLASSES: Rgb[] = [
   [0, 0, 0], // below 0.1: transparent
-  // Light rain saturated enough to stand out on the land fill and on any base.
-  hex("#9ccff2"),
-  hex("#5aaaf0"),
+  // Light rain in greens: a pale blue vanishes on the blue-grey sea; these stand out on the sea
+  // and on the land fill alike, then blue, purple, magenta and warm colours for downpours.
+  hex("#7fd9b0"),
+  hex("#3fbf8f"),
+  hex("#2aa6c8"),
   hex("#2f7fe0"),
-  hex("#1f55c0"),
-  hex("#2b3a9e"),
-  hex("#6a2fb0"),
+  hex("#2b4fb8"),
+  hex("#5a2fb0"),
   hex("#ad2ca8"),
   hex("#e2458b"),
   hex("#ff8a4c"),

@@ -11,11 +11,11 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { LayerSpec } from "../../src/render/build/plan.ts";
-import { buildPalette, onAxis } from "../../src/render/colormap.ts";
+import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { zarr3Python } from "../helpers/zarr3-python.ts";
-import { build, expectedPixels } from "../render/build-fixture.ts";
+import { build, expectedPixels, withAxis } from "../render/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/layout_stores.py");
@@ -176,9 +176,8 @@ describe("a regional grid across the antimeridian, stored 170..178, -180..-120",
       const spec = manifest.layers.find((l) => l.id === "dateline.t2m")!;
       const [x] = await xread([{ store: store("dateline"), var: "t2m", isel: { time: 0, step: 0 } }]);
       const group = await new Store(store("dateline")).forecastGroup("forecast/dateline");
-      // A stepped ramp's tiles sample the field on its class axis: so does the expectation.
       const p = buildPalette(spec.style);
-      const lf = { group, field: onAxis(p, Float32Array.from(x.values as number[])), rgba: p.rgba, lut: p.axisLut };
+      const lf = withAxis({ group, field: Float32Array.from(x.values as number[]), rgba: p.rgba, lut: p.lut }, p);
       const lastRun = spec.runs.at(-1)!;
       const lead = lastRun.leads[0];
       for (const tx of [0, 3]) {

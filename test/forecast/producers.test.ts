@@ -13,10 +13,10 @@ import { promisify } from "node:util";
 import { pointSeries } from "../../src/forecast/point.ts";
 import { registry } from "../../src/registry/registry.ts";
 import type { LayerSpec } from "../../src/render/build/plan.ts";
-import { buildPalette, onAxis } from "../../src/render/colormap.ts";
+import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
-import { build, expectedPixels } from "../render/build-fixture.ts";
+import { build, expectedPixels, withAxis } from "../render/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/producer_stores.py");
@@ -531,10 +531,9 @@ describe("build", () => {
       const [x] = await xread([{ store: store(name), var: v, isel }]);
       const s = new Store(store(name));
       const group = await s.forecastGroup(`forecast/${name}`);
-      // A stepped ramp's tiles sample the field on its class axis: so does the expectation.
       const p = buildPalette(spec.style);
       const values = Float64Array.from(x.values, (a) => f32(f(a as number)));
-      const lf = { group, field: onAxis(p, values), rgba: p.rgba, lut: p.axisLut };
+      const lf = withAxis({ group, field: values, rgba: p.rgba, lut: p.lut }, p);
       const run = spec.runs.at(-1)!;
       const lead = run.leads[0];
       let checked = 0;

@@ -25,6 +25,17 @@ export interface LayerField {
   field: Float32Array | Float64Array;
   rgba: Uint8Array;
   lut: (v: number) => number;
+  /**
+   * A stepped ramp's tiles sample the field on its class axis (colormap.ts onAxis): the field
+   * there and the index of an axis value. Absent: the field and lut themselves.
+   */
+  axisField?: Float32Array | Float64Array;
+  axisLut?: (t: number) => number;
+}
+
+/** What the pixel expectations below sample: the axis field and its lut when the ramp has one. */
+export function withAxis(f: LayerField, palette: ReturnType<typeof buildPalette>): LayerField {
+  return palette.toAxis ? { ...f, axisField: onAxis(palette, f.field), axisLut: palette.axisLut } : f;
 }
 
 /** The whole (lat, lon) field of one run/lead/level, read through the store. */
@@ -45,9 +56,8 @@ export async function layerField(
     return [0, v.array.shape[d]];
   });
   const field = await v.array.read(region);
-  // A stepped ramp's tiles sample the field on its class axis: so does the expectation.
   const palette = buildPalette(v.entry.style!);
-  return { group, field: onAxis(palette, field), rgba: palette.rgba, lut: palette.axisLut };
+  return withAxis({ group, field, rgba: palette.rgba, lut: palette.lut }, palette);
 }
 
 /** Nodes bracketing `v` on an ascending axis (clamped at the ends) and the weight of the upper one. */
@@ -98,7 +108,8 @@ export function bilinearValue(f: LayerField, lat: number, lon: number): number {
     cols = [c0, c1];
     wx = w;
   }
-  const at = (r: number, c: number) => f.field[rows[r] * nlon + cols[c]];
+  const field = f.axisField ?? f.field;
+  const at = (r: number, c: number) => field[rows[r] * nlon + cols[c]];
   const value = (at(0, 0) * (1 - wx) + at(0, 1) * wx) * (1 - wy) + (at(1, 0) * (1 - wx) + at(1, 1) * wx) * wy;
   if (!Number.isNaN(value)) return value;
   return at(wy <= 0.5 ? 0 : 1, wx <= 0.5 ? 0 : 1);
@@ -115,7 +126,7 @@ export function expectedPixels(f: LayerField, z: number, x: number, y: number, c
   const v = bilinearValue(f, lat, lon);
   const eps = 1e-4 * Math.max(1, Math.abs(v));
   return [v - eps, v, v + eps].map((w) => {
-    const at = f.lut(w) * 4;
+    const at = (f.axisLut ?? f.lut)(w) * 4;
     return [f.rgba[at], f.rgba[at + 1], f.rgba[at + 2], f.rgba[at + 3]];
   });
 }
@@ -126,7 +137,7 @@ export function expectedPixel(f: LayerField, z: number, x: number, y: number, co
   const lon = pixelLon(z, x, col);
   if (!covers(f.group.grid, lat, lon)) return [0, 0, 0, 0];
   const node = nearestNode(f.group.grid, lat, lon);
-  const index = f.lut(f.field[node.iy * f.group.grid.lon.length + node.ix]);
+  const index = (f.axisLut ?? f.lut)((f.axisField ?? f.field)[node.iy * f.group.grid.lon.length + node.ix]);
   const at = index * 4;
   return [f.rgba[at], f.rgba[at + 1], f.rgba[at + 2], f.rgba[at + 3]];
 }

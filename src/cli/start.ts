@@ -111,6 +111,8 @@ interface Stage {
   groups?: string[];
   vars?: string[];
   leads?: number[];
+  /** Leave the @2x tiles out (the first quick map: they would double its time). */
+  noHidpi?: boolean;
 }
 
 /** Zoom levels of the very first step: the viewer draws deeper zooms by scaling these up. */
@@ -131,6 +133,7 @@ async function stagesFor(settings: Settings, fresh: boolean): Promise<Stage[]> {
     what: `lead time +${first} h of the default layer (t2m), zoom 0..${FIRST_MAX_ZOOM}`,
     early: true,
     maxZoom: FIRST_MAX_ZOOM,
+    noHidpi: true,
     groups: [settings.default_forecast_group],
     vars: ["t2m"],
     leads: [first],
@@ -266,6 +269,7 @@ export function registerStart(program: Command): void {
           vars: stage.vars,
           leads: stage.leads,
           maxZoom: stage.maxZoom,
+          hidpi: !stage.noHidpi,
           rendering: stage.rendering,
         });
       } catch (e) {

@@ -16,7 +16,7 @@ import {
   tilejsonPath,
 } from "../layout.ts";
 import { intervalText, legendJson, renderLegendPng } from "../legend.ts";
-import { HIDPI_MAX_ZOOM, HIDPI_SUFFIX } from "../tiles.ts";
+import { HIDPI_SUFFIX } from "../tiles.ts";
 import type { Manifest } from "./manifest.ts";
 import type { LayerSpec } from "./plan.ts";
 
@@ -29,10 +29,10 @@ function routeFor(layer: string, token: string, hours: number): string {
     .replace("{lead}", String(hours));
 }
 
-function catalogLayer(l: LayerSpec, maxZoom: number): CatalogLayer {
+function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number): CatalogLayer {
   const legend = legendPaths(l.id);
   // render-job.ts writes @2x tiles for base fields up to this zoom (archive builds drop the fields).
-  const hidpi = l.recipe.kind === "field" || l.recipe.kind === "speed" ? Math.min(HIDPI_MAX_ZOOM, maxZoom - 1) : -1;
+  const hidpi = l.recipe.kind === "field" || l.recipe.kind === "speed" ? hidpiMaxZoom : -1;
   return {
     id: l.id,
     group: l.group,
@@ -81,7 +81,7 @@ export function buildCatalog(manifest: Manifest): Catalog {
     build_id: manifest.build_id,
     generated_at: manifest.created_at,
     tile_url_template: TILE_ROUTE_TEMPLATE,
-    layers: manifest.layers.map((l) => catalogLayer(l, manifest.max_zoom)),
+    layers: manifest.layers.map((l) => catalogLayer(l, manifest.max_zoom, manifest.hidpi_max_zoom ?? -1)),
   };
 }
 

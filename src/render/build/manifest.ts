@@ -21,6 +21,8 @@ export interface Manifest {
   /** Store root the shard rendered from; absent from a published manifest (it is served). */
   store?: string;
   max_zoom: number;
+  /** Base layers have 512 px @2x tiles up to this zoom; -1: none. Absent in older builds: none. */
+  hidpi_max_zoom?: number;
   renderer: string;
   /** Plan hash: every shard of a build must have the same. */
   plan: string;

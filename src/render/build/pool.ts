@@ -16,6 +16,8 @@ export interface WorkerInit {
   buildDir: string;
   maxZoom: number;
   tiles: TileFormat;
+  /** @2x tiles of base layers up to this zoom; -1 for none. */
+  hidpiMaxZoom: number;
 }
 
 export type ToWorker = { job: Job };

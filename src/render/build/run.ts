@@ -11,7 +11,7 @@ import type { TileFormat } from "../../published/format.ts";
 import type { BuildOutput } from "../../published/measure.ts";
 import { Store } from "../../store/store.ts";
 import { BUILDS, MANIFEST, shardManifestName } from "../layout.ts";
-import { MAX_ZOOM } from "../tiles.ts";
+import { HIDPI_MAX_ZOOM, MAX_ZOOM } from "../tiles.ts";
 import { CoverageCache } from "./coverage.ts";
 import { checkPublishable, DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
 import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "./manifest.ts";
@@ -59,6 +59,11 @@ export interface BuildOptions {
   reuse?: boolean;
   /** z/x/y PNG files (default) or one PMTiles archive per layer-run-lead. */
   tiles?: TileFormat;
+  /**
+   * 512 px @2x tiles of base layers up to one zoom below maxZoom, at most HIDPI_MAX_ZOOM (default
+   * true; PMTiles builds have none). `gridcast start` leaves them out of its first quick map.
+   */
+  hidpi?: boolean;
   /** Viewer files copied into the build; null for none. */
   webDir?: string | null;
   /** Where progress goes; false for nowhere. */
@@ -143,6 +148,8 @@ function mergeParts(results: LeadResult[]): LeadResult[] {
 export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   const started = performance.now();
   const { maxZoom, concurrency } = checkOptions(o);
+  // render-job.ts draws @2x tiles from the next zoom's tiles: one below the top at most.
+  const hidpiMax = o.hidpi === false || o.tiles === "pmtiles" ? -1 : Math.min(HIDPI_MAX_ZOOM, maxZoom - 1);
   const id = o.buildId ?? newBuildId();
   checkBuildId(id);
   const out = resolve(o.out);
@@ -166,6 +173,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
         buildDir: partial,
         maxZoom,
         tiles: o.tiles ?? "zxy",
+        hidpiMaxZoom: hidpiMax,
       },
       concurrency,
     );
@@ -215,6 +223,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       // Only a shard's manifest names the store (publish reads it); a published one is public.
       ...(shard ? { store: o.store } : {}),
       max_zoom: maxZoom,
+      hidpi_max_zoom: hidpiMax,
       renderer: RENDERER_VERSION,
       plan: plan.hash,
       shard,

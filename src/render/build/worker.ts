@@ -2,7 +2,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { ArchiveSink } from "../../published/archive-sink.ts";
 import { Store } from "../../store/store.ts";
-import { HIDPI_MAX_ZOOM } from "../tiles.ts";
 import { CoverageCache } from "./coverage.ts";
 import type { FromWorker, ToWorker, WorkerInit } from "./pool.ts";
 import { type RenderContext, renderJob } from "./render-job.ts";
@@ -18,7 +17,7 @@ const ctx: RenderContext = {
   buildDir: init.buildDir,
   maxZoom: init.maxZoom,
   // A PMTiles archive holds one tile per z/x/y: no @2x there.
-  hidpiMaxZoom: sink ? -1 : HIDPI_MAX_ZOOM,
+  hidpiMaxZoom: sink ? -1 : init.hidpiMaxZoom,
   coverage: new CoverageCache(),
   writer: sink ?? new TileWriter(),
   onTiles: (n) => {

@@ -92,17 +92,23 @@ function levels(make: (z: number) => LevelSampler): { sampler: LevelSampler; til
   return out;
 }
 
+/** Bytes of PNG written by the last renderLead of each grid. */
+const written = new Map<ReturnType<typeof levels>, number>();
+
 /** Milliseconds to sample and encode every covered tile of one lead (sampling alone when `encode` is false). */
 function renderLead(ls: ReturnType<typeof levels>, f: Float32Array, method: Resample, encode = true): number {
   const out = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  let bytes = 0;
   const t0 = now();
   for (const { sampler, tiles } of ls) {
     for (const [x, y] of tiles) {
       sampler.renderTile(x, y, f, palette, out, method);
-      if (encode) encodeIndexedPng(out, TILE_SIZE, TILE_SIZE, palette.rgba);
+      if (encode) bytes += encodeIndexedPng(out, TILE_SIZE, TILE_SIZE, palette.rgba).length;
     }
   }
-  return now() - t0;
+  const ms = now() - t0;
+  if (encode) written.set(ls, bytes);
+  return ms;
 }
 
 const t0 = now();
@@ -143,6 +149,7 @@ for (const method of ["bilinear", "nearest"] as Resample[]) {
     `${method}: projected ${(1000 / perP).toFixed(0)} tiles/s, lat/lon ${(1000 / perQ).toFixed(0)} tiles/s, ` +
       `cost ratio ${(perP / perQ).toFixed(2)} (first lead incl. tables: ${(firstProj / nProj / (firstLl / nLl)).toFixed(2)}; ` +
       `sampling alone: ${sampleRatio.toFixed(2)}, ${samplePer[0].toFixed(3)} vs ${samplePer[1].toFixed(3)} ms/tile; ` +
-      `encoding ${(perP - samplePer[0]).toFixed(3)} vs ${(perQ - samplePer[1]).toFixed(3)} ms/tile)`,
+      `encoding ${(perP - samplePer[0]).toFixed(3)} vs ${(perQ - samplePer[1]).toFixed(3)} ms/tile; ` +
+      `PNG ${Math.round(written.get(proj)! / nProj)} vs ${Math.round(written.get(ll)! / nLl)} B/tile)`,
   );
 }

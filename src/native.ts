@@ -35,6 +35,9 @@ interface Addon {
   /** An indexed PNG's filtered rows and the colours they use (render/png.ts's filterRows in C):
    * the number of colours, listed ascending at the start of `used`. */
   pngRows(indices: Uint8Array, width: number, height: number, raw: Uint8Array, used: Uint8Array): number;
+  /** A zlib stream of raw in out, tokenized as zlib's run-length strategy and coded in one dynamic
+   * Huffman block (native/deflate-rle.h): its length, or 0 when it does not fit out. */
+  deflateRle(raw: Uint8Array, out: Uint8Array): number;
   /** One map tile of palette indices by bilinear sampling (render/resample.ts's renderBilinear in
    * C); palette is [scale, offset, below, top]. RangeError when a table points outside the field. */
   bilinearTile(

@@ -5,8 +5,9 @@ import { constants, crc32, deflateSync } from "node:zlib";
 import { nativeBlosc } from "../native.ts";
 
 /**
- * zlib's run-length strategy (matches at distance 1 only). Up rows and flat runs are exactly that,
- * so on tile pyramids it beat levels 1..6 in speed and size alike (bench/render-core.ts).
+ * Run-length deflate (matches at distance 1 only, as zlib's Z_RLE strategy). Up rows and flat runs
+ * are exactly that, so on tile pyramids it beat levels 1..6 in speed and size alike
+ * (bench/render-core.ts). The addon codes these tokens itself where it is built.
  */
 export const DEFAULT_COMPRESSION: "rle" | number = "rle";
 
@@ -46,7 +47,16 @@ export function encodeIndexedPng(
     throw new RangeError(`palette has ${rgba.length / 4} entries but index ${usedColors.at(-1)} is used`);
   }
   const compression = options.compression ?? DEFAULT_COMPRESSION;
-  const idat = deflateSync(
+  // Run-length deflate: the addon's own encoder where it is built (zlib's Z_RLE tokens in one
+  // dynamic block, a few times faster: native/deflate-rle.h), else zlib's. The bytes differ, the
+  // image they inflate to does not.
+  let idat: Uint8Array | undefined;
+  if (addon && compression === "rle") {
+    const out = idatScratch(raw.length * 3 + 1024);
+    const n = addon.deflateRle(raw, out);
+    if (n > 0) idat = out.subarray(0, n);
+  }
+  idat ??= deflateSync(
     raw,
     compression === "rle"
       ? { strategy: constants.Z_RLE }
@@ -73,7 +83,7 @@ export function encodeIndexedPng(
   ihdr[9] = 3; // colour type: indexed
   // compression, filter method and interlace stay 0
 
-  const chunks: [string, Buffer][] = [
+  const chunks: [string, Uint8Array][] = [
     ["IHDR", ihdr],
     ["PLTE", plte],
   ];
@@ -116,6 +126,14 @@ function filterRows(indices: Uint8Array, width: number, height: number, raw: Buf
 const usedScratch = new Uint8Array(256);
 let scratchBuffer = Buffer.alloc(0);
 
+let idatBuffer = Buffer.alloc(0);
+
+/** The compressed rows are copied into the PNG before the next call, so one buffer serves every call. */
+function idatScratch(size: number): Buffer {
+  if (idatBuffer.length < size) idatBuffer = Buffer.allocUnsafe(size);
+  return idatBuffer;
+}
+
 /** The filtered image is handed to deflateSync and dropped, so one buffer serves every call. */
 function scratch(size: number): Buffer {
   if (scratchBuffer.length < size) scratchBuffer = Buffer.allocUnsafe(size);
@@ -142,7 +160,7 @@ function repeatedRows(src: Buffer, width: number, height: number): Uint8Array {
   return repeats;
 }
 
-function assemble(chunks: [string, Buffer][]): Buffer {
+function assemble(chunks: [string, Uint8Array][]): Buffer {
   let size = SIGNATURE.length;
   for (const [, data] of chunks) size += 12 + data.length;
   const out = Buffer.allocUnsafe(size);
@@ -151,7 +169,7 @@ function assemble(chunks: [string, Buffer][]): Buffer {
     out.writeUInt32BE(data.length, at);
     const typeAt = at + 4;
     out.write(type, typeAt, "latin1");
-    data.copy(out, typeAt + 4);
+    out.set(data, typeAt + 4);
     at = typeAt + 4 + data.length;
     // The CRC covers the chunk type and data, not the length.
     out.writeUInt32BE(crc32(out.subarray(typeAt, at)), at);

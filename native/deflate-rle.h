@@ -8,6 +8,9 @@
 #define GRIDCAST_DEFLATE_RLE_H
 
 #include <endian.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,18 +168,35 @@ static void dr_codes(const uint8_t *len, int n, uint16_t *code) {
 static uint32_t dr_adler(const unsigned char *p, size_t n) {
   uint32_t a = 1, b = 0;
   while (n > 0) {
+    // 5552 bytes at most between reductions keep both sums within 32 bits (zlib's NMAX).
     size_t k = n < 5552 ? n : 5552;
     n -= k;
-    // Eight bytes at a time without the byte-to-byte chain: b gains 8a and the bytes weighted
-    // 8..1, a their sum (the same sums, so the same 5552-byte bound against overflow).
-    while (k >= 8) {
-      uint32_t s = (uint32_t)p[0] + p[1] + p[2] + p[3] + p[4] + p[5] + p[6] + p[7];
-      uint32_t w = 8u * p[0] + 7u * p[1] + 6u * p[2] + 5u * p[3] + 4u * p[4] + 3u * p[5] + 2u * p[6] + p[7];
-      b += 8 * a + w;
-      a += s;
-      p += 8;
-      k -= 8;
+#ifdef __SSE2__
+    // Sixteen bytes at a time: a gains their sum, b gains 16a and the bytes weighted 16..1. The
+    // sums of earlier blocks are kept apart (ps) and added sixteenfold at the end.
+    size_t blocks = k / 16;
+    if (blocks > 0) {
+      const __m128i zero = _mm_setzero_si128();
+      const __m128i w_lo = _mm_setr_epi16(16, 15, 14, 13, 12, 11, 10, 9);
+      const __m128i w_hi = _mm_setr_epi16(8, 7, 6, 5, 4, 3, 2, 1);
+      __m128i vs1 = zero, vps = zero, vs2 = zero;
+      for (size_t t = 0; t < blocks; t++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * t));
+        vps = _mm_add_epi32(vps, vs1);
+        vs1 = _mm_add_epi32(vs1, _mm_sad_epu8(v, zero));
+        vs2 = _mm_add_epi32(vs2, _mm_madd_epi16(_mm_unpacklo_epi8(v, zero), w_lo));
+        vs2 = _mm_add_epi32(vs2, _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), w_hi));
+      }
+      uint32_t l1[4], lps[4], l2[4];
+      _mm_storeu_si128((__m128i *)l1, vs1);
+      _mm_storeu_si128((__m128i *)lps, vps);
+      _mm_storeu_si128((__m128i *)l2, vs2);
+      b += (uint32_t)(16 * blocks) * a + 16 * (lps[0] + lps[2]) + l2[0] + l2[1] + l2[2] + l2[3];
+      a += l1[0] + l1[2];
+      p += 16 * blocks;
+      k -= 16 * blocks;
     }
+#endif
     while (k--) {
       a += *p++;
       b += a;
@@ -218,16 +238,16 @@ static size_t deflate_rle(const unsigned char *src, size_t n, unsigned char *out
       j += 8;
     }
     size_t run = j - i - 1;
-    while (run >= 3) {
-      size_t m = run > 258 ? 258 : run;
-      tokens[nt++] = (uint16_t)(256 + m);
-      freq[257 + dr_len_code[m]]++;
-      run -= m;
+    for (; run > 258; run -= 258) {
+      tokens[nt++] = 256 + 258;
+      freq[257 + 28]++;
     }
-    for (; run > 0; run--) {
-      tokens[nt++] = c;
-      freq[c]++;
-    }
+    // 0..258 repeats left: one match, or zero to two more literals, without a branch.
+    const int match = run >= 3;
+    tokens[nt] = (uint16_t)(match ? 256 + run : c);
+    tokens[nt + 1] = c;
+    nt += match ? 1 : run;
+    freq[match ? 257 + dr_len_code[run] : c] += match ? 1 : (uint32_t)run;
     i = j;
   }
   freq[256] = 1;
@@ -290,18 +310,17 @@ static size_t deflate_rle(const unsigned char *src, size_t n, unsigned char *out
     dr_put(&b, cl_code[s], cl_len[s]);
     if (cl_extra_bits[s]) dr_put(&b, cl_extra[i], cl_extra_bits[s]);
   }
-  // Distance 1 is distance code 0: its one-bit code is 0, with no extra bits.
-  for (size_t t = 0; t < nt; t++) {
-    uint16_t tok = tokens[t];
-    if (tok < 256) {
-      dr_put(&b, code[tok], len[tok]);
-    } else {
-      int run = tok - 256, c = dr_len_code[run], s = 257 + c;
-      dr_put(&b, code[s], len[s]);
-      if (dr_len_extra[c]) dr_put(&b, (uint32_t)(run - dr_len_base[c]), dr_len_extra[c]);
-      dr_put(&b, 0, 1);
-    }
+  // Every token's whole code, in one table: a literal's, or a length's with its extra bits and
+  // distance 1 (distance code 0: one bit, 0, no extra bits). Then one store per token.
+  uint32_t tcode[256 + 259];
+  uint8_t tlen[256 + 259];
+  for (int t = 0; t < 256; t++) tcode[t] = code[t], tlen[t] = len[t];
+  for (int run = 3; run <= 258; run++) {
+    int c = dr_len_code[run], s = 257 + c;
+    tcode[256 + run] = code[s] | (uint32_t)(run - dr_len_base[c]) << len[s];
+    tlen[256 + run] = (uint8_t)(len[s] + dr_len_extra[c] + 1);
   }
+  for (size_t t = 0; t < nt; t++) dr_put(&b, tcode[tokens[t]], tlen[tokens[t]]);
   dr_put(&b, code[256], len[256]);
   if (b.count > 0) *b.out++ = (unsigned char)b.bits;  // the last partial byte
   uint32_t adler = dr_adler(src, n);

@@ -1126,7 +1126,7 @@ static napi_value deflate_rle_js(napi_env env, napi_callback_info info) {
   if (argc < 2 || !bytes_of(env, argv[0], &src, &src_len) || !bytes_of(env, argv[1], &dst, &dst_len)) {
     return throw_type(env, "deflateRle(raw: Uint8Array, out: Uint8Array)");
   }
-  uint16_t *tokens = (uint16_t *)scratch_of(src_len * 2 + 2);
+  uint16_t *tokens = (uint16_t *)scratch_of((src_len + 2) * sizeof(uint16_t));
   if (!tokens) {
     napi_throw_error(env, NULL, "deflateRle: out of memory");
     return NULL;

@@ -209,7 +209,8 @@ static uint32_t dr_adler(const unsigned char *p, size_t n) {
 
 // Tokens: a literal byte (< 256) or 256 + run length (3..258) at distance 1.
 // Returns the stream's length in `out`, or 0 when `cap` bytes might not hold it (about 2.7 bytes
-// per token of room is asked for). `tokens` must hold `n` entries.
+// per token of room is asked for). `tokens` must hold `n + 2` entries (each byte a token at most,
+// and the branch-free step after a literal writes one entry ahead).
 static size_t deflate_rle(const unsigned char *src, size_t n, unsigned char *out, size_t cap, uint16_t *tokens) {
   dr_init();
   uint32_t freq[DR_LITLEN] = {0};

@@ -137,6 +137,7 @@ static void free_zstd_ctx(void *ctx) {
 
 static void load_libs(void) {
   if (pthread_key_create(&scratch_key, free) != 0) abort();
+  dr_init();
   void *h = open_lib("liblz4.so.1", "lz4");
   if (h) {
     lib.lz4 = (lz4_decompress_safe_t)dlsym(h, "LZ4_decompress_safe");
@@ -1163,7 +1164,6 @@ static napi_value compressors(napi_env env, napi_callback_info info) {
 
 NAPI_MODULE_INIT() {
   pthread_once(&lib_once, load_libs);
-  dr_init();
   napi_property_descriptor props[] = {
       {"decode", NULL, decode_async, NULL, NULL, NULL, napi_default, NULL},
       {"decodeSync", NULL, decode_sync, NULL, NULL, NULL, napi_default, NULL},

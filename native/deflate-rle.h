@@ -30,17 +30,15 @@ static const uint8_t dr_len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 
                                          2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
 static const uint8_t dr_cl_order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
-// Length 3..258 → its length code (0..28).
+// Length 3..258 → its length code (0..28): filled by dr_init, which must run once before
+// deflate_rle is first called (the addon runs it in its pthread_once library set-up).
 static uint8_t dr_len_code[259];
-static int dr_ready;
 
 static void dr_init(void) {
-  if (dr_ready) return;
   for (int c = 0; c < 29; c++) {
     int end = c == 28 ? 259 : dr_len_base[c] + (1 << dr_len_extra[c]);
     for (int l = dr_len_base[c]; l < end && l < 259; l++) dr_len_code[l] = (uint8_t)c;
   }
-  dr_ready = 1;
 }
 
 // Bits go out least significant first, eight bytes stored at a time (whole bytes kept, the rest
@@ -212,7 +210,6 @@ static uint32_t dr_adler(const unsigned char *p, size_t n) {
 // per token of room is asked for). `tokens` must hold `n + 2` entries (each byte a token at most,
 // and the branch-free step after a literal writes one entry ahead).
 static size_t deflate_rle(const unsigned char *src, size_t n, unsigned char *out, size_t cap, uint16_t *tokens) {
-  dr_init();
   uint32_t freq[DR_LITLEN] = {0};
   size_t nt = 0;
   // Each step: the byte at i as a literal, then the bytes after it that repeat it, measured eight

@@ -83,8 +83,8 @@ class TableCache {
 }
 
 // Per field and palette: the palette index of every node and a last 0 for off-grid pixels
-// (nearest sampling gathers from it). A
-// buffer refilled with other values is caught by a strided sample kept beside it.
+// (nearest sampling gathers from it). A buffer refilled with other values is caught by a strided
+// sample kept beside it.
 const colourCache = new WeakMap<Field, Map<Palette, { colours: Uint8Array; probe: Float64Array }>>();
 const PROBES = 64;
 

@@ -358,6 +358,10 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       if (!ref.derived && !v.canonical) {
         style = { ...style, ...(await dataRange(group, ref)) };
         delete style.transparent_below;
+        // Values in a unit gridcast cannot convert are shown as stored (as the value route does):
+        // no display transform, so no stepped scale made for another unit either.
+        delete style.display;
+        delete style.display_alternatives;
         warnings.push(
           `${ref.id}: unit "${v.storedUnits}" of ${group.id}/${v.stored} cannot be converted to ${v.entry.units}; ` +
             `drawn over the field's own range ${style.min}..${style.max} ${v.storedUnits}`,

@@ -12,6 +12,7 @@ export const DEFAULT_COMPRESSION: "rle" | number = "rle";
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const FILTER_NONE = 0;
+const FILTER_SUB = 1;
 const FILTER_UP = 2;
 
 export interface IndexedPngOptions {
@@ -80,6 +81,59 @@ export function encodeIndexedPng(
   if (alphaCount > 0) chunks.push(["tRNS", trns]);
   chunks.push(["IDAT", idat], ["IEND", Buffer.alloc(0)]);
   return assemble(chunks);
+}
+
+/**
+ * Encode `rgba` (width*height*4 bytes, not premultiplied) as a truecolour-with-alpha PNG (colour
+ * type 6), for overlays drawn with anti-aliased edges that four palette entries cannot carry. A row
+ * equal to the one above is sent as filter Up (zeros), others as filter Sub (each byte minus the
+ * pixel to its left): mostly-transparent rows are then runs of zeros for the RLE deflate.
+ */
+export function encodeRgbaPng(
+  rgba: Uint8Array,
+  width: number,
+  height: number,
+  options: IndexedPngOptions = {},
+): Buffer {
+  if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
+    throw new RangeError(`PNG size must be positive integers, got ${width}x${height}`);
+  }
+  if (rgba.length !== width * height * 4) {
+    throw new RangeError(`expected ${width * height * 4} RGBA bytes, got ${rgba.length}`);
+  }
+  const rowBytes = width * 4;
+  const stride = rowBytes + 1;
+  const raw = scratch(stride * height);
+  const src = Buffer.from(rgba.buffer, rgba.byteOffset, rgba.length);
+  for (let y = 0; y < height; y++) {
+    const from = y * rowBytes;
+    const to = y * stride;
+    if (y > 0 && src.compare(src, from - rowBytes, from, from, from + rowBytes) === 0) {
+      raw[to] = FILTER_UP;
+      raw.fill(0, to + 1, to + stride);
+      continue;
+    }
+    raw[to] = FILTER_SUB;
+    for (let i = 0; i < 4; i++) raw[to + 1 + i] = src[from + i];
+    for (let i = 4; i < rowBytes; i++) raw[to + 1 + i] = (src[from + i] - src[from + i - 4]) & 0xff;
+  }
+  const compression = options.compression ?? DEFAULT_COMPRESSION;
+  const idat = deflateSync(
+    raw,
+    compression === "rle"
+      ? { strategy: constants.Z_RLE }
+      : { level: compression, strategy: constants.Z_DEFAULT_STRATEGY },
+  );
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 6; // colour type: truecolour with alpha
+  return assemble([
+    ["IHDR", ihdr],
+    ["IDAT", idat],
+    ["IEND", Buffer.alloc(0)],
+  ]);
 }
 
 /**

@@ -16,7 +16,7 @@ import type { BBox } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
 
 /** Bump whenever the pixels a given field and style produce change; every tile then re-renders. */
-export const RENDERER_VERSION = "2";
+export const RENDERER_VERSION = "3";
 
 export interface Selection {
   /** Group ids (forecast/global) or names (global); default every group. */

@@ -9,8 +9,15 @@ import { readValues, regionOf } from "../../forecast/read.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
 import { buildPalette, type Palette } from "../colormap.ts";
 import { displayUnit, toDisplay } from "../display.ts";
-import { OVERLAY_RGBA, renderArrows, renderContours } from "../overlay.ts";
-import { encodeIndexedPng } from "../png.ts";
+import {
+  arrowSpacing,
+  finiteRange,
+  OVERLAY_BYTES,
+  prepareContourText,
+  renderArrows,
+  renderContours,
+} from "../overlay.ts";
+import { encodeIndexedPng, encodeRgbaPng } from "../png.ts";
 import { isUniform, type LevelSampler } from "../resample.ts";
 import { TILE_SIZE } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
@@ -67,47 +74,60 @@ async function readField(
 }
 
 type Field = Float32Array | Float64Array;
-/** Palette indices of one tile from the lead's source fields. */
+/** Palette indices (base layers) or RGBA pixels (overlays) of one tile from the lead's source fields. */
 type TilePainter = (sampler: LevelSampler, x: number, y: number, fields: Field[], out: Uint8Array) => void;
 
-/** How a job's recipe turns source fields into tile indices, and with which palette. */
-function painterOf(job: Job): { palette: Palette; prepare: (fields: Field[]) => Field[]; paint: TilePainter } {
+/** How a job's recipe turns source fields into tiles: palette indices with a palette, or RGBA (palette null). */
+function painterOf(
+  job: Job,
+  cellDeg: number,
+): { palette: Palette | null; prepare: (fields: Field[]) => Promise<Field[]>; paint: TilePainter } {
   const { recipe } = job;
   const ramp = buildPalette(job.style);
-  const overlay = { ...ramp, rgba: OVERLAY_RGBA };
+  // The data's cell in world pixels at a zoom level (overlays adapt their lattices to it).
+  const cellPx = (z: number) => (cellDeg / 360) * TILE_SIZE * 2 ** z;
   switch (recipe.kind) {
     case "field":
       return {
         palette: ramp,
-        prepare: (f) => f,
+        prepare: async (f) => f,
         paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
       };
     case "speed":
       return {
         palette: ramp,
         // Speed once per node, then drawn like any stored field.
-        prepare: ([u, v]) => {
+        prepare: async ([u, v]) => {
           const speed = new Float32Array(u.length);
           for (let i = 0; i < u.length; i++) speed[i] = Math.hypot(u[i], v[i]);
           return [speed];
         },
         paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
       };
-    case "arrows":
+    case "arrows": {
+      const base = recipe.spacing_px ?? 40;
       return {
-        palette: overlay,
-        prepare: (f) => f,
-        paint: (s, x, y, [u, v], out) => renderArrows(s, x, y, u, v, { spacing: recipe.spacing_px ?? 40 }, out),
+        palette: null,
+        prepare: async (f) => f,
+        paint: (s, x, y, [u, v], out) =>
+          renderArrows(s, x, y, u, v, { spacing: arrowSpacing(base, s.z, cellPx(s.z)) }, out),
       };
+    }
     case "contours": {
       const unit = displayUnit(job.style, "");
-      const scratch = new Float64Array((TILE_SIZE + 2) ** 2);
       const interval = recipe.interval!;
       const label = (value: number) => String(Math.round(toDisplay(unit, value)));
+      // Contour lattice: two thirds of a data cell, 3..24 world pixels: finer only traces the
+      // kinks of bilinear interpolation between nodes, which the smoothing then cannot hide.
+      const step = (z: number) => Math.min(24, Math.max(3, Math.round(cellPx(z) / 1.5)));
       return {
-        palette: overlay,
-        prepare: (f) => f,
-        paint: (s, x, y, [f], out) => renderContours(s, x, y, f, { interval, label }, out, scratch),
+        palette: null,
+        prepare: async ([f]) => {
+          const [min, max] = finiteRange(f);
+          await prepareContourText(min, max, { interval, label });
+          return [f];
+        },
+        paint: (s, x, y, [f], out) => renderContours(s, x, y, f, { interval, label, step: step(s.z) }, out),
       };
     }
   }
@@ -120,8 +140,9 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     if (!v) throw new StoreUnavailableError(`${name} is no longer in ${job.group}`);
     return v;
   });
-  const { palette, prepare, paint } = painterOf(job);
-  const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  const { palette, prepare, paint } = painterOf(job, group.grid.dlon);
+  // Palette indices, or RGBA pixels for overlays (anti-aliased edges need partial alpha).
+  const indices = new Uint8Array(palette ? TILE_SIZE * TILE_SIZE : OVERLAY_BYTES);
   // Palette index → the first file written with that one colour, for this job's hard links.
   const uniformFiles = new Map<number, string>();
   let pending = 0;
@@ -147,7 +168,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     // east/north first (the speed is the same either way).
     const proj = group.grid.projection;
     if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative)) read = rotateToTrue(proj, read[0], read[1]);
-    const fields = prepare(read);
+    const fields = await prepare(read);
     const root = join(ctx.buildDir, lead.dir);
     // A part renders one contiguous run of the pyramid's tiles, counted z by z in coverage order.
     const part = job.part ?? { index: 0, count: 1 };
@@ -176,7 +197,9 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         if (first !== undefined) {
           ctx.writer.link(first, path);
         } else {
-          const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
+          const png = palette
+            ? encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba)
+            : encodeRgbaPng(indices, TILE_SIZE, TILE_SIZE);
           ctx.writer.write(path, png);
           result.encoded++;
           result.bytes += png.length;

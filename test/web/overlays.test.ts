@@ -86,6 +86,7 @@ describe("overlay tiles over HTTP", () => {
     let cored = 0;
     let soft = 0;
     let clear = 0;
+    let ramped = 0;
     const n = 72;
     for (let k = 0; k < n; k++) {
       const a = (2 * Math.PI * k) / n;
@@ -100,6 +101,7 @@ describe("overlay tiles over HTTP", () => {
       }
       if (Math.max(...alphas) >= 200) cored++;
       if (alphas.some((x) => x > 0 && x < 200)) soft++;
+      if (new Set(alphas).size >= 4) ramped++;
       const mid = await pixel(
         "global.isobars",
         Math.floor(lowPx.x + 180 * Math.cos(a)),
@@ -111,6 +113,8 @@ describe("overlay tiles over HTTP", () => {
     assert.ok(cored >= 0.8 * n, `the line's core at ${cored} of ${n} angles`);
     assert.ok(soft >= 0.8 * n, `partial alpha across the line at ${soft} of ${n} angles`);
     assert.ok(clear >= 0.8 * n, `nothing halfway between two isobars at ${clear} of ${n} angles`);
+    // Coverage ramps across the line: a hard edge over a flat halo gives at most three values.
+    assert.ok(ramped >= 0.7 * n, `four or more alpha values across the line at ${ramped} of ${n} angles`);
   });
 
   test("labels: none cut or doubled at a tile seam, one per line within 350 px", async () => {
@@ -125,8 +129,8 @@ describe("overlay tiles over HTTP", () => {
         for (let r = 0; r < TILE; r++) {
           for (let c = 0; c < TILE; c++) {
             const k = (r * TILE + c) * 4;
-            // Label ink: dark and fully opaque (isobars stay translucent, the L mark is red).
-            if (data[k + 3] >= 250 && data[k] < 100 && data[k + 1] < 100 && data[k + 2] < 100) {
+            // Label ink: the darkest shade, fully opaque (isobars are a lighter slate, the L is red).
+            if (data[k + 3] >= 250 && data[k] < 32 && data[k + 1] < 38 && data[k + 2] < 48) {
               ink[(b * TILE + r) * N + a * TILE + c] = 1;
             }
           }

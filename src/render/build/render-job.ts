@@ -13,11 +13,13 @@ import {
   arrowSpacing,
   finiteRange,
   OVERLAY_BYTES,
+  OVERLAY_PALETTE,
   prepareContourText,
+  quantizeOverlay,
   renderArrows,
   renderContours,
 } from "../overlay.ts";
-import { encodeIndexedPng, encodeRgbaPng } from "../png.ts";
+import { encodeIndexedPng } from "../png.ts";
 import { isUniform, type LevelSampler } from "../resample.ts";
 import { TILE_SIZE } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
@@ -74,16 +76,21 @@ async function readField(
 }
 
 type Field = Float32Array | Float64Array;
-/** Palette indices (base layers) or RGBA pixels (overlays) of one tile from the lead's source fields. */
+/** Palette indices of one tile from the lead's source fields. */
 type TilePainter = (sampler: LevelSampler, x: number, y: number, fields: Field[], out: Uint8Array) => void;
 
-/** How a job's recipe turns source fields into tiles: palette indices with a palette, or RGBA (palette null). */
+/**
+ * How a job's recipe turns source fields into tile indices, and with which palette. Overlays are
+ * drawn anti-aliased in RGBA, then quantised to OVERLAY_PALETTE (shades × alpha levels).
+ */
 function painterOf(
   job: Job,
   cellDeg: number,
-): { palette: Palette | null; prepare: (fields: Field[]) => Promise<Field[]>; paint: TilePainter } {
+): { palette: Pick<Palette, "rgba">; prepare: (fields: Field[]) => Promise<Field[]>; paint: TilePainter } {
   const { recipe } = job;
   const ramp = buildPalette(job.style);
+  const overlay = { rgba: OVERLAY_PALETTE };
+  const rgba = new Uint8Array(OVERLAY_BYTES);
   // The data's cell in world pixels at a zoom level (overlays adapt their lattices to it).
   const cellPx = (z: number) => (cellDeg / 360) * TILE_SIZE * 2 ** z;
   switch (recipe.kind) {
@@ -107,10 +114,12 @@ function painterOf(
     case "arrows": {
       const base = recipe.spacing_px ?? 40;
       return {
-        palette: null,
+        palette: overlay,
         prepare: async (f) => f,
-        paint: (s, x, y, [u, v], out) =>
-          renderArrows(s, x, y, u, v, { spacing: arrowSpacing(base, s.z, cellPx(s.z)) }, out),
+        paint: (s, x, y, [u, v], out) => {
+          renderArrows(s, x, y, u, v, { spacing: arrowSpacing(base, s.z, cellPx(s.z)) }, rgba);
+          quantizeOverlay(rgba, out);
+        },
       };
     }
     case "contours": {
@@ -121,13 +130,16 @@ function painterOf(
       // kinks of bilinear interpolation between nodes, which the smoothing then cannot hide.
       const step = (z: number) => Math.min(24, Math.max(3, Math.round(cellPx(z) / 1.5)));
       return {
-        palette: null,
+        palette: overlay,
         prepare: async ([f]) => {
           const [min, max] = finiteRange(f);
           await prepareContourText(min, max, { interval, label });
           return [f];
         },
-        paint: (s, x, y, [f], out) => renderContours(s, x, y, f, { interval, label, step: step(s.z) }, out),
+        paint: (s, x, y, [f], out) => {
+          renderContours(s, x, y, f, { interval, label, step: step(s.z) }, rgba);
+          quantizeOverlay(rgba, out);
+        },
       };
     }
   }
@@ -141,8 +153,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     return v;
   });
   const { palette, prepare, paint } = painterOf(job, group.grid.dlon);
-  // Palette indices, or RGBA pixels for overlays (anti-aliased edges need partial alpha).
-  const indices = new Uint8Array(palette ? TILE_SIZE * TILE_SIZE : OVERLAY_BYTES);
+  const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
   // Palette index → the first file written with that one colour, for this job's hard links.
   const uniformFiles = new Map<number, string>();
   let pending = 0;
@@ -197,9 +208,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         if (first !== undefined) {
           ctx.writer.link(first, path);
         } else {
-          const png = palette
-            ? encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba)
-            : encodeRgbaPng(indices, TILE_SIZE, TILE_SIZE);
+          const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
           ctx.writer.write(path, png);
           result.encoded++;
           result.bytes += png.length;

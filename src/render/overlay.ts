@@ -35,6 +35,8 @@ export const LOW_COLOUR: RGBA = [175, 25, 25, 255];
 
 const LABEL_PX = 12;
 const MARK_PX = 22;
+/** The centre's value under an H or L, in digits of this size. */
+const MARK_VALUE_PX = 11;
 const LABEL_STYLE = { halo: 2, weight: 600 } as const;
 const MARK_STYLE = { halo: 2.5, weight: 700 } as const;
 
@@ -231,6 +233,22 @@ export function drawRotatedLabel(
   }
 }
 
+/**
+ * A number in single-digit masks set side by side (ink widths plus a pixel), centred on (cx, cy):
+ * the value of an H/L centre, which is not one of the levels whose labels are made beforehand.
+ */
+function drawDigits(rgba: Uint8Array, text: string, cx: number, cy: number, colour: RGBA): void {
+  const masks = [...text].map((ch) => cachedLabelMask(ch, MARK_VALUE_PX, LABEL_STYLE));
+  if (masks.some((m) => !m)) return;
+  const ink = (m: LabelMask) => m.width - 2 * m.pad;
+  const width = masks.reduce((w, m) => w + ink(m!) + 1, -1);
+  let x = cx - width / 2;
+  for (const m of masks as LabelMask[]) {
+    drawRotatedLabel(rgba, m, Math.round(x + ink(m) / 2), cy, 0, colour);
+    x += ink(m) + 1;
+  }
+}
+
 /** Clears line coverage under a label's ink box (plus a gap), so the line stops either side of it. */
 function knockOut(cov: Coverage[], mask: LabelMask, cx: number, cy: number, angle: number, gap: number): void {
   const cos = Math.cos(angle);
@@ -258,6 +276,7 @@ function knockOut(cov: Coverage[], mask: LabelMask, cx: number, cy: number, angl
 export async function prepareContourText(min: number, max: number, options: ContourOptions): Promise<void> {
   await labelMask("H", MARK_PX, MARK_STYLE);
   await labelMask("L", MARK_PX, MARK_STYLE);
+  for (const ch of "0123456789-") await labelMask(ch, MARK_VALUE_PX, LABEL_STYLE);
   if (!(Number.isFinite(min) && Number.isFinite(max))) return;
   const from = Math.ceil(min / options.interval);
   const to = Math.floor(max / options.interval);
@@ -780,7 +799,9 @@ export function renderContours(
   if (radius > 0) {
     for (const e of findExtrema(sampler, field, area, radius, options.extremaDepth ?? options.interval)) {
       const mask = cachedLabelMask(e.kind, MARK_PX, MARK_STYLE);
-      if (mask) drawRotatedLabel(out, mask, e.x - left, e.y - top, 0, e.kind === "H" ? HIGH_COLOUR : LOW_COLOUR);
+      const colour = e.kind === "H" ? HIGH_COLOUR : LOW_COLOUR;
+      if (mask) drawRotatedLabel(out, mask, e.x - left, e.y - top, 0, colour);
+      drawDigits(out, options.label(e.value), e.x - left, e.y - top + 15, colour);
     }
   }
   return out;

@@ -198,15 +198,19 @@ describe("overlay tiles over HTTP", () => {
     }
   });
 
-  test("an L marks the low", async () => {
+  test("an L marks the low, its value (1000) under it", async () => {
     let red = 0;
-    for (let dy = -12; dy <= 12; dy++) {
-      for (let dx = -12; dx <= 12; dx++) {
+    let below = 0;
+    for (let dy = -12; dy <= 22; dy++) {
+      for (let dx = -14; dx <= 14; dx++) {
         const [r, g, b, a] = await pixel("global.isobars", Math.floor(lowPx.x) + dx, Math.floor(lowPx.y) + dy);
-        if (a > 200 && r > 120 && g < 80 && b < 80) red++;
+        if (!(a > 200 && r > 120 && g < 80 && b < 80)) continue;
+        if (dy <= 8) red++;
+        else below++;
       }
     }
     assert.ok(red >= 15, `${red} red pixels at the low`);
+    assert.ok(below >= 10, `${below} red pixels of the value under the L`);
   });
 
   test("arrow length grows with speed at known points", async () => {

@@ -154,6 +154,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   });
   const { palette, prepare, paint } = painterOf(job, group.grid.dlon);
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  const overlayRows = palette.rgba === OVERLAY_PALETTE ? ({ rows: "none" } as const) : {};
   // Palette index → the first file written with that one colour, for this job's hard links.
   const uniformFiles = new Map<number, string>();
   let pending = 0;
@@ -208,7 +209,8 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         if (first !== undefined) {
           ctx.writer.link(first, path);
         } else {
-          const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
+          // Overlays' anti-aliased rows compress better unfiltered.
+          const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba, overlayRows);
           ctx.writer.write(path, png);
           result.encoded++;
           result.bytes += png.length;

@@ -2,8 +2,7 @@
 import { createHash } from "node:crypto";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
-import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
-import type { Grid } from "../store/store.ts";
+import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
 import { gridDimNames, variableDimNames } from "../zarr-publish/coordinates.ts";
 
 /** Group id in the URL form: forecast/global → forecast~global. */
@@ -100,9 +99,7 @@ export function exportEntry(group: ForecastGroup) {
     coordinates: {
       time: { values: group.runs.map(isoNoZone), count: group.runs.length },
       lead_time: { hours: group.leads, count: group.leads.length },
-      ...(p
-        ? { y: gridDescription(group).y, x: gridDescription(group).x }
-        : latLonAxes(group.grid)),
+      ...(p ? { y: gridDescription(group).y, x: gridDescription(group).x } : latLonAxes(group.grid)),
       level: group.levels ? { values: group.levels, units: group.levelUnits ?? null } : null,
     },
     fields: [...group.variables.values()].map((v) => ({

@@ -410,7 +410,11 @@ function horizontalAxis(name: string, arr: StoredArray): "lat" | "lon" | undefin
   if (std === "latitude" || (units && /^degrees?_?n(orth)?$/.test(units)) || /^lat(itude)?[_-][a-z0-9]+$/i.test(name)) {
     return "lat";
   }
-  if (std === "longitude" || (units && /^degrees?_?e(ast)?$/.test(units)) || /^lon(gitude)?[_-][a-z0-9]+$/i.test(name)) {
+  if (
+    std === "longitude" ||
+    (units && /^degrees?_?e(ast)?$/.test(units)) ||
+    /^lon(gitude)?[_-][a-z0-9]+$/i.test(name)
+  ) {
     return "lon";
   }
   return undefined;
@@ -609,7 +613,10 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       skip("two dimensions have the same role");
       continue;
     }
-    const on = await gridFor(axisCoord.get(arr.dims[roles.indexOf("lat")])!, axisCoord.get(arr.dims[roles.indexOf("lon")])!);
+    const on = await gridFor(
+      axisCoord.get(arr.dims[roles.indexOf("lat")])!,
+      axisCoord.get(arr.dims[roles.indexOf("lon")])!,
+    );
     if (typeof on === "string") {
       skip(on);
       continue;
@@ -687,9 +694,10 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     members,
     controlMember,
     grid,
-    grids: [primary, ...[...grids.values()].filter((g): g is GroupGrid => typeof g !== "string" && g !== primary)].filter(
-      (g) => g === primary || [...variables.values()].some((v) => v.grid === g.grid),
-    ),
+    grids: [
+      primary,
+      ...[...grids.values()].filter((g): g is GroupGrid => typeof g !== "string" && g !== primary),
+    ].filter((g) => g === primary || [...variables.values()].some((v) => v.grid === g.grid)),
     variables,
     unregistered: unregistered.sort((a, b) => a.stored.localeCompare(b.stored)),
     coordNames: Object.fromEntries(Object.entries(coordNames).filter(([r]) => !scalar.has(r as Role))) as Partial<

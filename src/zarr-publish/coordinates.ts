@@ -39,7 +39,13 @@ export function dimNamesOf(g: ForecastGroup): Record<keyof typeof DIM_NAMES, str
 export function gridDimNames(g: ForecastGroup): Map<GroupGrid, { lat: string; lon: string }> {
   const first = dimNamesOf(g);
   const out = new Map<GroupGrid, { lat: string; lon: string }>();
-  const taken = new Set<string>([...Object.values(first), "spatial_ref", "latitude", "longitude", ...g.variables.keys()]);
+  const taken = new Set<string>([
+    ...Object.values(first),
+    "spatial_ref",
+    "latitude",
+    "longitude",
+    ...g.variables.keys(),
+  ]);
   g.grids.forEach((grid, k) => {
     if (k === 0) {
       out.set(grid, { lat: first.lat, lon: first.lon });
@@ -79,7 +85,12 @@ const ENCODING_ATTRS = [
 ];
 
 /** Descriptive attributes of a stored coordinate, without those about its stored encoding. */
-function storedAttrs(g: ForecastGroup, nodes: Map<string, NodeMeta>, role: keyof typeof DIM_NAMES, stored?: string): Json {
+function storedAttrs(
+  g: ForecastGroup,
+  nodes: Map<string, NodeMeta>,
+  role: keyof typeof DIM_NAMES,
+  stored?: string,
+): Json {
   const name = stored ?? g.coordNames[role];
   const out: Json = { ...(name ? nodes.get(g.path === "" ? name : `${g.path}/${name}`)?.attrs : undefined) };
   for (const k of ENCODING_ATTRS) delete out[k];

@@ -67,7 +67,8 @@ const f32s = (r: Read) => r.values.map((v) => (v === null ? null : Math.fround(v
 const data = (name: string) => `${srv.url}/data/datasets/forecast~${name}/zarr/`;
 
 /** The float32 body of an .npy answer holding `n` values. */
-const npyValues = (body: Buffer, n: number) => new Float32Array(body.buffer.slice(body.byteOffset + body.length - n * 4));
+const npyValues = (body: Buffer, n: number) =>
+  new Float32Array(body.buffer.slice(body.byteOffset + body.length - n * 4));
 
 function built(): Promise<string> {
   buildOut ??= (async () => {
@@ -164,9 +165,17 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
     const box = "lat_min=40&lat_max=50&lon_min=5&lon_max=15";
     const xs = await xread([
       { store: store("merged"), var: "msl", isel: { time: 0, step: 2 }, slice: { lat_1: [40, 50], lon_1: [5, 15] } },
-      { store: store("merged"), var: "t2m", isel: { time: 0, step: 2 }, slice: { latitude: [50, 40], longitude: [5, 15] } },
+      {
+        store: store("merged"),
+        var: "t2m",
+        isel: { time: 0, step: 2 },
+        slice: { latitude: [50, 40], longitude: [5, 15] },
+      },
     ]);
-    const m = await get(`${srv.url}/api/export/forecast~merged/npy?var=msl&time_index=0&lead_start=2&lead_stop=2&${box}`, H());
+    const m = await get(
+      `${srv.url}/api/export/forecast~merged/npy?var=msl&time_index=0&lead_start=2&lead_stop=2&${box}`,
+      H(),
+    );
     assert.equal(m.status, 200, m.body.toString());
     const mf = JSON.parse(m.headers.get("x-svc-field")!);
     assert.deepEqual(mf.shape, [1, 5, 5]);
@@ -174,7 +183,10 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
     assert.deepEqual(mf.lat, { first: 40, step: 2.5, count: 5 });
     assert.deepEqual(mf.grid_coordinates, { lat: "lat_1", lon: "lon_1" });
     assert.deepEqual([...npyValues(m.body, 25)], f32s(xs[0]));
-    const t = await get(`${srv.url}/api/export/forecast~merged/npy?var=t2m&time_index=0&lead_start=2&lead_stop=2&${box}`, H());
+    const t = await get(
+      `${srv.url}/api/export/forecast~merged/npy?var=t2m&time_index=0&lead_start=2&lead_stop=2&${box}`,
+      H(),
+    );
     assert.equal(t.status, 200, t.body.toString());
     const tf = JSON.parse(t.headers.get("x-svc-field")!);
     assert.deepEqual(tf.shape, [1, 11, 11]);
@@ -239,7 +251,12 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
     const [x] = await xread([{ store: store("merged"), var: "msl", isel: { time: 0, step: 0 } }]);
     const group = await new Store(store("merged")).forecastGroup("forecast/merged");
     const { rgba, lut } = buildPalette(msl.style);
-    const lf = { group: { ...group, grid: group.variables.get("msl")!.grid }, field: Float32Array.from(x.values as number[]), rgba, lut };
+    const lf = {
+      group: { ...group, grid: group.variables.get("msl")!.grid },
+      field: Float32Array.from(x.values as number[]),
+      rgba,
+      lut,
+    };
     const runSpec = msl.runs.at(-1)!;
     const lead = runSpec.leads[0];
     for (const [tx, ty] of [
@@ -265,7 +282,10 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
   });
 
   test("inspect names each grid and the grid of each variable", async () => {
-    const r = await run(process.execPath, ["bin/gridcast", "inspect", "--store", combo], { cwd: ROOT, encoding: "utf8" });
+    const r = await run(process.execPath, ["bin/gridcast", "inspect", "--store", combo], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
     assert.match(r.stdout, /grid lat_1,lon_1 {2}\(global, 73x144 at 2\.5°/);
     assert.match(r.stdout, /msl +stored msl .* on grid lat_1,lon_1/);
     assert.match(r.stdout, /t2m +stored t2m .* on grid latitude,longitude/);

@@ -95,7 +95,7 @@ before(async () => {
   mkdirSync(join(combo, "forecast"), { recursive: true });
   writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
   writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
-  for (const n of ["merged", ...(py3 ? ["waves"] : [])]) {
+  for (const n of ["merged", "bad_second", ...(py3 ? ["waves"] : [])]) {
     cpSync(store(n), join(combo, "forecast", n), { recursive: true });
   }
   srv = await testServer(combo);
@@ -290,6 +290,24 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
     assert.match(r.stdout, /msl +stored msl .* on grid lat_1,lon_1/);
     assert.match(r.stdout, /t2m +stored t2m .* on grid latitude,longitude/);
   });
+});
+
+test("a second grid that cannot be read refuses only its variables, by name", async () => {
+  const models = (await get(`${srv.url}/api/models`)).json();
+  const g = models.forecast.find((m: { id: string }) => m.id === "forecast/bad_second");
+  assert.ok(g, JSON.stringify(models.unavailable));
+  assert.deepEqual(g.variables, ["t2m"]);
+  assert.equal(g.grids, undefined);
+  const reg = (await get(`${srv.url}/api/registry`)).json();
+  const u = reg.unregistered.find((x: { group: string; stored: string }) => x.group === "forecast/bad_second");
+  assert.equal(u.stored, "msl");
+  assert.match(u.reason, /its grid \(lat_1, lon_1\) cannot be read: the latitude coordinate is not strictly monotonic/);
+  const [x] = await xread([{ store: store("bad_second"), var: "t2m", isel: { time: 0, latitude: 1, longitude: 2 } }]);
+  const p = (await get(`${srv.url}/point?lat=48&lon=4&var=t2m&group=forecast/bad_second`, H())).json();
+  assert.deepEqual(p.values, f32s(x));
+  assert.equal(p.grid_coordinates, undefined);
+  const m = await get(`${srv.url}/point?lat=48&lon=4&var=msl&group=forecast/bad_second`, H());
+  assert.equal(m.status, 404);
 });
 
 describe("atmosphere and waves in one dataset (v3): swh on latitude_wave/longitude_wave", () => {

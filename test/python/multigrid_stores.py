@@ -11,6 +11,7 @@ Stores (small, deterministic):
                coordinates are renamed apart (as GRIB-to-netCDF converters name them): t2m on a
                regional 1 degree grid (latitude 60..40 descending, longitude -10..20), msl on a global
                2.5 degree grid (lat_1 ascending -90..90, lon_1 0..357.5), one run, steps 0, 6, 12.
+  bad_second.zarr (v2) t2m on a good grid beside msl on lat_1/lon_1 whose latitudes repeat a value.
   waves.zarr   (v3) ECMWF open data's atmosphere and wave fields in one dataset: t2m on a 0.5 degree
                grid (latitude 50..30, longitude -20..10) and swh on the wave model's 1 degree grid
                (latitude_wave 70..20, longitude_wave -40..30), NaN over land, two runs, steps 0, 3.
@@ -58,6 +59,28 @@ def merged(path):
         attrs={"GRIB_centre": "ecmf"},
     )
     ds.to_zarr(path, mode="w", consolidated=True, encoding={"msl": {"chunks": (1, 1, 40, 72)}})
+
+
+def bad_second(path):
+    """t2m on a good grid beside msl on lat_1/lon_1 whose latitudes repeat a value (not monotonic)."""
+    lat = np.arange(50.0, 39.9, -2.0)
+    lon = np.arange(0.0, 10.1, 2.0)
+    lat1 = np.array([40.0, 45.0, 45.0, 50.0])
+    lon1 = np.array([0.0, 5.0, 10.0])
+    ds = xr.Dataset(
+        {
+            "t2m": (("time", "latitude", "longitude"), field((1, len(lat), len(lon)), 211, 250, 300), {"units": "K"}),
+            "msl": (("time", "lat_1", "lon_1"), field((1, 4, 3), 212, 96000, 104000), {"units": "Pa"}),
+        },
+        coords={
+            "time": ("time", pd.to_datetime(["2024-03-01T00:00"])),
+            "latitude": ("latitude", lat, {"units": "degrees_north"}),
+            "longitude": ("longitude", lon, {"units": "degrees_east"}),
+            "lat_1": ("lat_1", lat1, {"units": "degrees_north"}),
+            "lon_1": ("lon_1", lon1, {"units": "degrees_east"}),
+        },
+    )
+    ds.to_zarr(path, mode="w", consolidated=True)
 
 
 def waves(path):
@@ -144,6 +167,7 @@ def read(queries):
 if __name__ == "__main__":
     if sys.argv[1] == "v2":
         merged(f"{sys.argv[2]}/merged.zarr")
+        bad_second(f"{sys.argv[2]}/bad_second.zarr")
     elif sys.argv[1] == "v3":
         waves(f"{sys.argv[2]}/waves.zarr")
     elif sys.argv[1] == "read":

@@ -95,7 +95,7 @@ before(async () => {
   mkdirSync(join(combo, "forecast"), { recursive: true });
   writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
   writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
-  for (const n of ["merged", "bad_second", ...(py3 ? ["waves"] : [])]) {
+  for (const n of ["merged", "bad_second", "two_names", ...(py3 ? ["waves"] : [])]) {
     cpSync(store(n), join(combo, "forecast", n), { recursive: true });
   }
   srv = await testServer(combo);
@@ -290,6 +290,26 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
     assert.match(r.stdout, /msl +stored msl .* on grid lat_1,lon_1/);
     assert.match(r.stdout, /t2m +stored t2m .* on grid latitude,longitude/);
   });
+});
+
+test("lat/lon beside latitude/longitude: the variable on the second spelling is served on it", async () => {
+  const xs = await xread([
+    { store: store("two_names"), var: "t2m", isel: { time: 1 }, sel: { latitude: 16.6, longitude: 103.3 } },
+    { store: store("two_names"), var: "msl", isel: { time: 1 }, sel: { lat: 16.6, lon: 103.3 } },
+    { store: store("two_names"), var: "t2m", isel: { time: 1 } },
+  ]);
+  const q = (v: string) =>
+    get(`${srv.url}/point?lat=16.6&lon=103.3&var=${v}&group=forecast/two_names&run=1`, H()).then((r) => r.json());
+  const t = await q("t2m");
+  assert.deepEqual([t.grid_lat, t.grid_lon], [17, 103]);
+  assert.deepEqual(t.values, f32s(xs[0]));
+  const m = await q("msl");
+  assert.deepEqual([m.grid_lat, m.grid_lon], [16, 104]);
+  assert.deepEqual(m.values, f32s(xs[1]));
+  const [over] = await xread([{ store: data("two_names"), headers: H(), var: "t2m", isel: { time: 1 } }]);
+  assert.deepEqual(over.var_dims, ["time", "latitude", "longitude"]);
+  assert.deepEqual(over.var_coords.latitude, xs[2].var_coords.latitude);
+  assert.deepEqual(over.values, xs[2].values);
 });
 
 test("a second grid that cannot be read refuses only its variables, by name", async () => {

@@ -11,6 +11,7 @@ Stores (small, deterministic):
                coordinates are renamed apart (as GRIB-to-netCDF converters name them): t2m on a
                regional 1 degree grid (latitude 60..40 descending, longitude -10..20), msl on a global
                2.5 degree grid (lat_1 ascending -90..90, lon_1 0..357.5), one run, steps 0, 6, 12.
+  two_names.zarr (v2) msl on lat/lon and t2m on latitude/longitude, an analysis (no steps).
   bad_second.zarr (v2) t2m on a good grid beside msl on lat_1/lon_1 whose latitudes repeat a value.
   waves.zarr   (v3) ECMWF open data's atmosphere and wave fields in one dataset: t2m on a 0.5 degree
                grid (latitude 50..30, longitude -20..10) and swh on the wave model's 1 degree grid
@@ -78,6 +79,24 @@ def bad_second(path):
             "longitude": ("longitude", lon, {"units": "degrees_east"}),
             "lat_1": ("lat_1", lat1, {"units": "degrees_north"}),
             "lon_1": ("lon_1", lon1, {"units": "degrees_east"}),
+        },
+    )
+    ds.to_zarr(path, mode="w", consolidated=True)
+
+
+def two_names(path):
+    """msl on lat/lon (2 degrees) and t2m on latitude/longitude (1 degree), 10..20 N, 100..110 E: both spellings gridcast prefers."""
+    ds = xr.Dataset(
+        {
+            "msl": (("time", "lat", "lon"), field((2, 6, 6), 221, 96000, 104000), {"units": "Pa"}),
+            "t2m": (("time", "latitude", "longitude"), field((2, 11, 11), 222, 250, 300), {"units": "K"}),
+        },
+        coords={
+            "time": ("time", pd.to_datetime(["2024-03-01T00:00", "2024-03-01T06:00"])),
+            "lat": ("lat", np.arange(10.0, 20.1, 2.0)),
+            "lon": ("lon", np.arange(100.0, 110.1, 2.0)),
+            "latitude": ("latitude", np.arange(20.0, 9.9, -1.0)),
+            "longitude": ("longitude", np.arange(100.0, 110.1, 1.0)),
         },
     )
     ds.to_zarr(path, mode="w", consolidated=True)
@@ -168,6 +187,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "v2":
         merged(f"{sys.argv[2]}/merged.zarr")
         bad_second(f"{sys.argv[2]}/bad_second.zarr")
+        two_names(f"{sys.argv[2]}/two_names.zarr")
     elif sys.argv[1] == "v3":
         waves(f"{sys.argv[2]}/waves.zarr")
     elif sys.argv[1] == "read":

@@ -344,7 +344,9 @@ export async function readSlice(
   bandBytes: number,
   scanBytes: number,
 ): Promise<Uint8Array> {
-  const body = new Uint8Array(plan.header.length + plan.dataBytes);
+  // Not zero-filled (a pass over the whole body for nothing): every byte is written below.
+  const size = plan.header.length + plan.dataBytes;
+  const body = new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
   body.set(plan.header, 0);
   let at = plan.header.length;
   if (runBands(plan, bandBytes)) {

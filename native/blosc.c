@@ -135,8 +135,14 @@ static int skipped(const char *name) {
   return 0;
 }
 
+// RTLD_DEEPBIND: the library's calls to its own exported functions stay inside it. Without it they
+// bind to the same names Node exports from its own bundled Zstandard and zlib (another version),
+// so a frame was decoded partly by one copy and partly by the other.
+#ifndef RTLD_DEEPBIND
+#define RTLD_DEEPBIND 0
+#endif
 static void *open_lib(const char *soname, const char *name) {
-  return skipped(name) ? NULL : dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  return skipped(name) ? NULL : dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 }
 
 static void free_zstd_ctx(void *ctx) {

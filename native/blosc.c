@@ -11,7 +11,11 @@
 // thread pool (decode) or on the calling thread (decodeSync); it keeps no state but a Zstandard
 // context per thread, so calls may run in parallel.
 //
-// With libzstd present it also decodes whole Zstandard frames into a buffer the caller owns
+// Zstandard is the copy Node itself exports when it does (Node 24 does), else libzstd.so.1; the
+// system libraries are opened with RTLD_DEEPBIND so that their calls to their own functions do not
+// bind to the same names Node exports (its own Zstandard and zlib, other versions).
+//
+// With Zstandard present it also decodes whole Zstandard frames into a buffer the caller owns
 // (zstdDecode, zstdDecodeSync): node:zlib can only return new buffers, and bulk reads decode into
 // reused ones. ZSTD_decompressDCtx never writes past the capacity it is given and fails instead.
 //
@@ -141,6 +145,10 @@ static int skipped(const char *name) {
 #ifndef RTLD_DEEPBIND
 #define RTLD_DEEPBIND 0
 #endif
+// The global scope (the Node executable and what it loaded); glibc and musl both define it as 0.
+#ifndef RTLD_DEFAULT
+#define RTLD_DEFAULT ((void *)0)
+#endif
 static void *open_lib(const char *soname, const char *name) {
   return skipped(name) ? NULL : dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 }
@@ -157,8 +165,11 @@ static void load_libs(void) {
     lib.lz4_version = (version_string_t)dlsym(h, "LZ4_versionString");
     if (!lib.lz4 || !lib.lz4_version) lib.lz4 = NULL;
   }
-  h = open_lib("libzstd.so.1", "zstd");
-  if (h) {
+  // Zstandard: the copy Node itself carries and exports, when it does (one version throughout, and
+  // a newer one than many systems'), else the system's libzstd.so.1.
+  int node_zstd = !skipped("zstd") && dlsym(RTLD_DEFAULT, "ZSTD_decompressDCtx") != NULL;
+  h = node_zstd ? RTLD_DEFAULT : open_lib("libzstd.so.1", "zstd");
+  if (node_zstd || h) {
     lib.zstd_create = (zstd_create_dctx_t)dlsym(h, "ZSTD_createDCtx");
     lib.zstd_free = (zstd_free_dctx_t)dlsym(h, "ZSTD_freeDCtx");
     lib.zstd_decompress = (zstd_decompress_dctx_t)dlsym(h, "ZSTD_decompressDCtx");

@@ -14,7 +14,7 @@ import { encodeIndexedPng } from "../png.ts";
 import { isUniform, type LevelSampler } from "../resample.ts";
 import { TILE_SIZE } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
-import type { Job, LeadJob } from "./plan.ts";
+import { coverageKey, type Job, type LeadJob } from "./plan.ts";
 import type { TileWriter } from "./write.ts";
 
 export interface RenderContext {
@@ -145,7 +145,8 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     let read = await Promise.all(sources.map((v) => readField(group, v, job.run, lead.index, job.levelIndex)));
     // Arrows point the true way: components stored along a projected grid's axes are turned to
     // east/north first (the speed is the same either way).
-    const proj = group.grid.projection;
+    const grid = sources[0].grid;
+    const proj = grid.projection;
     if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative)) read = rotateToTrue(proj, read[0], read[1]);
     const fields = prepare(read);
     const root = join(ctx.buildDir, lead.dir);
@@ -155,7 +156,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     const to = Math.floor(((part.index + 1) * job.tilesPerLead) / part.count);
     let seen = 0;
     for (let z = 0; z <= ctx.maxZoom && seen < to; z++) {
-      const { sampler, tiles } = ctx.coverage.level(group.id, group.grid, z);
+      const { sampler, tiles } = ctx.coverage.level(coverageKey(group, sources[0]), grid, z);
       const n = 2 ** z;
       let madeX = -1;
       const skip = Math.max(0, from - seen);

@@ -19,8 +19,13 @@
 // tables render/resample.ts solved once per grid and level: the same arithmetic in the same order
 // (doubles, no fused multiply-add), so the same indices as the JavaScript it stands in for.
 //
-// pngRows prepares an indexed PNG's rows (repeated rows as filter Up, the colours in use numbered
-// densely) in one pass of C instead of two of JavaScript per pixel; the caller deflates them.
+// pngRows prepares an indexed PNG's rows (filter Up, the colours in use numbered densely) in one
+// pass of C instead of two of JavaScript per pixel; deflateRle then deflates them as zlib's
+// run-length strategy tokenizes, in one dynamic block (native/deflate-rle.h).
+//
+// projectedTile and gatherTile sample a tile of a projected grid over the per-pixel tables
+// render/resample-projected.ts keeps per tile (bilinear with the JavaScript's arithmetic and
+// missing-value rule, nearest as a gather of per-node palette indices).
 //
 // copyRuns moves runs of items between two typed arrays (a decoded chunk and the region it feeds):
 // one memcpy per run where JavaScript pays a subarray view or a scalar loop per run. Every run is
@@ -32,6 +37,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "deflate-rle.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -131,6 +137,7 @@ static void free_zstd_ctx(void *ctx) {
 
 static void load_libs(void) {
   if (pthread_key_create(&scratch_key, free) != 0) abort();
+  dr_init();
   void *h = open_lib("liblz4.so.1", "lz4");
   if (h) {
     lib.lz4 = (lz4_decompress_safe_t)dlsym(h, "LZ4_decompress_safe");
@@ -915,10 +922,111 @@ bad:
   return NULL;
 }
 
+// Projected grids (render/resample-projected.ts): per-pixel tables solved once per tile.
+#define PROJECTED(NAME, T)                                                                                    \
+  static int NAME(const T *f, size_t flen, size_t nx, const int32_t *base, const uint16_t *wxq,               \
+                  const uint16_t *wyq, double scale, double offset, double below, double top,                 \
+                  unsigned char *out) {                                                                        \
+    const double unit = 1.0 / 65535.0;                                                                         \
+    for (size_t k = 0; k < TILE * TILE; k++) {                                                                \
+      int32_t b = base[k];                                                                                    \
+      if (b < 0) {                                                                                            \
+        out[k] = 0;                                                                                           \
+        continue;                                                                                             \
+      }                                                                                                       \
+      if ((size_t)b + nx + 1 >= flen) return 0;                                                               \
+      double fx = wxq[k] * unit, fy = wyq[k] * unit;                                                          \
+      double p00 = f[b], p01 = f[b + 1], p10 = f[b + nx], p11 = f[b + nx + 1];                                 \
+      double v = (p00 + (p01 - p00) * fx) * (1 - fy) + (p10 + (p11 - p10) * fx) * fy;                          \
+      if (isnan(v)) {                                                                                         \
+        double wx = wxq[k] / 65535.0, wy = wyq[k] / 65535.0;                                                  \
+        v = (p00 + (p01 - p00) * wx) * (1 - wy) + (p10 + (p11 - p10) * wx) * wy;                               \
+        if (isnan(v)) v = f[b + (wy <= 0.5 ? 0 : nx) + (wx <= 0.5 ? 0 : 1)];                                  \
+      }                                                                                                       \
+      out[k] = index_of(v, scale, offset, below, top);                                                        \
+    }                                                                                                         \
+    return 1;                                                                                                 \
+  }
+
+PROJECTED(projected_f32, float)
+PROJECTED(projected_f64, double)
+
+// projectedTile(field, nx, base, wx, wy, palette, out): one 256 × 256 tile of palette indices
+// sampled bilinearly over per-pixel tables (render/resample-projected.ts in C, same arithmetic in
+// the same order): base is the field offset of each pixel's cell (-1 off the grid), wx and wy its
+// weights in 1/65535. RangeError when a cell lies outside the field.
+static napi_value projected_tile(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  const char *usage = "projectedTile(field, nx, base: Int32Array, wx: Uint16Array, wy: Uint16Array, palette, out)";
+  char *fp, *bp, *xp, *yp, *pp, *op;
+  size_t flen, fitem, blen, bitem, xlen, xitem, ylen, yitem, plen, pitem, olen, oitem;
+  napi_typedarray_type ft, bt, xt, yt, pt, ot;
+  uint32_t nx = 0;
+  if (argc < 7 || !items_of(env, argv[0], &fp, &flen, &fitem, &ft) ||
+      (ft != napi_float32_array && ft != napi_float64_array) || napi_get_value_uint32(env, argv[1], &nx) != napi_ok ||
+      !items_of(env, argv[2], &bp, &blen, &bitem, &bt) || bt != napi_int32_array ||
+      !items_of(env, argv[3], &xp, &xlen, &xitem, &xt) || xt != napi_uint16_array ||
+      !items_of(env, argv[4], &yp, &ylen, &yitem, &yt) || yt != napi_uint16_array ||
+      !items_of(env, argv[5], &pp, &plen, &pitem, &pt) || pt != napi_float64_array || plen < 4 ||
+      !items_of(env, argv[6], &op, &olen, &oitem, &ot) || ot != napi_uint8_array) {
+    return throw_type(env, usage);
+  }
+  const double *pal = (const double *)pp;
+  if (blen != TILE * TILE || xlen != blen || ylen != blen || olen != blen || nx < 2 || !(pal[3] >= 1) ||
+      pal[3] > 255) {
+    napi_throw_range_error(env, NULL, "projectedTile: sizes do not match");
+    return NULL;
+  }
+  int ok = ft == napi_float32_array
+               ? projected_f32((const float *)fp, flen, nx, (const int32_t *)bp, (const uint16_t *)xp,
+                               (const uint16_t *)yp, pal[0], pal[1], pal[2], pal[3], (unsigned char *)op)
+               : projected_f64((const double *)fp, flen, nx, (const int32_t *)bp, (const uint16_t *)xp,
+                               (const uint16_t *)yp, pal[0], pal[1], pal[2], pal[3], (unsigned char *)op);
+  if (!ok) napi_throw_range_error(env, NULL, "projectedTile: the tables point outside the field");
+  return NULL;
+}
+
+// gatherTile(colours, nodes, out): out[k] = colours[nodes[k]] (nearest sampling of a projected
+// grid: the palette index of every node, gathered by a per-pixel table whose off-grid pixels name a
+// last, transparent entry). RangeError when a node lies outside `colours` (`out` is then partly
+// written).
+static napi_value gather_tile(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char *cp, *np, *op;
+  size_t clen, citem, nlen, nitem, olen, oitem;
+  napi_typedarray_type ct, nt, ot;
+  if (argc < 3 || !items_of(env, argv[0], &cp, &clen, &citem, &ct) || ct != napi_uint8_array ||
+      !items_of(env, argv[1], &np, &nlen, &nitem, &nt) || nt != napi_int32_array ||
+      !items_of(env, argv[2], &op, &olen, &oitem, &ot) || ot != napi_uint8_array) {
+    return throw_type(env, "gatherTile(colours: Uint8Array, nodes: Int32Array, out: Uint8Array)");
+  }
+  if (nlen != olen || clen == 0 || clen > UINT32_MAX) {
+    napi_throw_range_error(env, NULL, "gatherTile: sizes do not match");
+    return NULL;
+  }
+  const unsigned char *colours = (const unsigned char *)cp;
+  const uint32_t *nodes = (const uint32_t *)np;
+  unsigned char *out = (unsigned char *)op;
+  for (size_t k = 0; k < nlen; k++) {
+    uint32_t i = nodes[k];  // a negative node reads as a huge one
+    if (i >= clen) {
+      napi_throw_range_error(env, NULL, "gatherTile: the table points outside the field");
+      return NULL;
+    }
+    out[k] = colours[i];
+  }
+  return NULL;
+}
+
 // pngRows(indices, width, height, raw, used): `indices` width × height palette indices; `raw`
-// receives (width + 1) × height filtered bytes: a row equal to the one above as filter Up (2) and
-// zeros, any other as filter None (0) and its indices renumbered densely over the colours used in
-// such rows; `used` (256 bytes) receives those colours in ascending order. Returns their number.
+// receives (width + 1) × height filtered bytes over the indices renumbered densely over the colours
+// used: the first row as filter None (0), every other as filter Up (2), each byte minus the one
+// above (zeros for a repeated row); `used` (256 bytes) receives those colours in ascending order.
+// Returns their number.
 static napi_value png_rows(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
@@ -940,10 +1048,21 @@ static napi_value png_rows(napi_env env, napi_callback_info info) {
   const unsigned char *src = (const unsigned char *)src_p;
   unsigned char *raw = (unsigned char *)raw_p, *used = (unsigned char *)used_p;
   unsigned char seen[256] = {0}, remap[256];
-  for (size_t y = 0; y < h; y++) {
-    const unsigned char *row = src + y * w;
-    if (y > 0 && memcmp(row, row - w, w) == 0) continue;
-    for (size_t i = 0; i < w; i++) seen[row[i]] = 1;
+  // Eight pixels at a time are compared with the eight above: where they match, their colours were
+  // seen in the row above and their Up bytes are zeros, so only the parts of a row that change
+  // cost a pass per pixel (a projected grid's rows change a little everywhere, never repeat).
+  for (size_t i = 0; i < w; i++) seen[src[i]] = 1;
+  for (size_t y = 1; y < h; y++) {
+    const unsigned char *row = src + y * w, *above = row - w;
+    size_t i = 0;
+    for (; i + 8 <= w; i += 8) {
+      uint64_t a, b;
+      memcpy(&a, row + i, 8);
+      memcpy(&b, above + i, 8);
+      if (a == b) continue;
+      for (size_t j = i; j < i + 8; j++) seen[row[j]] = 1;
+    }
+    for (; i < w; i++) seen[row[i]] = 1;
   }
   uint32_t n = 0;
   for (int c = 0; c < 256; c++) {
@@ -952,19 +1071,70 @@ static napi_value png_rows(napi_env env, napi_callback_info info) {
       used[n++] = (unsigned char)c;
     }
   }
-  for (size_t y = 0; y < h; y++) {
-    const unsigned char *row = src + y * w;
-    unsigned char *out = raw + y * (w + 1);
-    if (y > 0 && memcmp(row, row - w, w) == 0) {
-      out[0] = 2;
-      memset(out + 1, 0, w);
-      continue;
+  raw[0] = 0;
+  for (size_t i = 0; i < w; i++) raw[1 + i] = remap[src[i]];
+  if (n == (uint32_t)used[n - 1] - used[0] + 1) {
+    // The colours used are a run (the usual tile of a smooth field): renumbering subtracts the
+    // first, so the Up bytes are plain differences of the indices, sixteen at a time.
+    for (size_t y = 1; y < h; y++) {
+      const unsigned char *row = src + y * w, *above = row - w;
+      unsigned char *out = raw + y * (w + 1) + 1;
+      out[-1] = 2;
+      size_t i = 0;
+#ifdef __SSE2__
+      for (; i + 16 <= w; i += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(row + i)), b = _mm_loadu_si128((const __m128i *)(above + i));
+        _mm_storeu_si128((__m128i *)(out + i), _mm_sub_epi8(a, b));
+      }
+#endif
+      for (; i < w; i++) out[i] = (unsigned char)(row[i] - above[i]);
     }
-    out[0] = 0;
-    for (size_t i = 0; i < w; i++) out[1 + i] = remap[row[i]];
+    napi_value result;
+    napi_create_uint32(env, n, &result);
+    return result;
+  }
+  const uint64_t zero = 0;
+  for (size_t y = 1; y < h; y++) {
+    const unsigned char *row = src + y * w, *above = row - w;
+    unsigned char *out = raw + y * (w + 1) + 1;
+    out[-1] = 2;
+    size_t i = 0;
+    for (; i + 8 <= w; i += 8) {
+      uint64_t a, b;
+      memcpy(&a, row + i, 8);
+      memcpy(&b, above + i, 8);
+      if (a == b) {
+        memcpy(out + i, &zero, 8);
+        continue;
+      }
+      for (size_t j = i; j < i + 8; j++) out[j] = (unsigned char)(remap[row[j]] - remap[above[j]]);
+    }
+    for (; i < w; i++) out[i] = (unsigned char)(remap[row[i]] - remap[above[i]]);
   }
   napi_value result;
   napi_create_uint32(env, n, &result);
+  return result;
+}
+
+// deflateRle(raw, out): a zlib stream of `raw` in `out` (native/deflate-rle.h): its length, or 0
+// when it does not fit (the caller then deflates with zlib).
+static napi_value deflate_rle_js(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  void *src = NULL, *dst = NULL;
+  size_t src_len = 0, dst_len = 0;
+  if (argc < 2 || !bytes_of(env, argv[0], &src, &src_len) || !bytes_of(env, argv[1], &dst, &dst_len)) {
+    return throw_type(env, "deflateRle(raw: Uint8Array, out: Uint8Array)");
+  }
+  uint16_t *tokens = (uint16_t *)scratch_of((src_len + 2) * sizeof(uint16_t));
+  if (!tokens) {
+    napi_throw_error(env, NULL, "deflateRle: out of memory");
+    return NULL;
+  }
+  size_t n = deflate_rle((const unsigned char *)src, src_len, (unsigned char *)dst, dst_len, tokens);
+  napi_value result;
+  napi_create_double(env, (double)n, &result);
   return result;
 }
 
@@ -1002,7 +1172,10 @@ NAPI_MODULE_INIT() {
       {"readFile", NULL, read_file, NULL, NULL, NULL, napi_default, NULL},
       {"copyRuns", NULL, copy_runs, NULL, NULL, NULL, napi_default, NULL},
       {"pngRows", NULL, png_rows, NULL, NULL, NULL, napi_default, NULL},
+      {"deflateRle", NULL, deflate_rle_js, NULL, NULL, NULL, napi_default, NULL},
       {"bilinearTile", NULL, bilinear_tile, NULL, NULL, NULL, napi_default, NULL},
+      {"projectedTile", NULL, projected_tile, NULL, NULL, NULL, napi_default, NULL},
+      {"gatherTile", NULL, gather_tile, NULL, NULL, NULL, napi_default, NULL},
       // Only when libzstd was found: callers test for these.
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},

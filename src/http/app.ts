@@ -178,7 +178,9 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const before = lastOn.get(req.socket);
     lastOn.set(req.socket, new Promise<void>((ok) => res.once("close", ok)));
-    if (before) before.then(next);
+    // When the connection dies, every response queued on it closes at once: the requests behind
+    // a dropped one are not started (they would all open their files together, for nobody).
+    if (before) before.then(() => (req.socket.destroyed ? undefined : next()));
     else next();
   });
 

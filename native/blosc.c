@@ -11,7 +11,11 @@
 // thread pool (decode) or on the calling thread (decodeSync); it keeps no state but a Zstandard
 // context per thread, so calls may run in parallel.
 //
-// With libzstd present it also decodes whole Zstandard frames into a buffer the caller owns
+// Zstandard is the copy Node itself exports when it does (Node 24 does), else libzstd.so.1; the
+// system libraries are opened with RTLD_DEEPBIND so that their calls to their own functions do not
+// bind to the same names Node exports (its own Zstandard and zlib, other versions).
+//
+// With Zstandard present it also decodes whole Zstandard frames into a buffer the caller owns
 // (zstdDecode, zstdDecodeSync): node:zlib can only return new buffers, and bulk reads decode into
 // reused ones. ZSTD_decompressDCtx never writes past the capacity it is given and fails instead.
 //
@@ -30,6 +34,12 @@
 // copyRuns moves runs of items between two typed arrays (a decoded chunk and the region it feeds):
 // one memcpy per run where JavaScript pays a subarray view or a scalar loop per run. Every run is
 // bounds-checked against both arrays before the first byte moves.
+//
+// decodeRuns does both in one job on libuv's pool: a stored chunk (Blosc, a Zstandard frame, or
+// raw bytes) decoded into a buffer of that pool thread's own, which a chunk of a few MiB leaves in
+// its core's cache, then its runs copied into the caller's array. A bulk read (a latent slice)
+// thus never makes a decoded chunk of its own, and the main thread copies nothing. The caller's
+// array is written only once the whole chunk decoded to exactly its size.
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -64,6 +74,13 @@ typedef struct {
   char *root;
   /** For a file read below `root`: walk component by component even where openat2 exists. */
   int walk;
+  /** For decodeRuns: 0 Blosc, 1 Zstandard, 2 stored as is; the decoded chunk's bytes; the item
+   * size of both sides; the copy's geometry as in copyRuns. */
+  int runs;
+  int codec;
+  size_t chunk_len;
+  size_t item;
+  double geom[4 + 3 * 16];
   double result;
 } Job;
 
@@ -112,6 +129,7 @@ static struct {
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 static pthread_key_t zstd_key;
 static pthread_key_t scratch_key;
+static pthread_key_t chunk_key;
 
 // GRIDCAST_NATIVE_SKIP (a comma-separated list of lz4, zstd, zlib) leaves a library unopened, as
 // on a machine without it: the tests check that such chunks still decode, in JavaScript.
@@ -127,8 +145,18 @@ static int skipped(const char *name) {
   return 0;
 }
 
+// RTLD_DEEPBIND: the library's calls to its own exported functions stay inside it. Without it they
+// bind to the same names Node exports from its own bundled Zstandard and zlib (another version),
+// so a frame was decoded partly by one copy and partly by the other.
+#ifndef RTLD_DEEPBIND
+#define RTLD_DEEPBIND 0
+#endif
+// The global scope (the Node executable and what it loaded); glibc and musl both define it as 0.
+#ifndef RTLD_DEFAULT
+#define RTLD_DEFAULT ((void *)0)
+#endif
 static void *open_lib(const char *soname, const char *name) {
-  return skipped(name) ? NULL : dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  return skipped(name) ? NULL : dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 }
 
 static void free_zstd_ctx(void *ctx) {
@@ -136,7 +164,7 @@ static void free_zstd_ctx(void *ctx) {
 }
 
 static void load_libs(void) {
-  if (pthread_key_create(&scratch_key, free) != 0) abort();
+  if (pthread_key_create(&scratch_key, free) != 0 || pthread_key_create(&chunk_key, free) != 0) abort();
   dr_init();
   void *h = open_lib("liblz4.so.1", "lz4");
   if (h) {
@@ -144,8 +172,11 @@ static void load_libs(void) {
     lib.lz4_version = (version_string_t)dlsym(h, "LZ4_versionString");
     if (!lib.lz4 || !lib.lz4_version) lib.lz4 = NULL;
   }
-  h = open_lib("libzstd.so.1", "zstd");
-  if (h) {
+  // Zstandard: the copy Node itself carries and exports, when it does (one version throughout, and
+  // a newer one than many systems'), else the system's libzstd.so.1.
+  int node_zstd = !skipped("zstd") && dlsym(RTLD_DEFAULT, "ZSTD_decompressDCtx") != NULL;
+  h = node_zstd ? RTLD_DEFAULT : open_lib("libzstd.so.1", "zstd");
+  if (node_zstd || h) {
     lib.zstd_create = (zstd_create_dctx_t)dlsym(h, "ZSTD_createDCtx");
     lib.zstd_free = (zstd_free_dctx_t)dlsym(h, "ZSTD_freeDCtx");
     lib.zstd_decompress = (zstd_decompress_dctx_t)dlsym(h, "ZSTD_decompressDCtx");
@@ -410,6 +441,30 @@ static unsigned char *scratch_of(size_t n) {
   return (unsigned char *)(fresh + 1);
 }
 
+// Decoded chunks up to this size keep their pool thread's buffer for the next chunk; a larger one
+// gets a buffer of its own, freed after the copy.
+#define CHUNK_KEEP ((size_t)64 << 20)
+
+// This thread's buffer for one decoded chunk of `n` bytes (see CHUNK_KEEP), or NULL; *own is set
+// when the caller must free it.
+static unsigned char *chunk_scratch(size_t n, int *own) {
+  *own = 0;
+  if (n > CHUNK_KEEP) {
+    *own = 1;
+    return (unsigned char *)malloc(n ? n : 1);
+  }
+  size_t *held = (size_t *)pthread_getspecific(chunk_key);
+  if (held && held[0] >= n) return (unsigned char *)(held + 1);
+  size_t *fresh = (size_t *)malloc(sizeof(size_t) + n);
+  if (!fresh || pthread_setspecific(chunk_key, fresh) != 0) {
+    free(fresh);
+    return NULL;
+  }
+  free(held);
+  fresh[0] = n;
+  return (unsigned char *)(fresh + 1);
+}
+
 // A Blosc (format 1/2) chunk into dst, which must be exactly the size its header states: the
 // bytes written, or one of the negative results above.
 static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned char *dst, size_t dst_len) {
@@ -486,6 +541,58 @@ static double run(int zstd, const void *src, size_t src_len, void *dst, size_t d
   return blosc_chunk((const unsigned char *)src, src_len, (unsigned char *)dst, dst_len);
 }
 
+// Runs of `item`-byte items from src to dst as geom describes (copyRuns; checked by the caller).
+static void move_runs(const char *src, char *dst, size_t item, const double *g) {
+  const size_t run = (size_t)g[2] * item;
+  const int k = (int)g[3];
+  long long s = (long long)g[0], t = (long long)g[1];
+  long long idx[16] = {0};
+  long long cnt[16], ss[16], ds[16];
+  for (int d = 0; d < k; d++) {
+    cnt[d] = (long long)g[4 + d];
+    ss[d] = (long long)g[4 + k + d];
+    ds[d] = (long long)g[4 + 2 * k + d];
+  }
+  for (;;) {
+    memmove(dst + t * (long long)item, src + s * (long long)item, run);
+    int d = k - 1;
+    while (d >= 0) {
+      s += ss[d];
+      t += ds[d];
+      if (++idx[d] < cnt[d]) break;
+      s -= cnt[d] * ss[d];
+      t -= cnt[d] * ds[d];
+      idx[d] = 0;
+      d--;
+    }
+    if (d < 0) break;
+  }
+}
+
+// decodeRuns' job: the chunk decoded into this thread's buffer, then its runs copied into dst.
+// The bytes decoded (copied only when exactly chunk_len), or a negative result as run()'s.
+static double decode_runs(Job *job) {
+  const char *from = (const char *)job->src;
+  unsigned char *own = NULL;
+  if (job->codec != 2) {
+    int mine = 0;
+    unsigned char *buf = chunk_scratch(job->chunk_len, &mine);
+    if (!buf) return NO_MEMORY;
+    if (mine) own = buf;
+    double n = run(job->codec == 1, job->src, job->src_len, buf, job->chunk_len);
+    if (n != (double)job->chunk_len) {
+      free(own);
+      return n;
+    }
+    from = (const char *)buf;
+  } else if (job->src_len != job->chunk_len) {
+    return (double)job->src_len;
+  }
+  if (job->geom[2] > 0) move_runs(from, (char *)job->dst, job->item, job->geom);
+  free(own);
+  return (double)job->chunk_len;
+}
+
 static napi_value run_sync(napi_env env, napi_callback_info info, int zstd) {
   size_t argc = 2;
   napi_value argv[2];
@@ -548,6 +655,10 @@ static double read_fd(int fd, void *dst, size_t cap) {
 static void execute(napi_env env, void *data) {
   (void)env;
   Job *job = (Job *)data;
+  if (job->runs) {
+    job->result = decode_runs(job);
+    return;
+  }
   if (!job->path) {
     job->result = run(job->zstd, job->src, job->src_len, job->dst, job->dst_len);
     return;
@@ -745,30 +856,69 @@ static napi_value copy_runs(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "copyRuns: a run lies outside an array");
     return NULL;
   }
-  const size_t item = src_item, run = (size_t)n * item;
-  long long s = (long long)g[0], t = (long long)g[1];
-  long long idx[MAX_OUTER] = {0};
-  long long cnt[MAX_OUTER], ss[MAX_OUTER], ds[MAX_OUTER];
-  for (int d = 0; d < k; d++) {
-    cnt[d] = (long long)count[d];
-    ss[d] = (long long)sstride[d];
-    ds[d] = (long long)dstride[d];
-  }
-  for (;;) {
-    memmove(dst + t * (long long)item, src + s * (long long)item, run);
-    int d = k - 1;
-    while (d >= 0) {
-      s += ss[d];
-      t += ds[d];
-      if (++idx[d] < cnt[d]) break;
-      s -= cnt[d] * ss[d];
-      t -= cnt[d] * ds[d];
-      idx[d] = 0;
-      d--;
-    }
-    if (d < 0) break;
-  }
+  move_runs(src, dst, src_item, g);
   return NULL;
+}
+
+// decodeRuns(codec, src, chunkBytes, dst, geom): codec 0 (Blosc), 1 (Zstandard frame) or 2 (raw
+// bytes); src the stored chunk, chunkBytes its decoded size, dst a typed array of the chunk's item
+// size, geom as copyRuns' with the chunk's items as the source. A promise of the bytes decoded
+// (the runs copied only when that is chunkBytes) or a negative result; the geometry is checked
+// here first (RangeError, nothing queued).
+static napi_value decode_runs_async(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  const char *usage = "decodeRuns(codec: 0|1|2, src: Uint8Array, chunkBytes: number, dst: TypedArray, geom: Float64Array)";
+  if (argc < 5) return throw_type(env, usage);
+  int32_t codec = -1;
+  double chunk = -1;
+  if (napi_get_value_int32(env, argv[0], &codec) != napi_ok || codec < 0 || codec > 2 ||
+      (codec == 1 && !lib.zstd_decompress) || napi_get_value_double(env, argv[2], &chunk) != napi_ok ||
+      !whole(chunk) || chunk < 0) {
+    return throw_type(env, usage);
+  }
+  void *src;
+  size_t src_len;
+  char *dst = NULL, *gp = NULL;
+  size_t dst_len = 0, glen = 0, dst_item = 0, gitem = 0;
+  napi_typedarray_type dt, gt;
+  if (!bytes_of(env, argv[1], &src, &src_len) || !items_of(env, argv[3], &dst, &dst_len, &dst_item, &dt) ||
+      !items_of(env, argv[4], &gp, &glen, &gitem, &gt) || gt != napi_float64_array || glen < 4) {
+    return throw_type(env, usage);
+  }
+  const double *g = (const double *)gp;
+  for (size_t i = 0; i < glen; i++) {
+    if (!whole(g[i])) return throw_type(env, "decodeRuns: geom holds a value that is not a whole number");
+  }
+  int k = (int)g[3];
+  if (g[2] < 0 || k < 0 || k > MAX_OUTER || glen < (size_t)(4 + 3 * k) || (size_t)chunk % dst_item != 0) {
+    return throw_type(env, "decodeRuns: geom does not describe a copy");
+  }
+  int empty = g[2] == 0;
+  for (int d = 0; d < k; d++) empty = empty || g[4 + d] <= 0;
+  size_t chunk_items = (size_t)chunk / dst_item;
+  if (!empty && (!reach_ok(g[0], g[2], k, g + 4, g + 4 + k, chunk_items) ||
+                 !reach_ok(g[1], g[2], k, g + 4, g + 4 + 2 * k, dst_len))) {
+    napi_throw_range_error(env, NULL, "decodeRuns: a run lies outside an array");
+    return NULL;
+  }
+  Job *job = (Job *)calloc(1, sizeof(Job));
+  if (!job) {
+    napi_throw_error(env, NULL, "decodeRuns: out of memory");
+    return NULL;
+  }
+  job->runs = 1;
+  job->codec = codec;
+  job->src = src;
+  job->src_len = src_len;
+  job->dst = dst;
+  job->dst_len = dst_len * dst_item;
+  job->chunk_len = (size_t)chunk;
+  job->item = dst_item;
+  memcpy(job->geom, g, sizeof(double) * (4 + 3 * (size_t)k));
+  if (empty) job->geom[2] = 0;
+  return queue(env, job, argv[1], argv[3]);
 }
 
 #define TILE 256
@@ -1171,12 +1321,13 @@ NAPI_MODULE_INIT() {
       {"compressors", NULL, compressors, NULL, NULL, NULL, napi_default, NULL},
       {"readFile", NULL, read_file, NULL, NULL, NULL, napi_default, NULL},
       {"copyRuns", NULL, copy_runs, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeRuns", NULL, decode_runs_async, NULL, NULL, NULL, napi_default, NULL},
       {"pngRows", NULL, png_rows, NULL, NULL, NULL, napi_default, NULL},
       {"deflateRle", NULL, deflate_rle_js, NULL, NULL, NULL, napi_default, NULL},
       {"bilinearTile", NULL, bilinear_tile, NULL, NULL, NULL, napi_default, NULL},
       {"projectedTile", NULL, projected_tile, NULL, NULL, NULL, napi_default, NULL},
       {"gatherTile", NULL, gather_tile, NULL, NULL, NULL, napi_default, NULL},
-      // Only when libzstd was found: callers test for these.
+      // Only when Zstandard was found (Node's own or libzstd.so.1): callers test for these.
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},
   };

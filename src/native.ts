@@ -32,6 +32,18 @@ interface Addon {
   /** Runs of items from src to dst (same item size); geom as in native/blosc.c. Throws a
    * RangeError, moving nothing, when any run would fall outside either array. */
   copyRuns(src: ArrayBufferView, dst: ArrayBufferView, geom: Float64Array): void;
+  /** A stored chunk (codec 0 Blosc, 1 a Zstandard frame, 2 raw bytes) decoded on libuv's pool into
+   * a buffer of that thread's own, then its runs copied into dst as copyRuns would (geom counts
+   * the chunk's items): a promise of the bytes decoded, the runs copied only when that is
+   * chunkBytes, or a negative result as decode's. RangeError, nothing queued, when a run would
+   * fall outside the chunk or dst. Absent from addons built before it. */
+  decodeRuns?(
+    codec: 0 | 1 | 2,
+    src: Uint8Array,
+    chunkBytes: number,
+    dst: ArrayBufferView,
+    geom: Float64Array,
+  ): Promise<number>;
   /** An indexed PNG's filtered rows and the colours they use (render/png.ts's filterRows in C):
    * the number of colours, listed ascending at the start of `used`. */
   pngRows(indices: Uint8Array, width: number, height: number, raw: Uint8Array, used: Uint8Array): number;

@@ -13,11 +13,18 @@ export const DEFAULT_COMPRESSION: "rle" | number = "rle";
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const FILTER_NONE = 0;
+const FILTER_SUB = 1;
 const FILTER_UP = 2;
 
 export interface IndexedPngOptions {
   /** "rle" (zlib's Z_RLE strategy), or a zlib level 0..9 with the default strategy. */
   compression?: "rle" | number;
+  /**
+   * "up" (default): every row after the first as filter Up. "none": rows that differ from the one
+   * above unfiltered, repeated rows as Up (zeros). Anti-aliased overlays, mostly transparent with
+   * fine edges, compress about a quarter smaller unfiltered (bench/overlays.ts).
+   */
+  rows?: "up" | "none";
 }
 
 /**
@@ -40,9 +47,12 @@ export function encodeIndexedPng(
   const raw = scratch((width + 1) * height);
   // The addon does the per-pixel passes in C when it is built; the same bytes either way.
   const addon = nativeBlosc();
-  const usedColors = addon
-    ? usedScratch.subarray(0, addon.pngRows(indices, width, height, raw, usedScratch))
-    : filterRows(indices, width, height, raw);
+  const usedColors =
+    options.rows === "none"
+      ? unfilteredRows(indices, width, height, raw)
+      : addon
+        ? usedScratch.subarray(0, addon.pngRows(indices, width, height, raw, usedScratch))
+        : filterRows(indices, width, height, raw);
   if (rgba.length < (usedColors[usedColors.length - 1] + 1) * 4) {
     throw new RangeError(`palette has ${rgba.length / 4} entries but index ${usedColors.at(-1)} is used`);
   }
@@ -93,6 +103,59 @@ export function encodeIndexedPng(
 }
 
 /**
+ * Encode `rgba` (width*height*4 bytes, not premultiplied) as a truecolour-with-alpha PNG (colour
+ * type 6), for overlays drawn with anti-aliased edges that four palette entries cannot carry. A row
+ * equal to the one above is sent as filter Up (zeros), others as filter Sub (each byte minus the
+ * pixel to its left): mostly-transparent rows are then runs of zeros for the RLE deflate.
+ */
+export function encodeRgbaPng(
+  rgba: Uint8Array,
+  width: number,
+  height: number,
+  options: IndexedPngOptions = {},
+): Buffer {
+  if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
+    throw new RangeError(`PNG size must be positive integers, got ${width}x${height}`);
+  }
+  if (rgba.length !== width * height * 4) {
+    throw new RangeError(`expected ${width * height * 4} RGBA bytes, got ${rgba.length}`);
+  }
+  const rowBytes = width * 4;
+  const stride = rowBytes + 1;
+  const raw = scratch(stride * height);
+  const src = Buffer.from(rgba.buffer, rgba.byteOffset, rgba.length);
+  for (let y = 0; y < height; y++) {
+    const from = y * rowBytes;
+    const to = y * stride;
+    if (y > 0 && src.compare(src, from - rowBytes, from, from, from + rowBytes) === 0) {
+      raw[to] = FILTER_UP;
+      raw.fill(0, to + 1, to + stride);
+      continue;
+    }
+    raw[to] = FILTER_SUB;
+    for (let i = 0; i < 4; i++) raw[to + 1 + i] = src[from + i];
+    for (let i = 4; i < rowBytes; i++) raw[to + 1 + i] = (src[from + i] - src[from + i - 4]) & 0xff;
+  }
+  const compression = options.compression ?? DEFAULT_COMPRESSION;
+  const idat = deflateSync(
+    raw,
+    compression === "rle"
+      ? { strategy: constants.Z_RLE }
+      : { level: compression, strategy: constants.Z_DEFAULT_STRATEGY },
+  );
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 6; // colour type: truecolour with alpha
+  return assemble([
+    ["IHDR", ihdr],
+    ["IDAT", idat],
+    ["IEND", Buffer.alloc(0)],
+  ]);
+}
+
+/**
  * The filtered rows into `raw`, over the indices renumbered densely over the colours used (so
  * PLTE/tRNS carry only those): the first row as filter None, every other as filter Up (each byte
  * minus the byte above; a repeated row is all zeros). Up turns the parts of a row that match the
@@ -119,6 +182,34 @@ function filterRows(indices: Uint8Array, width: number, height: number, raw: Buf
     raw[to] = FILTER_UP;
     if (repeats[y]) raw.fill(0, to + 1, to + stride);
     else for (let i = 0; i < width; i++) raw[to + 1 + i] = (remap[src[from + i]] - remap[src[from + i - width]]) & 255;
+  }
+  return Uint8Array.from(used);
+}
+
+/**
+ * The rows into `raw` for `rows: "none"`: a row equal to the one above as filter Up (zeros), any
+ * other as filter None, indices renumbered densely over the colours used. Returns the colours.
+ */
+function unfilteredRows(indices: Uint8Array, width: number, height: number, raw: Buffer): Uint8Array {
+  const src = Buffer.from(indices.buffer, indices.byteOffset, indices.length);
+  const repeats = repeatedRows(src, width, height);
+  const remap = new Uint8Array(256);
+  for (let y = 0; y < height; y++) {
+    if (repeats[y]) continue;
+    for (let i = y * width, end = i + width; i < end; i++) remap[src[i]] = 1;
+  }
+  const used: number[] = [];
+  for (let c = 0; c < 256; c++) if (remap[c]) remap[c] = used.push(c) - 1;
+  const stride = width + 1;
+  raw.fill(0);
+  for (let y = 0; y < height; y++) {
+    const from = y * width;
+    const to = y * stride;
+    if (repeats[y]) raw[to] = FILTER_UP;
+    else {
+      raw[to] = FILTER_NONE;
+      for (let i = 0; i < width; i++) raw[to + 1 + i] = remap[src[from + i]];
+    }
   }
   return Uint8Array.from(used);
 }

@@ -240,3 +240,39 @@ test("the addon's run-length deflate inflates back exactly, the size of zlib's Z
     "too small: 0",
   );
 });
+
+test('rows: "none" (overlays) sends changed rows unfiltered and repeated rows as Up; sharp reads the same image', async () => {
+  const w = 64;
+  const h = 48;
+  const indices = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    // Rows 10..19 repeat row 9; the others differ, with a few indices each.
+    const r = y >= 10 && y < 20 ? 9 : y;
+    for (let x = 0; x < w; x++) indices[y * w + x] = (x * 7 + r * 3) % 5 === 0 ? 3 + (r % 4) : 0;
+  }
+  const rgba = new Uint8Array(256 * 4);
+  for (let k = 1; k < 8; k++) rgba.set([k * 30, 255 - k * 30, 40, k * 32], k * 4);
+  const png = encodeIndexedPng(indices, w, h, rgba, { rows: "none" });
+  const { data } = await decodeRgba(png);
+  for (let i = 0; i < w * h; i++) {
+    assert.deepEqual(
+      [...data.subarray(i * 4, i * 4 + 4)],
+      [...rgba.subarray(indices[i] * 4, indices[i] * 4 + 4)],
+      `pixel ${i}`,
+    );
+  }
+  // The filter byte of each row, from the inflated IDAT.
+  let at = 8;
+  const idat: Buffer[] = [];
+  while (at < png.length) {
+    const len = png.readUInt32BE(at);
+    if (png.toString("latin1", at + 4, at + 8) === "IDAT") idat.push(png.subarray(at + 8, at + 8 + len));
+    at += 12 + len;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const filters = Array.from({ length: h }, (_, y) => raw[y * (w + 1)]);
+  assert.deepEqual(
+    filters,
+    filters.map((_, y) => (y >= 10 && y < 20 ? 2 : 0)),
+  );
+});

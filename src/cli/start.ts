@@ -267,6 +267,8 @@ export function registerStart(program: Command): void {
           leads: stage.leads,
           maxZoom: stage.maxZoom,
           rendering: stage.rendering,
+          // The quick first stages publish forecast tiles only; the orientation layer comes with the rest.
+          orientation: !stage.early,
         });
       } catch (e) {
         if (stage.early && e instanceof ConfigError) {

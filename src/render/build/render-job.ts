@@ -14,6 +14,7 @@ import { encodeIndexedPng } from "../png.ts";
 import { isUniform, type LevelSampler } from "../resample.ts";
 import { TILE_SIZE } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
+import { renderOrientationJob } from "./orientation-job.ts";
 import type { Job, LeadJob } from "./plan.ts";
 import type { TileWriter } from "./write.ts";
 
@@ -99,6 +100,8 @@ function painterOf(job: Job): { palette: Palette; prepare: (fields: Field[]) => 
         prepare: (f) => f,
         paint: (s, x, y, [u, v], out) => renderArrows(s, x, y, u, v, { spacing: recipe.spacing_px ?? 40 }, out),
       };
+    case "orientation":
+      throw new Error("the orientation layer is rendered by renderOrientationJob");
     case "contours": {
       const unit = displayUnit(job.style, "");
       const scratch = new Float64Array((TILE_SIZE + 2) ** 2);
@@ -114,6 +117,7 @@ function painterOf(job: Job): { palette: Palette; prepare: (fields: Field[]) => 
 }
 
 export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResult[]> {
+  if (job.recipe.kind === "orientation") return renderOrientationJob(ctx, job);
   const group = await ctx.store.forecastGroup(job.group);
   const sources = job.recipe.sources.map((name) => {
     const v = group.variables.get(name);

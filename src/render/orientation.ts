@@ -53,6 +53,9 @@ export const priority = (p: Place): number => p.population * (p.capital ? 3 : 1)
 export const labelSize = (p: Place): number =>
   p.population >= 2e6 || p.capital ? 13 : p.population >= 300e3 ? 12 : 11;
 
+/** Margin of a label mask around its ink (the halo's room; text.ts: ceil(1.5) + 1). */
+const HALO_PAD = 3;
+
 /** Pixels kept clear around each label. */
 export const LABEL_MARGIN = 4;
 
@@ -73,16 +76,36 @@ export function candidates(places: Place[], z: number): Place[] {
     .sort((a, b) => priority(b) - priority(a) || a.id - b.id);
 }
 
+/** Box of `w` × `h` centred on the place's world pixel. */
+function boxAt(place: Place, size: number, z: number, w: number, h: number): LabelBox {
+  const [px, py] = worldPixel(place.lon, place.lat, z);
+  return { place, size, x: Math.round(px - w / 2), y: Math.round(py - h / 2), w, h };
+}
+
+/**
+ * A box every label of `place` contains (centred on the same point): at least 0.2 em per further
+ * character (the narrowest Latin advance is about 0.26 em), 0.45 em high (Noto Sans' x-height is
+ * 0.54 em), plus the halo's margin, less a pixel each side for rounding. A candidate whose lower
+ * bound already collides is dropped without rendering its text.
+ */
+export function lowerBound(place: Place, size: number, pad: number): { w: number; h: number } {
+  const chars = [...place.name].length;
+  return { w: Math.max(0, 2 * pad + 0.2 * size * (chars - 1) - 2), h: Math.max(0, 2 * pad + 0.45 * size - 2) };
+}
+
 /**
  * Greedy placement at zoom z: each candidate in order is kept when its box, grown by LABEL_MARGIN,
  * overlaps no kept box (boxes near the antimeridian are also checked one world to either side).
- * `measure` gives a label's width and height in pixels. Returns the kept boxes, in placement order.
+ * `measure` gives a label's width and height in pixels; `bound`, when given, a smaller box centred
+ * alike, tried first so that a candidate that cannot fit is not measured. Returns the kept boxes,
+ * in placement order.
  */
-export function placeLabels(
+export async function placeLabels(
   ordered: Place[],
   z: number,
-  measure: (p: Place, size: number) => { w: number; h: number },
-): LabelBox[] {
+  measure: (p: Place, size: number) => { w: number; h: number } | Promise<{ w: number; h: number }>,
+  bound?: (p: Place, size: number) => { w: number; h: number },
+): Promise<LabelBox[]> {
   const world = TILE_SIZE * 2 ** z;
   const cell = 64;
   const grid = new Map<number, LabelBox[]>();
@@ -102,23 +125,24 @@ export function placeLabels(
     b.x + shift < a.x + a.w + LABEL_MARGIN &&
     a.y - LABEL_MARGIN < b.y + b.h &&
     b.y < a.y + a.h + LABEL_MARGIN;
+  const clashes = (box: LabelBox): boolean => {
+    const m = LABEL_MARGIN;
+    for (const c of cellsOf(box.x - m, box.y - m, box.w + 2 * m, box.h + 2 * m)) {
+      for (const other of grid.get(c) ?? []) {
+        if (overlaps(box, other, 0) || overlaps(box, other, world) || overlaps(box, other, -world)) return true;
+      }
+    }
+    return false;
+  };
   for (const place of ordered) {
     const size = labelSize(place);
-    const { w, h } = measure(place, size);
-    const [px, py] = worldPixel(place.lon, place.lat, z);
-    const box: LabelBox = { place, size, x: Math.round(px - w / 2), y: Math.round(py - h / 2), w, h };
-    if (box.y < 0 || box.y + h > world) continue;
-    let clash = false;
-    for (const c of cellsOf(box.x - LABEL_MARGIN, box.y - LABEL_MARGIN, w + 2 * LABEL_MARGIN, h + 2 * LABEL_MARGIN)) {
-      for (const other of grid.get(c) ?? []) {
-        if (overlaps(box, other, 0) || overlaps(box, other, world) || overlaps(box, other, -world)) {
-          clash = true;
-          break;
-        }
-      }
-      if (clash) break;
+    if (bound) {
+      const b = bound(place, size);
+      if (clashes(boxAt(place, size, z, b.w, b.h))) continue;
     }
-    if (clash) continue;
+    const { w, h } = await measure(place, size);
+    const box = boxAt(place, size, z, w, h);
+    if (box.y < 0 || box.y + h > world || clashes(box)) continue;
     kept.push(box);
     for (const c of cellsOf(box.x, box.y, w, h)) {
       const list = grid.get(c);
@@ -249,13 +273,18 @@ export function zoomLayout(z: number): Promise<ZoomLayout> {
 async function makeLayout(z: number): Promise<ZoomLayout> {
   const n = 2 ** z;
   const ordered = candidates(loadPlaces(), z);
-  // Masks first (sharp is asynchronous), then the synchronous placement over their real sizes.
+  // Each label's text is rendered only when its lower bound fits; placement uses the real size.
   const masks = new Map<Place, LabelMask>();
-  for (const p of ordered) masks.set(p, await labelMask(p.name, labelSize(p)));
-  const placed = placeLabels(ordered, z, (p) => {
-    const m = masks.get(p)!;
-    return { w: m.width, h: m.height };
-  });
+  const placed = await placeLabels(
+    ordered,
+    z,
+    async (p, size) => {
+      const m = await labelMask(p.name, size);
+      masks.set(p, m);
+      return { w: m.width, h: m.height };
+    },
+    (p, size) => lowerBound(p, size, HALO_PAD),
+  );
   const labels = placed.map((b) => ({ ...b, mask: masks.get(b.place)! }));
   const labelsByTile = new Map<number, number[]>();
   labels.forEach((l, i) => {

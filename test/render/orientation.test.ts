@@ -7,7 +7,9 @@ import {
   candidates,
   LABEL_MARGIN,
   type LabelBox,
+  labelSize,
   loadPlaces,
+  lowerBound,
   minPopulation,
   type Place,
   paintOrientationTile,
@@ -16,7 +18,7 @@ import {
   worldPixel,
   zoomLayout,
 } from "../../src/render/orientation.ts";
-import { compositeLabel } from "../../src/render/text.ts";
+import { compositeLabel, labelMask } from "../../src/render/text.ts";
 import { TILE_SIZE } from "../../src/render/tiles.ts";
 
 const place = (id: number, name: string, lon: number, lat: number, population: number, capital = false): Place => ({
@@ -41,7 +43,7 @@ function overlap(a: LabelBox, b: LabelBox, world: number): boolean {
 }
 
 describe("orientation label placement", () => {
-  it("keeps the more populous of two colliding places, whatever the input order", () => {
+  it("keeps the more populous of two colliding places, whatever the input order", async () => {
     const big = place(1, "Bigtown", 10, 50, 900_000);
     const small = place(2, "Smallville", 10.05, 50.02, 600_000);
     const far = place(3, "Elsewhere", 30, 10, 500_000);
@@ -50,7 +52,7 @@ describe("orientation label placement", () => {
       [far, small, big],
       [small, far, big],
     ]) {
-      const kept = placeLabels(candidates(input, 6), 6, measure).map((b) => b.place.name);
+      const kept = (await placeLabels(candidates(input, 6), 6, measure)).map((b) => b.place.name);
       assert.deepEqual(kept, ["Bigtown", "Elsewhere"]);
     }
     // Zoomed in far enough the two no longer collide and both are labelled.
@@ -58,34 +60,34 @@ describe("orientation label placement", () => {
     const a = worldPixel(big.lon, big.lat, z);
     const b = worldPixel(small.lon, small.lat, z);
     assert.ok(Math.abs(a[0] - b[0]) > 100, "they are apart at z12");
-    assert.equal(placeLabels([big, small], z, measure).length, 2);
+    assert.equal((await placeLabels([big, small], z, measure)).length, 2);
   });
 
-  it("counts a capital as three times its population", () => {
+  it("counts a capital as three times its population", async () => {
     const capital = place(1, "Capitol", 10, 50, 400_000, true);
     const larger = place(2, "Largeburg", 10.05, 50.02, 1_000_000);
     assert.ok(priority(capital) > priority(larger));
     assert.deepEqual(
-      placeLabels(candidates([larger, capital], 6), 6, measure).map((b) => b.place.name),
+      (await placeLabels(candidates([larger, capital], 6), 6, measure)).map((b) => b.place.name),
       ["Capitol"],
     );
   });
 
-  it("checks collisions across the antimeridian", () => {
+  it("checks collisions across the antimeridian", async () => {
     const east = place(1, "Eastend", 179.9, 0, 2_000_000);
     const west = place(2, "Westend", -179.9, 0, 1_000_000);
-    const kept = placeLabels(candidates([east, west], 4), 4, measure);
+    const kept = await placeLabels(candidates([east, west], 4), 4, measure);
     assert.deepEqual(
       kept.map((b) => b.place.name),
       ["Eastend"],
     );
   });
 
-  it("never overlaps on the real places, and labels more places as the zoom grows", () => {
+  it("never overlaps on the real places, and labels more places as the zoom grows", async () => {
     const places = loadPlaces();
     let before = 0;
     for (const z of [2, 4, 6]) {
-      const kept = placeLabels(candidates(places, z), z, measure);
+      const kept = await placeLabels(candidates(places, z), z, measure);
       const world = TILE_SIZE * 2 ** z;
       // Grid buckets make the full pair check affordable.
       const cells = new Map<number, LabelBox[]>();
@@ -100,6 +102,34 @@ describe("orientation label placement", () => {
       before = kept.length;
       for (const b of kept) assert.ok(b.place.population >= minPopulation(z) || b.place.capital);
     }
+  });
+});
+
+describe("orientation label lower bound", () => {
+  it("is inside every real label box, so skipping on it changes no placement", async () => {
+    const places = loadPlaces();
+    // The narrowest names (i, l, j, t, r, f, spaces, dots) and a spread of the others.
+    const narrow = places.filter((p) => /^[ijlIJtrf .'-]+$/iu.test(p.name.replace(/[^A-Za-z .'-]/g, "")));
+    const sample = [...narrow.slice(0, 40), ...places.filter((_, i) => i % 211 === 0)];
+    for (const p of sample) {
+      const size = labelSize(p);
+      const m = await labelMask(p.name, size);
+      const b = lowerBound(p, size, m.pad);
+      assert.ok(b.w <= m.width && b.h <= m.height, `${p.name}: ${JSON.stringify(b)} vs ${m.width}×${m.height}`);
+    }
+    // The same placement with and without the bound.
+    const z = 4;
+    const ordered = candidates(places, z);
+    const size = async (p: Place, s: number) => {
+      const m = await labelMask(p.name, s);
+      return { w: m.width, h: m.height };
+    };
+    const plain = await placeLabels(ordered, z, size);
+    const bounded = await placeLabels(ordered, z, size, (p, s) => lowerBound(p, s, 3));
+    assert.deepEqual(
+      bounded.map((b) => [b.place.id, b.x, b.y]),
+      plain.map((b) => [b.place.id, b.x, b.y]),
+    );
   });
 });
 

@@ -316,6 +316,8 @@ async function makeLayout(z: number): Promise<ZoomLayout> {
   return { z, labels, strokes, labelsByTile, segsByTile };
 }
 
+const coverScratch = new Float32Array(TILE_SIZE * TILE_SIZE);
+
 /** Nearest world copy of world x coordinate `x` to the tile starting at `left`. */
 function nearCopy(x: number, left: number, world: number): number {
   return x + world * Math.round((left + TILE_SIZE / 2 - x) / world);
@@ -333,7 +335,7 @@ export function paintOrientationTile(layout: ZoomLayout, x: number, y: number, r
   const left = x * TILE_SIZE;
   const top = y * TILE_SIZE;
   let drawn = false;
-  const cover = new Float32Array(TILE_SIZE * TILE_SIZE);
+  const cover = coverScratch;
   layout.strokes.forEach((stroke, s) => {
     const segs = layout.segsByTile[s].get(key);
     if (!segs) return;

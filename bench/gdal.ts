@@ -3,10 +3,10 @@
 // (store read and decode included) and by gdaldem color-relief + gdal2tiles.py with as many
 // processes as the build has threads (the field handed to GDAL ready as a raster file). The build
 // runs three times around GDAL's one; the median is compared.
-// Target: build ≥ 15× gdal2tiles.
+// Target: build ≥ 30× gdal2tiles, PNG bytes per tile printed beside it.
 //   node bench/gdal.ts
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { runBuild } from "../src/render/build/run.ts";
@@ -28,8 +28,19 @@ const RAMP = [
 ];
 
 function countFiles(dir: string): number {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith(".png"))
-    .length;
+  return pngs(dir).length;
+}
+
+function pngs(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith(".png"))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/** Mean PNG bytes per tile; a file hard-linked for several tiles (one-colour tiles) counts once per tile. */
+function bytesPerTile(dir: string): number {
+  const files = pngs(dir);
+  return files.reduce((n, f) => n + statSync(f).size, 0) / Math.max(1, files.length);
 }
 
 /**
@@ -51,7 +62,7 @@ export async function run(): Promise<BenchRow[]> {
   // gridcast's build takes seconds and GDAL's a minute: one short sample would catch whatever the
   // machine is doing at that moment, so the build runs three times (once before GDAL, twice after)
   // and the median is compared; the range is in the note.
-  const builds: { seconds: number; tiles: number }[] = [];
+  const builds: { seconds: number; tiles: number; bytesPerTile: number }[] = [];
   const build = async () => {
     const out = join(work, `gridcast-${builds.length}`);
     process.stderr.write(`gridcast build ${builds.length + 1}…\n`);
@@ -69,7 +80,11 @@ export async function run(): Promise<BenchRow[]> {
       progress: false,
       webDir: null,
     });
-    builds.push({ seconds: (performance.now() - t0) / 1000, tiles: built.totals.tiles });
+    builds.push({
+      seconds: (performance.now() - t0) / 1000,
+      tiles: built.totals.tiles,
+      bytesPerTile: bytesPerTile(out),
+    });
   };
   await build();
 
@@ -107,6 +122,7 @@ export async function run(): Promise<BenchRow[]> {
   ]);
   const gdalSeconds = (performance.now() - t1) / 1000;
   const gdalTiles = countFiles(join(work, "tiles"));
+  const gdalBytes = bytesPerTile(join(work, "tiles"));
   await build();
   await build();
   rmSync(work, { recursive: true, force: true });
@@ -125,8 +141,8 @@ export async function run(): Promise<BenchRow[]> {
       baseline: "gdaldem + gdal2tiles.py tiles/s",
       baselineValue: theirs,
       ratio: ours / theirs,
-      target: 15,
-      note: `${buildTiles} tiles in ${buildSeconds.toFixed(2)} s (median of 3 builds: ${builds.map((b) => b.seconds.toFixed(2)).join(", ")} s, ratios ${(buildTiles / times[2] / theirs).toFixed(1)}–${(buildTiles / times[0] / theirs).toFixed(1)}) vs ${gdalTiles} in ${gdalSeconds.toFixed(1)} s`,
+      target: 30,
+      note: `PNG bytes per tile ${builds[0].bytesPerTile.toFixed(0)} (gdal2tiles ${gdalBytes.toFixed(0)}); ${buildTiles} tiles in ${buildSeconds.toFixed(2)} s (median of 3 builds: ${builds.map((b) => b.seconds.toFixed(2)).join(", ")} s, ratios ${(buildTiles / times[2] / theirs).toFixed(1)}–${(buildTiles / times[0] / theirs).toFixed(1)}) vs ${gdalTiles} in ${gdalSeconds.toFixed(1)} s`,
     },
   ];
 }

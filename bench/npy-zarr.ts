@@ -1,8 +1,19 @@
 // Embedding .npy slices against zarr-python reading the same slice from the same Zarr v2 store
 // (written by Debian's xarray + zarr 2, one item with Zstandard, one with zarr's default Blosc):
-// MB/s of a 30 MiB slice (480 of 512 rows, every column and feature), gridcast over loopback HTTP
-// (curl in its own process) and through the store layer alone (no HTTP), against zarr-python 2
-// opening the array afresh and reading the slice into numpy, rounds interleaved in one run.
+// MB/s of a 30 MiB slice (480 of 512 rows, every column and feature), rounds interleaved in one run:
+//   - gridcast over loopback HTTP: the metered route with its key, curl in its own process as the
+//     client reading the whole body (to /dev/null); curl's own time_total, connect to last byte.
+//     The server's chunk cache is emptied before each round (every chunk read and decoded again);
+//     it keeps the item's opened metadata, as a running server does.
+//   - gridcast's store layer alone (no HTTP): a fresh Store (metadata read again), the slice
+//     planned and read into one .npy body in memory.
+//   - zarr-python 2 in its own process: the array opened afresh (.zarray read again, no decoded
+//     chunks kept) and the slice read into a numpy array.
+// Chunk files are in the page cache for all three (warm-up round first); none keeps decoded chunks.
+// The note gives CPU per slice, user + system over all threads: the bench process during the HTTP
+// request (the server: HTTP, ledger, reads, decoding; curl's own CPU is not in it) and during the
+// layer read, and the zarr-python process during its read. zarr-python reads from disk into its
+// own memory; the HTTP row also moves the 30 MiB through a socket into a second process.
 //   node bench/npy-zarr.ts [rounds]
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
@@ -41,7 +52,8 @@ function benchStore(): string {
 function startPeer() {
   const child = spawn(PYTHON, [PEER, "serve", String(Y_STOP)], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const reply = async () => JSON.parse((await lines.next()).value as string) as { seconds: number; bytes: number };
+  const reply = async () =>
+    JSON.parse((await lines.next()).value as string) as { seconds: number; bytes: number; cpu: number };
   return {
     ready: reply(),
     ask(cmd: string) {
@@ -67,10 +79,18 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
       const name = item(family);
       const dir = join(store, "embeddings", ...name.split("~"));
       const url = `${srv.url}/api/embeddings/npy/${name}?y_stop=${Y_STOP}`;
-      const sum = { http: [0, 0], layer: [0, 0], zarr: [0, 0] };
-      const add = (k: keyof typeof sum, r: { seconds: number; bytes: number }) => {
+      const sum = { http: [0, 0, 0], layer: [0, 0, 0], zarr: [0, 0, 0] };
+      const add = (k: keyof typeof sum, r: { seconds: number; bytes: number; cpu: number }) => {
         sum[k][0] += r.seconds;
         sum[k][1] += r.bytes;
+        sum[k][2] += r.cpu;
+      };
+      /** CPU seconds (user + system, all threads) of this process over f. */
+      const cpuOf = async <T>(f: () => Promise<T>): Promise<T & { cpu: number }> => {
+        const c0 = process.cpuUsage();
+        const r = await f();
+        const c = process.cpuUsage(c0);
+        return { ...r, cpu: (c.user + c.system) / 1e6 };
       };
       const layer = async () => {
         const s = new Store(store);
@@ -85,12 +105,14 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
       await peer.ask(`read ${dir}`);
       for (let i = 0; i < rounds; i++) {
         srv.ctx.store.cache.invalidate();
-        add("http", await curlGet(url, H));
+        add("http", await cpuOf(() => curlGet(url, H)));
         add("zarr", await peer.ask(`read ${dir}`));
-        add("layer", await layer());
+        add("layer", await cpuOf(layer));
       }
       const mbs = (k: keyof typeof sum) => sum[k][1] / 1e6 / sum[k][0];
+      const cpuMs = (k: keyof typeof sum) => ((sum[k][2] / rounds) * 1000).toFixed(1);
       const z = mbs("zarr");
+      const zCpu = `zarr-python ${cpuMs("zarr")} ms`;
       rows.push(
         {
           bench: `npy-zarr ${family}`,
@@ -100,6 +122,7 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
           baselineValue: z,
           ratio: mbs("http") / z,
           target: 1,
+          note: `CPU per slice: gridcast server ${cpuMs("http")} ms (curl not counted), ${zCpu}`,
         },
         {
           bench: `npy-zarr ${family}`,
@@ -108,6 +131,7 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
           baseline: "zarr-python 2 reading the same slice",
           baselineValue: z,
           ratio: mbs("layer") / z,
+          note: `CPU per slice: gridcast ${cpuMs("layer")} ms, ${zCpu}`,
         },
       );
     }

@@ -2,9 +2,11 @@
 # xarray + zarr 2: one latent item compressed with Zstandard, one with zarr's default Blosc).
 # Otherwise it serves the Node bench one command a line, so both sides' rounds interleave:
 #   "read <item dir>"  zarr-python opens the latent afresh (it keeps no decoded chunks) and reads
-#                      the bench's slice into numpy; answers {seconds, bytes}
+#                      the bench's slice into numpy; answers {seconds, bytes, cpu} (cpu: the
+#                      process's user + system seconds over the read, all its threads)
 # usage: npy_zarr_peer.py write ROOT TILE EASTING NORTHING EPSG | npy_zarr_peer.py serve Y_STOP
 import json
+import resource
 import sys
 import time
 
@@ -39,7 +41,11 @@ y_stop = int(sys.argv[2])
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     cmd = line.split()
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     a = zarr.open_array(f"{cmd[1]}/latent", mode="r")
     out = a[0:y_stop, :, :]
-    print(json.dumps({"seconds": time.perf_counter() - t0, "bytes": out.nbytes}), flush=True)
+    seconds = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    print(json.dumps({"seconds": seconds, "bytes": out.nbytes, "cpu": cpu}), flush=True)

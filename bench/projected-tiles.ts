@@ -7,7 +7,9 @@
 // Times are this process's CPU time (user + system), so other work on a shared machine does not
 // land in either side of the ratio.
 //   node bench/projected-tiles.ts [maxZoom=7] [leads=4]
+import { constants, deflateSync } from "node:zlib";
 import proj4 from "proj4";
+import { nativeBlosc } from "../src/native.ts";
 import { buildPalette } from "../src/render/colormap.ts";
 import { encodeIndexedPng } from "../src/render/png.ts";
 import { createLevelSampler, type LevelSampler, type Resample } from "../src/render/resample.ts";
@@ -92,17 +94,23 @@ function levels(make: (z: number) => LevelSampler): { sampler: LevelSampler; til
   return out;
 }
 
+/** Bytes of PNG written by the last renderLead of each grid. */
+const written = new Map<ReturnType<typeof levels>, number>();
+
 /** Milliseconds to sample and encode every covered tile of one lead (sampling alone when `encode` is false). */
 function renderLead(ls: ReturnType<typeof levels>, f: Float32Array, method: Resample, encode = true): number {
   const out = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  let bytes = 0;
   const t0 = now();
   for (const { sampler, tiles } of ls) {
     for (const [x, y] of tiles) {
       sampler.renderTile(x, y, f, palette, out, method);
-      if (encode) encodeIndexedPng(out, TILE_SIZE, TILE_SIZE, palette.rgba);
+      if (encode) bytes += encodeIndexedPng(out, TILE_SIZE, TILE_SIZE, palette.rgba).length;
     }
   }
-  return now() - t0;
+  const ms = now() - t0;
+  if (encode) written.set(ls, bytes);
+  return ms;
 }
 
 const t0 = now();
@@ -143,6 +151,46 @@ for (const method of ["bilinear", "nearest"] as Resample[]) {
     `${method}: projected ${(1000 / perP).toFixed(0)} tiles/s, lat/lon ${(1000 / perQ).toFixed(0)} tiles/s, ` +
       `cost ratio ${(perP / perQ).toFixed(2)} (first lead incl. tables: ${(firstProj / nProj / (firstLl / nLl)).toFixed(2)}; ` +
       `sampling alone: ${sampleRatio.toFixed(2)}, ${samplePer[0].toFixed(3)} vs ${samplePer[1].toFixed(3)} ms/tile; ` +
-      `encoding ${(perP - samplePer[0]).toFixed(3)} vs ${(perQ - samplePer[1]).toFixed(3)} ms/tile)`,
+      `encoding ${(perP - samplePer[0]).toFixed(3)} vs ${(perQ - samplePer[1]).toFixed(3)} ms/tile; ` +
+      `PNG ${Math.round(written.get(proj)! / nProj)} vs ${Math.round(written.get(ll)! / nLl)} B/tile)`,
   );
+}
+
+// The deflate alone: the addon's run-length coder against zlib's Z_RLE on the same filtered rows
+// (those of the last method's tiles, lead 1), both grids.
+const addon = nativeBlosc();
+if (addon) {
+  for (const [name, ls] of [
+    ["projected", proj],
+    ["lat/lon", ll],
+  ] as const) {
+    const raws: Uint8Array[] = [];
+    const out = new Uint8Array(TILE_SIZE * TILE_SIZE);
+    for (const { sampler, tiles } of ls) {
+      for (const [x, y] of tiles) {
+        sampler.renderTile(x, y, fields[Math.min(1, leads - 1)], palette, out, "nearest");
+        const raw = new Uint8Array((TILE_SIZE + 1) * TILE_SIZE);
+        addon.pngRows(out, TILE_SIZE, TILE_SIZE, raw, new Uint8Array(256));
+        raws.push(raw);
+      }
+    }
+    const dst = new Uint8Array(raws[0].length * 3 + 1024);
+    let ours = 0;
+    let zlib = 0;
+    let oursBytes = 0;
+    let zlibBytes = 0;
+    for (let round = 0; round < 3; round++) {
+      let t = now();
+      for (const r of raws) oursBytes += addon.deflateRle(r, dst);
+      ours += now() - t;
+      t = now();
+      for (const r of raws) zlibBytes += deflateSync(r, { strategy: constants.Z_RLE }).length;
+      zlib += now() - t;
+    }
+    const n = 3 * raws.length;
+    console.log(
+      `deflate of nearest ${name} tiles: addon ${(ours / n).toFixed(3)} ms/tile, zlib Z_RLE ${(zlib / n).toFixed(3)} ms/tile ` +
+        `(ratio ${(ours / zlib).toFixed(2)}); ${Math.round(oursBytes / n)} vs ${Math.round(zlibBytes / n)} B/tile`,
+    );
+  }
 }

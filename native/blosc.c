@@ -11,7 +11,11 @@
 // thread pool (decode) or on the calling thread (decodeSync); it keeps no state but a Zstandard
 // context per thread, so calls may run in parallel.
 //
-// With libzstd present it also decodes whole Zstandard frames into a buffer the caller owns
+// Zstandard is the copy Node itself exports when it does (Node 24 does), else libzstd.so.1; the
+// system libraries are opened with RTLD_DEEPBIND so that their calls to their own functions do not
+// bind to the same names Node exports (its own Zstandard and zlib, other versions).
+//
+// With Zstandard present it also decodes whole Zstandard frames into a buffer the caller owns
 // (zstdDecode, zstdDecodeSync): node:zlib can only return new buffers, and bulk reads decode into
 // reused ones. ZSTD_decompressDCtx never writes past the capacity it is given and fails instead.
 //
@@ -19,12 +23,23 @@
 // tables render/resample.ts solved once per grid and level: the same arithmetic in the same order
 // (doubles, no fused multiply-add), so the same indices as the JavaScript it stands in for.
 //
-// pngRows prepares an indexed PNG's rows (repeated rows as filter Up, the colours in use numbered
-// densely) in one pass of C instead of two of JavaScript per pixel; the caller deflates them.
+// pngRows prepares an indexed PNG's rows (filter Up, the colours in use numbered densely) in one
+// pass of C instead of two of JavaScript per pixel; deflateRle then deflates them as zlib's
+// run-length strategy tokenizes, in one dynamic block (native/deflate-rle.h).
+//
+// projectedTile and gatherTile sample a tile of a projected grid over the per-pixel tables
+// render/resample-projected.ts keeps per tile (bilinear with the JavaScript's arithmetic and
+// missing-value rule, nearest as a gather of per-node palette indices).
 //
 // copyRuns moves runs of items between two typed arrays (a decoded chunk and the region it feeds):
 // one memcpy per run where JavaScript pays a subarray view or a scalar loop per run. Every run is
 // bounds-checked against both arrays before the first byte moves.
+//
+// decodeRuns does both in one job on libuv's pool: a stored chunk (Blosc, a Zstandard frame, or
+// raw bytes) decoded into a buffer of that pool thread's own, which a chunk of a few MiB leaves in
+// its core's cache, then its runs copied into the caller's array. A bulk read (a latent slice)
+// thus never makes a decoded chunk of its own, and the main thread copies nothing. The caller's
+// array is written only once the whole chunk decoded to exactly its size.
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -32,6 +47,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "deflate-rle.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -58,6 +74,13 @@ typedef struct {
   char *root;
   /** For a file read below `root`: walk component by component even where openat2 exists. */
   int walk;
+  /** For decodeRuns: 0 Blosc, 1 Zstandard, 2 stored as is; the decoded chunk's bytes; the item
+   * size of both sides; the copy's geometry as in copyRuns. */
+  int runs;
+  int codec;
+  size_t chunk_len;
+  size_t item;
+  double geom[4 + 3 * 16];
   double result;
 } Job;
 
@@ -106,6 +129,7 @@ static struct {
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 static pthread_key_t zstd_key;
 static pthread_key_t scratch_key;
+static pthread_key_t chunk_key;
 
 // GRIDCAST_NATIVE_SKIP (a comma-separated list of lz4, zstd, zlib) leaves a library unopened, as
 // on a machine without it: the tests check that such chunks still decode, in JavaScript.
@@ -121,8 +145,18 @@ static int skipped(const char *name) {
   return 0;
 }
 
+// RTLD_DEEPBIND: the library's calls to its own exported functions stay inside it. Without it they
+// bind to the same names Node exports from its own bundled Zstandard and zlib (another version),
+// so a frame was decoded partly by one copy and partly by the other.
+#ifndef RTLD_DEEPBIND
+#define RTLD_DEEPBIND 0
+#endif
+// The global scope (the Node executable and what it loaded); glibc and musl both define it as 0.
+#ifndef RTLD_DEFAULT
+#define RTLD_DEFAULT ((void *)0)
+#endif
 static void *open_lib(const char *soname, const char *name) {
-  return skipped(name) ? NULL : dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  return skipped(name) ? NULL : dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 }
 
 static void free_zstd_ctx(void *ctx) {
@@ -130,15 +164,19 @@ static void free_zstd_ctx(void *ctx) {
 }
 
 static void load_libs(void) {
-  if (pthread_key_create(&scratch_key, free) != 0) abort();
+  if (pthread_key_create(&scratch_key, free) != 0 || pthread_key_create(&chunk_key, free) != 0) abort();
+  dr_init();
   void *h = open_lib("liblz4.so.1", "lz4");
   if (h) {
     lib.lz4 = (lz4_decompress_safe_t)dlsym(h, "LZ4_decompress_safe");
     lib.lz4_version = (version_string_t)dlsym(h, "LZ4_versionString");
     if (!lib.lz4 || !lib.lz4_version) lib.lz4 = NULL;
   }
-  h = open_lib("libzstd.so.1", "zstd");
-  if (h) {
+  // Zstandard: the copy Node itself carries and exports, when it does (one version throughout, and
+  // a newer one than many systems'), else the system's libzstd.so.1.
+  int node_zstd = !skipped("zstd") && dlsym(RTLD_DEFAULT, "ZSTD_decompressDCtx") != NULL;
+  h = node_zstd ? RTLD_DEFAULT : open_lib("libzstd.so.1", "zstd");
+  if (node_zstd || h) {
     lib.zstd_create = (zstd_create_dctx_t)dlsym(h, "ZSTD_createDCtx");
     lib.zstd_free = (zstd_free_dctx_t)dlsym(h, "ZSTD_freeDCtx");
     lib.zstd_decompress = (zstd_decompress_dctx_t)dlsym(h, "ZSTD_decompressDCtx");
@@ -403,6 +441,30 @@ static unsigned char *scratch_of(size_t n) {
   return (unsigned char *)(fresh + 1);
 }
 
+// Decoded chunks up to this size keep their pool thread's buffer for the next chunk; a larger one
+// gets a buffer of its own, freed after the copy.
+#define CHUNK_KEEP ((size_t)64 << 20)
+
+// This thread's buffer for one decoded chunk of `n` bytes (see CHUNK_KEEP), or NULL; *own is set
+// when the caller must free it.
+static unsigned char *chunk_scratch(size_t n, int *own) {
+  *own = 0;
+  if (n > CHUNK_KEEP) {
+    *own = 1;
+    return (unsigned char *)malloc(n ? n : 1);
+  }
+  size_t *held = (size_t *)pthread_getspecific(chunk_key);
+  if (held && held[0] >= n) return (unsigned char *)(held + 1);
+  size_t *fresh = (size_t *)malloc(sizeof(size_t) + n);
+  if (!fresh || pthread_setspecific(chunk_key, fresh) != 0) {
+    free(fresh);
+    return NULL;
+  }
+  free(held);
+  fresh[0] = n;
+  return (unsigned char *)(fresh + 1);
+}
+
 // A Blosc (format 1/2) chunk into dst, which must be exactly the size its header states: the
 // bytes written, or one of the negative results above.
 static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned char *dst, size_t dst_len) {
@@ -479,6 +541,58 @@ static double run(int zstd, const void *src, size_t src_len, void *dst, size_t d
   return blosc_chunk((const unsigned char *)src, src_len, (unsigned char *)dst, dst_len);
 }
 
+// Runs of `item`-byte items from src to dst as geom describes (copyRuns; checked by the caller).
+static void move_runs(const char *src, char *dst, size_t item, const double *g) {
+  const size_t run = (size_t)g[2] * item;
+  const int k = (int)g[3];
+  long long s = (long long)g[0], t = (long long)g[1];
+  long long idx[16] = {0};
+  long long cnt[16], ss[16], ds[16];
+  for (int d = 0; d < k; d++) {
+    cnt[d] = (long long)g[4 + d];
+    ss[d] = (long long)g[4 + k + d];
+    ds[d] = (long long)g[4 + 2 * k + d];
+  }
+  for (;;) {
+    memmove(dst + t * (long long)item, src + s * (long long)item, run);
+    int d = k - 1;
+    while (d >= 0) {
+      s += ss[d];
+      t += ds[d];
+      if (++idx[d] < cnt[d]) break;
+      s -= cnt[d] * ss[d];
+      t -= cnt[d] * ds[d];
+      idx[d] = 0;
+      d--;
+    }
+    if (d < 0) break;
+  }
+}
+
+// decodeRuns' job: the chunk decoded into this thread's buffer, then its runs copied into dst.
+// The bytes decoded (copied only when exactly chunk_len), or a negative result as run()'s.
+static double decode_runs(Job *job) {
+  const char *from = (const char *)job->src;
+  unsigned char *own = NULL;
+  if (job->codec != 2) {
+    int mine = 0;
+    unsigned char *buf = chunk_scratch(job->chunk_len, &mine);
+    if (!buf) return NO_MEMORY;
+    if (mine) own = buf;
+    double n = run(job->codec == 1, job->src, job->src_len, buf, job->chunk_len);
+    if (n != (double)job->chunk_len) {
+      free(own);
+      return n;
+    }
+    from = (const char *)buf;
+  } else if (job->src_len != job->chunk_len) {
+    return (double)job->src_len;
+  }
+  if (job->geom[2] > 0) move_runs(from, (char *)job->dst, job->item, job->geom);
+  free(own);
+  return (double)job->chunk_len;
+}
+
 static napi_value run_sync(napi_env env, napi_callback_info info, int zstd) {
   size_t argc = 2;
   napi_value argv[2];
@@ -541,6 +655,10 @@ static double read_fd(int fd, void *dst, size_t cap) {
 static void execute(napi_env env, void *data) {
   (void)env;
   Job *job = (Job *)data;
+  if (job->runs) {
+    job->result = decode_runs(job);
+    return;
+  }
   if (!job->path) {
     job->result = run(job->zstd, job->src, job->src_len, job->dst, job->dst_len);
     return;
@@ -738,30 +856,69 @@ static napi_value copy_runs(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "copyRuns: a run lies outside an array");
     return NULL;
   }
-  const size_t item = src_item, run = (size_t)n * item;
-  long long s = (long long)g[0], t = (long long)g[1];
-  long long idx[MAX_OUTER] = {0};
-  long long cnt[MAX_OUTER], ss[MAX_OUTER], ds[MAX_OUTER];
-  for (int d = 0; d < k; d++) {
-    cnt[d] = (long long)count[d];
-    ss[d] = (long long)sstride[d];
-    ds[d] = (long long)dstride[d];
-  }
-  for (;;) {
-    memmove(dst + t * (long long)item, src + s * (long long)item, run);
-    int d = k - 1;
-    while (d >= 0) {
-      s += ss[d];
-      t += ds[d];
-      if (++idx[d] < cnt[d]) break;
-      s -= cnt[d] * ss[d];
-      t -= cnt[d] * ds[d];
-      idx[d] = 0;
-      d--;
-    }
-    if (d < 0) break;
-  }
+  move_runs(src, dst, src_item, g);
   return NULL;
+}
+
+// decodeRuns(codec, src, chunkBytes, dst, geom): codec 0 (Blosc), 1 (Zstandard frame) or 2 (raw
+// bytes); src the stored chunk, chunkBytes its decoded size, dst a typed array of the chunk's item
+// size, geom as copyRuns' with the chunk's items as the source. A promise of the bytes decoded
+// (the runs copied only when that is chunkBytes) or a negative result; the geometry is checked
+// here first (RangeError, nothing queued).
+static napi_value decode_runs_async(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  const char *usage = "decodeRuns(codec: 0|1|2, src: Uint8Array, chunkBytes: number, dst: TypedArray, geom: Float64Array)";
+  if (argc < 5) return throw_type(env, usage);
+  int32_t codec = -1;
+  double chunk = -1;
+  if (napi_get_value_int32(env, argv[0], &codec) != napi_ok || codec < 0 || codec > 2 ||
+      (codec == 1 && !lib.zstd_decompress) || napi_get_value_double(env, argv[2], &chunk) != napi_ok ||
+      !whole(chunk) || chunk < 0) {
+    return throw_type(env, usage);
+  }
+  void *src;
+  size_t src_len;
+  char *dst = NULL, *gp = NULL;
+  size_t dst_len = 0, glen = 0, dst_item = 0, gitem = 0;
+  napi_typedarray_type dt, gt;
+  if (!bytes_of(env, argv[1], &src, &src_len) || !items_of(env, argv[3], &dst, &dst_len, &dst_item, &dt) ||
+      !items_of(env, argv[4], &gp, &glen, &gitem, &gt) || gt != napi_float64_array || glen < 4) {
+    return throw_type(env, usage);
+  }
+  const double *g = (const double *)gp;
+  for (size_t i = 0; i < glen; i++) {
+    if (!whole(g[i])) return throw_type(env, "decodeRuns: geom holds a value that is not a whole number");
+  }
+  int k = (int)g[3];
+  if (g[2] < 0 || k < 0 || k > MAX_OUTER || glen < (size_t)(4 + 3 * k) || (size_t)chunk % dst_item != 0) {
+    return throw_type(env, "decodeRuns: geom does not describe a copy");
+  }
+  int empty = g[2] == 0;
+  for (int d = 0; d < k; d++) empty = empty || g[4 + d] <= 0;
+  size_t chunk_items = (size_t)chunk / dst_item;
+  if (!empty && (!reach_ok(g[0], g[2], k, g + 4, g + 4 + k, chunk_items) ||
+                 !reach_ok(g[1], g[2], k, g + 4, g + 4 + 2 * k, dst_len))) {
+    napi_throw_range_error(env, NULL, "decodeRuns: a run lies outside an array");
+    return NULL;
+  }
+  Job *job = (Job *)calloc(1, sizeof(Job));
+  if (!job) {
+    napi_throw_error(env, NULL, "decodeRuns: out of memory");
+    return NULL;
+  }
+  job->runs = 1;
+  job->codec = codec;
+  job->src = src;
+  job->src_len = src_len;
+  job->dst = dst;
+  job->dst_len = dst_len * dst_item;
+  job->chunk_len = (size_t)chunk;
+  job->item = dst_item;
+  memcpy(job->geom, g, sizeof(double) * (4 + 3 * (size_t)k));
+  if (empty) job->geom[2] = 0;
+  return queue(env, job, argv[1], argv[3]);
 }
 
 #define TILE 256
@@ -915,10 +1072,111 @@ bad:
   return NULL;
 }
 
+// Projected grids (render/resample-projected.ts): per-pixel tables solved once per tile.
+#define PROJECTED(NAME, T)                                                                                    \
+  static int NAME(const T *f, size_t flen, size_t nx, const int32_t *base, const uint16_t *wxq,               \
+                  const uint16_t *wyq, double scale, double offset, double below, double top,                 \
+                  unsigned char *out) {                                                                        \
+    const double unit = 1.0 / 65535.0;                                                                         \
+    for (size_t k = 0; k < TILE * TILE; k++) {                                                                \
+      int32_t b = base[k];                                                                                    \
+      if (b < 0) {                                                                                            \
+        out[k] = 0;                                                                                           \
+        continue;                                                                                             \
+      }                                                                                                       \
+      if ((size_t)b + nx + 1 >= flen) return 0;                                                               \
+      double fx = wxq[k] * unit, fy = wyq[k] * unit;                                                          \
+      double p00 = f[b], p01 = f[b + 1], p10 = f[b + nx], p11 = f[b + nx + 1];                                 \
+      double v = (p00 + (p01 - p00) * fx) * (1 - fy) + (p10 + (p11 - p10) * fx) * fy;                          \
+      if (isnan(v)) {                                                                                         \
+        double wx = wxq[k] / 65535.0, wy = wyq[k] / 65535.0;                                                  \
+        v = (p00 + (p01 - p00) * wx) * (1 - wy) + (p10 + (p11 - p10) * wx) * wy;                               \
+        if (isnan(v)) v = f[b + (wy <= 0.5 ? 0 : nx) + (wx <= 0.5 ? 0 : 1)];                                  \
+      }                                                                                                       \
+      out[k] = index_of(v, scale, offset, below, top);                                                        \
+    }                                                                                                         \
+    return 1;                                                                                                 \
+  }
+
+PROJECTED(projected_f32, float)
+PROJECTED(projected_f64, double)
+
+// projectedTile(field, nx, base, wx, wy, palette, out): one 256 × 256 tile of palette indices
+// sampled bilinearly over per-pixel tables (render/resample-projected.ts in C, same arithmetic in
+// the same order): base is the field offset of each pixel's cell (-1 off the grid), wx and wy its
+// weights in 1/65535. RangeError when a cell lies outside the field.
+static napi_value projected_tile(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  const char *usage = "projectedTile(field, nx, base: Int32Array, wx: Uint16Array, wy: Uint16Array, palette, out)";
+  char *fp, *bp, *xp, *yp, *pp, *op;
+  size_t flen, fitem, blen, bitem, xlen, xitem, ylen, yitem, plen, pitem, olen, oitem;
+  napi_typedarray_type ft, bt, xt, yt, pt, ot;
+  uint32_t nx = 0;
+  if (argc < 7 || !items_of(env, argv[0], &fp, &flen, &fitem, &ft) ||
+      (ft != napi_float32_array && ft != napi_float64_array) || napi_get_value_uint32(env, argv[1], &nx) != napi_ok ||
+      !items_of(env, argv[2], &bp, &blen, &bitem, &bt) || bt != napi_int32_array ||
+      !items_of(env, argv[3], &xp, &xlen, &xitem, &xt) || xt != napi_uint16_array ||
+      !items_of(env, argv[4], &yp, &ylen, &yitem, &yt) || yt != napi_uint16_array ||
+      !items_of(env, argv[5], &pp, &plen, &pitem, &pt) || pt != napi_float64_array || plen < 4 ||
+      !items_of(env, argv[6], &op, &olen, &oitem, &ot) || ot != napi_uint8_array) {
+    return throw_type(env, usage);
+  }
+  const double *pal = (const double *)pp;
+  if (blen != TILE * TILE || xlen != blen || ylen != blen || olen != blen || nx < 2 || !(pal[3] >= 1) ||
+      pal[3] > 255) {
+    napi_throw_range_error(env, NULL, "projectedTile: sizes do not match");
+    return NULL;
+  }
+  int ok = ft == napi_float32_array
+               ? projected_f32((const float *)fp, flen, nx, (const int32_t *)bp, (const uint16_t *)xp,
+                               (const uint16_t *)yp, pal[0], pal[1], pal[2], pal[3], (unsigned char *)op)
+               : projected_f64((const double *)fp, flen, nx, (const int32_t *)bp, (const uint16_t *)xp,
+                               (const uint16_t *)yp, pal[0], pal[1], pal[2], pal[3], (unsigned char *)op);
+  if (!ok) napi_throw_range_error(env, NULL, "projectedTile: the tables point outside the field");
+  return NULL;
+}
+
+// gatherTile(colours, nodes, out): out[k] = colours[nodes[k]] (nearest sampling of a projected
+// grid: the palette index of every node, gathered by a per-pixel table whose off-grid pixels name a
+// last, transparent entry). RangeError when a node lies outside `colours` (`out` is then partly
+// written).
+static napi_value gather_tile(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char *cp, *np, *op;
+  size_t clen, citem, nlen, nitem, olen, oitem;
+  napi_typedarray_type ct, nt, ot;
+  if (argc < 3 || !items_of(env, argv[0], &cp, &clen, &citem, &ct) || ct != napi_uint8_array ||
+      !items_of(env, argv[1], &np, &nlen, &nitem, &nt) || nt != napi_int32_array ||
+      !items_of(env, argv[2], &op, &olen, &oitem, &ot) || ot != napi_uint8_array) {
+    return throw_type(env, "gatherTile(colours: Uint8Array, nodes: Int32Array, out: Uint8Array)");
+  }
+  if (nlen != olen || clen == 0 || clen > UINT32_MAX) {
+    napi_throw_range_error(env, NULL, "gatherTile: sizes do not match");
+    return NULL;
+  }
+  const unsigned char *colours = (const unsigned char *)cp;
+  const uint32_t *nodes = (const uint32_t *)np;
+  unsigned char *out = (unsigned char *)op;
+  for (size_t k = 0; k < nlen; k++) {
+    uint32_t i = nodes[k];  // a negative node reads as a huge one
+    if (i >= clen) {
+      napi_throw_range_error(env, NULL, "gatherTile: the table points outside the field");
+      return NULL;
+    }
+    out[k] = colours[i];
+  }
+  return NULL;
+}
+
 // pngRows(indices, width, height, raw, used): `indices` width × height palette indices; `raw`
-// receives (width + 1) × height filtered bytes: a row equal to the one above as filter Up (2) and
-// zeros, any other as filter None (0) and its indices renumbered densely over the colours used in
-// such rows; `used` (256 bytes) receives those colours in ascending order. Returns their number.
+// receives (width + 1) × height filtered bytes over the indices renumbered densely over the colours
+// used: the first row as filter None (0), every other as filter Up (2), each byte minus the one
+// above (zeros for a repeated row); `used` (256 bytes) receives those colours in ascending order.
+// Returns their number.
 static napi_value png_rows(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
@@ -940,10 +1198,21 @@ static napi_value png_rows(napi_env env, napi_callback_info info) {
   const unsigned char *src = (const unsigned char *)src_p;
   unsigned char *raw = (unsigned char *)raw_p, *used = (unsigned char *)used_p;
   unsigned char seen[256] = {0}, remap[256];
-  for (size_t y = 0; y < h; y++) {
-    const unsigned char *row = src + y * w;
-    if (y > 0 && memcmp(row, row - w, w) == 0) continue;
-    for (size_t i = 0; i < w; i++) seen[row[i]] = 1;
+  // Eight pixels at a time are compared with the eight above: where they match, their colours were
+  // seen in the row above and their Up bytes are zeros, so only the parts of a row that change
+  // cost a pass per pixel (a projected grid's rows change a little everywhere, never repeat).
+  for (size_t i = 0; i < w; i++) seen[src[i]] = 1;
+  for (size_t y = 1; y < h; y++) {
+    const unsigned char *row = src + y * w, *above = row - w;
+    size_t i = 0;
+    for (; i + 8 <= w; i += 8) {
+      uint64_t a, b;
+      memcpy(&a, row + i, 8);
+      memcpy(&b, above + i, 8);
+      if (a == b) continue;
+      for (size_t j = i; j < i + 8; j++) seen[row[j]] = 1;
+    }
+    for (; i < w; i++) seen[row[i]] = 1;
   }
   uint32_t n = 0;
   for (int c = 0; c < 256; c++) {
@@ -952,19 +1221,70 @@ static napi_value png_rows(napi_env env, napi_callback_info info) {
       used[n++] = (unsigned char)c;
     }
   }
-  for (size_t y = 0; y < h; y++) {
-    const unsigned char *row = src + y * w;
-    unsigned char *out = raw + y * (w + 1);
-    if (y > 0 && memcmp(row, row - w, w) == 0) {
-      out[0] = 2;
-      memset(out + 1, 0, w);
-      continue;
+  raw[0] = 0;
+  for (size_t i = 0; i < w; i++) raw[1 + i] = remap[src[i]];
+  if (n == (uint32_t)used[n - 1] - used[0] + 1) {
+    // The colours used are a run (the usual tile of a smooth field): renumbering subtracts the
+    // first, so the Up bytes are plain differences of the indices, sixteen at a time.
+    for (size_t y = 1; y < h; y++) {
+      const unsigned char *row = src + y * w, *above = row - w;
+      unsigned char *out = raw + y * (w + 1) + 1;
+      out[-1] = 2;
+      size_t i = 0;
+#ifdef __SSE2__
+      for (; i + 16 <= w; i += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(row + i)), b = _mm_loadu_si128((const __m128i *)(above + i));
+        _mm_storeu_si128((__m128i *)(out + i), _mm_sub_epi8(a, b));
+      }
+#endif
+      for (; i < w; i++) out[i] = (unsigned char)(row[i] - above[i]);
     }
-    out[0] = 0;
-    for (size_t i = 0; i < w; i++) out[1 + i] = remap[row[i]];
+    napi_value result;
+    napi_create_uint32(env, n, &result);
+    return result;
+  }
+  const uint64_t zero = 0;
+  for (size_t y = 1; y < h; y++) {
+    const unsigned char *row = src + y * w, *above = row - w;
+    unsigned char *out = raw + y * (w + 1) + 1;
+    out[-1] = 2;
+    size_t i = 0;
+    for (; i + 8 <= w; i += 8) {
+      uint64_t a, b;
+      memcpy(&a, row + i, 8);
+      memcpy(&b, above + i, 8);
+      if (a == b) {
+        memcpy(out + i, &zero, 8);
+        continue;
+      }
+      for (size_t j = i; j < i + 8; j++) out[j] = (unsigned char)(remap[row[j]] - remap[above[j]]);
+    }
+    for (; i < w; i++) out[i] = (unsigned char)(remap[row[i]] - remap[above[i]]);
   }
   napi_value result;
   napi_create_uint32(env, n, &result);
+  return result;
+}
+
+// deflateRle(raw, out): a zlib stream of `raw` in `out` (native/deflate-rle.h): its length, or 0
+// when it does not fit (the caller then deflates with zlib).
+static napi_value deflate_rle_js(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  void *src = NULL, *dst = NULL;
+  size_t src_len = 0, dst_len = 0;
+  if (argc < 2 || !bytes_of(env, argv[0], &src, &src_len) || !bytes_of(env, argv[1], &dst, &dst_len)) {
+    return throw_type(env, "deflateRle(raw: Uint8Array, out: Uint8Array)");
+  }
+  uint16_t *tokens = (uint16_t *)scratch_of((src_len + 2) * sizeof(uint16_t));
+  if (!tokens) {
+    napi_throw_error(env, NULL, "deflateRle: out of memory");
+    return NULL;
+  }
+  size_t n = deflate_rle((const unsigned char *)src, src_len, (unsigned char *)dst, dst_len, tokens);
+  napi_value result;
+  napi_create_double(env, (double)n, &result);
   return result;
 }
 
@@ -1001,9 +1321,13 @@ NAPI_MODULE_INIT() {
       {"compressors", NULL, compressors, NULL, NULL, NULL, napi_default, NULL},
       {"readFile", NULL, read_file, NULL, NULL, NULL, napi_default, NULL},
       {"copyRuns", NULL, copy_runs, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeRuns", NULL, decode_runs_async, NULL, NULL, NULL, napi_default, NULL},
       {"pngRows", NULL, png_rows, NULL, NULL, NULL, napi_default, NULL},
+      {"deflateRle", NULL, deflate_rle_js, NULL, NULL, NULL, napi_default, NULL},
       {"bilinearTile", NULL, bilinear_tile, NULL, NULL, NULL, napi_default, NULL},
-      // Only when libzstd was found: callers test for these.
+      {"projectedTile", NULL, projected_tile, NULL, NULL, NULL, napi_default, NULL},
+      {"gatherTile", NULL, gather_tile, NULL, NULL, NULL, napi_default, NULL},
+      // Only when Zstandard was found (Node's own or libzstd.so.1): callers test for these.
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},
   };

@@ -2,7 +2,8 @@
 // again by hand; no -dev package is needed): a Blosc decoder in C with LZ4, Zstandard and zlib from
 // the system's runtime libraries (opened when it loads; a missing one leaves its chunks to
 // JavaScript), Zstandard frames into a caller's buffer, chunk files read in one job, and the loops
-// the store and the renderer run per value (region copies, bilinear sampling, PNG rows). Without
+// the store and the renderer run per value (region copies, bilinear and projected sampling, PNG
+// rows). Without
 // it, or with GRIDCAST_NATIVE_BLOSC=0, each of those runs in JavaScript with the same results
 // (Blosc through the built-in decoder, blosc-decode.ts).
 import { existsSync } from "node:fs";
@@ -31,9 +32,24 @@ interface Addon {
   /** Runs of items from src to dst (same item size); geom as in native/blosc.c. Throws a
    * RangeError, moving nothing, when any run would fall outside either array. */
   copyRuns(src: ArrayBufferView, dst: ArrayBufferView, geom: Float64Array): void;
+  /** A stored chunk (codec 0 Blosc, 1 a Zstandard frame, 2 raw bytes) decoded on libuv's pool into
+   * a buffer of that thread's own, then its runs copied into dst as copyRuns would (geom counts
+   * the chunk's items): a promise of the bytes decoded, the runs copied only when that is
+   * chunkBytes, or a negative result as decode's. RangeError, nothing queued, when a run would
+   * fall outside the chunk or dst. Absent from addons built before it. */
+  decodeRuns?(
+    codec: 0 | 1 | 2,
+    src: Uint8Array,
+    chunkBytes: number,
+    dst: ArrayBufferView,
+    geom: Float64Array,
+  ): Promise<number>;
   /** An indexed PNG's filtered rows and the colours they use (render/png.ts's filterRows in C):
    * the number of colours, listed ascending at the start of `used`. */
   pngRows(indices: Uint8Array, width: number, height: number, raw: Uint8Array, used: Uint8Array): number;
+  /** A zlib stream of raw in out, tokenized as zlib's run-length strategy and coded in one dynamic
+   * Huffman block (native/deflate-rle.h): its length, or 0 when it does not fit out. */
+  deflateRle(raw: Uint8Array, out: Uint8Array): number;
   /** One map tile of palette indices by bilinear sampling (render/resample.ts's renderBilinear in
    * C); palette is [scale, offset, below, top]. RangeError when a table points outside the field. */
   bilinearTile(
@@ -49,6 +65,20 @@ interface Addon {
     palette: Float64Array,
     out: Uint8Array,
   ): void;
+  /** One map tile of palette indices of a projected grid by bilinear sampling over per-pixel
+   * tables (render/resample-projected.ts in C); palette as for bilinearTile. RangeError when a
+   * table points outside the field. */
+  projectedTile(
+    field: Float32Array | Float64Array,
+    nx: number,
+    base: Int32Array,
+    wx: Uint16Array,
+    wy: Uint16Array,
+    palette: Float64Array,
+    out: Uint8Array,
+  ): void;
+  /** out[k] = colours[nodes[k]], 0 where nodes[k] < 0 (nearest sampling of a projected grid). */
+  gatherTile(colours: Uint8Array, nodes: Int32Array, out: Uint8Array): void;
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../build/native/blosc.node", import.meta.url));

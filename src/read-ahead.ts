@@ -1,16 +1,18 @@
-// Sequential reads with one read ahead: while the consumer handles part i (sends it), part i+1
-// is already being read, so store reads and decoding overlap with sending. At most two parts are
-// held at once.
+// Sequential reads with reads ahead: while the consumer handles part i (sends it), part i+1 (and
+// more, if asked) is already being read, so store reads and decoding overlap with sending. At
+// most `ahead` + 1 parts are held at once (two by default).
 
 /**
- * Yields read(parts[0]), read(parts[1]), … in order, starting each read one part early. With
- * `warm`, the part after that is warmed too (its chunks fetched and decoded into the chunk cache,
- * nothing assembled), so decoding runs two parts ahead of sending while only two parts are held.
+ * Yields read(parts[0]), read(parts[1]), … in order, starting each read `ahead` parts early (one
+ * by default). With `warm`, the part after those is warmed too (its chunks fetched and decoded
+ * into the chunk cache, nothing assembled), so decoding runs one more part ahead of sending while
+ * only `ahead` + 1 parts are held.
  */
 export async function* readAhead<P, T>(
   parts: P[],
   read: (part: P) => Promise<T>,
   warm?: (part: P) => Promise<void>,
+  ahead = 1,
 ): AsyncGenerator<T> {
   const start = (i: number) => {
     const p = read(parts[i]);
@@ -19,13 +21,13 @@ export async function* readAhead<P, T>(
     p.catch(() => {});
     return p;
   };
-  if (parts.length === 0) return;
-  let next = start(0);
+  const pending: Promise<T>[] = [];
+  for (let i = 0; i < Math.min(ahead, parts.length); i++) pending.push(start(i));
   for (let i = 0; i < parts.length; i++) {
-    const part = await next;
-    if (i + 1 < parts.length) next = start(i + 1);
+    const part = await pending.shift()!;
+    if (i + ahead < parts.length) pending.push(start(i + ahead));
     // Errors of warming are the read's to report when its turn comes.
-    if (warm && i + 2 < parts.length) warm(parts[i + 2]).catch(() => {});
+    if (warm && i + ahead + 1 < parts.length) warm(parts[i + ahead + 1]).catch(() => {});
     yield part;
   }
 }

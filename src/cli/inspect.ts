@@ -40,9 +40,14 @@ export function registerInspect(program: Command): void {
           `  found at: ${g.path === "" ? "the store root" : g.path}${g.analysis ? "  (analysis: each time is a run with lead 0)" : ""}`,
           `  leads (h): ${g.lead_hours.join(",")}${g.levels ? `  levels: ${g.levels.join(",")}` : ""}${g.members ? `  members: ${g.members.join(",")}` : ""}`,
         );
+        for (const x of g.grids ?? []) {
+          lines.push(
+            `  grid ${x.coordinates.lat},${x.coordinates.lon}  (${x.kind}, ${x.shape.lat}x${x.shape.lon} at ${x.resolution.lat}°, bbox ${x.bbox.join(",")})`,
+          );
+        }
         for (const v of g.variables) {
           lines.push(
-            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}`,
+            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}${g.grids ? `  on grid ${v.grid_coordinates.lat},${v.grid_coordinates.lon}` : ""}`,
           );
         }
         for (const u of g.unregistered) {

@@ -8,8 +8,9 @@ import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { type NpyDtype, npyHeader } from "../npy.ts";
 import { readAhead, slab } from "../read-ahead.ts";
 import { type OutValues, type Range, strides } from "../store/array.ts";
-import { ChunkScan } from "../store/scan.ts";
+import { ChunkScan, releaseScanBytes, reserveScanBytes } from "../store/scan.ts";
 import type { Store } from "../store/store.ts";
+import { TYPED_ARRAYS } from "../store/typed-values.ts";
 import { type ItemNodes, openItem, valuesDescription } from "./item.ts";
 import { windowTransform } from "./item-geometry.ts";
 import { ROLES } from "./layout.ts";
@@ -226,25 +227,64 @@ function decodeBand(plan: SlicePlan, band: Float32Array, [y0, y1]: Range): void 
   }
 }
 
-/** The values of rows [y0, y1) of a planned slice, (y, x, feature). */
-export async function readBand(plan: SlicePlan, rows: Range, scan?: ChunkScan): Promise<OutValues> {
+/**
+ * The values of rows [y0, y1) of a planned slice, (y, x, feature): through a scan, through the
+ * addon's decodeRuns ("runs": each chunk decoded and copied into the band on libuv's pool), or
+ * through the chunk cache.
+ */
+export async function readBand(plan: SlicePlan, rows: Range, via?: ChunkScan | "runs"): Promise<OutValues> {
   const [, [x0, x1], [f0, f1]] = plan.region;
   const n = (rows[1] - rows[0]) * (x1 - x0) * (f1 - f0);
   const raw = plan.values === "raw";
+  const latent = plan.item.latent;
   // Every value is written: each chunk of the region is copied, stored or its fill value.
-  const values = raw ? RAW_NPY[plan.item.latent.dtype].make(n) : slab(n, false);
+  const values = raw ? RAW_NPY[latent.dtype].make(n) : slab(n, false);
   const { region, strides: st } = storedRegion(plan, rows);
   const place = { offset: 0, strides: st };
   // Stored values first (the copy converts integers to float32); the scheme and mask after.
-  if (scan) await scan.readInto(region, values, place, null);
-  else await plan.item.latent.readInto(region, values, place, null);
+  if (via === "runs") await latent.readStoredInto(region, values, place);
+  else if (via) await via.readInto(region, values, place, null);
+  else await latent.readInto(region, values, place, null);
   if (!raw) decodeBand(plan, values as Float32Array, rows);
   return values;
 }
 
+// Bands read by decodeRuns hold whole chunk rows, so each chunk is decoded once, straight into the
+// one band it feeds; a band may then exceed the slab size, up to this many slabs (else the scan
+// takes the slice). This many bands are read ahead of the one being sent, so the pool decodes
+// while the main thread writes.
+const RUNS_BAND_SLABS = 4;
+const RUNS_AHEAD = 2;
+
 /**
- * The data of a planned slice band by band, in order, the next band read while one is sent: as
- * one scan down the rows when its chunks fit (store/scan.ts), else through the chunk cache.
+ * The bands of a slice read by decodeRuns: runs of whole chunk rows along y (cut by the slice's
+ * own ends), as many per band as fit in `bandBytes` (at least one); undefined when the latent's
+ * chunks or the band size do not allow it.
+ */
+export function runBands(plan: SlicePlan, bandBytes: number): Range[] | undefined {
+  const yd = yDim(plan);
+  const latent = plan.item.latent;
+  const Out = plan.values === "raw" ? TYPED_ARRAYS[latent.dtype] : Float32Array;
+  if (yd < 0 || !latent.decodesInto(Out)) return undefined;
+  const [[y0, y1]] = plan.region;
+  const rowBytes = plan.dataBytes / plan.shape[0];
+  const chunkRows = latent.chunks[yd];
+  const per = chunkRows * Math.max(1, Math.floor(bandBytes / Math.max(1, chunkRows * rowBytes)));
+  if (Math.min(per, y1 - y0) * rowBytes > RUNS_BAND_SLABS * bandBytes) return undefined;
+  const out: Range[] = [];
+  for (let y = y0; y < y1; ) {
+    const end = Math.min(y1, (Math.floor(y / per) + 1) * per);
+    out.push([y, end]);
+    y = end;
+  }
+  return out;
+}
+
+/**
+ * The data of a planned slice band by band, in order, later bands read while one is sent: by the
+ * addon's decodeRuns when the latent allows it (runBands), else as one scan down the rows when
+ * its chunks fit (store/scan.ts), else through the chunk cache. The first two hold their buffers
+ * against the process-wide `scanBytes` budget.
  */
 export async function* sliceBands(
   store: Store,
@@ -254,6 +294,19 @@ export async function* sliceBands(
 ): AsyncGenerator<OutValues> {
   const latent = plan.item.latent;
   await scalesOf(store, plan);
+  const runs = runBands(plan, bandBytes);
+  if (runs) {
+    const rowBytes = plan.dataBytes / plan.shape[0];
+    const hold = (RUNS_AHEAD + 1) * Math.max(...runs.map(([a, b]) => (b - a) * rowBytes));
+    if (reserveScanBytes(hold, scanBytes)) {
+      try {
+        yield* readAhead(runs, (rows) => readBand(plan, rows, "runs"), undefined, RUNS_AHEAD);
+      } finally {
+        releaseScanBytes(hold);
+      }
+      return;
+    }
+  }
   const bands = bandRows(plan, bandBytes);
   const yd = yDim(plan);
   const scan = yd < 0 ? undefined : ChunkScan.open(latent, [storedRegion(plan, plan.region[0]).region], yd, scanBytes);
@@ -280,16 +333,33 @@ export async function* sliceBands(
   }
 }
 
-/** The whole .npy body of a planned slice (header and data in one buffer). */
+/**
+ * The whole .npy body of a planned slice (header and data in one buffer). When the latent allows
+ * decodeRuns (runBands), every chunk is decoded straight into its place in the body, all at once;
+ * otherwise the bands are read as they are for a response and copied in.
+ */
 export async function readSlice(
   store: Store,
   plan: SlicePlan,
   bandBytes: number,
   scanBytes: number,
 ): Promise<Uint8Array> {
-  const body = new Uint8Array(plan.header.length + plan.dataBytes);
+  // Not zero-filled (a pass over the whole body for nothing): every byte is written below.
+  const size = plan.header.length + plan.dataBytes;
+  const body = new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
   body.set(plan.header, 0);
   let at = plan.header.length;
+  if (runBands(plan, bandBytes)) {
+    await scalesOf(store, plan);
+    const raw = plan.values === "raw";
+    // The header pads the data to a 64-byte boundary, so a typed view of it is aligned.
+    const Out = raw ? TYPED_ARRAYS[plan.item.latent.dtype] : Float32Array;
+    const values = new Out(body.buffer, at, plan.dataBytes / Out.BYTES_PER_ELEMENT) as OutValues;
+    const { region, strides: st } = storedRegion(plan, plan.region[0]);
+    await plan.item.latent.readStoredInto(region, values, { offset: 0, strides: st });
+    if (!raw) decodeBand(plan, values as Float32Array, plan.region[0]);
+    return body;
+  }
   for await (const band of sliceBands(store, plan, bandBytes, scanBytes)) {
     body.set(new Uint8Array(band.buffer, band.byteOffset, band.byteLength), at);
     at += band.byteLength;

@@ -7,7 +7,7 @@ import { readAhead, slab } from "../read-ahead.ts";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import { ChunkScan } from "../store/scan.ts";
-import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
+import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
 import { windowOfGridBox } from "./grid-projected.ts";
 import { type BoxSelection, projectedSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
@@ -77,7 +77,9 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
   if (req.lead_stop < req.lead_start)
     throw new InvalidParameterError("lead_stop", "lead_stop must not be below lead_start");
   const gridBox = (["x_min", "x_max", "y_min", "y_max"] as const).filter((p) => req[p] !== undefined);
-  const proj = group.grid.projection;
+  // The variable's own grid (a group may hold variables on several).
+  const grid = variable.grid;
+  const proj = grid.projection;
   if (gridBox.length > 0) {
     if (!proj) {
       throw new InvalidParameterError(
@@ -109,8 +111,8 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
   }
   const sel =
     proj && gridBox.length > 0
-      ? projectedSelection(group.grid, windowOfGridBox(proj, req.x_min!, req.x_max!, req.y_min!, req.y_max!))
-      : selectBox(group.grid, req.lat_min!, req.lat_max!, req.lon_min!, req.lon_max!);
+      ? projectedSelection(grid, windowOfGridBox(proj, req.x_min!, req.x_max!, req.y_min!, req.y_max!))
+      : selectBox(grid, req.lat_min!, req.lat_max!, req.lon_min!, req.lon_max!);
   const shape: [number, number, number] = [req.lead_stop - req.lead_start + 1, sel.lats.length, sel.lons.length];
   const header = npyHeader("<f4", shape);
   const bytes = header.length + shape[0] * shape[1] * shape[2] * 4;
@@ -140,8 +142,9 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     time_index: req.time_index,
     lead_time: { hours: leadHours, valid_times: leadHours.map((h) => isoNoZone(runTime + h * 3_600_000)) },
     level: level === undefined ? null : group.levels![level],
+    ...(group.grids.length > 1 ? { grid_coordinates: variable.gridCoords } : {}),
     ...(proj
-      ? projectedAxes(group, sel)
+      ? projectedAxes(variable.grid, sel)
       : {
           lat: axis(sel.lats),
           lon: axis(sel.lons),
@@ -167,8 +170,8 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
  * What the header says of a projected grid's window: the y/x axes in the CRS's units, the storage
  * index window, the CRS, and where the 2-D latitude/longitude of the nodes can be read.
  */
-function projectedAxes(group: ForecastGroup, sel: BoxSelection): Record<string, unknown> {
-  const p = group.grid.projection!;
+function projectedAxes(grid: Grid, sel: BoxSelection): Record<string, unknown> {
+  const p = grid.projection!;
   return {
     y: { ...axis(sel.lats), units: p.units },
     x: { ...axis(sel.lons), units: p.units },

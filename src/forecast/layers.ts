@@ -40,6 +40,8 @@ export function groupLayers(group: ForecastGroup): MapLayerRef[] {
     const sources = def.sources.map((name) => group.variables.get(name));
     if (sources.some((v) => !v || v.roles.includes("level"))) continue;
     const vs = sources as GroupVariable[];
+    // Sources on different grids of one group have no common nodes to combine.
+    if (vs.some((v) => v.grid !== vs[0].grid)) continue;
     out.push({
       id: layerId(group.name, def.name, null),
       group,

@@ -2,8 +2,8 @@
 import { createHash } from "node:crypto";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
-import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
-import { dimNamesOf } from "../zarr-publish/coordinates.ts";
+import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
+import { gridDimNames, variableDimNames } from "../zarr-publish/coordinates.ts";
 
 /** Group id in the URL form: forecast/global → forecast~global. */
 export const tildeId = (id: string): string => id.replaceAll("/", "~");
@@ -26,8 +26,8 @@ export function schemaRevision(group: ForecastGroup, v: GroupVariable): string {
     runs: group.runs,
     leads: group.leads,
     levels: group.levels,
-    lat: [group.grid.lat[0], group.grid.lat.at(-1), group.grid.lat.length],
-    lon: [group.grid.lon[0], group.grid.lon.at(-1), group.grid.lon.length],
+    lat: [v.grid.lat[0], v.grid.lat.at(-1), v.grid.lat.length],
+    lon: [v.grid.lon[0], v.grid.lon.at(-1), v.grid.lon.length],
   });
   return createHash("sha256").update(basis).digest("hex").slice(0, 12);
 }
@@ -58,7 +58,37 @@ export function gridDescription(group: ForecastGroup) {
   };
 }
 
+function latLonAxes(grid: Grid) {
+  return {
+    lat: { ...range(grid.lat), step: grid.dlat, order: grid.latAscending ? "ascending" : "descending" },
+    lon: { ...range(grid.lon), step: grid.dlon },
+  };
+}
+
+/**
+ * Each grid of a group that holds variables on several: the stored coordinate names that key it,
+ * the names its dimensions have under /data, its extent and spacing, and the variables on it.
+ * Undefined for a group on one grid.
+ */
+export function gridsListing(group: ForecastGroup) {
+  if (group.grids.length < 2) return undefined;
+  const names = gridDimNames(group);
+  return group.grids.map((g) => ({
+    coordinates: { lat: g.lat, lon: g.lon },
+    data_dims: names.get(g)!,
+    kind: g.grid.global ? "global" : "regional",
+    resolution_deg: { lat: g.grid.dlat, lon: g.grid.dlon },
+    bbox: g.grid.bbox,
+    ...latLonAxes(g.grid),
+    variables: [...group.variables.values()]
+      .filter((v) => v.grid === g.grid)
+      .map((v) => v.name)
+      .sort(),
+  }));
+}
+
 export function exportEntry(group: ForecastGroup) {
+  const grids = gridsListing(group);
   const p = group.grid.projection;
   return {
     id: tildeId(group.id),
@@ -69,16 +99,7 @@ export function exportEntry(group: ForecastGroup) {
     coordinates: {
       time: { values: group.runs.map(isoNoZone), count: group.runs.length },
       lead_time: { hours: group.leads, count: group.leads.length },
-      ...(p
-        ? { y: gridDescription(group).y, x: gridDescription(group).x }
-        : {
-            lat: {
-              ...range(group.grid.lat),
-              step: group.grid.dlat,
-              order: group.grid.latAscending ? "ascending" : "descending",
-            },
-            lon: { ...range(group.grid.lon), step: group.grid.dlon },
-          }),
+      ...(p ? { y: gridDescription(group).y, x: gridDescription(group).x } : latLonAxes(group.grid)),
       level: group.levels ? { values: group.levels, units: group.levelUnits ?? null } : null,
     },
     fields: [...group.variables.values()].map((v) => ({
@@ -88,7 +109,8 @@ export function exportEntry(group: ForecastGroup) {
       units: v.units,
       long_name: v.entry.long_name,
       temporal: v.temporal,
-      dims: v.roles.map((r) => dimNamesOf(group)[r]),
+      dims: v.roles.map((r) => variableDimNames(group, v)[r]),
+      ...(grids ? { grid_coordinates: v.gridCoords } : {}),
       stored_units: v.storedUnits,
       members: v.roles.includes("member") ? group.members : undefined,
       stored_dims: v.array.dims,
@@ -100,6 +122,7 @@ export function exportEntry(group: ForecastGroup) {
       schema_revision: schemaRevision(group, v),
     })),
     grid: gridDescription(group),
+    ...(grids ? { grids } : {}),
   };
 }
 
@@ -130,6 +153,7 @@ export async function modelsListing(store: Store) {
     members: g.members ?? null,
     analysis: g.analysis,
     variables: [...g.variables.keys()].sort(),
+    ...(g.grids.length > 1 ? { grids: gridsListing(g) } : {}),
   }));
   return { forecast, unavailable: await unavailableGroups(store) };
 }

@@ -56,6 +56,11 @@ export interface PointSeries {
    * when it says; the values of later leads are null.
    */
   ingested_lead_hours?: number;
+  /**
+   * In a group holding variables on several grids: the stored latitude and longitude coordinates
+   * of the grid the values were read on (the variable's own).
+   */
+  grid_coordinates?: { lat: string; lon: string };
 }
 
 /** The region of one spatial column for one run (and level, member or members), all lead times. */
@@ -106,7 +111,7 @@ function inGroup(
   const v0 = requireVariable(requested, entry);
   const runIndex = resolveRun(requested, req.run);
   const runTime = requested.runs[runIndex];
-  if (!requested.grid.global) return atNode(entry, req, requested, v0, runIndex, runTime, undefined);
+  if (!v0.grid.global) return atNode(entry, req, requested, v0, runIndex, runTime, undefined);
   const now = choosePatchNow(store, requested, entry, runTime, req.lat, req.lon);
   if (now !== "wait") return atNode(entry, req, requested, v0, runIndex, runTime, now);
   return choosePatch(store, requested, entry, runTime, req.lat, req.lon).then((patch) =>
@@ -132,17 +137,18 @@ function atNode(
   }
   // A point beyond the grid's coverage (more than half a cell past its outer nodes) has no value:
   // answering with the edge node's would be a silent wrong answer.
-  const miss = coverageMiss(group.grid, req.lat, req.lon);
+  const miss = coverageMiss(v.grid, req.lat, req.lon);
   if (miss) {
     const what = miss === "lat" ? "latitude" : "longitude";
-    throw new InvalidParameterError(miss, `the point's ${what} lies outside the coverage of ${group.id}`, {
-      bbox: group.grid.bbox,
+    const of = group.grids.length > 1 ? `${v.name}'s grid in ${group.id}` : group.id;
+    throw new InvalidParameterError(miss, `the point's ${what} lies outside the coverage of ${of}`, {
+      bbox: v.grid.bbox,
     });
   }
   const run = group === requested ? runIndex : group.runs.indexOf(runTime);
   const level = resolveLevel(group, v, req.level);
   const member = resolveMember(group, v, req.member);
-  const node = nearestNode(group.grid, req.lat, req.lon);
+  const node = nearestNode(v.grid, req.lat, req.lon);
   const memberRange: [number, number] | number | undefined = member === "all" ? [0, group.members!.length] : member;
   const region = columnRegion(group, v, run, level, node.iy, node.ix, memberRange);
   const column = readValuesNow(v, region);
@@ -191,8 +197,8 @@ function answer(
     lon: req.lon,
     times: text.times,
     values: series(all ? memberIndex! : 0),
-    source: group.grid.global ? "global" : "regional",
-    region: group.grid.global ? null : group.name,
+    source: v.grid.global ? "global" : "regional",
+    region: v.grid.global ? null : group.name,
     group: group.id,
     units: v.units,
     grid_lat: node.lat,
@@ -206,6 +212,7 @@ function answer(
   if (all) out.members = group.members!.map((m, i) => ({ member: m, values: series(i) }));
   if (text.intervals) out.intervals = text.intervals;
   if (ingested !== undefined) out.ingested_lead_hours = ingested;
+  if (group.grids.length > 1) out.grid_coordinates = v.gridCoords;
   return out;
 }
 
@@ -265,6 +272,7 @@ export function pointJson(s: PointSeries): string {
   }
   if (s.intervals !== undefined) out += `,"intervals":${p.intervalsText}`;
   if (s.ingested_lead_hours !== undefined) out += `,"ingested_lead_hours":${num(s.ingested_lead_hours)}`;
+  if (s.grid_coordinates !== undefined) out += `,"grid_coordinates":${JSON.stringify(s.grid_coordinates)}`;
   return `${out}}`;
 }
 

@@ -234,12 +234,18 @@ function bestPatch(
   lon: number,
 ): ForecastGroup | undefined {
   const candidates: ForecastGroup[] = [];
+  // Each patch is judged on the grid its variable sits on (a group may hold several grids).
+  const gridOf = (g: ForecastGroup) => g.variables.get(entry.name)!.grid;
   for (const g of groups) {
-    if (g.grid.global || !g.variables.has(entry.name) || !g.runs.includes(runTime)) continue;
-    if (covers(g.grid, lat, lon)) candidates.push(g);
+    const v = g.variables.get(entry.name);
+    if (!v || v.grid.global || !g.runs.includes(runTime)) continue;
+    if (covers(v.grid, lat, lon)) candidates.push(g);
   }
-  const cell = (g: ForecastGroup) => g.grid.dlat * g.grid.dlon;
-  const area = (g: ForecastGroup) => (g.grid.bbox[2] - g.grid.bbox[0]) * (g.grid.bbox[3] - g.grid.bbox[1]);
+  const cell = (g: ForecastGroup) => gridOf(g).dlat * gridOf(g).dlon;
+  const area = (g: ForecastGroup) => {
+    const [w, s, e, n] = gridOf(g).bbox;
+    return (e - w) * (n - s);
+  };
   candidates.sort((a, b) => cell(a) - cell(b) || area(a) - area(b) || a.id.localeCompare(b.id));
   return candidates[0];
 }

@@ -46,6 +46,8 @@ export interface LayerValue {
   temporal: ResolvedTemporal | DerivedTemporal;
   /** Non-instantaneous variables: the interval the amount covers. */
   interval?: { start: string; end: string };
+  /** In a group holding variables on several grids: the stored latitude/longitude coordinates of the layer's grid. */
+  grid_coordinates?: { lat: string; lon: string };
 }
 
 type DerivedTemporal = NonNullable<Awaited<ReturnType<typeof findMapLayer>>["derived"]>["def"]["temporal"];
@@ -67,8 +69,10 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
 
   let cells: number[] | null = null;
   let node: { lat: number; lon: number; ix: number; iy: number } | null = null;
-  if (covers(group.grid, req.lat, req.lon)) {
-    const n = nearestNode(group.grid, req.lat, req.lon);
+  // The layer's own grid (a group may hold variables on several; derived layers' sources share one).
+  const grid = v.grid;
+  if (covers(grid, req.lat, req.lon)) {
+    const n = nearestNode(grid, req.lat, req.lon);
     node = n;
     // Ensemble layers draw the control member (regionOf's default), so the click reads it too.
     const cellOf = async (gv: typeof v) => {
@@ -83,7 +87,7 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
   if (cells && def && (def.kind === "speed" || def.kind === "arrows")) {
     let [u, vn] = cells;
     // Components along a projected grid's axes are turned to east/north for the direction.
-    const proj = group.grid.projection;
+    const proj = grid.projection;
     if (proj && node && derived!.sources.some(gridRelative)) [u, vn] = rotateOne(proj, node.ix, node.iy, u, vn);
     value = Math.hypot(u, vn);
     // Meteorological convention: the direction the wind comes from.
@@ -116,6 +120,7 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
     temporal: def ? def.temporal : v.temporal,
   };
   if (def?.sources.length === 2) out.direction_deg = direction;
+  if (group.grids.length > 1) out.grid_coordinates = v.gridCoords;
   const interval = def ? undefined : intervalsOf(group, v, run)?.[lead];
   if (interval) out.interval = interval;
   return out;

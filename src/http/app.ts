@@ -178,7 +178,9 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const before = lastOn.get(req.socket);
     lastOn.set(req.socket, new Promise<void>((ok) => res.once("close", ok)));
-    if (before) before.then(next);
+    // When the connection dies, every response queued on it closes at once: the requests behind
+    // a dropped one are not started (they would all open their files together, for nobody).
+    if (before) before.then(() => (req.socket.destroyed ? undefined : next()));
     else next();
   });
 
@@ -491,6 +493,28 @@ interface Prepared {
 }
 
 /**
+ * ETags of the text bodies answered last, by body: a warm /point answers the same few hundred
+ * bytes again and again, and a Map lookup of the text costs a fraction of its SHA-1. The tag is a
+ * function of the body alone, so a remembered one is the one hashing would give. Bounded: once
+ * full it starts again empty.
+ */
+const ETAG_MEMO_MAX = 1024;
+/** Bodies longer than this are hashed every time (hashing dwarfs a lookup there anyway). */
+const ETAG_MEMO_TEXT = 4096;
+const etagMemo = new Map<string, string>();
+
+function etagOf(body: string | Buffer): string {
+  if (typeof body !== "string" || body.length > ETAG_MEMO_TEXT) return `"${hash("sha1", body, "base64url")}"`;
+  let tag = etagMemo.get(body);
+  if (tag === undefined) {
+    tag = `"${hash("sha1", body, "base64url")}"`;
+    if (etagMemo.size >= ETAG_MEMO_MAX) etagMemo.clear();
+    etagMemo.set(body, tag);
+  }
+  return tag;
+}
+
+/**
  * Status, headers and body of a reply, with If-None-Match settled (304) before anything is charged.
  * On a metered route only an ETag the client names answers 304 (free: it holds that body, which
  * it was charged for); `*` names none, so there it is not honoured and the reply is a charged 200.
@@ -518,7 +542,7 @@ function prepareReply(
   if (status === 200 && ("json" in reply || reply.cache)) {
     // The one-shot hash of the UTF-8 text: the same digest as hashing its bytes, without a Hash
     // object or a copy of the body per reply.
-    const etag = `"${hash("sha1", body, "base64url")}"`;
+    const etag = etagOf(body);
     headers.ETag = etag;
     if (ifNoneMatch(req, etag, !metered)) {
       delete headers["Content-Type"];

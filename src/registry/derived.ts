@@ -5,8 +5,9 @@ import type { MapStyle, Temporal } from "./variables.ts";
 
 /**
  * speed: hypot of two components, drawn with a colour ramp like a stored field.
- * arrows: direction arrows on a fixed screen lattice, a transparent overlay.
- * contours: lines at a fixed interval with labels, a transparent overlay.
+ * arrows: wind arrows scaled by speed on a staggered lattice (spacing_px, wider where the data is
+ *   coarser than that on screen), a transparent overlay.
+ * contours: smoothed lines at a fixed interval with labels and H/L marks, a transparent overlay.
  */
 export type DerivedKind = "speed" | "arrows" | "contours";
 
@@ -22,7 +23,7 @@ export interface DerivedLayer {
   /** A base layer fills the map; an overlay is drawn over whatever base is shown. */
   role: "base" | "overlay";
   style: MapStyle;
-  /** Arrows: lattice spacing in screen pixels. Contours: interval in canonical units. */
+  /** Arrows: base lattice spacing in screen pixels. Contours: interval in canonical units. */
   spacing_px?: number;
   interval?: number;
 }

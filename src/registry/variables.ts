@@ -351,6 +351,16 @@ export const VARIABLES: readonly VariableEntry[] = [
     sources: "ECMWF open data (10fg6; cfgrib fg610)",
   },
   {
+    name: "swh",
+    long_name: "Significant height of combined wind waves and swell",
+    units: "m",
+    standard_name: "sea_surface_wave_significant_height",
+    aliases: ["significant_height_of_combined_wind_waves_and_swell", "htsgw", "htsgwsfc", "hs"],
+    temporal: instant,
+    style: { colormap: "precipitation", min: 0, max: 12, display: { units: "m", scale: 1, offset: 0 } },
+    sources: "ECMWF open data wave model, cfgrib, GFS-Wave (HTSGW)",
+  },
+  {
     name: "t",
     long_name: "Air temperature on pressure levels",
     units: "K",

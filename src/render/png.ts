@@ -1,12 +1,13 @@
 // Indexed-colour PNG (colour type 3, 8-bit) encoder. One byte per pixel instead of four, a
-// palette trimmed to the colours a tile actually uses, and rows that repeat the row above sent as
-// filter "Up" (all zeros), which deflate squeezes to almost nothing.
+// palette trimmed to the colours a tile actually uses, and rows sent as filter "Up" (the difference
+// from the row above: a repeated row is all zeros), which deflate squeezes to almost nothing.
 import { constants, crc32, deflateSync } from "node:zlib";
 import { nativeBlosc } from "../native.ts";
 
 /**
- * zlib's run-length strategy (matches at distance 1 only). Up rows and flat runs are exactly that,
- * so on tile pyramids it beat levels 1..6 in speed and size alike (bench/render-core.ts).
+ * Run-length deflate (matches at distance 1 only, as zlib's Z_RLE strategy). Up rows and flat runs
+ * are exactly that, so on tile pyramids it beat levels 1..6 in speed and size alike
+ * (bench/render-core.ts). The addon codes these tokens itself where it is built.
  */
 export const DEFAULT_COMPRESSION: "rle" | number = "rle";
 
@@ -18,6 +19,12 @@ const FILTER_UP = 2;
 export interface IndexedPngOptions {
   /** "rle" (zlib's Z_RLE strategy), or a zlib level 0..9 with the default strategy. */
   compression?: "rle" | number;
+  /**
+   * "up" (default): every row after the first as filter Up. "none": rows that differ from the one
+   * above unfiltered, repeated rows as Up (zeros). Anti-aliased overlays, mostly transparent with
+   * fine edges, compress about a quarter smaller unfiltered (bench/overlays.ts).
+   */
+  rows?: "up" | "none";
 }
 
 /**
@@ -40,14 +47,26 @@ export function encodeIndexedPng(
   const raw = scratch((width + 1) * height);
   // The addon does the per-pixel passes in C when it is built; the same bytes either way.
   const addon = nativeBlosc();
-  const usedColors = addon
-    ? usedScratch.subarray(0, addon.pngRows(indices, width, height, raw, usedScratch))
-    : filterRows(indices, width, height, raw);
+  const usedColors =
+    options.rows === "none"
+      ? unfilteredRows(indices, width, height, raw)
+      : addon
+        ? usedScratch.subarray(0, addon.pngRows(indices, width, height, raw, usedScratch))
+        : filterRows(indices, width, height, raw);
   if (rgba.length < (usedColors[usedColors.length - 1] + 1) * 4) {
     throw new RangeError(`palette has ${rgba.length / 4} entries but index ${usedColors.at(-1)} is used`);
   }
   const compression = options.compression ?? DEFAULT_COMPRESSION;
-  const idat = deflateSync(
+  // Run-length deflate: the addon's own encoder where it is built (zlib's Z_RLE tokens in one
+  // dynamic block, a few times faster: native/deflate-rle.h), else zlib's. The bytes differ, the
+  // image they inflate to does not.
+  let idat: Uint8Array | undefined;
+  if (addon && compression === "rle") {
+    const out = idatScratch(raw.length * 3 + 1024);
+    const n = addon.deflateRle(raw, out);
+    if (n > 0) idat = out.subarray(0, n);
+  }
+  idat ??= deflateSync(
     raw,
     compression === "rle"
       ? { strategy: constants.Z_RLE }
@@ -74,7 +93,7 @@ export function encodeIndexedPng(
   ihdr[9] = 3; // colour type: indexed
   // compression, filter method and interlace stay 0
 
-  const chunks: [string, Buffer][] = [
+  const chunks: [string, Uint8Array][] = [
     ["IHDR", ihdr],
     ["PLTE", plte],
   ];
@@ -137,9 +156,12 @@ export function encodeRgbaPng(
 }
 
 /**
- * The filtered rows into `raw`: a row equal to the one above as filter Up and zeros, any other
- * as filter None and its indices renumbered densely over the colours used (so PLTE/tRNS carry
- * only those; repeated rows add no colour). Returns those colours, ascending.
+ * The filtered rows into `raw`, over the indices renumbered densely over the colours used (so
+ * PLTE/tRNS carry only those): the first row as filter None, every other as filter Up (each byte
+ * minus the byte above; a repeated row is all zeros). Up turns the parts of a row that match the
+ * row above into runs of zeros, which the run-length deflate squeezes: half the bytes of sending
+ * changed rows as None, and less deflate work (bench/projected-tiles.ts). Returns the colours,
+ * ascending.
  */
 function filterRows(indices: Uint8Array, width: number, height: number, raw: Buffer): Uint8Array {
   const src = Buffer.from(indices.buffer, indices.byteOffset, indices.length);
@@ -151,18 +173,42 @@ function filterRows(indices: Uint8Array, width: number, height: number, raw: Buf
   }
   const used: number[] = [];
   for (let c = 0; c < 256; c++) if (remap[c]) remap[c] = used.push(c) - 1;
-  const identity = used[used.length - 1] === used.length - 1;
   const stride = width + 1;
-  raw.fill(0); // one memset instead of zeroing Up rows one by one
+  raw[0] = FILTER_NONE;
+  for (let i = 0; i < width; i++) raw[1 + i] = remap[src[i]];
+  for (let y = 1; y < height; y++) {
+    const from = y * width;
+    const to = y * stride;
+    raw[to] = FILTER_UP;
+    if (repeats[y]) raw.fill(0, to + 1, to + stride);
+    else for (let i = 0; i < width; i++) raw[to + 1 + i] = (remap[src[from + i]] - remap[src[from + i - width]]) & 255;
+  }
+  return Uint8Array.from(used);
+}
+
+/**
+ * The rows into `raw` for `rows: "none"`: a row equal to the one above as filter Up (zeros), any
+ * other as filter None, indices renumbered densely over the colours used. Returns the colours.
+ */
+function unfilteredRows(indices: Uint8Array, width: number, height: number, raw: Buffer): Uint8Array {
+  const src = Buffer.from(indices.buffer, indices.byteOffset, indices.length);
+  const repeats = repeatedRows(src, width, height);
+  const remap = new Uint8Array(256);
+  for (let y = 0; y < height; y++) {
+    if (repeats[y]) continue;
+    for (let i = y * width, end = i + width; i < end; i++) remap[src[i]] = 1;
+  }
+  const used: number[] = [];
+  for (let c = 0; c < 256; c++) if (remap[c]) remap[c] = used.push(c) - 1;
+  const stride = width + 1;
+  raw.fill(0);
   for (let y = 0; y < height; y++) {
     const from = y * width;
     const to = y * stride;
-    if (repeats[y]) {
-      raw[to] = FILTER_UP; // each byte minus the byte above: all zeros
-    } else {
+    if (repeats[y]) raw[to] = FILTER_UP;
+    else {
       raw[to] = FILTER_NONE;
-      if (identity) src.copy(raw, to + 1, from, from + width);
-      else for (let i = 0; i < width; i++) raw[to + 1 + i] = remap[src[from + i]];
+      for (let i = 0; i < width; i++) raw[to + 1 + i] = remap[src[from + i]];
     }
   }
   return Uint8Array.from(used);
@@ -170,6 +216,14 @@ function filterRows(indices: Uint8Array, width: number, height: number, raw: Buf
 
 const usedScratch = new Uint8Array(256);
 let scratchBuffer = Buffer.alloc(0);
+
+let idatBuffer = Buffer.alloc(0);
+
+/** The compressed rows are copied into the PNG before the next call, so one buffer serves every call. */
+function idatScratch(size: number): Buffer {
+  if (idatBuffer.length < size) idatBuffer = Buffer.allocUnsafe(size);
+  return idatBuffer;
+}
 
 /** The filtered image is handed to deflateSync and dropped, so one buffer serves every call. */
 function scratch(size: number): Buffer {
@@ -197,7 +251,7 @@ function repeatedRows(src: Buffer, width: number, height: number): Uint8Array {
   return repeats;
 }
 
-function assemble(chunks: [string, Buffer][]): Buffer {
+function assemble(chunks: [string, Uint8Array][]): Buffer {
   let size = SIGNATURE.length;
   for (const [, data] of chunks) size += 12 + data.length;
   const out = Buffer.allocUnsafe(size);
@@ -206,7 +260,7 @@ function assemble(chunks: [string, Buffer][]): Buffer {
     out.writeUInt32BE(data.length, at);
     const typeAt = at + 4;
     out.write(type, typeAt, "latin1");
-    data.copy(out, typeAt + 4);
+    out.set(data, typeAt + 4);
     at = typeAt + 4 + data.length;
     // The CRC covers the chunk type and data, not the length.
     out.writeUInt32BE(crc32(out.subarray(typeAt, at)), at);

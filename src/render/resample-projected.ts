@@ -7,6 +7,7 @@
 // CRS's cut meridian), is projected pixel by pixel.
 // Pixels beyond half a cell past the outer nodes are transparent, as for a lat/lon patch.
 import { InvalidParameterError } from "../errors.ts";
+import { nativeBlosc } from "../native.ts";
 import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import type { LevelSampler, Resample } from "./resample.ts";
 import { type BBox, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
@@ -81,8 +82,9 @@ class TableCache {
   }
 }
 
-// Per field and palette: the palette index of every node (nearest sampling gathers from it). A
-// buffer refilled with other values is caught by a strided sample kept beside it.
+// Per field and palette: the palette index of every node and a last 0 for off-grid pixels
+// (nearest sampling gathers from it). A buffer refilled with other values is caught by a strided
+// sample kept beside it.
 const colourCache = new WeakMap<Field, Map<Palette, { colours: Uint8Array; probe: Float64Array }>>();
 const PROBES = 64;
 
@@ -93,8 +95,10 @@ function probeOf(field: Field): Float64Array {
   return out;
 }
 
-function sameProbe(a: Float64Array, b: Float64Array): boolean {
-  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+/** Whether the field still holds the values `probe` was taken from (no allocation: called per tile). */
+function sameProbe(probe: Float64Array, field: Field): boolean {
+  const step = Math.max(1, Math.floor(field.length / PROBES));
+  for (let i = 0; i < PROBES; i++) if (!Object.is(probe[i], field[Math.min(field.length - 1, i * step)])) return false;
   return true;
 }
 
@@ -104,15 +108,18 @@ function nodeColours(field: Field, palette: Palette): Uint8Array {
     byPalette = new Map();
     colourCache.set(field, byPalette);
   }
-  const probe = probeOf(field);
   const known = byPalette.get(palette);
-  if (known && sameProbe(known.probe, probe)) return known.colours;
-  const colours = new Uint8Array(field.length);
+  if (known && sameProbe(known.probe, field)) return known.colours;
+  // One entry more than nodes, left 0 (transparent): the off-grid pixels' entry.
+  const colours = new Uint8Array(field.length + 1);
   const lut = palette.lut;
   for (let i = 0; i < field.length; i++) colours[i] = lut(field[i]);
-  byPalette.set(palette, { colours, probe });
+  byPalette.set(palette, { colours, probe: probeOf(field) });
   return colours;
 }
+
+/** The palette's arithmetic as the addon takes it: scale, offset, below, top. */
+const paletteArgs = new Float64Array(4);
 
 export function createProjectedSampler(spec: ProjectedGridSpec, z: number, tableMb = PROJECTED_TABLE_MB): LevelSampler {
   validateTile(z, 0, 0);
@@ -200,10 +207,13 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
   function nearestTable(t: TileTables): Int32Array {
     if (t.nearest) return t.nearest;
     const out = new Int32Array(PIXELS);
+    // Off-grid pixels name the entry after the last node, which nodeColours keeps transparent:
+    // the gather needs no test per pixel.
+    const off = nx * ny;
     for (let k = 0; k < PIXELS; k++) {
       const gx = t.fx[k];
       if (Number.isNaN(gx)) {
-        out[k] = -1;
+        out[k] = off;
         continue;
       }
       // Exact halves go to the lower index, as for lat/lon grids.
@@ -281,10 +291,21 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
         out.fill(0);
         return out;
       }
+      // The addon runs the same loops in C when it is built (native/blosc.c, projectedTile and
+      // gatherTile); the same indices either way.
+      const addon = nativeBlosc();
       if (method === "bilinear") {
         const { base, wx, wy } = bilinearTables(t);
         const { scale, offset, below } = palette;
         const top = PALETTE_COLORS;
+        if (addon) {
+          paletteArgs[0] = scale;
+          paletteArgs[1] = offset;
+          paletteArgs[2] = below;
+          paletteArgs[3] = top;
+          addon.projectedTile(field, nx, base, wx, wy, paletteArgs, out);
+          return out;
+        }
         const unit = 1 / W_ONE;
         for (let k = 0; k < PIXELS; k++) {
           const b = base[k];
@@ -308,10 +329,11 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
       const near = nearestTable(t);
       // Palette index per node, once per field and palette: a tile is then a gather.
       const colours = nodeColours(field, palette);
-      for (let k = 0; k < PIXELS; k++) {
-        const i = near[k];
-        out[k] = i < 0 ? 0 : colours[i];
+      if (addon) {
+        addon.gatherTile(colours, near, out);
+        return out;
       }
+      for (let k = 0; k < PIXELS; k++) out[k] = colours[near[k]];
       return out;
     },
   };

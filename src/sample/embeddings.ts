@@ -74,14 +74,31 @@ function latent(
   const seasonal = Float64Array.from({ length: nf }, () => 0.4 * rng.normal());
   const season = period === PERIODS[0] ? 1 : -1;
   const out = new Float32Array(ys.length * xs.length * nf);
+  const start = Float64Array.from({ length: nf }, (_, f) => bias[f] + season * seasonal[f]);
   const basis = new Float64Array(BASES);
   for (let i = 0; i < ys.length; i++) {
     for (let j = 0; j < xs.length; j++) {
       for (let b = 0; b < BASES; b++) basis[b] = Math.sin(bases[b].kx * xs[j] + bases[b].ky * ys[i] + bases[b].phase);
+      // The sum over the eight bases written out, in the same order (the same rounding) as a loop.
+      const b0 = basis[0],
+        b1 = basis[1],
+        b2 = basis[2],
+        b3 = basis[3];
+      const b4 = basis[4],
+        b5 = basis[5],
+        b6 = basis[6],
+        b7 = basis[7];
       const o = (i * xs.length + j) * nf;
-      for (let f = 0; f < nf; f++) {
-        let s = bias[f] + season * seasonal[f];
-        for (let b = 0; b < BASES; b++) s += weights[f * BASES + b] * basis[b];
+      for (let f = 0, k = 0; f < nf; f++, k += BASES) {
+        let s = start[f];
+        s += weights[k] * b0;
+        s += weights[k + 1] * b1;
+        s += weights[k + 2] * b2;
+        s += weights[k + 3] * b3;
+        s += weights[k + 4] * b4;
+        s += weights[k + 5] * b5;
+        s += weights[k + 6] * b6;
+        s += weights[k + 7] * b7;
         // A cheap tanh-like squash keeps features within -1..1.
         out[o + f] = s / Math.sqrt(1 + s * s);
       }
@@ -220,11 +237,16 @@ async function writeItem(
   group.close();
 }
 
+/**
+ * Write the embeddings of `families` (default all). The top group "embeddings" is written by the
+ * part that writes the first family.
+ */
 export async function writeEmbeddings(
   w: ZarrWriter,
   preset: Preset,
   seed: number,
   progress: (line: string) => void,
+  families: readonly string[] = FAMILIES,
 ): Promise<EmbeddingSummary> {
   const tiles = [...new Set(preset.tilePoints.map(([lon, lat]) => tileNameAt(lon, lat)))];
   const geoms = new Map(tiles.map((t) => [t, tileGeometry(t)]));
@@ -236,11 +258,13 @@ export async function writeEmbeddings(
   };
   const items: string[] = [];
   const missing: string[] = [];
-  ensure("embeddings", {
-    title: "Synthetic EO latent embeddings",
-    description: "per model, product, period and MGRS 100 km tile",
-  });
-  for (const family of FAMILIES) {
+  if (families.includes(FAMILIES[0])) {
+    ensure("embeddings", {
+      title: "Synthetic EO latent embeddings",
+      description: "per model, product, period and MGRS 100 km tile",
+    });
+  }
+  for (const family of families) {
     progress(`embeddings/${family}`);
     for (const product of PRODUCTS) {
       for (const period of PERIODS) {

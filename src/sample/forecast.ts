@@ -122,6 +122,15 @@ async function coordArrays(group: GroupNode, preset: Preset, lat: Float64Array, 
   ).writeAll(lon);
 }
 
+/** Block rows (bands of chunk rows) of a group: the unit a part of its writing can take. */
+export function blockRows(g: GroupLayout, layout: Layout): number {
+  return Math.ceil(grid(g, layout).lat.length / g.chunk[0]);
+}
+
+/**
+ * Write a forecast group, or the block rows `bands` of it (default all). A writer without metadata
+ * (another part writes the group's documents and coordinates) writes only those chunks.
+ */
 export async function writeForecastGroup(
   w: ZarrWriter,
   model: WeatherModel,
@@ -129,6 +138,7 @@ export async function writeForecastGroup(
   g: GroupLayout,
   layout: Layout,
   progress: (line: string) => void,
+  bands?: number[],
 ): Promise<GroupSummary> {
   const id = `forecast/${g.name}`;
   const { lat, lon, canonLon } = grid(g, layout);
@@ -144,7 +154,7 @@ export async function writeForecastGroup(
     Conventions: "CF-1.10",
   });
   const fields = Object.keys(g.variables) as Field[];
-  await coordArrays(group, preset, lat, lon, fields.includes("t"));
+  if (w.metadata) await coordArrays(group, preset, lat, lon, fields.includes("t"));
 
   const nLead = preset.leads.length;
   const [CH, CW] = g.chunk;
@@ -167,11 +177,11 @@ export async function writeForecastGroup(
   }
 
   const detail = g.kind === "regional";
-  const bands = Math.ceil(lat.length / CH);
+  const nBands = Math.ceil(lat.length / CH);
   const colBlocks = Math.ceil(lon.length / CW);
   let chunks = 0;
-  for (let b = 0; b < bands; b++) {
-    progress(`${id}: block row ${b + 1}/${bands}`);
+  for (const b of bands ?? Array.from({ length: nBands }, (_, i) => i)) {
+    progress(`${id}: block row ${b + 1}/${nBands}`);
     const rows = lat.subarray(b * CH, Math.min(lat.length, (b + 1) * CH));
     const surf = model.surface(rows, canonLon, detail);
     for (let r = 0; r < preset.runs.length; r++) {

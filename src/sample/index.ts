@@ -1,12 +1,16 @@
 // `gridcast sample`: a deterministic synthetic store (same preset and seed → byte-identical files).
 // Everything is written into a temporary sibling directory that is renamed into place at the end,
-// so a reader never sees half a store.
+// so a reader never sees half a store. The store is cut into parts (block rows of each forecast
+// group, the embeddings of each family) that worker threads write at once, one per core; the root's
+// consolidated metadata is written here once every part is in.
 import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { Worker } from "node:worker_threads";
 import { ConfigError } from "../errors.ts";
-import { type EmbeddingSummary, writeEmbeddings } from "./embeddings.ts";
-import { WeatherModel } from "./fields.ts";
-import { type GroupSummary, type Layout, writeForecastGroup } from "./forecast.ts";
+import { type EmbeddingSummary, FAMILIES } from "./embeddings.ts";
+import { blockRows, type GroupSummary, type Layout } from "./forecast.ts";
+import type { Part, PartJob, PartMessage } from "./part-worker.ts";
 import { PRESET_NAMES, PRESETS, type Preset, type PresetName } from "./presets.ts";
 import { ZarrWriter } from "./zarr-writer.ts";
 
@@ -60,15 +64,11 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
 
   const p = opts.custom ?? PRESETS[preset];
   const w = new ZarrWriter(tmp, p.zstdLevel);
-  const forecast: GroupSummary[] = [];
+  let forecast: GroupSummary[];
   let embeddings: EmbeddingSummary;
   try {
     w.plainGroup("forecast", 3, { description: "forecast groups: one global model and regional downscale patches" });
-    const model = new WeatherModel(seed);
-    for (const g of p.groups) {
-      forecast.push(await writeForecastGroup(w, model, p, g, layout, progress));
-    }
-    embeddings = await writeEmbeddings(w, p, seed, progress);
+    ({ forecast, embeddings } = await writeParts(w, p, seed, layout, progress));
     w.rootGroup({
       title: "gridcast synthetic sample store",
       description: "synthetic weather forecasts and EO latent embeddings for demos and tests; not real data",
@@ -97,6 +97,106 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
     forecast,
     embeddings,
   };
+}
+
+/**
+ * The parts of a store, heaviest first so the workers finish together: the embeddings of each
+ * family (a few seconds each for the demo), then every block row of every forecast group; the
+ * first block row of a group also writes the group's documents and coordinates.
+ */
+function partsOf(p: Preset, layout: Layout): Part[] {
+  const parts: Part[] = FAMILIES.map((f) => ({ kind: "embeddings", families: [f] }));
+  p.groups.forEach((g, group) => {
+    for (let b = 0; b < blockRows(g, layout); b++)
+      parts.push({ kind: "forecast", group, bands: [b], metadata: b === 0 });
+  });
+  return parts;
+}
+
+/** Run every part on a pool of worker threads; the summaries merged, the nodes adopted by `w`. */
+async function writeParts(
+  w: ZarrWriter,
+  p: Preset,
+  seed: number,
+  layout: Layout,
+  progress: (line: string) => void,
+): Promise<{ forecast: GroupSummary[]; embeddings: EmbeddingSummary }> {
+  const parts = partsOf(p, layout);
+  const groups = new Map<string, GroupSummary>();
+  const chunks = new Map<string, number>();
+  const emb: EmbeddingSummary = {
+    families: [...FAMILIES],
+    products: [],
+    periods: [],
+    tiles: [],
+    items: [],
+    missing: [],
+  };
+  const workers: Worker[] = [];
+  let next = 0;
+  try {
+    await new Promise<void>((done, fail) => {
+      let running = 0;
+      let failed = false;
+      const stop = (e: Error) => {
+        if (failed) return;
+        failed = true;
+        fail(e);
+      };
+      const feed = (worker: Worker) => {
+        if (failed) return;
+        if (next >= parts.length) {
+          if (running === 0) done();
+          return;
+        }
+        const id = next++;
+        running++;
+        const job: PartJob = { id, root: w.root, preset: p, seed, layout, part: parts[id] };
+        worker.postMessage(job);
+      };
+      const count = Math.min(parts.length, Math.max(2, availableParallelism()));
+      for (let i = 0; i < count; i++) {
+        // No inherited flags: they are the caller's (--input-type, test runner options), not the worker's.
+        const worker = new Worker(new URL("./part-worker.ts", import.meta.url), { execArgv: [] });
+        workers.push(worker);
+        worker.on("message", (m: PartMessage) => {
+          if ("progress" in m) return progress(m.progress);
+          running--;
+          if ("error" in m) return stop(new Error(`writing the sample store failed: ${m.error}`));
+          const d = m.done;
+          w.adopt(d.nodes, d.files, d.bytes);
+          if (d.forecast) {
+            const f = d.forecast;
+            chunks.set(f.id, (chunks.get(f.id) ?? 0) + f.chunks);
+            if (!groups.has(f.id)) groups.set(f.id, f);
+          }
+          if (d.embeddings) {
+            const e = d.embeddings;
+            emb.products = e.products;
+            emb.periods = e.periods;
+            emb.tiles = e.tiles;
+            emb.items.push(...e.items);
+            emb.missing.push(...e.missing);
+          }
+          feed(worker);
+        });
+        worker.on("error", stop);
+        worker.on("exit", (code) => {
+          if (code !== 0) stop(new Error(`a sample writer thread exited with code ${code}`));
+        });
+        feed(worker);
+      }
+    });
+  } finally {
+    await Promise.all(workers.map((x) => x.terminate()));
+  }
+  const forecast = p.groups.map((g) => {
+    const s = groups.get(`forecast/${g.name}`)!;
+    return { ...s, chunks: chunks.get(s.id) ?? 0 };
+  });
+  emb.items.sort();
+  emb.missing.sort();
+  return { forecast, embeddings: emb };
 }
 
 export { PRESET_NAMES, type PresetName } from "./presets.ts";

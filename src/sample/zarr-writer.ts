@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { endianness } from "node:os";
 import { dirname, join } from "node:path";
+import { writeChunkFile } from "./chunk-file.ts";
 import { ChunkQueue } from "./chunk-queue.ts";
 
 export type DType = "float32" | "float64" | "int16" | "int32" | "int64";
@@ -35,33 +36,63 @@ const CTOR = {
   int64: BigInt64Array,
 };
 
+export interface WriterOptions {
+  /**
+   * Compress and write chunks on the calling thread rather than on a chunk worker: for a writer
+   * that already runs on a worker thread of its own (part-worker.ts), one of several in parallel.
+   */
+  inline?: boolean;
+  /**
+   * false: write chunks only, no metadata documents (they are still recorded for consolidation).
+   * A part of a group whose metadata another part writes.
+   */
+  metadata?: boolean;
+}
+
 export class ZarrWriter {
   readonly root: string;
   readonly level: number;
+  readonly metadata: boolean;
   #json = { files: 0, bytes: 0 };
+  #inline: { files: number; bytes: number } | undefined;
   #dirs = new Set<string>();
   #chunks: ChunkQueue;
   /** Every v3 node written so far (path → document), for the root's consolidated metadata. */
   #v3Nodes = new Map<string, Json>();
 
-  constructor(root: string, level = 3) {
+  constructor(root: string, level = 3, opts: WriterOptions = {}) {
     // Chunks are written as the platform lays them out; Zarr here is little endian.
     if (endianness() !== "LE") throw new Error("the sample writer needs a little-endian platform");
     this.root = root;
     this.level = level;
+    this.metadata = opts.metadata ?? true;
+    this.#inline = opts.inline ? { files: 0, bytes: 0 } : undefined;
     this.#chunks = new ChunkQueue(level);
   }
 
   /** Files and bytes written so far (chunks count once the worker has written them). */
   get files(): number {
-    return this.#json.files + this.#chunks.files;
+    return this.#json.files + this.#chunks.files + (this.#inline?.files ?? 0);
   }
 
   get bytes(): number {
-    return this.#json.bytes + this.#chunks.bytes;
+    return this.#json.bytes + this.#chunks.bytes + (this.#inline?.bytes ?? 0);
+  }
+
+  /** The v3 nodes recorded so far, for a writer that consolidates the root (adoptV3). */
+  v3Nodes(): [string, Json][] {
+    return [...this.#v3Nodes];
+  }
+
+  /** Take over v3 nodes another writer (a part on another thread) recorded, and its counts. */
+  adopt(nodes: [string, Json][], files: number, bytes: number): void {
+    for (const [path, doc] of nodes) this.#v3Nodes.set(path, doc);
+    this.#json.files += files;
+    this.#json.bytes += bytes;
   }
 
   writeJson(key: string, doc: unknown, compact = false): void {
+    if (!this.metadata) return;
     const file = join(this.root, key);
     const dir = dirname(file);
     if (!this.#dirs.has(dir)) {
@@ -76,7 +107,18 @@ export class ZarrWriter {
 
   /** Queue one chunk; resolves once there is room for another. `data` must not change afterwards. */
   writeCompressed(key: string, data: TypedArr): Promise<void> {
-    return this.#chunks.write(join(this.root, key), data);
+    const file = join(this.root, key);
+    if (this.#inline) {
+      this.#inline.bytes += writeChunkFile(
+        file,
+        new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+        this.level,
+        this.#dirs,
+      );
+      this.#inline.files++;
+      return Promise.resolve();
+    }
+    return this.#chunks.write(file, data);
   }
 
   /** Wait for every queued chunk; throws the first write error. */

@@ -16,7 +16,7 @@ import { NOT_YET } from "./stamp-memo.ts";
 import "./codecs/register.ts";
 import { sliceWhole } from "./http-backend.ts";
 import type { NodeMeta } from "./metadata.ts";
-import type { Values } from "./typed-values.ts";
+import { TYPED_ARRAYS, type Values } from "./typed-values.ts";
 
 export type Chunk = { data: ArrayLike<number | bigint> & { byteLength: number }; shape: number[]; stride: number[] };
 export type Range = [start: number, stop: number];
@@ -364,6 +364,71 @@ export class StoredArray {
     copyRegion(ch, coords, this.chunks, region, place, out, packing);
   }
 
+  /**
+   * Whether readStoredInto decodes this array's chunks straight into an output of type `Out` on
+   * libuv's pool (the addon's decodeRuns): its chunks have a direct decoder and the output holds
+   * their stored type.
+   */
+  decodesInto(Out: unknown): boolean {
+    return this.direct !== undefined && nativeBlosc()?.decodeRuns !== undefined && TYPED_ARRAYS[this.dtype] === Out;
+  }
+
+  /**
+   * Stored values (nothing unpacked) of a region written into their place, as readInto(…, null),
+   * outside the chunk cache: when decodesInto(out) holds, each chunk is read, decoded and copied
+   * into `out` by one job on libuv's pool, so the main thread neither makes a decoded chunk nor
+   * copies one. A chunk that is not stored, one the addon declines (a compressor it lacks here) or
+   * cannot decode, and every chunk of another array go the cached way instead, which gives the fill
+   * value, decodes in JavaScript or names what is wrong, exactly as readInto does.
+   */
+  async readStoredInto(region: Range[], out: OutValues, place: Placement): Promise<void> {
+    checkPlacement(region, out.length, place);
+    if (region.some(([a, b]) => b <= a)) return;
+    const fast = this.decodesInto(out.constructor);
+    await Promise.all(
+      this.chunksFor(region).map(async (cc) => {
+        if (fast && (await this.#decodeRuns(cc, region, out, place))) return;
+        copyRegion(await this.chunk(cc), cc, this.chunks, region, place, out, null);
+      }),
+    );
+  }
+
+  /** One chunk's part of a region into `out` by decodeRuns; false when the cached way must do it. */
+  async #decodeRuns(cc: number[], region: Range[], out: OutValues, place: Placement): Promise<boolean> {
+    const dec = this.direct!;
+    const decodeRuns = nativeBlosc()!.decodeRuns!;
+    const runs = runsOf(cc, this.chunks, strides(this.chunks), region, place);
+    if (!runs) return true;
+    const { lo, hi, cStride, oStride } = runs;
+    const k = lo.length - 1;
+    if (k > 16 || cStride[k] !== 1 || oStride[k] !== 1) return false;
+    const geom = new Float64Array(4 + 3 * k);
+    geom[0] = runs.src;
+    geom[1] = runs.dst;
+    geom[2] = hi[k] - lo[k];
+    geom[3] = k;
+    for (let d = 0; d < k; d++) {
+      geom[4 + d] = hi[d] - lo[d];
+      geom[4 + k + d] = cStride[d];
+      geom[4 + 2 * k + d] = oStride[d];
+    }
+    const key = this.storageKey(cc);
+    const b = this.#backend;
+    let stored: Uint8Array | undefined;
+    try {
+      // As decodeDirect: a stored chunk is at most a little larger than a decoded one.
+      stored = b.getInto ? await b.getInto(key, takeBytes, dec.bytes + (dec.bytes >> 6) + 4096) : await b.get(key);
+    } catch (cause) {
+      throw located(wrap(cause), b, key, cc);
+    }
+    if (stored === undefined) return false;
+    try {
+      return (await decodeRuns(dec.runs, stored, dec.bytes, out, geom)) === dec.bytes;
+    } finally {
+      giveBytes(stored);
+    }
+  }
+
   /** Physical values (unpacked, missing → NaN) of a region, C order, as float32 or float64. */
   async read(region: Range[], out?: Float32Array | Float64Array): Promise<Float32Array | Float64Array> {
     const rshape = region.map(([a, b]) => b - a);
@@ -541,16 +606,28 @@ function checkPlacement(region: Range[], length: number, place: Placement): void
 // which is cheaper than making a subarray view for each.
 const BULK_RUN = 33;
 
-/** Copy the intersection of one decoded chunk with a region into its place in the output. */
-function copyRegion(
-  ch: Chunk,
+/**
+ * Where one chunk's part of a region lies on both sides: the first element in the chunk and in the
+ * output, and per dimension the index range and both strides, with trailing dimensions taken whole
+ * from the chunk and laid out alike in the output merged into one (a (y, x, feature) slice of
+ * every feature copies rows of pixels, not one pixel at a time). Undefined when they do not meet.
+ */
+interface Runs {
+  src: number;
+  dst: number;
+  lo: number[];
+  hi: number[];
+  cStride: number[];
+  oStride: number[];
+}
+
+function runsOf(
   cc: number[],
   chunkShape: number[],
+  chunkStride: number[],
   region: Range[],
   place: Placement,
-  out: { [i: number]: number; length: number },
-  packing: Decoding | null,
-): void {
+): Runs | undefined {
   let nd = region.length;
   let lo = new Array<number>(nd);
   let hi = new Array<number>(nd);
@@ -560,20 +637,18 @@ function copyRegion(
     const c0 = cc[d] * chunkShape[d];
     lo[d] = Math.max(region[d][0], c0);
     hi[d] = Math.min(region[d][1], c0 + chunkShape[d]);
-    if (hi[d] <= lo[d]) return;
-    src += (lo[d] - c0) * ch.stride[d];
+    if (hi[d] <= lo[d]) return undefined;
+    src += (lo[d] - c0) * chunkStride[d];
     dst += (lo[d] - region[d][0]) * place.strides[d];
   }
-  // Trailing dimensions taken whole from the chunk, and laid out alike in the output, are one run:
-  // a (y, x, feature) slice of every feature copies rows of pixels, not one pixel at a time.
-  let cStride = ch.stride;
+  let cStride = chunkStride;
   let oStride = place.strides;
   while (nd > 1) {
     const k = nd - 1;
     const ext = hi[k] - lo[k];
     // Both sides step from one index of the outer dimension to the next exactly a run further.
     if (cStride[k - 1] !== ext * cStride[k] || oStride[k - 1] !== ext * oStride[k]) break;
-    if (cStride === ch.stride) {
+    if (cStride === chunkStride) {
       lo = lo.slice();
       hi = hi.slice();
       cStride = cStride.slice();
@@ -586,6 +661,24 @@ function copyRegion(
     nd = k;
     lo.length = hi.length = cStride.length = oStride.length = nd;
   }
+  return { src, dst, lo, hi, cStride, oStride };
+}
+
+/** Copy the intersection of one decoded chunk with a region into its place in the output. */
+function copyRegion(
+  ch: Chunk,
+  cc: number[],
+  chunkShape: number[],
+  region: Range[],
+  place: Placement,
+  out: { [i: number]: number; length: number },
+  packing: Decoding | null,
+): void {
+  const runs = runsOf(cc, chunkShape, ch.stride, region, place);
+  if (!runs) return;
+  let { src, dst } = runs;
+  const { lo, hi, cStride, oStride } = runs;
+  const nd = lo.length;
   const data = ch.data;
   const last = nd - 1;
   const n = hi[last] - lo[last];

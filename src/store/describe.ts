@@ -20,8 +20,23 @@ export function describeGroup(g: ForecastGroup) {
     lead_hours: g.leads,
     levels: g.levels ?? null,
     members: g.members ?? null,
+    // A group holding variables on several grids: each grid, keyed by its stored coordinates.
+    ...(g.grids.length > 1
+      ? {
+          grids: g.grids.map((x) => ({
+            coordinates: { lat: x.lat, lon: x.lon },
+            kind: x.grid.global ? "global" : "regional",
+            bbox: x.grid.bbox,
+            resolution: { lat: x.grid.dlat, lon: x.grid.dlon },
+            shape: { lat: x.grid.lat.length, lon: x.grid.lon.length },
+            latitude_order: x.grid.latAscending ? "ascending" : "descending",
+            longitude_convention: x.grid.lon360 ? "0..360" : "-180..180",
+          })),
+        }
+      : {}),
     variables: [...g.variables.values()].map((v) => ({
       name: v.name,
+      grid_coordinates: v.gridCoords,
       stored: v.stored,
       units: v.units,
       stored_units: v.storedUnits,

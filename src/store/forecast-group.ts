@@ -32,6 +32,20 @@ export interface GroupVariable {
   convert: Converter | undefined;
   /** The variable's temporal meaning in this group. */
   temporal: ResolvedTemporal;
+  /**
+   * The grid the variable is stored on: the group's `grid` (the same object) unless the group holds
+   * variables on several grids and this one sits on another (see ForecastGroup.grids).
+   */
+  grid: Grid;
+  /** Stored names of the variable's latitude and longitude (or y and x) coordinates: its grid's key. */
+  gridCoords: { lat: string; lon: string };
+}
+
+/** One horizontal grid of a group, keyed by the stored names of its latitude and longitude coordinates. */
+export interface GroupGrid {
+  lat: string;
+  lon: string;
+  grid: Grid;
 }
 
 /** A stored array left out of the group's variables, with the reason and its CF description. */
@@ -96,7 +110,14 @@ export interface ForecastGroup {
   ingested: (number | undefined)[] | undefined;
   /** Index of the member the maps draw: the control (number 0) when there is one, else the first. */
   controlMember: number | undefined;
+  /** The group's first grid: its preferred latitude/longitude coordinates (or projected y/x). */
   grid: Grid;
+  /**
+   * Every grid a served variable sits on, the group's `grid` first. More than one when the group
+   * holds variables on several grids (cfgrib hypercubes merged, atmosphere and wave fields in one
+   * dataset): each variable is then read, located and drawn on its own grid (GroupVariable.grid).
+   */
+  grids: GroupGrid[];
   variables: Map<string, GroupVariable>;
   /** Stored arrays that are neither coordinates nor registered variables. */
   unregistered: UnregisteredArray[];
@@ -125,6 +146,12 @@ function monotonic(c: Float64Array): boolean {
   const up = c[1] > c[0];
   for (let i = 1; i < c.length; i++) if (!(c[i] > c[i - 1] === up && c[i] !== c[i - 1])) return false;
   return true;
+}
+
+/** A 1-D coordinate's values, scaled and offset but never masked (see readFloat in build). */
+async function readAxis(arr: StoredArray): Promise<Float64Array> {
+  const { scale, offset } = arr.packing;
+  return Float64Array.from(await arr.readRaw(), (x) => x * scale + offset);
 }
 
 /** Refuses grids gridcast cannot map or locate points on; the reason names the axis. */
@@ -368,6 +395,31 @@ function auxiliaryNames(arrays: Map<string, StoredArray>): Set<string> {
   return aux;
 }
 
+/**
+ * Whether a 1-D dimension coordinate is a latitude or longitude axis beside the group's preferred
+ * ones (`lat_1`, `latitude_wave`): by its CF standard_name, its units, or a lat/lon name with a
+ * suffix. Undefined for anything else (rotated grid_latitude in "degrees" is not one).
+ */
+function horizontalAxis(name: string, arr: StoredArray): "lat" | "lon" | undefined {
+  if (arr.shape.length !== 1 || arr.dims[0] !== name) return undefined;
+  const role = roleOf(name);
+  if (role === "lat" || role === "lon") return role;
+  if (role) return undefined;
+  const std = strAttr(arr.meta.attrs, "standard_name")?.toLowerCase();
+  const units = strAttr(arr.meta.attrs, "units")?.toLowerCase().replace(/\s+/g, "");
+  if (std === "latitude" || (units && /^degrees?_?n(orth)?$/.test(units)) || /^lat(itude)?[_-][a-z0-9]+$/i.test(name)) {
+    return "lat";
+  }
+  if (
+    std === "longitude" ||
+    (units && /^degrees?_?e(ast)?$/.test(units)) ||
+    /^lon(gitude)?[_-][a-z0-9]+$/i.test(name)
+  ) {
+    return "lon";
+  }
+  return undefined;
+}
+
 /** The registry entry of a stored array: its name, else the GRIB short name or cfgrib's name. */
 function entryOf(registry: Registry, stored: string, attrs: Json): VariableEntry | undefined {
   for (const name of [stored, strAttr(attrs, "GRIB_shortName"), strAttr(attrs, "GRIB_cfVarName")]) {
@@ -497,6 +549,40 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   for (const [role, name] of Object.entries(coordNames) as [Role, string][]) {
     if (!scalar.has(role)) dimRole.set(input.arrays.get(name)!.dims[0], role);
   }
+  // Latitude/longitude axes of other grids (regular lat/lon groups only): the dimension names they
+  // index, to the coordinate holding their values.
+  const primary: GroupGrid = { lat: coordNames.lat, lon: coordNames.lon, grid };
+  const axisCoord = new Map<string, string>([
+    [input.arrays.get(coordNames.lat)!.dims[0], coordNames.lat],
+    [input.arrays.get(coordNames.lon)!.dims[0], coordNames.lon],
+  ]);
+  if (!projected) {
+    for (const [name, arr] of input.arrays) {
+      const axis = dimRole.has(name) ? undefined : horizontalAxis(name, arr);
+      if (!axis) continue;
+      dimRole.set(name, axis);
+      axisCoord.set(name, name);
+    }
+  }
+  const grids = new Map<string, GroupGrid | string>([[`${primary.lat},${primary.lon}`, primary]]);
+  /** The grid of a pair of axes, read on first use; a string says why it cannot be used. */
+  const gridFor = async (latName: string, lonName: string): Promise<GroupGrid | string> => {
+    const key = `${latName},${lonName}`;
+    let g = grids.get(key);
+    if (g === undefined) {
+      try {
+        const [lat, lon] = await Promise.all([latName, lonName].map((n) => readAxis(input.arrays.get(n)!)));
+        checkAxis("latitude", lat);
+        checkAxis("longitude", circularLon(lon));
+        g = { lat: latName, lon: lonName, grid: gridOf(lat, lon) };
+      } catch (e) {
+        if (e instanceof StoreUnavailableError) throw e;
+        g = `its grid (${latName}, ${lonName}) cannot be read: ${e instanceof GridcastError ? e.message : "unreadable coordinates"}`;
+      }
+      grids.set(key, g);
+    }
+    return g;
+  };
 
   const variables = new Map<string, GroupVariable>();
   const unregistered: UnregisteredArray[] = [];
@@ -523,6 +609,20 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       skip("not on the group's latitude/longitude grid");
       continue;
     }
+    if (roles.indexOf("lat") !== roles.lastIndexOf("lat") || roles.indexOf("lon") !== roles.lastIndexOf("lon")) {
+      skip("two dimensions have the same role");
+      continue;
+    }
+    const on = await gridFor(
+      axisCoord.get(arr.dims[roles.indexOf("lat")])!,
+      axisCoord.get(arr.dims[roles.indexOf("lon")])!,
+    );
+    if (typeof on === "string") {
+      skip(on);
+      continue;
+    }
+    length.lat = on.grid.lat.length;
+    length.lon = on.grid.lon.length;
     const unknown = arr.dims.filter((_, i) => roles[i] === undefined);
     if (unknown.length) {
       skip(`dimension ${unknown.join(", ")} is not one gridcast knows`);
@@ -566,6 +666,8 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       canonical: convert !== undefined,
       convert: identity ? undefined : convert,
       temporal: resolveTemporal(entry.temporal, attrs, steps, analysis),
+      grid: on.grid,
+      gridCoords: { lat: on.lat, lon: on.lon },
     });
   }
   for (const v of variables.values()) {
@@ -592,6 +694,10 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     members,
     controlMember,
     grid,
+    grids: [
+      primary,
+      ...[...grids.values()].filter((g): g is GroupGrid => typeof g !== "string" && g !== primary),
+    ].filter((g) => g === primary || [...variables.values()].some((v) => v.grid === g.grid)),
     variables,
     unregistered: unregistered.sort((a, b) => a.stored.localeCompare(b.stored)),
     coordNames: Object.fromEntries(Object.entries(coordNames).filter(([r]) => !scalar.has(r as Role))) as Partial<

@@ -30,6 +30,21 @@ interface Held {
 /** Decoded-chunk bytes reserved by the scans running in this process. */
 let reserved = 0;
 
+/**
+ * Reserve `bytes` against the same process-wide budget as the scans (a bulk read that holds its
+ * own buffers instead of decoded chunks); false, reserving nothing, when they would not fit.
+ */
+export function reserveScanBytes(bytes: number, budgetBytes: number): boolean {
+  if (reserved + bytes > budgetBytes) return false;
+  reserved += bytes;
+  return true;
+}
+
+/** Give back what reserveScanBytes reserved. */
+export function releaseScanBytes(bytes: number): void {
+  reserved -= bytes;
+}
+
 export class ChunkScan {
   readonly array: StoredArray;
   readonly dim: number;

@@ -3,7 +3,8 @@
 // one small chunk with CF attributes xarray decodes by itself: run times as "hours since" the Unix
 // epoch on the proleptic Gregorian calendar (stored model calendars are already converted to real
 // dates by the store layer), lead times as a duration in hours.
-import { type ForecastGroup, type NodeMeta, storedLongitudes } from "../store/store.ts";
+import type { GroupGrid } from "../store/forecast-group.ts";
+import { type ForecastGroup, type GroupVariable, type NodeMeta, storedLongitudes } from "../store/store.ts";
 import type { Json } from "./zarr-json.ts";
 
 export type CoordValues = Float64Array | Int32Array | BigInt64Array;
@@ -30,6 +31,42 @@ export function dimNamesOf(g: ForecastGroup): Record<keyof typeof DIM_NAMES, str
   return g.grid.projection ? { ...DIM_NAMES, lat: "y", lon: "x" } : DIM_NAMES;
 }
 
+/**
+ * The published names of each grid's latitude and longitude dimensions: the group's first grid is
+ * lat/lon (y/x when projected); another grid keeps its stored coordinate names (lat_1,
+ * latitude_wave), or lat_<k>/lon_<k> where those would clash with a published name.
+ */
+export function gridDimNames(g: ForecastGroup): Map<GroupGrid, { lat: string; lon: string }> {
+  const first = dimNamesOf(g);
+  const out = new Map<GroupGrid, { lat: string; lon: string }>();
+  // A projected grid's 2-D latitude/longitude and grid mapping are published under these names.
+  const aux = g.grid.projection ? ["spatial_ref", "latitude", "longitude"] : [];
+  const taken = new Set<string>([...Object.values(first), ...aux, ...g.variables.keys()]);
+  g.grids.forEach((grid, k) => {
+    if (k === 0) {
+      out.set(grid, { lat: first.lat, lon: first.lon });
+      return;
+    }
+    let names = { lat: grid.lat, lon: grid.lon };
+    if (taken.has(names.lat) || taken.has(names.lon) || names.lat === names.lon) {
+      names = { lat: `lat_${k}`, lon: `lon_${k}` };
+    }
+    taken.add(names.lat);
+    taken.add(names.lon);
+    out.set(grid, names);
+  });
+  return out;
+}
+
+/** Published dimension names of one variable: the group's, with its own grid's lat/lon. */
+export function variableDimNames(g: ForecastGroup, v: GroupVariable): Record<keyof typeof DIM_NAMES, string> {
+  const names = dimNamesOf(g);
+  if (g.grids.length < 2) return names;
+  const grid = g.grids.find((x) => x.grid === v.grid);
+  const own = grid && gridDimNames(g).get(grid);
+  return own ? { ...names, ...own } : names;
+}
+
 const HOUR_MS = 3_600_000;
 // Attributes describing a stored encoding that the published array no longer has.
 const ENCODING_ATTRS = [
@@ -44,8 +81,13 @@ const ENCODING_ATTRS = [
 ];
 
 /** Descriptive attributes of a stored coordinate, without those about its stored encoding. */
-function storedAttrs(g: ForecastGroup, nodes: Map<string, NodeMeta>, role: keyof typeof DIM_NAMES): Json {
-  const name = g.coordNames[role];
+function storedAttrs(
+  g: ForecastGroup,
+  nodes: Map<string, NodeMeta>,
+  role: keyof typeof DIM_NAMES,
+  stored?: string,
+): Json {
+  const name = stored ?? g.coordNames[role];
   const out: Json = { ...(name ? nodes.get(g.path === "" ? name : `${g.path}/${name}`)?.attrs : undefined) };
   for (const k of ENCODING_ATTRS) delete out[k];
   return out;
@@ -144,29 +186,33 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
     }
     return out;
   }
-  out.push({
-    name: DIM_NAMES.lat,
-    dtype: "float64",
-    values: Float64Array.from(g.grid.lat),
-    attrs: {
-      standard_name: "latitude",
-      long_name: "latitude",
-      axis: "Y",
-      ...storedAttrs(g, nodes, "lat"),
-      units: "degrees_north",
-    },
-  });
-  out.push({
-    name: DIM_NAMES.lon,
-    dtype: "float64",
-    values: storedLongitudes(g.grid),
-    attrs: {
-      standard_name: "longitude",
-      long_name: "longitude",
-      axis: "X",
-      ...storedAttrs(g, nodes, "lon"),
-      units: "degrees_east",
-    },
-  });
+  // Every grid's own latitudes and longitudes: a variable on another grid is published with its
+  // coordinates, never the first grid's.
+  for (const [grid, names] of g.grids.length > 1 ? gridDimNames(g) : [[g.grids[0], DIM_NAMES] as const]) {
+    out.push({
+      name: names.lat,
+      dtype: "float64",
+      values: Float64Array.from(grid.grid.lat),
+      attrs: {
+        standard_name: "latitude",
+        long_name: "latitude",
+        axis: "Y",
+        ...storedAttrs(g, nodes, "lat", grid.lat),
+        units: "degrees_north",
+      },
+    });
+    out.push({
+      name: names.lon,
+      dtype: "float64",
+      values: storedLongitudes(grid.grid),
+      attrs: {
+        standard_name: "longitude",
+        long_name: "longitude",
+        axis: "X",
+        ...storedAttrs(g, nodes, "lon", grid.lon),
+        units: "degrees_east",
+      },
+    });
+  }
   return out;
 }

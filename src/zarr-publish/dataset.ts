@@ -5,7 +5,7 @@
 import { cfDecoding } from "../store/cf.ts";
 import { encodingOf } from "../store/chunk-key.ts";
 import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
-import { type CoordArray, coordinateArrays, dimNamesOf } from "./coordinates.ts";
+import { type CoordArray, coordinateArrays, dimNamesOf, variableDimNames } from "./coordinates.ts";
 import { isPublishable } from "./dtype.ts";
 import { type Encoding, planEncoding } from "./encoding.ts";
 import { type FillPlan, planFill } from "./fill.ts";
@@ -83,7 +83,8 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
   for (const v of [...group.variables.values()].sort((a, b) => a.name.localeCompare(b.name))) {
     const meta = v.array.meta;
     const a = meta.array!;
-    const dims = v.roles.map((r) => names[r]);
+    const own = group.grids.length > 1 ? variableDimNames(group, v) : names;
+    const dims = v.roles.map((r) => own[r]);
     if (!isPublishable(a.dtype)) {
       skipped.push({ stored: v.stored, reason: `data type ${a.dtype}` });
       continue;

@@ -125,6 +125,45 @@ describe("credit metering of /api/embeddings item and npy", () => {
     assert.match(String(logged.store), /store/);
   });
 
+  test("a damaged chunk of a slice decoded on the pool: the cached way names it, a problem before any byte, nothing charged", async () => {
+    const { k, id } = await keyWith(10);
+    // Default bands: the whole slice is one band of whole chunk rows, each chunk decoded and copied
+    // into it by the addon's decodeRuns. The damaged one is refused there and read again the cached
+    // way, which reports it: before the headers, so a problem response and no charge.
+    const latent = join(storeDir, "embeddings", TOKENS.replaceAll("~", "/"), "latent", "c");
+    const chunk = join(latent, "1", "0", "0");
+    const good = readFileSync(chunk);
+    writeFileSync(chunk, Buffer.alloc(good.length, 0xa5));
+    resetReads(srv);
+    const logsBefore = srv.logs.length;
+    const backend = srv.running.ctx.store.backend as unknown as { reads: Map<string, number> };
+    try {
+      const r = await call(`/api/embeddings/npy/${TOKENS}?y_start=4&y_stop=12`, k);
+      assert.equal(r.status, 500);
+      assert.match(String(r.headers.get("content-type")), /problem\+json/);
+      assert.equal(r.json().type.split("/").pop(), "corrupt-data");
+      const reads = [...backend.reads].filter(([key]) => key.includes("/latent/c/"));
+      assert.deepEqual(
+        reads.filter(([key]) => key.endsWith("/latent/c/1/0/0")).map(([, n]) => n),
+        [2],
+        "the damaged chunk is read by the pool job, then once more the cached way",
+      );
+    } finally {
+      writeFileSync(chunk, good);
+      resetReads(srv);
+    }
+    assert.equal(await ledger().balance(id), 10);
+    assert.deepEqual(await ledger().usage(id), []);
+    const logged = srv.logs.slice(logsBefore).find((e) => e.level === "error" && typeof e.key === "string");
+    assert.ok(logged, "no error log line for the failed read");
+    assert.match(String(logged.key), /latent\/c\/1\/0\/0$/);
+    // The same slice, undamaged, reads each chunk once.
+    const ok = await call(`/api/embeddings/npy/${TOKENS}?y_start=4&y_stop=12`, k);
+    assert.equal(ok.status, 200);
+    const again = [...backend.reads].filter(([key]) => key.includes("/latent/c/"));
+    assert.ok(again.length > 0 && again.every(([, n]) => n === 1), JSON.stringify(again));
+  });
+
   test("keys without the embeddings scope are 403 and never metered; no key is 401", async () => {
     const weather = await keyWith(100, ["weather"]);
     for (const path of [

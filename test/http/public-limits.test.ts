@@ -6,11 +6,12 @@
 // real sockets on loopback (127.0.0.x are distinct client addresses on Linux).
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { realpathSync, writeFileSync } from "node:fs";
+import { readdirSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { Worker } from "node:worker_threads";
 import { cleanup, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 import { build } from "../render/build-fixture.ts";
 
@@ -158,4 +159,48 @@ test("one address holds at most max_connections_per_client; others and health pr
   assert.match(metrics.body, /gridcast_connections_refused_total\{cap="client"\} [1-9]/);
   assert.match(metrics.body, /gridcast_connections_refused_total\{cap="server"\} [1-9]/);
   assert.equal((await fetchText("/healthz", "127.0.0.1")).status, 200);
+});
+
+test("requests pipelined behind a dropped reader are not started: no burst of open files when it is cut", async () => {
+  // A sampler on its own thread counts the descriptors open on the archive while three readers,
+  // each with 150 archive GETs pipelined, stall and are cut. Each reader's request in progress
+  // holds one; were the 149 queued behind it started when the connection died, they would all
+  // open the archive at once.
+  const real = realpathSync(join(dir, archive.replace(/^\//, "")));
+  const stop = new Int32Array(new SharedArrayBuffer(4));
+  const sampler = new Worker(
+    `const { workerData, parentPort } = require("node:worker_threads");
+     const fs = require("node:fs");
+     let peak = 0;
+     while (Atomics.load(workerData.stop, 0) === 0) {
+       let n = 0;
+       for (const fd of fs.readdirSync("/proc/self/fd")) {
+         try { if (fs.readlinkSync("/proc/self/fd/" + fd) === workerData.real) n++; } catch {}
+       }
+       peak = Math.max(peak, n);
+     }
+     parentPort.postMessage(peak);`,
+    { eval: true, workerData: { stop, real } },
+  );
+  const peak = new Promise<number>((ok) => sampler.once("message", ok));
+  const stalled = ["127.0.0.1", "127.0.0.2", "127.0.0.3"].map((from) => staller(archive, from, 150));
+  for (const s of stalled) assert.match(await s.status, /^HTTP\/1\.1 200/);
+  await until("stalled readers dropped", () => gate().open === 0, 20_000);
+  // Give queued work, were any started, time to reach its open.
+  await new Promise((r) => setTimeout(r, 300));
+  Atomics.store(stop, 0, 1);
+  const most = await peak;
+  // And none is left for the garbage collector to find.
+  const left = readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === real;
+    } catch {
+      return false;
+    }
+  });
+  assert.equal(left.length, 0, "no archive descriptor left open after the readers were cut");
+  await sampler.terminate();
+  for (const s of stalled) s.socket.destroy();
+  assert.ok(most >= 1, "the sampler saw the archive open while it was read");
+  assert.ok(most <= stalled.length, `at most one open archive per connection (peak ${most})`);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it, test } from "node:test";
-import { crc32, inflateSync } from "node:zlib";
+import { constants, crc32, deflateSync, inflateSync } from "node:zlib";
 import sharp from "sharp";
 import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
@@ -100,15 +100,16 @@ for (const native of [true, false])
       assert.ok(!list.some((c) => c.type === "tRNS"));
     });
 
-    it("sends a row equal to the one above with filter Up, others with None", () => {
+    it("sends the first row with filter None, every other with Up (a repeated row as zeros)", () => {
       const tile = sampleTile();
       const idat = chunks(encodeIndexedPng(tile, 256, 256, palette.rgba)).find((c) => c.type === "IDAT")!;
       const raw = inflateSync(idat.data);
       assert.equal(raw.length, 257 * 256);
       for (let y = 0; y < 256; y++) {
         const filter = raw[y * 257];
-        assert.equal(filter, y % 8 === 0 ? 0 : 2, `row ${y}`);
-        if (filter === 2) assert.ok(raw.subarray(y * 257 + 1, (y + 1) * 257).every((b) => b === 0));
+        assert.equal(filter, y === 0 ? 0 : 2, `row ${y}`);
+        const zeros = raw.subarray(y * 257 + 1, (y + 1) * 257).every((b) => b === 0);
+        if (y > 0) assert.equal(zeros, y % 8 !== 0, `row ${y} repeats the row above: all zeros`);
       }
     });
 
@@ -139,7 +140,14 @@ for (const native of [true, false])
     });
   });
 
-test("the addon and JavaScript write the same bytes, tile for tile", () => {
+/** PLTE and tRNS as written, and IDAT inflated: the image a PNG holds, whatever deflate wrote it. */
+function image(png: Buffer): { chunks: string[]; rows: Buffer } {
+  const list = chunks(png);
+  const rows = inflateSync(Buffer.concat(list.filter((c) => c.type === "IDAT").map((c) => c.data)));
+  return { chunks: list.filter((c) => c.type !== "IDAT").map((c) => `${c.type}:${c.data.toString("hex")}`), rows };
+}
+
+test("the addon and JavaScript write the same image, tile for tile (the addon deflates with its own coder)", () => {
   const palette = buildPalette({ colormap: "thermal", min: 0, max: 255 });
   // Rendered-like tiles (smooth ramps), random noise, one colour, colours 0..k (the identity
   // numbering), repeated rows, odd sizes.
@@ -161,12 +169,110 @@ test("the addon and JavaScript write the same bytes, tile for tile", () => {
   try {
     for (const [i, [t, w, h]] of tiles.entries()) {
       useNativeBlosc(true);
-      const c = encodeIndexedPng(t, w, h, palette.rgba);
+      const c = image(encodeIndexedPng(t, w, h, palette.rgba));
       useNativeBlosc(false);
-      const js = encodeIndexedPng(t, w, h, palette.rgba);
-      assert.ok(c.equals(js), `tile ${i}: ${c.length} B by the addon, ${js.length} B by JavaScript`);
+      const js = image(encodeIndexedPng(t, w, h, palette.rgba));
+      assert.deepEqual(c.chunks, js.chunks, `tile ${i}: IHDR, PLTE, tRNS`);
+      assert.ok(c.rows.equals(js.rows), `tile ${i}: the filtered rows differ`);
     }
   } finally {
     useNativeBlosc(true);
   }
+});
+
+test("the addon's run-length deflate inflates back exactly, the size of zlib's Z_RLE", () => {
+  const addon = nativeBlosc();
+  assert.ok(addon?.deflateRle, "the addon is built by the test prerequisites");
+  let seed = 11;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 2 ** 24;
+  const inputs: Uint8Array[] = [
+    new Uint8Array(0),
+    Uint8Array.of(9),
+    new Uint8Array(70_000),
+    new Uint8Array(300).fill(5),
+  ];
+  for (let k = 0; k < 60; k++) {
+    const n = Math.floor(rand() * 70_000);
+    const u = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const kind = k % 4;
+      u[i] =
+        kind === 0
+          ? (rand() * 256) | 0 // noise: every byte a literal, 256 symbols in use
+          : kind === 1
+            ? rand() < 0.9
+              ? 0
+              : (rand() * 256) | 0 // Up rows: zero runs between changes
+            : kind === 2
+              ? rand() < 0.2
+                ? (rand() * 4) | 0
+                : (u[i - 1] ?? 0) // runs of every length
+              : Math.min(255, Math.floor(-Math.log(rand() + 1e-12) * 4)); // skewed literals
+    }
+    inputs.push(u);
+  }
+  // Frequencies in a Fibonacci progression: an unlimited Huffman code would need more than 15 bits.
+  const fib: number[] = [];
+  for (let s = 0, a = 1, b = 1; s < 25; s++, [a, b] = [b, a + b]) for (let i = 0; i < a; i++) fib.push(s * 7);
+  for (let i = fib.length - 1; i > 0; i--) {
+    const j = (rand() * (i + 1)) | 0;
+    [fib[i], fib[j]] = [fib[j], fib[i]];
+  }
+  inputs.push(Uint8Array.from(fib));
+  let ours = 0;
+  let zlibs = 0;
+  for (const [i, u] of inputs.entries()) {
+    const out = new Uint8Array(u.length * 3 + 1024);
+    const n = addon.deflateRle(u, out);
+    assert.ok(n > 0, `input ${i}: fits`);
+    assert.ok(Buffer.from(u).equals(inflateSync(out.subarray(0, n))), `input ${i} (${u.length} B) inflates back`);
+    ours += n;
+    zlibs += deflateSync(u, { strategy: constants.Z_RLE }).length;
+  }
+  // One block against zlib's several: within a hair of its size either way.
+  assert.ok(ours <= zlibs * 1.005, `${ours} B against zlib's ${zlibs} B`);
+  assert.equal(
+    addon.deflateRle(
+      new Uint8Array(1000).map((_, i) => i * 7),
+      new Uint8Array(100),
+    ),
+    0,
+    "too small: 0",
+  );
+});
+
+test('rows: "none" (overlays) sends changed rows unfiltered and repeated rows as Up; sharp reads the same image', async () => {
+  const w = 64;
+  const h = 48;
+  const indices = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    // Rows 10..19 repeat row 9; the others differ, with a few indices each.
+    const r = y >= 10 && y < 20 ? 9 : y;
+    for (let x = 0; x < w; x++) indices[y * w + x] = (x * 7 + r * 3) % 5 === 0 ? 3 + (r % 4) : 0;
+  }
+  const rgba = new Uint8Array(256 * 4);
+  for (let k = 1; k < 8; k++) rgba.set([k * 30, 255 - k * 30, 40, k * 32], k * 4);
+  const png = encodeIndexedPng(indices, w, h, rgba, { rows: "none" });
+  const { data } = await decodeRgba(png);
+  for (let i = 0; i < w * h; i++) {
+    assert.deepEqual(
+      [...data.subarray(i * 4, i * 4 + 4)],
+      [...rgba.subarray(indices[i] * 4, indices[i] * 4 + 4)],
+      `pixel ${i}`,
+    );
+  }
+  // The filter byte of each row, from the inflated IDAT.
+  let at = 8;
+  const idat: Buffer[] = [];
+  while (at < png.length) {
+    const len = png.readUInt32BE(at);
+    if (png.toString("latin1", at + 4, at + 8) === "IDAT") idat.push(png.subarray(at + 8, at + 8 + len));
+    at += 12 + len;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const filters = Array.from({ length: h }, (_, y) => raw[y * (w + 1)]);
+  assert.deepEqual(
+    filters,
+    filters.map((_, y) => (y >= 10 && y < 20 ? 2 : 0)),
+  );
 });

@@ -13,7 +13,7 @@ import { recycleSlab } from "../../read-ahead.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
 import { type Reply, route } from "../route.ts";
-import { Lat, Lon, Temporal } from "../schemas/common.ts";
+import { GridCoordinates, Lat, Lon, Temporal } from "../schemas/common.ts";
 
 const PointQuery = Type.Object({
   lat: Lat,
@@ -80,6 +80,7 @@ const PointSeries = Type.Object({
         "temporal.window is undecided)",
     }),
   ),
+  grid_coordinates: GridCoordinates,
   ingested_lead_hours: Type.Optional(
     Type.Number({
       description:
@@ -164,7 +165,9 @@ export const weatherRoutes = [
       "On a projected or rotated grid (Lambert conformal, rotated pole, polar stereographic; see `grid` in " +
       "/api/models) the point is projected into the grid's CRS, the node nearest by distance on the earth answers " +
       "with its own latitude/longitude in grid_lat/grid_lon, and a point outside the cells (even inside the " +
-      "bounding box) is 400; a regional patch is chosen where its cells really cover the point.",
+      "bounding box) is 400; a regional patch is chosen where its cells really cover the point. In a group whose " +
+      "variables sit on several grids (`grids` in /api/models) the variable's own grid answers: its nearest node, " +
+      "its coverage, and `grid_coordinates` naming it.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,
@@ -190,7 +193,10 @@ export const weatherRoutes = [
     summary: "Exportable groups and fields",
     description:
       "Every group (in the ~ form) with its fields: canonical and stored names, aliases, units, dims, shape, dtype, " +
-      "chunking, coordinate ranges and a schema revision that changes whenever the field's layout or encoding changes.",
+      "chunking, coordinate ranges and a schema revision that changes whenever the field's layout or encoding changes. " +
+      "A group whose variables sit on several grids lists each under `grids` (coordinates, data_dims, kind, bbox, " +
+      "lat/lon ranges, variables) and gives each field its `grid_coordinates` and its own dims; the group's own " +
+      "coordinates, kind and bbox describe its first grid.",
     tags: ["weather"],
     auth: "weather",
     responses: { 200: { description: "Export catalogue", content: { "application/json": { schema: AnyObject } } } },
@@ -214,7 +220,9 @@ export const weatherRoutes = [
       "(lead_time, y, x), y ascending, x in storage order. X-SVC-Field then gives `y` and `x` (first/step/count in " +
       "the CRS's units), `window` (the storage index ranges [start, stop) of y and x), `crs` (proj4, crs_wkt, " +
       "grid_mapping_name) and `lat_lon`, which says where the nodes' 2-D latitude/longitude are (the Zarr view " +
-      "under /data).",
+      "under /data).\n\n" +
+      "In a group whose variables sit on several grids the box selects the variable's own grid, and X-SVC-Field " +
+      "says which in `grid_coordinates`.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,
@@ -252,6 +260,13 @@ export const weatherRoutes = [
     path: "/api/models",
     operationId: "listModels",
     summary: "Available forecast models and embedding families",
+    description:
+      "Each forecast group with its grid, runs, leads, levels, members and variables. A group whose variables " +
+      "sit on several grids (cfgrib hypercubes merged, atmosphere and wave fields in one dataset) also lists " +
+      "`grids`: per grid its stored coordinates (`coordinates`: lat/lon names, the grid's key), the names its " +
+      "dimensions have under /data (`data_dims`), kind, resolution_deg, bbox, lat/lon ranges and the variables " +
+      "on it. Every route reads a variable on its own grid; the group-level kind, resolution_deg and bbox " +
+      "describe the first grid.",
     tags: ["catalog"],
     auth: "public",
     responses: { 200: { description: "Models", content: { "application/json": { schema: AnyObject } } } },

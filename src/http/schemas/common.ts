@@ -47,6 +47,25 @@ export const Problem = Type.Object(
   { additionalProperties: true, description: "RFC 9457 problem details" },
 );
 
+/**
+ * In a group holding variables on several grids: which grid an answer was read on, named by the
+ * stored latitude and longitude coordinates that key it (absent for a group on one grid).
+ */
+export const GridCoordinates = Type.Optional(
+  Type.Object(
+    {
+      lat: Type.String({ description: "Stored name of the grid's latitude coordinate, e.g. latitude_wave or lat_1" }),
+      lon: Type.String({ description: "Stored name of the grid's longitude coordinate" }),
+    },
+    {
+      description:
+        "Only for a group whose variables sit on several grids (cfgrib hypercubes merged, atmosphere and wave " +
+        "fields in one dataset): the grid the variable is stored on, and so the grid its nodes, coverage and " +
+        "values come from. /api/models lists a group's grids under `grids`.",
+    },
+  ),
+);
+
 export const Lat = Type.Number({ minimum: -90, maximum: 90, description: "Latitude in degrees north" });
 export const Lon = Type.Number({
   minimum: -180,

@@ -1,6 +1,6 @@
 // Request and response schemas of the public map routes (catalog, tile, value).
 import Type from "typebox";
-import { Lat, Lon, Temporal } from "./common.ts";
+import { GridCoordinates, Lat, Lon, Temporal } from "./common.ts";
 
 export const LayerParam = Type.String({
   minLength: 1,
@@ -74,6 +74,7 @@ export const LayerValue = Type.Object({
   level: NullableNumber("Level (hPa) of the layer; null for single-level variables"),
   grid_lat: NullableNumber("Latitude of the grid node read; null outside the grid"),
   grid_lon: NullableNumber("Longitude of the grid node read (-180..180); null outside the grid"),
+  grid_coordinates: GridCoordinates,
   temporal: Temporal,
   interval: Type.Optional(
     Type.Object(

@@ -9,7 +9,7 @@ import { intervalsOf, latestRun } from "../../forecast/select.ts";
 import { DERIVED_LAYERS, type DerivedKind } from "../../registry/derived.ts";
 import type { MapStyle, Temporal } from "../../registry/registry.ts";
 import { isoNoZone } from "../../store/describe.ts";
-import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
+import type { ForecastGroup, Grid, GroupVariable, Store } from "../../store/store.ts";
 import { runToken, tileDir } from "../layout.ts";
 import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../orientation.ts";
 import type { Resample } from "../resample.ts";
@@ -17,7 +17,7 @@ import type { BBox } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
 
 /** Bump whenever the pixels a given field and style produce change; every tile then re-renders. */
-export const RENDERER_VERSION = "2";
+export const RENDERER_VERSION = "3";
 
 export interface Selection {
   /** Group ids (forecast/global) or names (global); default every group. */
@@ -140,7 +140,7 @@ const sha = (value: unknown): string => createHash("sha256").update(JSON.stringi
  */
 export function sourceRevision(group: ForecastGroup, v: GroupVariable): string {
   const a = v.array;
-  const { grid } = group;
+  const { grid } = v;
   return sha({
     stored: v.stored,
     dtype: a.dtype,
@@ -157,10 +157,15 @@ export function sourceRevision(group: ForecastGroup, v: GroupVariable): string {
   });
 }
 
+/** The coverage cache's key of a variable's grid: the group id, and the grid's coordinates when not the first. */
+export function coverageKey(group: ForecastGroup, v: GroupVariable): string {
+  return v.grid === group.grid ? group.id : `${group.id}|${v.gridCoords.lat},${v.gridCoords.lon}`;
+}
+
 /** TileJSON bounds: -180..180, west > east when the grid crosses the antimeridian. */
-function boundsOf(group: ForecastGroup): BBox {
-  const [w, s, e, n] = group.grid.bbox;
-  if (group.grid.global) return [-180, s, 180, n];
+function boundsOf(grid: Grid): BBox {
+  const [w, s, e, n] = grid.bbox;
+  if (grid.global) return [-180, s, 180, n];
   return [w, s, e > 180 ? e - 360 : e, n];
 }
 
@@ -293,8 +298,8 @@ function layerSpec(
         : null,
     recipe,
     role: def ? def.role : "base",
-    kind: group.grid.global ? "global" : "regional",
-    bounds: boundsOf(group),
+    kind: v.grid.global ? "global" : "regional",
+    bounds: boundsOf(v.grid),
     tilesPerLead,
     runs,
   };
@@ -397,9 +402,10 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
     }
     const refs = groupLayers(group).filter((l) => !wanted || picked(l, wanted));
     if (refs.length === 0) continue;
-    const tiles = coverage.pyramidCount(group.id, group.grid, sel.maxZoom);
     for (const ref of refs) {
       const v = ref.variable;
+      // Each layer covers the tiles of its own grid (a group may hold variables on several).
+      const tiles = coverage.pyramidCount(coverageKey(group, v), v.grid, sel.maxZoom);
       let style = v.entry.style!;
       if (!ref.derived && !v.canonical) {
         style = { ...style, ...(await dataRange(group, ref)) };

@@ -9,13 +9,22 @@ import { readValues, regionOf } from "../../forecast/read.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
 import { buildPalette, type Palette } from "../colormap.ts";
 import { displayUnit, toDisplay } from "../display.ts";
-import { OVERLAY_RGBA, renderArrows, renderContours } from "../overlay.ts";
+import {
+  arrowSpacing,
+  finiteRange,
+  OVERLAY_BYTES,
+  OVERLAY_PALETTE,
+  prepareContourText,
+  quantizeOverlay,
+  renderArrows,
+  renderContours,
+} from "../overlay.ts";
 import { encodeIndexedPng } from "../png.ts";
 import { isUniform, type LevelSampler } from "../resample.ts";
 import { TILE_SIZE } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
 import { renderOrientationJob } from "./orientation-job.ts";
-import type { Job, LeadJob } from "./plan.ts";
+import { coverageKey, type Job, type LeadJob } from "./plan.ts";
 import type { TileWriter } from "./write.ts";
 
 export interface RenderContext {
@@ -71,46 +80,69 @@ type Field = Float32Array | Float64Array;
 /** Palette indices of one tile from the lead's source fields. */
 type TilePainter = (sampler: LevelSampler, x: number, y: number, fields: Field[], out: Uint8Array) => void;
 
-/** How a job's recipe turns source fields into tile indices, and with which palette. */
-function painterOf(job: Job): { palette: Palette; prepare: (fields: Field[]) => Field[]; paint: TilePainter } {
+/**
+ * How a job's recipe turns source fields into tile indices, and with which palette. Overlays are
+ * drawn anti-aliased in RGBA, then quantised to OVERLAY_PALETTE (shades × alpha levels).
+ */
+function painterOf(
+  job: Job,
+  cellDeg: number,
+): { palette: Pick<Palette, "rgba">; prepare: (fields: Field[]) => Promise<Field[]>; paint: TilePainter } {
   const { recipe } = job;
   const ramp = buildPalette(job.style);
-  const overlay = { ...ramp, rgba: OVERLAY_RGBA };
+  const overlay = { rgba: OVERLAY_PALETTE };
+  const rgba = new Uint8Array(OVERLAY_BYTES);
+  // The data's cell in world pixels at a zoom level (overlays adapt their lattices to it).
+  const cellPx = (z: number) => (cellDeg / 360) * TILE_SIZE * 2 ** z;
   switch (recipe.kind) {
     case "field":
       return {
         palette: ramp,
-        prepare: (f) => f,
+        prepare: async (f) => f,
         paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
       };
     case "speed":
       return {
         palette: ramp,
         // Speed once per node, then drawn like any stored field.
-        prepare: ([u, v]) => {
+        prepare: async ([u, v]) => {
           const speed = new Float32Array(u.length);
           for (let i = 0; i < u.length; i++) speed[i] = Math.hypot(u[i], v[i]);
           return [speed];
         },
         paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
       };
-    case "arrows":
+    case "arrows": {
+      const base = recipe.spacing_px ?? 40;
       return {
         palette: overlay,
-        prepare: (f) => f,
-        paint: (s, x, y, [u, v], out) => renderArrows(s, x, y, u, v, { spacing: recipe.spacing_px ?? 40 }, out),
+        prepare: async (f) => f,
+        paint: (s, x, y, [u, v], out) => {
+          renderArrows(s, x, y, u, v, { spacing: arrowSpacing(base, s.z, cellPx(s.z)) }, rgba);
+          quantizeOverlay(rgba, out);
+        },
       };
+    }
     case "orientation":
       throw new Error("the orientation layer is rendered by renderOrientationJob");
     case "contours": {
       const unit = displayUnit(job.style, "");
-      const scratch = new Float64Array((TILE_SIZE + 2) ** 2);
       const interval = recipe.interval!;
       const label = (value: number) => String(Math.round(toDisplay(unit, value)));
+      // Contour lattice: two thirds of a data cell, 3..24 world pixels: finer only traces the
+      // kinks of bilinear interpolation between nodes, which the smoothing then cannot hide.
+      const step = (z: number) => Math.min(24, Math.max(3, Math.round(cellPx(z) / 1.5)));
       return {
         palette: overlay,
-        prepare: (f) => f,
-        paint: (s, x, y, [f], out) => renderContours(s, x, y, f, { interval, label }, out, scratch),
+        prepare: async ([f]) => {
+          const [min, max] = finiteRange(f);
+          await prepareContourText(min, max, { interval, label });
+          return [f];
+        },
+        paint: (s, x, y, [f], out) => {
+          renderContours(s, x, y, f, { interval, label, step: step(s.z) }, rgba);
+          quantizeOverlay(rgba, out);
+        },
       };
     }
   }
@@ -124,8 +156,9 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     if (!v) throw new StoreUnavailableError(`${name} is no longer in ${job.group}`);
     return v;
   });
-  const { palette, prepare, paint } = painterOf(job);
+  const { palette, prepare, paint } = painterOf(job, group.grid.dlon);
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  const overlayRows = palette.rgba === OVERLAY_PALETTE ? ({ rows: "none" } as const) : {};
   // Palette index → the first file written with that one colour, for this job's hard links.
   const uniformFiles = new Map<number, string>();
   let pending = 0;
@@ -149,9 +182,10 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     let read = await Promise.all(sources.map((v) => readField(group, v, job.run, lead.index, job.levelIndex)));
     // Arrows point the true way: components stored along a projected grid's axes are turned to
     // east/north first (the speed is the same either way).
-    const proj = group.grid.projection;
+    const grid = sources[0].grid;
+    const proj = grid.projection;
     if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative)) read = rotateToTrue(proj, read[0], read[1]);
-    const fields = prepare(read);
+    const fields = await prepare(read);
     const root = join(ctx.buildDir, lead.dir);
     // A part renders one contiguous run of the pyramid's tiles, counted z by z in coverage order.
     const part = job.part ?? { index: 0, count: 1 };
@@ -159,7 +193,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     const to = Math.floor(((part.index + 1) * job.tilesPerLead) / part.count);
     let seen = 0;
     for (let z = 0; z <= ctx.maxZoom && seen < to; z++) {
-      const { sampler, tiles } = ctx.coverage.level(group.id, group.grid, z);
+      const { sampler, tiles } = ctx.coverage.level(coverageKey(group, sources[0]), grid, z);
       const n = 2 ** z;
       let madeX = -1;
       const skip = Math.max(0, from - seen);
@@ -180,7 +214,8 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         if (first !== undefined) {
           ctx.writer.link(first, path);
         } else {
-          const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba);
+          // Overlays' anti-aliased rows compress better unfiltered.
+          const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba, overlayRows);
           ctx.writer.write(path, png);
           result.encoded++;
           result.bytes += png.length;

@@ -23,6 +23,8 @@ export interface DirectDecoder {
   decode(stored: Uint8Array, into: () => Uint8Array): Promise<Uint8Array>;
   /** The chunk's values over decoded bytes. */
   values(decoded: Uint8Array): Values;
+  /** How the addon's decodeRuns takes these chunks: 0 Blosc, 1 Zstandard, 2 stored as they are. */
+  readonly runs: 0 | 1 | 2;
 }
 
 type Json = Record<string, unknown>;
@@ -47,6 +49,7 @@ export function directDecoder(meta: NodeMeta): DirectDecoder | undefined {
     return {
       bytes,
       values,
+      runs: 2,
       async decode(stored, into) {
         if (stored.length !== bytes)
           throw new CodecInputError(`stored chunk of ${stored.length} bytes, ${bytes} expected`);
@@ -62,7 +65,7 @@ export function directDecoder(meta: NodeMeta): DirectDecoder | undefined {
   const addon = nativeBlosc();
   if (!addon) return undefined;
   if (name === "blosc") {
-    return { bytes, values, decode: (stored, into) => decodeNative(addon, stored, bytes, into()) };
+    return { bytes, values, runs: 0, decode: (stored, into) => decodeNative(addon, stored, bytes, into()) };
   }
   const zstd = addon.zstdDecode;
   const zstdSync = addon.zstdDecodeSync;
@@ -70,6 +73,7 @@ export function directDecoder(meta: NodeMeta): DirectDecoder | undefined {
     return {
       bytes,
       values,
+      runs: 1,
       async decode(stored, into) {
         const out = into();
         const n = bytes <= INLINE_BYTES ? zstdSync(stored, out) : await zstd(stored, out);

@@ -31,10 +31,13 @@ for lat, lon in req.get("points", []):
 
 for lat_min, lat_max, lon_min, lon_max in req.get("boxes", []):
     t = np.linspace(0, 1, 200)
+    # A box whose lon_max is west of its lon_min crosses the antimeridian, eastward from lon_min.
+    crosses = lon_max < lon_min
+    east = lon_max + 360 if crosses else lon_max
     lats = np.concatenate([np.full_like(t, lat_min), np.full_like(t, lat_max), lat_min + (lat_max - lat_min) * t,
                            lat_min + (lat_max - lat_min) * t])
-    lons = np.concatenate([lon_min + (lon_max - lon_min) * t, lon_min + (lon_max - lon_min) * t,
-                           np.full_like(t, lon_min), np.full_like(t, lon_max)])
+    lons = np.concatenate([lon_min + (east - lon_min) * t, lon_min + (east - lon_min) * t,
+                           np.full_like(t, lon_min), np.full_like(t, east)])
     gx, gy = fwd.transform(lons, lats)
     fx = (gx - x[0]) / (x[1] - x[0])
     fy = (gy - y[0]) / (y[1] - y[0])
@@ -43,7 +46,8 @@ for lat_min, lat_max, lon_min, lon_max in req.get("boxes", []):
     c1 = min(len(x), int(np.ceil(fx.max() + 0.5)))
     r0 = max(0, int(np.floor(fy.min() - 0.5)) + 1)
     r1 = min(len(y), int(np.ceil(fy.max() + 0.5)))
-    inside = (lat2 >= lat_min) & (lat2 <= lat_max) & (lon2 >= lon_min) & (lon2 <= lon_max)
+    in_lon = ((lon2 >= lon_min) | (lon2 <= lon_max)) if crosses else ((lon2 >= lon_min) & (lon2 <= lon_max))
+    inside = (lat2 >= lat_min) & (lat2 <= lat_max) & in_lon
     jj, ii = np.nonzero(inside)
     field = ds[req["var"]].isel({yname: slice(r0, r1), xname: slice(c0, c1)}).values
     field = field.reshape(-1, r1 - r0, c1 - c0)
@@ -52,10 +56,11 @@ for lat_min, lat_max, lon_min, lon_max in req.get("boxes", []):
                          "x": [float(v) for v in x[c0:c1]], "field": field.astype("float64").ravel().tolist()})
 
 for j, i in req.get("nodes", []):
-    # Bearing of the grid's +y axis at the node: towards the point a tenth of a cell up the grid.
+    # Bearing of the grid's +y axis at the node (CF: y_wind is positive with increasing y, whichever
+    # way the rows are stored): towards the point a tenth of a cell up in y.
     to_geo = Transformer.from_crs(crs, crs.geodetic_crs, always_xy=True)
     lo1, la1 = to_geo.transform(x[i], y[j])
-    lo2, la2 = to_geo.transform(x[i], y[j] + 0.1 * (y[1] - y[0]))
+    lo2, la2 = to_geo.transform(x[i], y[j] + 0.1 * abs(y[1] - y[0]))
     az, _, _ = geod.inv(lo1, la1, lo2, la2)
     out["bearings"].append(float(az))
 

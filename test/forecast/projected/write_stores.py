@@ -34,12 +34,13 @@ if mode in ("lcc", "stere"):
         x = -1440000.0 + step * np.arange(nx)
         y = -840000.0 + step * np.arange(ny)
     else:
-        crs = CRS.from_cf(dict(grid_mapping_name="polar_stereographic", straight_vertical_longitude_from_pole=-150.0,
-                               latitude_of_projection_origin=90.0, standard_parallel=60.0,
-                               false_easting=0.0, false_northing=0.0, earth_radius=6371229.0))
-        nx, ny, step = 40, 36, 80000.0
-        x = -1600000.0 + step * np.arange(nx)
-        y = -3800000.0 + step * np.arange(ny)
+        # NSIDC's north polar stereographic (EPSG:3413: WGS 84 ellipsoid, true scale at 70° N,
+        # straight down from the pole along 45° W), at 150 km instead of 25 km. As NSIDC lays it
+        # out, y runs from the top down (descending) and the grid holds the pole.
+        crs = CRS.from_epsg(3413)
+        nx, ny, step = 51, 75, 150000.0
+        x = -3775000.0 + step * np.arange(nx)
+        y = 5775000.0 - step * np.arange(ny)
     to_geo = Transformer.from_crs(crs, crs.geodetic_crs, always_xy=True)
     xx, yy = np.meshgrid(x, y)
     lon, lat = to_geo.transform(xx, yy)

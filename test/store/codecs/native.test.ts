@@ -1,6 +1,7 @@
 // The native addon (native/blosc.c): its Blosc decoder built and used unless switched off,
 // reported in the logs with the runtime libraries it found, and usable inside worker threads (a
-// build decodes in its render workers); libzstd into a caller's buffer; whole files read in one job.
+// build decodes in its render workers); libzstd into a caller's buffer; whole files read in one job;
+// a chunk decoded and its runs copied out in one job.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
@@ -68,6 +69,50 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
     assert.ok(Buffer.from(out).equals(raw));
     assert.ok((await addon.zstdDecode(enc, new Uint8Array(raw.length - 1))) < 0);
     assert.ok((await addon.zstdDecode(enc.subarray(0, enc.length - 9), out)) < 0);
+  });
+
+  test("decodes a chunk and copies its runs into a caller's array in one job (decodeRuns), writing nothing unless it decoded whole", async () => {
+    const addon = nativeBlosc()!;
+    assert.ok(addon.decodeRuns, "the addon predates decodeRuns (npm run native)");
+    const { enc, raw } = fixture();
+    const chunk = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
+    // The chunk as 450 × 450; rows 10–29, columns 5–404 into a 20 × 400 array, rows reversed.
+    const geom = Float64Array.from([10 * 450 + 5, 19 * 400, 400, 1, 20, 450, -400]);
+    const expect = new Float32Array(20 * 400);
+    for (let r = 0; r < 20; r++) {
+      for (let c = 0; c < 400; c++) expect[(19 - r) * 400 + c] = chunk[(10 + r) * 450 + 5 + c];
+    }
+    const frames: [0 | 1 | 2, Uint8Array][] = [
+      [0, enc],
+      [1, zstdCompressSync(raw)],
+      [2, new Uint8Array(raw)],
+    ];
+    for (const [codec, stored] of frames) {
+      const out = new Float32Array(20 * 400).fill(-1);
+      assert.equal(await addon.decodeRuns(codec, stored, raw.length, out, geom), raw.length, `codec ${codec}`);
+      assert.deepEqual(out, expect, `codec ${codec}`);
+      // A chunk that does not decode to exactly its size leaves the output as it was.
+      const untouched = new Float32Array(20 * 400).fill(-1);
+      const cut = stored.subarray(0, stored.length - 9);
+      assert.notEqual(await addon.decodeRuns(codec, cut, raw.length, untouched, geom), raw.length);
+      assert.notEqual(await addon.decodeRuns(codec, stored, raw.length + 4, untouched, geom), raw.length + 4);
+      assert.ok(
+        untouched.every((v) => v === -1),
+        `codec ${codec}: written after a failed decode`,
+      );
+    }
+    // Runs outside the chunk or the output are refused before anything is queued.
+    const out = new Float32Array(20 * 400);
+    for (const bad of [
+      [449 * 450, 0, 451, 0],
+      [0, 0, 400, 1, 21, 450, 400],
+      [0, 1, 400, 1, 20, 450, 400],
+    ]) {
+      assert.throws(() => addon.decodeRuns!(0, enc, raw.length, out, Float64Array.from(bad)), RangeError, String(bad));
+    }
+    assert.throws(() => addon.decodeRuns!(3 as never, enc, raw.length, out, geom), TypeError);
+    assert.throws(() => addon.decodeRuns!(0, enc, raw.length, out, Float64Array.from([0.5, 0, 1, 0])), TypeError);
+    assert.throws(() => addon.decodeRuns!(0, enc, raw.length - 2, out, geom), TypeError, "not whole items");
   });
 
   test("reads a whole file into a buffer in one job: missing, directory, too large, NUL in the path, outside the root", async () => {

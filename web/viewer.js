@@ -30,6 +30,7 @@ const RENDERING_REFRESH_MS = Math.min(REFRESH_MS, 5000);
 const DETAIL_ZOOM = 3;
 const FORECAST_ATTRIBUTION = "gridcast synthetic forecast";
 const OUTLINE_ATTRIBUTION = "Natural Earth via world-atlas";
+const ORIENTATION_ATTRIBUTION = "Places: GeoNames; rivers, lakes, states: Natural Earth";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -76,6 +77,8 @@ map.createPane("outlines").style.zIndex = "450"; // over the tiles, under popups
 map.getPane("outlines").style.pointerEvents = "none";
 map.createPane("overlays").style.zIndex = "460"; // arrows and isobars over the outlines
 map.getPane("overlays").style.pointerEvents = "none";
+map.createPane("orientation").style.zIndex = "470"; // place names, state borders and water over everything
+map.getPane("orientation").style.pointerEvents = "none";
 // One canvas per pane, shared by every outline layer.
 const landRenderer = canvas({ pane: "land" });
 const lineRenderer = canvas({ pane: "outlines" });
@@ -109,7 +112,32 @@ async function catalogNow() {
   return { status: res.status, catalog: await res.json() };
 }
 
-const usable = (catalog) => (catalog.layers ?? []).filter((l) => l.runs?.some((r) => r.leads?.length));
+const usable = (catalog) =>
+  (catalog.layers ?? []).filter((l) => l.role !== "orientation" && l.runs?.some((r) => r.leads?.length));
+
+/** The orientation layer's one tile layer, kept while its URL stays the same. */
+let orientation = null;
+
+/** Places, state borders, rivers and lakes from the build, over whatever layer is shown (when the build has them). */
+function showOrientation(catalog) {
+  const layer = (catalog.layers ?? []).find((l) => l.role === "orientation");
+  const lead = layer?.runs?.[0]?.leads?.[0];
+  const url = lead?.route;
+  if (orientation && orientation.gridcastUrl === url) return;
+  if (orientation) map.removeLayer(orientation);
+  orientation = null;
+  if (!lead) return;
+  orientation = forecastTileLayer(lead, {
+    minNativeZoom: layer.minzoom ?? 0,
+    maxNativeZoom: Math.min(layer.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
+    maxZoom: MAX_ZOOM,
+    pane: "orientation",
+    className: "orientation-tiles",
+    attribution: ORIENTATION_ATTRIBUTION,
+  });
+  orientation.gridcastUrl = url;
+  orientation.addTo(map);
+}
 const isOverlay = (l) => l.role === "overlay";
 
 async function loadCatalog() {
@@ -140,6 +168,7 @@ function showRendering(catalog) {
 
 function start(catalog) {
   showRendering(catalog);
+  showOrientation(catalog);
   state.layers = usable(catalog);
   if (!state.layers.some((l) => !isOverlay(l))) return showStatus(NOTHING_PUBLISHED);
   ui.status.hidden = true;
@@ -169,6 +198,7 @@ async function refreshCatalog() {
   if (!got.catalog) return;
   showRendering(got.catalog);
   if (!state.layer) return start(got.catalog);
+  showOrientation(got.catalog);
   const layers = usable(got.catalog);
   const same = JSON.stringify(layers) === JSON.stringify(state.layers);
   if (same || !layers.some((l) => l.id === state.layer.id)) return;

@@ -20,6 +20,7 @@ interface BuildFlags {
   buildId?: string;
   keepBuilds?: string;
   reuse: boolean;
+  orientation: boolean;
   tiles: string;
   allowDroppedLayers?: boolean;
   allowSkipped?: boolean;
@@ -103,6 +104,7 @@ export function registerBuild(program: Command): void {
     )
     .option("--tiles <format>", "zxy (one PNG file per tile) | pmtiles (one archive per layer-run-lead)", "zxy")
     .option("--no-reuse", "render every tile, even those the published build already has")
+    .option("--no-orientation", "leave out the orientation layer (place names, state borders, rivers, lakes)")
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option(
       "--allow-skipped",
@@ -141,6 +143,7 @@ export function registerBuild(program: Command): void {
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,
         reuse: opts.reuse,
+        orientation: opts.orientation !== false,
         tiles: opts.tiles as TileFormat,
         allowDroppedLayers: opts.allowDroppedLayers === true,
         rootGroupName: settings.root_group_name || undefined,

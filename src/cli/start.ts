@@ -271,6 +271,8 @@ export function registerStart(program: Command): void {
           maxZoom: stage.maxZoom,
           hidpi: !stage.noHidpi,
           rendering: stage.rendering,
+          // The quick first stages publish forecast tiles only; the orientation layer comes with the rest.
+          orientation: !stage.early,
         });
       } catch (e) {
         if (stage.early && e instanceof ConfigError) {

@@ -88,11 +88,15 @@ export interface CatalogLayer {
   style_range?: "registry" | "data";
   /** Ensemble layers: the member drawn (the control member); null otherwise. */
   member?: { value: number; choice: "control" } | null;
-  /** "base": a coloured field; "overlay": transparent arrows or lines drawn over a base. */
-  role: "base" | "overlay";
+  /**
+   * "base": a coloured field; "overlay": transparent arrows or lines drawn over a base;
+   * "orientation": place names, subdivision borders, rivers and lakes over everything (one static run, lead 0).
+   */
+  role: "base" | "overlay" | "orientation";
   /** Canonical names of the stored variables a derived layer is computed from; null for a stored one. */
   derived_from: string[] | null;
-  legend: { png: string; json: string };
+  /** null for the orientation layer. */
+  legend: { png: string; json: string } | null;
   kind: "global" | "regional";
   bounds: [number, number, number, number];
   minzoom: number;

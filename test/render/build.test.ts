@@ -168,7 +168,8 @@ describe("build output", () => {
       [0, 1, 2, 3, 4, 5, 6].map((h) => [h, `2026-11-20T${String(12 + h).padStart(2, "0")}:00:00`]),
     );
     for (const layer of catalog.layers) {
-      assert.ok(existsSync(join(dir, layer.legend.png)) && existsSync(join(dir, layer.legend.json)), layer.id);
+      const legend = layer.legend;
+      assert.ok(legend && existsSync(join(dir, legend.png)) && existsSync(join(dir, legend.json)), layer.id);
       for (const run of layer.runs) {
         for (const lead of run.leads) {
           assert.ok(existsSync(join(dir, lead.tilejson)), lead.tilejson);

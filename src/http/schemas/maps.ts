@@ -140,13 +140,18 @@ const CatalogLayer = Type.Object({
       description: "bilinear for continuous fields, nearest for categorical ones",
     }),
   }),
-  role: Type.Union([Type.Literal("base"), Type.Literal("overlay")], {
-    description: "base: a coloured field; overlay: transparent arrows or lines to draw over a base layer",
+  role: Type.Union([Type.Literal("base"), Type.Literal("overlay"), Type.Literal("orientation")], {
+    description:
+      "base: a coloured field; overlay: transparent arrows or lines to draw over a base layer; orientation: " +
+      "place names, state/province borders, rivers and lakes to draw over everything (one static run " +
+      "2000-01-01T00:00:00, lead 0; no legend)",
   }),
   derived_from: Type.Union([Type.Array(Type.String()), Type.Null()], {
     description: "Stored variables a derived layer (wind speed, arrows, isobars) is computed from; null otherwise",
   }),
-  legend: Type.Object({ png: Type.String(), json: Type.String() }),
+  legend: Type.Union([Type.Object({ png: Type.String(), json: Type.String() }), Type.Null()], {
+    description: "Legend image and stops; null for the orientation layer",
+  }),
   kind: Type.Union([Type.Literal("global"), Type.Literal("regional")]),
   bounds: Type.Array(Type.Number(), {
     minItems: 4,

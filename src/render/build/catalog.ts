@@ -49,7 +49,8 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number): Cata
     member: l.member,
     role: l.role,
     derived_from: l.recipe.kind === "field" ? null : l.recipe.sources,
-    legend: { png: `/${legend.png}`, json: `/${legend.json}` },
+    // The orientation layer has no values, so no legend.
+    legend: l.role === "orientation" ? null : { png: `/${legend.png}`, json: `/${legend.json}` },
     kind: l.kind,
     bounds: l.bounds,
     minzoom: 0,
@@ -93,7 +94,7 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
     tilejson: "3.0.0",
     name: `${layer.long_name} (${layer.id}), run ${run}, +${lead.hours} h`,
     description: [
-      layer.role === "overlay"
+      layer.role !== "base"
         ? `${layer.long_name}, a transparent overlay`
         : `${layer.long_name} in ${layer.display.units}`,
       intervalText(layer.temporal),
@@ -113,7 +114,7 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
       Math.round(((s + n) / 2) * 1000) / 1000,
       layer.kind === "global" ? 1 : 4,
     ],
-    legend: layer.legend.json,
+    legend: layer.legend?.json,
     // Beyond TileJSON 3.0.0: what the pixels mean, for clients that label them.
     units: layer.units,
     display: layer.display,
@@ -134,9 +135,9 @@ export function writeBuildDocs(dir: string, manifest: Manifest, rendering?: stri
   for (const spec of manifest.layers) {
     const layer = catalog.layers.find((l) => l.id === spec.id)!;
     const legend = legendPaths(spec.id);
-    put(dir, legend.png, renderLegendPng(spec.style));
+    if (layer.legend) put(dir, legend.png, renderLegendPng(spec.style));
     const source = { units: spec.units, style: spec.style, temporal: spec.temporal, long_name: spec.long_name };
-    put(dir, legend.json, `${JSON.stringify(legendJson(source), null, 1)}\n`);
+    if (layer.legend) put(dir, legend.json, `${JSON.stringify(legendJson(source), null, 1)}\n`);
     for (const run of layer.runs) {
       for (const lead of run.leads) {
         put(dir, tilejsonPath(spec.id, run.token, lead.hours), `${JSON.stringify(tileJson(layer, run.run, lead))}\n`);

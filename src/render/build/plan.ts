@@ -11,12 +11,13 @@ import type { MapStyle, Temporal } from "../../registry/registry.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { ForecastGroup, Grid, GroupVariable, Store } from "../../store/store.ts";
 import { runToken, tileDir } from "../layout.ts";
+import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../orientation.ts";
 import type { Resample } from "../resample.ts";
 import type { BBox } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
 
 /** Bump whenever the pixels a given field and style produce change; every tile then re-renders. */
-export const RENDERER_VERSION = "3";
+export const RENDERER_VERSION = "4";
 
 export interface Selection {
   /** Group ids (forecast/global) or names (global); default every group. */
@@ -27,12 +28,14 @@ export interface Selection {
   /** Lead hours to keep; default every lead. */
   leads?: number[];
   maxZoom: number;
+  /** Add the orientation layer (place names, subdivision borders, rivers, lakes). Default false. */
+  orientation?: boolean;
 }
 
 /** How the tiles of a layer are made from the store: which variables, and what is drawn. */
 export interface Recipe {
-  /** "field": one stored variable through its colour ramp; else a derived layer's kind. */
-  kind: "field" | DerivedKind;
+  /** "field": one stored variable through its colour ramp; "orientation": places and lines; else a derived layer's kind. */
+  kind: "field" | DerivedKind | "orientation";
   /** Canonical names of the variables read, in the order the kind expects. */
   sources: string[];
   resample: Resample;
@@ -74,8 +77,11 @@ export interface LayerSpec {
   /** Ensemble variables: the member drawn (the control) and the rule that chose it; null otherwise. */
   member: { value: number; choice: "control" } | null;
   recipe: Recipe;
-  /** A base layer fills the map; an overlay (arrows, isobars) is drawn transparent over a base. */
-  role: "base" | "overlay";
+  /**
+   * A base layer fills the map; an overlay (arrows, isobars) is drawn transparent over a base; the
+   * orientation layer (places, borders, water) is drawn over whatever is shown.
+   */
+  role: "base" | "overlay" | "orientation";
   kind: "global" | "regional";
   bounds: BBox;
   /** Tiles one layer-run-lead writes (coverage z0..max zoom). */
@@ -299,6 +305,46 @@ function layerSpec(
   };
 }
 
+/**
+ * The run the orientation layer is filed under. It depends on no forecast, so it has one run at a
+ * fixed time (and lead 0): its tile path, archive and tile route then work like any layer's, and
+ * its fingerprint (data and drawing version) lets every later build hard-link it.
+ */
+export const STATIC_RUN = "2000-01-01T00:00:00";
+
+export function orientationLayer(maxZoom: number): LayerSpec {
+  const fingerprint = sha({ orientation: ORIENTATION_VERSION, renderer: RENDERER_VERSION, maxZoom });
+  let tiles = 0;
+  for (let z = 0; z <= maxZoom; z++) tiles += 4 ** z;
+  return {
+    id: ORIENTATION_LAYER_ID,
+    group: "",
+    variable: ORIENTATION_LAYER_ID,
+    level: null,
+    levelIndex: null,
+    level_units: null,
+    long_name: "Places, state and province borders, rivers and lakes",
+    units: "1",
+    temporal: { kind: "instantaneous" },
+    style: { colormap: "overlay", min: 0, max: 1, resample: "nearest" },
+    style_range: "registry",
+    member: null,
+    recipe: { kind: "orientation", sources: [], resample: "nearest" },
+    role: "orientation",
+    kind: "global",
+    bounds: [-180, -85.051129, 180, 85.051129],
+    tilesPerLead: tiles,
+    runs: [
+      {
+        index: 0,
+        iso: STATIC_RUN,
+        token: runToken(STATIC_RUN),
+        leads: [{ index: 0, hours: 0, valid_time: STATIC_RUN, interval: null, fingerprint }],
+      },
+    ],
+  };
+}
+
 export function jobsOf(layers: LayerSpec[]): Job[] {
   const jobs: Job[] = [];
   for (const l of layers) {
@@ -389,6 +435,8 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   }
   // Global layers first, then the patches drawn over them.
   layers.sort((a, b) => (a.kind === b.kind ? (a.id < b.id ? -1 : 1) : a.kind === "global" ? -1 : 1));
+  // Only with forecast layers to orient on.
+  if (sel.orientation && layers.length > 0) layers.push(orientationLayer(sel.maxZoom));
   const jobs = jobsOf(layers);
   return { maxZoom: sel.maxZoom, layers, skipped, warnings, jobs, hash: planHash(jobs) };
 }

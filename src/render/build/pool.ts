@@ -29,8 +29,17 @@ export type FromWorker =
 const WORKER = new URL("./worker.ts", import.meta.url);
 
 /** Work left in a job: leads to render cost far more than leads to link. */
+/**
+ * An orientation tile costs several forecast tiles (labels placed per zoom, RGBA encoding): it
+ * starts first, and the other threads' layers run beside it instead of after it.
+ */
+const ORIENTATION_WEIGHT = 4;
+
 function cost(job: Job): number {
-  return (job.leads.reduce((sum, l) => sum + (l.reuse ? 0.05 : 1), 0) * job.tilesPerLead) / (job.part?.count ?? 1);
+  const weight = job.recipe.kind === "orientation" ? ORIENTATION_WEIGHT : 1;
+  return (
+    (job.leads.reduce((sum, l) => sum + (l.reuse ? 0.05 : 1), 0) * job.tilesPerLead * weight) / (job.part?.count ?? 1)
+  );
 }
 
 function jobError(job: Job | undefined, name: string, message: string): Error {

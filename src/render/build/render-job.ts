@@ -23,6 +23,7 @@ import { encodeIndexedPng } from "../png.ts";
 import { isUniform, type LevelSampler } from "../resample.ts";
 import { HIDPI_SIZE, HIDPI_SUFFIX, TILE_SIZE } from "../tiles.ts";
 import type { CoverageCache } from "./coverage.ts";
+import { renderOrientationJob } from "./orientation-job.ts";
 import { coverageKey, type Job, type LeadJob } from "./plan.ts";
 import type { TileWriter } from "./write.ts";
 
@@ -127,6 +128,8 @@ function painterOf(
         },
       };
     }
+    case "orientation":
+      throw new Error("the orientation layer is rendered by renderOrientationJob");
     case "contours": {
       const unit = displayUnit(job.style, "");
       const interval = recipe.interval!;
@@ -151,6 +154,7 @@ function painterOf(
 }
 
 export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResult[]> {
+  if (job.recipe.kind === "orientation") return renderOrientationJob(ctx, job);
   const group = await ctx.store.forecastGroup(job.group);
   const sources = job.recipe.sources.map((name) => {
     const v = group.variables.get(name);

@@ -70,6 +70,8 @@ export interface BuildOptions {
   progress?: (NodeJS.WritableStream & { isTTY?: boolean }) | false;
   /** Written into the catalog: what a later build will add to this one (gridcast start). */
   rendering?: string;
+  /** Also build the orientation layer (places, subdivision borders, rivers, lakes). Default false here; the CLI turns it on. */
+  orientation?: boolean;
 }
 
 export interface BuildReport {
@@ -183,7 +185,14 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     const { removed: cleaned, done: cleaning } = cleanStalePartials(out, shard ? id : undefined, leaseS, say);
     cleanup = cleaning;
     const store = new Store(o.store, { cacheMb: o.cacheMb, rootGroupName: o.rootGroupName });
-    const selection = { groups: o.groups, vars: o.vars, runs: o.runs ?? "latest", leads: o.leads, maxZoom };
+    const selection = {
+      groups: o.groups,
+      vars: o.vars,
+      runs: o.runs ?? "latest",
+      leads: o.leads,
+      maxZoom,
+      orientation: o.orientation ?? false,
+    };
     const plan = await store
       .ping()
       .then(() => planBuild(store, selection, new CoverageCache()))

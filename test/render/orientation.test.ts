@@ -1,0 +1,197 @@
+// The orientation layer's placement rule and tile drawing, without a build: labels decided once
+// per zoom in world pixels (priority by population, no overlaps, the world's wrap included), and
+// tiles that draw a label crossing their seam identically on both sides.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  candidates,
+  LABEL_MARGIN,
+  type LabelBox,
+  labelSize,
+  loadPlaces,
+  lowerBound,
+  minPopulation,
+  type Place,
+  paintOrientationTile,
+  placeLabels,
+  priority,
+  worldPixel,
+  zoomLayout,
+} from "../../src/render/orientation.ts";
+import { compositeLabel, labelMask } from "../../src/render/text.ts";
+import { TILE_SIZE } from "../../src/render/tiles.ts";
+
+const place = (id: number, name: string, lon: number, lat: number, population: number, capital = false): Place => ({
+  id,
+  name,
+  lon,
+  lat,
+  population,
+  capital,
+});
+/** Every label measured as 8 px per character by 14 px. */
+const measure = (p: Place) => ({ w: p.name.length * 8, h: 14 });
+
+function overlap(a: LabelBox, b: LabelBox, world: number): boolean {
+  return [0, world, -world].some(
+    (s) =>
+      a.x - LABEL_MARGIN < b.x + s + b.w &&
+      b.x + s < a.x + a.w + LABEL_MARGIN &&
+      a.y - LABEL_MARGIN < b.y + b.h &&
+      b.y < a.y + a.h + LABEL_MARGIN,
+  );
+}
+
+describe("orientation label placement", () => {
+  it("keeps the more populous of two colliding places, whatever the input order", async () => {
+    const big = place(1, "Bigtown", 10, 50, 900_000);
+    const small = place(2, "Smallville", 10.05, 50.02, 600_000);
+    const far = place(3, "Elsewhere", 30, 10, 500_000);
+    for (const input of [
+      [big, small, far],
+      [far, small, big],
+      [small, far, big],
+    ]) {
+      const kept = (await placeLabels(candidates(input, 6), 6, measure)).map((b) => b.place.name);
+      assert.deepEqual(kept, ["Bigtown", "Elsewhere"]);
+    }
+    // Zoomed in far enough the two no longer collide and both are labelled.
+    const z = 12;
+    const a = worldPixel(big.lon, big.lat, z);
+    const b = worldPixel(small.lon, small.lat, z);
+    assert.ok(Math.abs(a[0] - b[0]) > 100, "they are apart at z12");
+    assert.equal((await placeLabels([big, small], z, measure)).length, 2);
+  });
+
+  it("counts a capital as three times its population", async () => {
+    const capital = place(1, "Capitol", 10, 50, 400_000, true);
+    const larger = place(2, "Largeburg", 10.05, 50.02, 1_000_000);
+    assert.ok(priority(capital) > priority(larger));
+    assert.deepEqual(
+      (await placeLabels(candidates([larger, capital], 6), 6, measure)).map((b) => b.place.name),
+      ["Capitol"],
+    );
+  });
+
+  it("checks collisions across the antimeridian", async () => {
+    const east = place(1, "Eastend", 179.9, 0, 2_000_000);
+    const west = place(2, "Westend", -179.9, 0, 1_000_000);
+    const kept = await placeLabels(candidates([east, west], 4), 4, measure);
+    assert.deepEqual(
+      kept.map((b) => b.place.name),
+      ["Eastend"],
+    );
+  });
+
+  it("never overlaps on the real places, and labels more places as the zoom grows", async () => {
+    const places = loadPlaces();
+    let before = 0;
+    for (const z of [2, 4, 6]) {
+      const kept = await placeLabels(candidates(places, z), z, measure);
+      const world = TILE_SIZE * 2 ** z;
+      // Grid buckets make the full pair check affordable.
+      const cells = new Map<number, LabelBox[]>();
+      for (const b of kept) {
+        const c = Math.floor(b.y / 64);
+        for (const k of [c - 1, c, c + 1]) {
+          for (const o of cells.get(k) ?? []) assert.ok(!overlap(b, o, world), `${b.place.name} / ${o.place.name}`);
+        }
+        cells.set(c, [...(cells.get(c) ?? []), b]);
+      }
+      assert.ok(kept.length > before, `z${z}: ${kept.length} labels`);
+      before = kept.length;
+      for (const b of kept) assert.ok(b.place.population >= minPopulation(z) || b.place.capital);
+    }
+  });
+});
+
+describe("orientation label lower bound", () => {
+  it("is inside every real label box, so skipping on it changes no placement", async () => {
+    const places = loadPlaces();
+    // The narrowest names (i, l, j, t, r, f, spaces, dots) and a spread of the others.
+    const narrow = places.filter((p) => /^[ijlIJtrf .'-]+$/iu.test(p.name.replace(/[^A-Za-z .'-]/g, "")));
+    const sample = [...narrow.slice(0, 40), ...places.filter((_, i) => i % 211 === 0)];
+    for (const p of sample) {
+      const size = labelSize(p);
+      const m = await labelMask(p.name, size);
+      const b = lowerBound(p, size, m.pad);
+      assert.ok(b.w <= m.width && b.h <= m.height, `${p.name}: ${JSON.stringify(b)} vs ${m.width}×${m.height}`);
+    }
+    // The same placement with and without the bound.
+    const z = 4;
+    const ordered = candidates(places, z);
+    const size = async (p: Place, s: number) => {
+      const m = await labelMask(p.name, s);
+      return { w: m.width, h: m.height };
+    };
+    const plain = await placeLabels(ordered, z, size);
+    const bounded = await placeLabels(ordered, z, size, (p, s) => lowerBound(p, s, 3));
+    assert.deepEqual(
+      bounded.map((b) => [b.place.id, b.x, b.y]),
+      plain.map((b) => [b.place.id, b.x, b.y]),
+    );
+  });
+});
+
+describe("orientation tiles", () => {
+  it("draw a label crossing a tile seam once, identically split between both tiles", async () => {
+    const z = 5;
+    const layout = await zoomLayout(z);
+    const n = 2 ** z;
+    // A label whose text (not only its halo) runs over a vertical seam.
+    const seam = layout.labels.find((l) => {
+      const cut = (Math.floor(l.x / TILE_SIZE) + 1) * TILE_SIZE;
+      return l.x + l.mask.pad + 6 < cut && cut < l.x + l.w - l.mask.pad - 6 && l.y > 0;
+    });
+    assert.ok(seam, "some label crosses a vertical seam");
+    const tx = Math.floor(seam.x / TILE_SIZE);
+    const ty = Math.floor((seam.y + seam.h / 2) / TILE_SIZE);
+    const left = new Uint8Array(TILE_SIZE * TILE_SIZE * 4);
+    const right = new Uint8Array(TILE_SIZE * TILE_SIZE * 4);
+    assert.ok(paintOrientationTile(layout, tx, ty, left));
+    assert.ok(paintOrientationTile(layout, (tx + 1) % n, ty, right));
+    // The label alone, drawn over a 512 px strip: the stitched tiles hold its text exactly there.
+    const alone = new Uint8Array(2 * TILE_SIZE * TILE_SIZE * 4);
+    compositeLabel(alone, 2 * TILE_SIZE, TILE_SIZE, seam.mask, seam.x - tx * TILE_SIZE, seam.y - ty * TILE_SIZE);
+    let inkLeft = 0;
+    let inkRight = 0;
+    for (let y = 0; y < TILE_SIZE; y++) {
+      for (let x = 0; x < 2 * TILE_SIZE; x++) {
+        const a = alone[(y * 2 * TILE_SIZE + x) * 4 + 3];
+        const mx = x - (seam.x - tx * TILE_SIZE);
+        const my = y - (seam.y - ty * TILE_SIZE);
+        const inMask = mx >= 0 && my >= 0 && mx < seam.mask.width && my < seam.mask.height;
+        if (!inMask || seam.mask.alpha[my * seam.mask.width + mx] < 250) continue;
+        const tile = x < TILE_SIZE ? left : right;
+        const i = (y * TILE_SIZE + (x % TILE_SIZE)) * 4;
+        // Text core: the text's colour at the same place, in whichever tile holds it.
+        assert.ok(Math.abs(tile[i + 3] - a) <= 3 && tile[i] < 60, `text pixel at ${x},${y}`);
+        if (x < TILE_SIZE) inkLeft++;
+        else inkRight++;
+      }
+    }
+    assert.ok(inkLeft > 0 && inkRight > 0, `text on both sides of the seam: ${inkLeft} / ${inkRight}`);
+  });
+
+  it("draw state borders and rivers where Natural Earth has them", async () => {
+    // The Utah–Colorado line runs along 109.05° W; at z6 its column holds border ink at 38° N.
+    const z = 6;
+    const layout = await zoomLayout(z);
+    const [wx, wy] = worldPixel(-109.05, 38, z);
+    const tx = Math.floor(wx / TILE_SIZE);
+    const ty = Math.floor(wy / TILE_SIZE);
+    const rgba = new Uint8Array(TILE_SIZE * TILE_SIZE * 4);
+    assert.ok(paintOrientationTile(layout, tx, ty, rgba));
+    const px = Math.floor(wx) - tx * TILE_SIZE;
+    const py = Math.floor(wy) - ty * TILE_SIZE;
+    let best = 0;
+    for (let x = px - 2; x <= px + 2; x++) best = Math.max(best, rgba[(py * TILE_SIZE + x) * 4 + 3]);
+    // Beside it, away from the line, nothing.
+    assert.equal(rgba[(py * TILE_SIZE + px + 12) * 4 + 3], 0);
+    assert.ok(best > 60, `border alpha ${best}`);
+    // Anti-aliased: partial alpha next to full coverage along the line.
+    const alphas = new Set<number>();
+    for (let i = 3; i < rgba.length; i += 4) if (rgba[i]) alphas.add(rgba[i]);
+    assert.ok(alphas.size > 10, `${alphas.size} distinct alpha values`);
+  });
+});

@@ -77,6 +77,8 @@ export async function run(): Promise<BenchRow[]> {
       vars: ["t2m"],
       leads: [0],
       maxZoom: MAX_ZOOM,
+      // Like for like: gdal2tiles makes 256 px tiles only, so no 512 px @2x tiles here.
+      hidpi: false,
       progress: false,
       webDir: null,
     });

@@ -16,7 +16,7 @@ import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { zarr3Python } from "../helpers/zarr3-python.ts";
-import { build, expectedPixels } from "../render/build-fixture.ts";
+import { build, expectedPixels, withAxis } from "../render/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/multigrid_stores.py");
@@ -250,13 +250,16 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
     assert.equal(t2m.tilesPerLead, 3);
     const [x] = await xread([{ store: store("merged"), var: "msl", isel: { time: 0, step: 0 } }]);
     const group = await new Store(store("merged")).forecastGroup("forecast/merged");
-    const { rgba, lut } = buildPalette(msl.style);
-    const lf = {
-      group: { ...group, grid: group.variables.get("msl")!.grid },
-      field: Float32Array.from(x.values as number[]),
-      rgba,
-      lut,
-    };
+    const palette = buildPalette(msl.style);
+    const lf = withAxis(
+      {
+        group: { ...group, grid: group.variables.get("msl")!.grid },
+        field: Float32Array.from(x.values as number[]),
+        rgba: palette.rgba,
+        lut: palette.lut,
+      } as never,
+      palette,
+    );
     const runSpec = msl.runs.at(-1)!;
     const lead = runSpec.leads[0];
     for (const [tx, ty] of [

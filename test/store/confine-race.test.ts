@@ -70,12 +70,18 @@ async function stop(proc: ChildProcess, a: string, b: string): Promise<void> {
   }
 }
 
-/** Runs `read` ROUNDS times, 8 at a time; counts what came back. */
+/**
+ * Runs `read` ROUNDS times, 8 at a time, and on until the real file has been read once (a loaded
+ * machine can leave the swapping process off the CPU, in one state, for a whole burst of reads;
+ * at most 30 s more); counts what came back.
+ */
 async function hammer(read: () => Promise<Uint8Array | undefined>, real: Buffer) {
   const seen = { real: 0, outside: 0, none: 0, other: 0 };
   let next = 0;
+  const until = Date.now() + 30_000;
+  const more = () => next++ < ROUNDS || (seen.real === 0 && Date.now() < until);
   const worker = async () => {
-    while (next++ < ROUNDS) {
+    while (more()) {
       const got = await read().catch(() => undefined);
       if (!got) seen.none++;
       else if (Buffer.from(got).equals(SENTINEL)) seen.outside++;

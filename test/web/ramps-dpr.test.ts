@@ -108,7 +108,7 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
     await run(PYTHON, [join(import.meta.dirname, "../python/ramps_store.py"), store]);
     server = await testServer(store);
     const args = ["build", "--store", store, "--out", join(server.dir, "output"), "--max-zoom", "5"];
-    args.push("--groups", "global,alps", "--vars", "t2m,tp_1h", "--leads", "1", "--runs", "all");
+    args.push("--groups", "global,alps", "--vars", "t2m,tp_1h", "--leads", "1", "--runs", "all", "--no-orientation");
     await run(process.execPath, ["bin/gridcast", ...args], { cwd: ROOT });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   });

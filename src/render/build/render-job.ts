@@ -161,7 +161,10 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     if (!v) throw new StoreUnavailableError(`${name} is no longer in ${job.group}`);
     return v;
   });
-  const { palette, prepare, paint } = painterOf(job, group.grid.dlon);
+  // Each variable is drawn over its own grid (a group may hold several).
+  const grid = sources[0].grid;
+  const coverage = coverageKey(group, sources[0]);
+  const { palette, prepare, paint } = painterOf(job, grid.dlon);
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
   // Base layers only: an overlay's arrows and line labels are sized in tile pixels.
   const hidpiMax =
@@ -170,7 +173,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   const quarter = new Uint8Array(TILE_SIZE * TILE_SIZE);
   const uniformBig = new Map<number, string>();
   let hidpiPerLead = 0;
-  for (let z = 0; z <= hidpiMax; z++) hidpiPerLead += ctx.coverage.level(group.id, group.grid, z).tiles.length;
+  for (let z = 0; z <= hidpiMax; z++) hidpiPerLead += ctx.coverage.level(coverage, grid, z).tiles.length;
   const overlayRows = palette.rgba === OVERLAY_PALETTE ? ({ rows: "none" } as const) : {};
   // Palette index → the first file written with that one colour, for this job's hard links.
   const uniformFiles = new Map<number, string>();
@@ -195,7 +198,6 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     let read = await Promise.all(sources.map((v) => readField(group, v, job.run, lead.index, job.levelIndex)));
     // Arrows point the true way: components stored along a projected grid's axes are turned to
     // east/north first (the speed is the same either way).
-    const grid = sources[0].grid;
     const proj = grid.projection;
     if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative)) read = rotateToTrue(proj, read[0], read[1]);
     const fields = await prepare(read);
@@ -206,7 +208,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     const to = Math.floor(((part.index + 1) * job.tilesPerLead) / part.count);
     let seen = 0;
     for (let z = 0; z <= ctx.maxZoom && seen < to; z++) {
-      const { sampler, tiles } = ctx.coverage.level(coverageKey(group, sources[0]), grid, z);
+      const { sampler, tiles } = ctx.coverage.level(coverage, grid, z);
       const n = 2 ** z;
       let madeX = -1;
       const skip = Math.max(0, from - seen);
@@ -238,7 +240,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         result.tiles++;
         if (z <= hidpiMax) {
           // The 512 px tile is the four z+1 tiles below this one, sampled at their own zoom.
-          const child = ctx.coverage.level(group.id, group.grid, z + 1).sampler;
+          const child = ctx.coverage.level(coverage, grid, z + 1).sampler;
           for (let q = 0; q < 4; q++) {
             const dx = q & 1;
             const dy = q >> 1;

@@ -47,6 +47,8 @@ try {
     vars: ["t2m", "tp_1h", "u10", "v10", "msl"],
     leads: [LEAD],
     maxZoom: 6,
+    // Place names, state borders, rivers and lakes, as `gridcast build` draws them by default.
+    orientation: true,
     progress: process.stderr,
   });
   const server = await startServer(

@@ -15,6 +15,7 @@ import type { LayerSpec } from "../../src/render/build/plan.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { pythonJson } from "../helpers/python-json.ts";
 import { zarr3Python } from "../helpers/zarr3-python.ts";
 import { build, expectedPixels, withAxis } from "../render/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
@@ -51,15 +52,7 @@ interface Query {
 
 /** What xarray reads (Debian's, or `python` given): one batch of queries. */
 async function xread(queries: Query[], python = PYTHON): Promise<Read[]> {
-  const child = execFile(python, [SCRIPT, "read"], { encoding: "utf8", maxBuffer: 64 << 20 });
-  child.stdin!.end(JSON.stringify(queries));
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (err += d));
-  const code = await new Promise((ok) => child.on("close", ok));
-  assert.equal(code, 0, err);
-  return JSON.parse(out) as Read[];
+  return pythonJson<Read[]>(python, SCRIPT, ["read"], queries);
 }
 
 const store = (name: string) => join(dir, `${name}.zarr`);

@@ -6,6 +6,20 @@ import pg from "pg";
 
 export const PG_ADMIN = process.env.GRIDCAST_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const CHROMIUM = "/usr/bin/chromium";
+/**
+ * Chromium's flags for the browser tests: headless as root, no GPU, and nothing that reaches
+ * outside (without the background-networking flags Chromium tries to and logs errors).
+ */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 const FIX = "run `bash bin/test-prereqs.sh` (npm test does; as root it installs or starts what is missing)";
 

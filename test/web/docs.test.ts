@@ -5,17 +5,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { cleanup, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
-import { CHROMIUM, requireChromium } from "../helpers/prereqs.ts";
+import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from "../helpers/prereqs.ts";
 
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+const ARGS = CHROMIUM_ARGS;
 const LAYER_TEXT = "<group name>.<variable>[.<level>]";
 
 describe("API docs in Chromium", () => {

@@ -12,19 +12,10 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { worldPixel, zoomLayout } from "../../src/render/orientation.ts";
 import { TILE_SIZE } from "../../src/render/tiles.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
-import { CHROMIUM, requireChromium } from "../helpers/prereqs.ts";
+import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from "../helpers/prereqs.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+const ARGS = CHROMIUM_ARGS;
 const Z = 6;
 const run = promisify(execFile);
 

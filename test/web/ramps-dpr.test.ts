@@ -21,20 +21,11 @@ import sharp from "sharp";
 import { registry } from "../../src/registry/registry.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { cleanup, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
-import { CHROMIUM, requireChromium } from "../helpers/prereqs.ts";
+import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from "../helpers/prereqs.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const ARTIFACTS = join(ROOT, "test-artifacts");
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+const ARGS = CHROMIUM_ARGS;
 const run = promisify(execFile);
 const WIDTH = 900;
 const HEIGHT = 600;

@@ -13,7 +13,7 @@ import { type Browser, chromium, type Locator, type Page } from "playwright-core
 import sharp from "sharp";
 import { runBuild } from "../../src/render/build/run.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
-import { CHROMIUM, requireChromium } from "../helpers/prereqs.ts";
+import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from "../helpers/prereqs.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const ARTIFACTS = join(ROOT, "test-artifacts");
@@ -22,17 +22,7 @@ const ARTIFACTS = join(ROOT, "test-artifacts");
  * taken seconds here. The measured time is printed; speed belongs in bench/.
  */
 const LOAD_BUDGET_MS = 20_000;
-// Without the background-networking flags Chromium tries to reach the outside and logs errors.
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+const ARGS = CHROMIUM_ARGS;
 /** Characters every common UI font has: printable ASCII, Latin-1, a little punctuation and the minus sign (Leaflet's zoom out). */
 const SAFE_TEXT = /^[\x20-\x7e\u00a0-\u00ff\n\t–—…“”‘’·→−]*$/u;
 

@@ -71,6 +71,8 @@ test("npm start on a fresh directory: the first map is served before the full bu
       err,
       /published lead time \+0 h of the default layer \(t2m\), zoom 0\.\.5 \(1 of 3\), [\d.]+ s after start/,
     );
+    // It says which decoder serves (the native one wherever a compiler built the addon).
+    assert.match(first.out(), /decoder +(native, gridcast C|JavaScript \(the native addon is)/);
     // What is still to come is in the catalog, for the viewer to show.
     assert.match((await get(`${url}/api/forecast/catalog`)).json().rendering ?? "", /the other layers/);
     console.log(

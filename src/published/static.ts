@@ -88,12 +88,6 @@ export async function sendFile(
   const file = await openInside(root, parts, isPublic);
   if (!file) return false;
   const { fh, st } = file;
-  // The client may have gone while the file was opened (a stalled pipeline cut by the watchdog):
-  // nothing to send, and the handle must not wait for the garbage collector.
-  if (req.socket.destroyed) {
-    await fh.close();
-    return true;
-  }
   const etag = etagOf(st);
   res.setHeader("Content-Type", contentType(parts.at(-1)!));
   res.setHeader("Cache-Control", cache);
@@ -133,11 +127,8 @@ export async function sendFile(
     res.end();
     return true;
   }
-  // The stream owns the handle; pipeline closes it when the body is sent or the response fails.
-  // A response queued behind others on a pipelined connection is not told when that connection is
-  // destroyed, but its request is: closing the body then releases the descriptor at once.
+  // The stream owns the handle; pipeline closes it when the body is sent or the client goes away.
   const body = createReadStream("", { fd: fh, start, end, autoClose: true });
-  req.once("close", () => body.destroy());
   pipeline(body, res, () => undefined);
   return true;
 }

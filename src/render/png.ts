@@ -156,14 +156,10 @@ export function encodeRgbaPng(
 }
 
 /**
- * The filtered rows into `raw`, over the indices renumbered densely over the colours used (so
- * PLTE/tRNS carry only those): the first row as filter None, every other as filter Up (each byte
- * minus the byte above; a repeated row is all zeros). Up turns the parts of a row that match the
- * row above into runs of zeros, which the run-length deflate squeezes: half the bytes of sending
- * changed rows as None, and less deflate work (bench/projected-tiles.ts). Returns the colours,
- * ascending.
+ * The tile's rows as bytes, which rows repeat the one above, and its colours renumbered densely:
+ * `remap[index]` is the new number of a colour the tile uses, `used` the colours in order.
  */
-function filterRows(indices: Uint8Array, width: number, height: number, raw: Buffer): Uint8Array {
+function denseColours(indices: Uint8Array, width: number, height: number) {
   const src = Buffer.from(indices.buffer, indices.byteOffset, indices.length);
   const repeats = repeatedRows(src, width, height);
   const remap = new Uint8Array(256);
@@ -173,6 +169,19 @@ function filterRows(indices: Uint8Array, width: number, height: number, raw: Buf
   }
   const used: number[] = [];
   for (let c = 0; c < 256; c++) if (remap[c]) remap[c] = used.push(c) - 1;
+  return { src, repeats, remap, used };
+}
+
+/**
+ * The filtered rows into `raw`, over the indices renumbered densely over the colours used (so
+ * PLTE/tRNS carry only those): the first row as filter None, every other as filter Up (each byte
+ * minus the byte above; a repeated row is all zeros). Up turns the parts of a row that match the
+ * row above into runs of zeros, which the run-length deflate squeezes: half the bytes of sending
+ * changed rows as None, and less deflate work (bench/projected-tiles.ts). Returns the colours,
+ * ascending.
+ */
+function filterRows(indices: Uint8Array, width: number, height: number, raw: Buffer): Uint8Array {
+  const { src, repeats, remap, used } = denseColours(indices, width, height);
   const stride = width + 1;
   raw[0] = FILTER_NONE;
   for (let i = 0; i < width; i++) raw[1 + i] = remap[src[i]];
@@ -191,15 +200,7 @@ function filterRows(indices: Uint8Array, width: number, height: number, raw: Buf
  * other as filter None, indices renumbered densely over the colours used. Returns the colours.
  */
 function unfilteredRows(indices: Uint8Array, width: number, height: number, raw: Buffer): Uint8Array {
-  const src = Buffer.from(indices.buffer, indices.byteOffset, indices.length);
-  const repeats = repeatedRows(src, width, height);
-  const remap = new Uint8Array(256);
-  for (let y = 0; y < height; y++) {
-    if (repeats[y]) continue;
-    for (let i = y * width, end = i + width; i < end; i++) remap[src[i]] = 1;
-  }
-  const used: number[] = [];
-  for (let c = 0; c < 256; c++) if (remap[c]) remap[c] = used.push(c) - 1;
+  const { src, repeats, remap, used } = denseColours(indices, width, height);
   const stride = width + 1;
   raw.fill(0);
   for (let y = 0; y < height; y++) {

@@ -24,6 +24,7 @@ import sys
 import numpy as np
 import pandas as pd
 import xarray as xr
+from xarray_read import read_isel
 
 
 def field(shape, seed, lo, hi):
@@ -206,36 +207,6 @@ def dynamical(path):
     ds.to_zarr(path, mode="w", zarr_format=3, consolidated=True)
 
 
-def jsonable(values):
-    a = np.asarray(values)
-    if np.issubdtype(a.dtype, np.datetime64):
-        return [str(x)[:19] for x in a.astype("datetime64[s]").ravel()]
-    if a.dtype.kind == "O" and a.size and hasattr(a.ravel()[0], "isoformat"):
-        return [x.isoformat()[:19] for x in a.ravel()]
-    if np.issubdtype(a.dtype, np.timedelta64):
-        return [float(x) for x in (a.astype("timedelta64[s]").astype("int64") / 3600.0).ravel()]
-    return [None if (isinstance(x, float) and np.isnan(x)) else x for x in a.astype("float64").ravel().tolist()]
-
-
-def read(queries):
-    out = []
-    opened = {}
-    for q in queries:
-        ds = opened.get(q["store"])
-        if ds is None:
-            opts = {"storage_options": {"headers": q["headers"]}} if q.get("headers") else {}
-            ds = xr.open_zarr(q["store"], consolidated=True, **opts)
-            opened[q["store"]] = ds
-        da = ds[q["var"]].isel(**q.get("isel", {}))
-        out.append(
-            {
-                "values": jsonable(da.values),
-                "dims": list(da.dims),
-                "attrs": {k: v for k, v in da.attrs.items() if isinstance(v, (str, int, float))},
-                "coords": {d: jsonable(ds[d].values) for d in ds[q["var"]].dims if d in ds.coords},
-            }
-        )
-    return out
 
 
 if __name__ == "__main__":
@@ -246,6 +217,6 @@ if __name__ == "__main__":
         appended(f"{sys.argv[2]}/appended.zarr")
         dynamical(f"{sys.argv[2]}/dynamical.zarr")
     elif sys.argv[1] == "read":
-        json.dump(read(json.load(sys.stdin)), sys.stdout)
+        json.dump(read_isel(json.load(sys.stdin)), sys.stdout)
     else:
         sys.exit(__doc__)

@@ -23,6 +23,7 @@ import sys
 import numpy as np
 import pandas as pd
 import xarray as xr
+from xarray_read import jsonable, opener
 
 
 def field(shape, seed, lo, hi):
@@ -144,25 +145,13 @@ def waves(path):
     ds.to_zarr(path, mode="w", zarr_format=3, consolidated=True, encoding=enc)
 
 
-def jsonable(values):
-    a = np.asarray(values)
-    if np.issubdtype(a.dtype, np.datetime64):
-        return [str(x)[:19] for x in a.astype("datetime64[s]").ravel()]
-    if np.issubdtype(a.dtype, np.timedelta64):
-        return [float(x) for x in (a.astype("timedelta64[s]").astype("int64") / 3600.0).ravel()]
-    return [None if (isinstance(x, float) and np.isnan(x)) else x for x in a.astype("float64").ravel().tolist()]
-
 
 def read(queries):
     """Each query: store, var, and either isel (indices) or sel (nearest coordinate values)."""
+    open_store = opener()
     out = []
-    opened = {}
     for q in queries:
-        ds = opened.get(q["store"])
-        if ds is None:
-            opts = {"storage_options": {"headers": q["headers"]}} if q.get("headers") else {}
-            ds = xr.open_zarr(q["store"], **opts)
-            opened[q["store"]] = ds
+        ds = open_store(q)
         da = ds[q["var"]]
         if q.get("isel"):
             da = da.isel(**q["isel"])

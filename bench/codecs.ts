@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Blosc from "numcodecs/blosc";
-import { nativeBlosc } from "../src/native.ts";
+import { nativeAddon } from "../src/native.ts";
 import { decodeBlosc } from "../src/store/codecs/blosc-decode.ts";
 import { type BenchRow, printRows } from "./lib.ts";
 import { xarrayStore } from "./xarray.ts";
@@ -48,7 +48,7 @@ export async function run(rounds = 3): Promise<BenchRow[]> {
   const native = bytes / 1e6 / (sum.native / 1000);
   const web = bytes / 1e6 / (sum.wasm / 1000);
   const rows: BenchRow[] = [];
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   if (addon) {
     // The addon's C decoder, on this thread, then numcodecs in Python on the same files.
     const out = new Uint8Array(bound);

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bloscDecoderInUse } from "../src/native.ts";
+import { nativeDecoderInUse } from "../src/native.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const load = () =>
@@ -81,7 +81,7 @@ async function once(): Promise<Phases> {
 const runs = Number(process.argv[2] ?? 1);
 const f = (s?: number) => (s === undefined ? "?" : `${s.toFixed(1)} s`);
 process.stdout.write(
-  `machine: ${os.cpus().length} cores, Node ${process.versions.node}; Blosc decoder: ${bloscDecoderInUse()}\n`,
+  `machine: ${os.cpus().length} cores, Node ${process.versions.node}; Blosc decoder: ${nativeDecoderInUse()}\n`,
 );
 for (let r = 1; r <= runs; r++) {
   const before = load();

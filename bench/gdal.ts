@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
-import { runBuild } from "../src/render/build/run.ts";
+import { runBuild } from "../src/pipeline/run.ts";
 import { BENCH_DIR, type BenchRow, printRows } from "./lib.ts";
 import { xarrayStore } from "./xarray.ts";
 

@@ -16,8 +16,8 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { switchCurrent } from "../src/render/build/publish.ts";
-import { type BuildReport, runBuild } from "../src/render/build/run.ts";
+import { switchCurrent } from "../src/pipeline/publish.ts";
+import { type BuildReport, runBuild } from "../src/pipeline/run.ts";
 import { BENCH_DIR, benchStore } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");

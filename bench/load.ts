@@ -13,7 +13,7 @@ import { request } from "node:http";
 import { connect, type Socket } from "node:net";
 import { join, resolve } from "node:path";
 import { DEFAULTS } from "../src/config.ts";
-import { runBuild } from "../src/render/build/run.ts";
+import { runBuild } from "../src/pipeline/run.ts";
 import { BENCH_DIR, benchStore, load } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { type BuildOptions, type BuildReport, runBuild } from "../src/render/build/run.ts";
+import { type BuildOptions, type BuildReport, runBuild } from "../src/pipeline/run.ts";
 import { BENCH_DIR, type BenchRow, benchStore, printRows } from "./lib.ts";
 
 interface Pair {

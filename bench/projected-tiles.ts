@@ -9,7 +9,7 @@
 //   node bench/projected-tiles.ts [maxZoom=7] [leads=4]
 import { constants, deflateSync } from "node:zlib";
 import proj4 from "proj4";
-import { nativeBlosc } from "../src/native.ts";
+import { nativeAddon } from "../src/native.ts";
 import { buildPalette } from "../src/render/colormap.ts";
 import { encodeIndexedPng } from "../src/render/png.ts";
 import { createLevelSampler, type LevelSampler, type Resample } from "../src/render/resample.ts";
@@ -158,7 +158,7 @@ for (const method of ["bilinear", "nearest"] as Resample[]) {
 
 // The deflate alone: the addon's run-length coder against zlib's Z_RLE on the same filtered rows
 // (those of the last method's tiles, lead 1), both grids.
-const addon = nativeBlosc();
+const addon = nativeAddon();
 if (addon) {
   for (const [name, ls] of [
     ["projected", proj],

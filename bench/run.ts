@@ -1,7 +1,7 @@
 // `npm run bench`: every benchmark in one table, each figure beside a baseline measured in the
 // same run. Never part of `npm test`; results go into BENCHMARKS.md by hand with this command.
 import os from "node:os";
-import { bloscDecoderInUse } from "../src/native.ts";
+import { nativeDecoderInUse } from "../src/native.ts";
 import { type BenchRow, printRows } from "./lib.ts";
 
 const only = process.argv.slice(2);
@@ -30,6 +30,6 @@ process.stdout.write(
   `machine: ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, load ${os
     .loadavg()
     .map((l) => l.toFixed(1))
-    .join(" ")}\nBlosc decoder: ${bloscDecoderInUse()}\n\n`,
+    .join(" ")}\nBlosc decoder: ${nativeDecoderInUse()}\n\n`,
 );
 printRows(rows);

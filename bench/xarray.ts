@@ -13,7 +13,7 @@ import { constants, PerformanceObserver } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { DEFAULTS, MIB } from "../src/config.ts";
 import { boxLeads, planBox } from "../src/forecast/box.ts";
-import { useNativeBlosc } from "../src/native.ts";
+import { useNativeAddon } from "../src/native.ts";
 import { bufferStats } from "../src/store/scan-buffers.ts";
 import { BENCH_DIR, type BenchRow, benchServer, curlGet, keepAliveGet, percentile } from "./lib.ts";
 
@@ -149,9 +149,9 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
       add("xarray", await peer.ask("boxes"));
       add("store", await storeRound());
       add("bare", await bareRound());
-      useNativeBlosc(false);
+      useNativeAddon(false);
       add("inline", await exportRound());
-      useNativeBlosc(true);
+      useNativeAddon(true);
     }
     const mbs = (k: keyof typeof sum) => sum[k][1] / 1e6 / sum[k][0];
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the native addon (native/blosc.c → build/native/blosc.node) with nothing but a C compiler
+# Builds the native addon (native/blosc.c → build/native/gridcast.node) with nothing but a C compiler
 # and the Node-API headers the pinned Node ships: its Blosc decoder (framing, shuffles, BloscLZ) is
 # its own C, and LZ4, Zstandard and zlib come from the system's runtime libraries (liblz4.so.1,
 # libzstd.so.1, libz.so.1, present on a base Debian), opened when the addon loads. No -dev package
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 optional=false
 [ "${1:-}" = --optional ] && optional=true
-out=${GRIDCAST_NATIVE_OUT:-build/native/blosc.node}
+out=${GRIDCAST_NATIVE_OUT:-build/native/gridcast.node}
 src=native/blosc.c
 say() { echo "native addon: $*" >&2; }
 missing() {

@@ -57,7 +57,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # npm ci built it already; this rebuilds it only when native/ changed.
-if [ "${GRIDCAST_NATIVE_BLOSC:-1}" != 0 ]; then
+if [ "${GRIDCAST_NATIVE:-1}" != 0 ]; then
   bash "$(dirname "$0")/build-native.sh" || fail "the native addon did not build (see above)"
 fi
 

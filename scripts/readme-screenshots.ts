@@ -10,7 +10,7 @@ import { chromium } from "playwright-core";
 import sharp from "sharp";
 import { DEFAULTS } from "../src/config.ts";
 import { startServer } from "../src/http/server.ts";
-import { runBuild } from "../src/render/build/run.ts";
+import { runBuild } from "../src/pipeline/run.ts";
 import { writeSample } from "../src/sample/index.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");

@@ -4,7 +4,7 @@
 // JavaScript), Zstandard frames into a caller's buffer, chunk files read in one job, and the loops
 // the store and the renderer run per value (region copies, bilinear and projected sampling, PNG
 // rows). Without
-// it, or with GRIDCAST_NATIVE_BLOSC=0, each of those runs in JavaScript with the same results
+// it, or with GRIDCAST_NATIVE=0, each of those runs in JavaScript with the same results
 // (Blosc through the built-in decoder, blosc-decode.ts).
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -81,18 +81,18 @@ interface Addon {
   gatherTile(colours: Uint8Array, nodes: Int32Array, out: Uint8Array): void;
 }
 
-export const ADDON_PATH = fileURLToPath(new URL("../build/native/blosc.node", import.meta.url));
+export const ADDON_PATH = fileURLToPath(new URL("../build/native/gridcast.node", import.meta.url));
 
 let addon: Addon | undefined;
 let tried = false;
 let loadError: string | undefined;
 
 /** The addon, or undefined when it is not built, cannot load, or is switched off. */
-export function nativeBlosc(): Addon | undefined {
+export function nativeAddon(): Addon | undefined {
   if (tried) return addon;
   tried = true;
-  if (process.env.GRIDCAST_NATIVE_BLOSC === "0") {
-    loadError = "switched off by GRIDCAST_NATIVE_BLOSC=0";
+  if (process.env.GRIDCAST_NATIVE === "0") {
+    loadError = "switched off by GRIDCAST_NATIVE=0";
     return undefined;
   }
   if (!existsSync(ADDON_PATH)) {
@@ -109,13 +109,13 @@ export function nativeBlosc(): Addon | undefined {
 }
 
 /** One line for the logs: which Blosc decoder this process uses. */
-export function bloscDecoderInUse(): string {
-  const a = nativeBlosc();
+export function nativeDecoderInUse(): string {
+  const a = nativeAddon();
   return a ? `native, ${a.version()}` : `JavaScript (the native addon is ${loadError})`;
 }
 
 /** Switch the native decoder off or on again (tests compare both paths in one process). */
-export function useNativeBlosc(on: boolean): void {
+export function useNativeAddon(on: boolean): void {
   if (!on) {
     tried = true;
     addon = undefined;
@@ -123,5 +123,5 @@ export function useNativeBlosc(on: boolean): void {
     return;
   }
   tried = false;
-  nativeBlosc();
+  nativeAddon();
 }

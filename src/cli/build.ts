@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
-import { bloscDecoderInUse } from "../native.ts";
+import { nativeDecoderInUse } from "../native.ts";
+import { type BuildReport, runBuild } from "../pipeline/run.ts";
 import { TILE_FORMATS, type TileFormat } from "../published/format.ts";
-import { type BuildReport, runBuild } from "../render/build/run.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingDefault, settingsFor } from "./settings.ts";
 import { parseShard, SHARD_COUNT_VAR } from "./shard.ts";
@@ -66,7 +66,7 @@ function summary(r: BuildReport, out: string): string {
       `output (${o.format}): ${o.files} files, ${(o.bytes / 2 ** 20).toFixed(1)} MiB; tiles ${o.tile_files} files, ${(o.tile_bytes / 2 ** 20).toFixed(1)} MiB`,
     );
   }
-  lines.push(`Blosc decoder: ${bloscDecoderInUse()}`);
+  lines.push(`Blosc decoder: ${nativeDecoderInUse()}`);
   if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
   if (r.embeddings) {

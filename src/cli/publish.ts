@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { publishShards } from "../render/build/finalize.ts";
+import { publishShards } from "../pipeline/finalize.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingDefault, settingsFor } from "./settings.ts";
 

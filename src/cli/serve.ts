@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import type { Command } from "commander";
 import type { Settings } from "../config.ts";
 import { closeOnSignals, type Running, startServer } from "../http/server.ts";
-import { bloscDecoderInUse } from "../native.ts";
+import { nativeDecoderInUse } from "../native.ts";
 import { asListenError, requireStore, requireWritableDir } from "./preflight.ts";
 import { settingDefault, settingsFor } from "./settings.ts";
 
@@ -60,7 +60,7 @@ export function registerServe(program: Command): void {
       // A store that is not there is an operator mistake (exit 2), named before anything listens.
       requireStore(settings.store);
       const running = await listen(settings, accessLogSink(opts));
-      process.stderr.write(`gridcast serving on ${running.url} (Blosc decoder: ${bloscDecoderInUse()})\n`);
+      process.stderr.write(`gridcast serving on ${running.url} (Blosc decoder: ${nativeDecoderInUse()})\n`);
       closeOnSignals(running, (s) => process.stderr.write(`${s}\n`));
     },
   );

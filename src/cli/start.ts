@@ -10,13 +10,13 @@ import type { Settings } from "../config.ts";
 import { ConfigError } from "../errors.ts";
 import { closeOnSignals } from "../http/server.ts";
 import type { Ledger } from "../ledger/types.ts";
-import { bloscDecoderInUse } from "../native.ts";
-import { CoverageCache } from "../render/build/coverage.ts";
-import { readManifest } from "../render/build/manifest.ts";
-import { planBuild } from "../render/build/plan.ts";
-import { currentBuild } from "../render/build/publish.ts";
-import { type BuildReport, runBuild } from "../render/build/run.ts";
-import { MANIFEST } from "../render/layout.ts";
+import { nativeDecoderInUse } from "../native.ts";
+import { CoverageCache } from "../pipeline/coverage.ts";
+import { planBuild } from "../pipeline/plan.ts";
+import { currentBuild } from "../pipeline/publish.ts";
+import { type BuildReport, runBuild } from "../pipeline/run.ts";
+import { MANIFEST } from "../published/layout.ts";
+import { readManifest } from "../published/manifest.ts";
 import { MAX_ZOOM } from "../render/tiles.ts";
 import { writeSample } from "../sample/index.ts";
 import { Store } from "../store/store.ts";
@@ -232,7 +232,7 @@ export function registerStart(program: Command): void {
         `gridcast is serving on ${u}`,
         `  map viewer     ${u}/   ${published ? `(build ${published.id}; a newer one replaces it when done)` : "(first map in a few seconds: the default layer renders first)"}`,
         `  API docs       ${u}/api-docs   (ReDoc: ${u}/api-redoc)`,
-        `  decoder        ${bloscDecoderInUse()}`,
+        `  decoder        ${nativeDecoderInUse()}`,
         `  demo key       ${key}   (weather + embeddings, 1000 credits to start; ${kept ? "the same as last time" : "new"}, kept in ${keyFile})`,
         logFile && !opts.quiet ? `  access log     ${logFile}   (JSON lines; tail -f it to watch requests)` : "",
         "",

@@ -2,10 +2,19 @@
 // by tile and by family/product/period, built once per build. Item reads check names against it;
 // without a published catalogue they fall back to one walk of the store, kept for the process.
 import { NotFoundError, StoreUnavailableError } from "../errors.ts";
-import type { Published, Snapshot } from "../published/snapshot.ts";
 import type { Store } from "../store/store.ts";
 import { ITEMS_FILE, type ItemsFile, type LocateFile, locateFile } from "./index-files.ts";
 import { compareNames, compareVersions, type ItemRef, parseItemName, parseItemPath } from "./names.ts";
+
+/** What the catalogue reads of one published build: its JSON documents (published/ owns the files). */
+export interface BuildDocuments {
+  json<T>(path: string): Promise<T | undefined>;
+}
+
+/** The build being served now, undefined before the first publish (published/'s Published). */
+export interface ServedBuild {
+  current(): Promise<BuildDocuments | undefined>;
+}
 
 /** The names that exist: every item read is checked against this before the store is touched. */
 export interface KeySpace {
@@ -29,7 +38,7 @@ export interface Catalogue extends KeySpace {
   locate(family: string, product: string, period: string): Promise<LocateFile | undefined>;
 }
 
-const fromBuild = new WeakMap<Snapshot, Promise<Catalogue | undefined>>();
+const fromBuild = new WeakMap<BuildDocuments, Promise<Catalogue | undefined>>();
 const fromStore = new WeakMap<Store, Promise<KeySpace>>();
 
 function keySpace(refs: ItemRef[]): KeySpace {
@@ -37,7 +46,7 @@ function keySpace(refs: ItemRef[]): KeySpace {
   return { names: sorted.map((r) => r.name), refs: new Map(sorted.map((r) => [r.name, r])) };
 }
 
-async function loadCatalogue(snap: Snapshot): Promise<Catalogue | undefined> {
+async function loadCatalogue(snap: BuildDocuments): Promise<Catalogue | undefined> {
   const file = await snap.json<ItemsFile>(ITEMS_FILE);
   if (!Array.isArray(file?.items)) return undefined;
   const refs: ItemRef[] = [];
@@ -82,7 +91,7 @@ async function loadCatalogue(snap: Snapshot): Promise<Catalogue | undefined> {
   };
 }
 
-function catalogueOf(snap: Snapshot): Promise<Catalogue | undefined> {
+function catalogueOf(snap: BuildDocuments): Promise<Catalogue | undefined> {
   let p = fromBuild.get(snap);
   if (!p) {
     p = loadCatalogue(snap);
@@ -92,7 +101,7 @@ function catalogueOf(snap: Snapshot): Promise<Catalogue | undefined> {
 }
 
 /** The published build's catalogue; StoreUnavailableError (503) when there is none yet. */
-export async function publishedCatalogue(published: Published): Promise<Catalogue> {
+export async function publishedCatalogue(published: ServedBuild): Promise<Catalogue> {
   const snap = await published.current();
   if (!snap) throw new StoreUnavailableError("no build is published yet; run gridcast build first");
   const cat = await catalogueOf(snap);
@@ -101,7 +110,7 @@ export async function publishedCatalogue(published: Published): Promise<Catalogu
 }
 
 /** Published catalogue when there is one, else the items found by walking the store once. */
-export async function itemKeySpace(published: Published, store: Store): Promise<KeySpace> {
+export async function itemKeySpace(published: ServedBuild, store: Store): Promise<KeySpace> {
   const snap = await published.current();
   const cat = snap && (await catalogueOf(snap));
   if (cat) return cat;

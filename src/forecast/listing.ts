@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
-import { gridDimNames, variableDimNames } from "../zarr-publish/coordinates.ts";
+import { gridDimNames, variableDimNames } from "./dim-names.ts";
 
 /** Group id in the URL form: forecast/global → forecast~global. */
 export const tildeId = (id: string): string => id.replaceAll("/", "~");

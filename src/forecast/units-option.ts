@@ -2,8 +2,8 @@
 // analysis), in the unit the maps show ("display": °C, hPa, mm, %, m/s), or in any other unit the
 // maps offer for the variable (km/h, kn, °F), through the same transform as legends and popups.
 import { InvalidParameterError } from "../errors.ts";
+import { toDisplay, unitChoices } from "../registry/display.ts";
 import type { DisplayUnit, VariableEntry } from "../registry/registry.ts";
-import { toDisplay, unitChoices } from "../render/display.ts";
 
 export const UNITS_STORED = "stored";
 export const UNITS_DISPLAY = "display";

@@ -2,8 +2,8 @@
 // lead. The node is chosen exactly as the tile renderer chooses it (ties go south/west), so the
 // number matches the colour under the cursor. One cell is read, through the shared chunk cache.
 import { InvalidParameterError, NotFoundError } from "../errors.ts";
+import { displayUnit, toDisplay } from "../registry/display.ts";
 import type { ResolvedTemporal } from "../registry/temporal.ts";
-import { displayUnit, toDisplay } from "../render/display.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Store } from "../store/store.ts";
 import { gridRelative, rotateOne } from "./grid-projected.ts";

@@ -7,7 +7,6 @@ import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { CorruptDataError } from "../errors.ts";
-import type { Manifest } from "../render/build/manifest.ts";
 import {
   ArchiveDefect,
   type ArchiveHeader,
@@ -22,6 +21,7 @@ import {
   parseHeader,
 } from "./archive-check.ts";
 import { ARCHIVE_EXT } from "./format.ts";
+import type { Manifest } from "./manifest.ts";
 
 export interface ArchiveSummary {
   addressed: number;

@@ -3,10 +3,10 @@
 // and thread has written its parts; memory is one index record per tile of the lead being merged.
 import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { Manifest } from "../render/build/manifest.ts";
 import { MAX_TILE_BYTES } from "./archive-check.ts";
 import { PART_DATA, PART_INDEX, partsOf, RECORD_BYTES } from "./archive-sink.ts";
 import { ARCHIVE_EXT, type TileFormat } from "./format.ts";
+import type { Manifest } from "./manifest.ts";
 import {
   buildDirectories,
   encodeHeader,

@@ -2,8 +2,8 @@
 // holds its tiles, so a viewer reading a CDN copy of the build (no API) knows what to fetch.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CATALOG, type Catalog } from "../render/layout.ts";
 import { archivePath } from "./format.ts";
+import { CATALOG, type Catalog } from "./layout.ts";
 
 export function markArchives(dir: string, catalog: Catalog): void {
   const marked = {

@@ -5,7 +5,7 @@
 //
 // catalog.json says which format a build holds (tile_format) and, for archives, each lead's
 // archive path, so a viewer reading a CDN copy of the build knows what to fetch.
-import { leadName } from "../render/layout.ts";
+import { leadName } from "./layout.ts";
 
 export type TileFormat = "zxy" | "pmtiles";
 export const TILE_FORMATS: readonly TileFormat[] = ["zxy", "pmtiles"];

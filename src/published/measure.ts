@@ -3,8 +3,8 @@
 // which counts every tile and the bytes of each distinct tile file.
 import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Manifest } from "../render/build/manifest.ts";
 import type { TileFormat } from "./format.ts";
+import type { Manifest } from "./manifest.ts";
 
 export interface BuildOutput {
   format: TileFormat;

@@ -8,10 +8,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve, sep } from "node:path";
 import { readBelow } from "../confined.ts";
 import { CorruptDataError, GridcastError } from "../errors.ts";
-import { type Catalog, CURRENT, EMPTY_TILE, tileDir } from "../render/layout.ts";
-import { HIDPI_SUFFIX } from "../render/tiles.ts";
 import { archiveTile, refuseDamagedArchive } from "./archive-reader.ts";
 import { ARCHIVE_EXT, type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
+import { type Catalog, CURRENT, EMPTY_TILE, HIDPI_SUFFIX, tileDir } from "./layout.ts";
 import { IMMUTABLE, type LocationCheck, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
 
 export type PublishedCatalog = Catalog & ArchiveCatalogFields;

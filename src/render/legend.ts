@@ -1,10 +1,10 @@
 // A layer's legend: a horizontal colour-ramp PNG (min on the left, max on the right) drawn with
 // the same palette as the tiles, and the JSON that labels it.
 
+import { legendTicks, type Tick, unitChoices } from "../registry/display.ts";
 import type { DisplayUnit, MapStyle, Temporal } from "../registry/registry.ts";
 import { temporalText } from "../registry/temporal.ts";
 import { buildPalette, type LegendStop, legendStops, type SteppedScale, steppedScale } from "./colormap.ts";
-import { legendTicks, type Tick, unitChoices } from "./display.ts";
 import { encodeIndexedPng } from "./png.ts";
 
 export const LEGEND_WIDTH = 256;

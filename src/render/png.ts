@@ -2,7 +2,7 @@
 // palette trimmed to the colours a tile actually uses, and rows sent as filter "Up" (the difference
 // from the row above: a repeated row is all zeros), which deflate squeezes to almost nothing.
 import { constants, crc32, deflateSync } from "node:zlib";
-import { nativeBlosc } from "../native.ts";
+import { nativeAddon } from "../native.ts";
 
 /**
  * Run-length deflate (matches at distance 1 only, as zlib's Z_RLE strategy). Up rows and flat runs
@@ -46,7 +46,7 @@ export function encodeIndexedPng(
   }
   const raw = scratch((width + 1) * height);
   // The addon does the per-pixel passes in C when it is built; the same bytes either way.
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   const usedColors =
     options.rows === "none"
       ? unfilteredRows(indices, width, height, raw)

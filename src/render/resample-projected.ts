@@ -7,7 +7,7 @@
 // CRS's cut meridian), is projected pixel by pixel.
 // Pixels beyond half a cell past the outer nodes are transparent, as for a lat/lon patch.
 import { InvalidParameterError } from "../errors.ts";
-import { nativeBlosc } from "../native.ts";
+import { nativeAddon } from "../native.ts";
 import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import type { LevelSampler, Resample } from "./resample.ts";
 import { type BBox, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
@@ -294,7 +294,7 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
       }
       // The addon runs the same loops in C when it is built (native/blosc.c, projectedTile and
       // gatherTile); the same indices either way.
-      const addon = nativeBlosc();
+      const addon = nativeAddon();
       if (method === "bilinear") {
         const { base, wx, wy } = bilinearTables(t);
         const { scale, offset, below } = palette;

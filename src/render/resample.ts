@@ -4,7 +4,7 @@
 // offset of a lat row in the field. A tile is then table slices, a few multiplies per pixel and a
 // palette lookup.
 import { InvalidParameterError } from "../errors.ts";
-import { nativeBlosc } from "../native.ts";
+import { nativeAddon } from "../native.ts";
 import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import { pixelLat, pixelLon, TILE_SIZE, validateTile } from "./tiles.ts";
 
@@ -387,7 +387,7 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
       if (method === "bilinear") {
         const p = smooth();
         // The addon runs the same arithmetic in C when it is built (native/blosc.c, bilinearTile).
-        const addon = nativeBlosc();
+        const addon = nativeAddon();
         if (addon) {
           const { scale, offset, below } = palette;
           paletteArgs[0] = scale;

@@ -11,7 +11,6 @@ export const MAX_ZOOM = 7;
  */
 export const HIDPI_MAX_ZOOM = 6;
 export const HIDPI_SIZE = 2 * 256;
-export const HIDPI_SUFFIX = "@2x";
 /** Latitude where the square mercator world ends: atan(sinh(π)). */
 export const MERCATOR_MAX_LAT = (Math.atan(Math.sinh(Math.PI)) * 180) / Math.PI;
 

@@ -3,8 +3,8 @@
 // metadata alone, so callers can size a request before any chunk is read.
 import * as zarr from "zarrita";
 import { CorruptDataError, GridcastError, StoreUnavailableError, UnsupportedEncodingError } from "../errors.ts";
-import { nativeBlosc } from "../native.ts";
-import type { Backend, RangeQuery } from "./backend.ts";
+import { nativeAddon } from "../native.ts";
+import { type Backend, type RangeQuery, sliceWhole } from "./backend.ts";
 import { cfDecoding, type Decoding, unpack } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
 import { storageKeyOf } from "./chunk-key.ts";
@@ -14,7 +14,6 @@ import { giveBytes, takeBytes } from "./scan-buffers.ts";
 import { NOT_YET } from "./stamp-memo.ts";
 // Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.
 import "./codecs/register.ts";
-import { sliceWhole } from "./http-backend.ts";
 import type { NodeMeta } from "./metadata.ts";
 import { TYPED_ARRAYS, type Values } from "./typed-values.ts";
 
@@ -370,7 +369,7 @@ export class StoredArray {
    * their stored type.
    */
   decodesInto(Out: unknown): boolean {
-    return this.direct !== undefined && nativeBlosc()?.decodeRuns !== undefined && TYPED_ARRAYS[this.dtype] === Out;
+    return this.direct !== undefined && nativeAddon()?.decodeRuns !== undefined && TYPED_ARRAYS[this.dtype] === Out;
   }
 
   /**
@@ -396,7 +395,7 @@ export class StoredArray {
   /** One chunk's part of a region into `out` by decodeRuns; false when the cached way must do it. */
   async #decodeRuns(cc: number[], region: Range[], out: OutValues, place: Placement): Promise<boolean> {
     const dec = this.direct!;
-    const decodeRuns = nativeBlosc()!.decodeRuns!;
+    const decodeRuns = nativeAddon()!.decodeRuns!;
     const runs = runsOf(cc, this.chunks, strides(this.chunks), region, place);
     if (!runs) return true;
     const { lo, hi, cStride, oStride } = runs;
@@ -751,7 +750,7 @@ function copyNative(
   let total = n;
   for (let d = 0; d < k; d++) total *= hi[d] - lo[d];
   if (total < NATIVE_MIN) return false;
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   if (!addon) return false;
   geom[0] = src;
   geom[1] = dst;

@@ -1,16 +1,10 @@
-// Byte-level store backends: a directory or an http(s) URL. Both satisfy zarrita's two-method
-// readable interface (get, getRange) and return undefined for a missing key. I/O failures other
-// than "missing" become StoreUnavailableError so callers can answer 503 without leaking paths.
-import { type FileHandle, readdir, realpath, stat } from "node:fs/promises";
-import { join, resolve, sep } from "node:path";
-import { type Confined, MISSING_CODES, openBelow } from "../confined.ts";
-import { GridcastError, StoreUnavailableError } from "../errors.ts";
-import { nativeBlosc } from "../native.ts";
-import { fault, HttpBackend, rangeHeader, sliceWhole } from "./http-backend.ts";
-import { confineKey } from "./keys.ts";
-import { type NOT_YET, StampMemo } from "./stamp-memo.ts";
-
-export { HttpBackend } from "./http-backend.ts";
+// The byte-level store interface every backend satisfies (zarrita's readable get/getRange, plus
+// the optional reads gridcast's fast paths use), and the helpers all backends share to slice a
+// whole object and to name a failing key. A missing key is undefined; other I/O failures become
+// StoreUnavailableError so callers answer 503 without leaking paths. Backends: directory-backend.ts,
+// http-backend.ts; counting-backend.ts wraps either and opens the right one for a root.
+import { StoreUnavailableError } from "../errors.ts";
+import type { NOT_YET } from "./stamp-memo.ts";
 
 export type RangeQuery = { offset: number; length: number } | { suffixLength: number };
 
@@ -44,287 +38,39 @@ export interface Backend {
   stampNow?(key: string): string | undefined | typeof NOT_YET;
 }
 
-/** How long a file's stat is shared by the reads that ask for it (see StampMemo). */
-export const LOCAL_STAMP_TTL_MS = 100;
+export function rangeHeader(range: RangeQuery): string {
+  return "suffixLength" in range
+    ? `bytes=-${range.suffixLength}`
+    : `bytes=${range.offset}-${range.offset + range.length - 1}`;
+}
 
-const MISSING = MISSING_CODES;
-// The addon's readFile answers -errno (ENOENT 2, ENOTDIR 20, EISDIR 21, ELOOP 40 are "missing"), or these.
-const NATIVE_MISSING = new Set([-2, -20, -21, -40]);
-const NATIVE_TOO_BIG = -100000;
-const NATIVE_CHANGED = -100001;
-/** The key leads out of the store's root (a symlink out, or ".." above it): treated as missing. */
-const NATIVE_OUTSIDE = -100002;
-
-export class DirectoryBackend implements Backend {
-  readonly root: string;
-  readonly description: string;
-  #realRoot: Promise<string> | undefined;
-  readonly #stamps = new StampMemo(LOCAL_STAMP_TTL_MS);
-
-  constructor(root: string) {
-    this.root = resolve(root);
-    this.description = `directory store ${this.root}`;
-  }
-
-  /** A key's path under the root, confined lexically (no `..` out of it); undefined if it leaves. */
-  #lexical(key: string): string | undefined {
-    const full = join(this.root, confineKey(key));
-    return full === this.root || full.startsWith(this.root + sep) ? full : undefined;
-  }
-
-  #resolvedRoot(): Promise<string> {
-    this.#realRoot ??= realpath(this.root).catch(() => this.root);
-    return this.#realRoot;
-  }
-
-  /**
-   * A key's file (or directory) opened, when it lies inside the root; undefined when missing or
-   * outside. Checked on the open descriptor (confined.ts), so a directory swapped for a symlink
-   * while the key is resolved cannot lead out. Symlinks that stay inside are followed.
-   */
-  async #open(key: string, directory = false): Promise<Confined | undefined> {
-    const full = this.#lexical(key);
-    if (!full) return undefined;
-    try {
-      return await openBelow(await this.#resolvedRoot(), full, { directory });
-    } catch (e) {
-      throw unavailable(e);
+export function sliceWhole(backend: Backend, key: string, whole: Uint8Array, range: RangeQuery): Uint8Array {
+  if ("suffixLength" in range) {
+    if (range.suffixLength > whole.byteLength) {
+      throw fault(backend, key, "the stored object is shorter than the range asked for", {
+        detail: `asked ${rangeHeader(range)} of a ${whole.byteLength}-byte object`,
+      });
     }
+    return whole.subarray(whole.byteLength - range.suffixLength);
   }
-
-  async get(key: string): Promise<Uint8Array | undefined> {
-    return this.#withFile(key, async (fh, size) => {
-      const buf = Buffer.allocUnsafe(size);
-      return this.#readAll(fh, buf, size, key);
+  if (range.offset + range.length > whole.byteLength) {
+    throw fault(backend, key, "the stored object is shorter than the range asked for", {
+      detail: `asked ${rangeHeader(range)} of a ${whole.byteLength}-byte object`,
     });
   }
-
-  /** `size` bytes of an open file into buf; a file cut short meanwhile is refused, never padded. */
-  async #readAll(fh: FileHandle, buf: Uint8Array, size: number, key: string): Promise<Uint8Array> {
-    let at = 0;
-    while (at < size) {
-      const { bytesRead } = await fh.read(buf, at, size - at, at);
-      if (bytesRead === 0) break;
-      at += bytesRead;
-    }
-    if (at !== size) {
-      throw fault(this, key, "the stored object changed while it was read", { detail: `read ${at}/${size}` });
-    }
-    return buf.byteLength === size ? buf : buf.subarray(0, size);
-  }
-
-  async getInto(key: string, take: (size: number) => Uint8Array, expect?: number): Promise<Uint8Array | undefined> {
-    // One job on libuv's pool through the native addon (open below the root, fstat, read, close)
-    // when the caller knows how large the file should be at most; a larger file (or no addon)
-    // takes node:fs's open, check, fstat, read and close.
-    const readFile = expect === undefined ? undefined : nativeBlosc()?.readFile;
-    if (readFile && expect !== undefined) {
-      if (!this.#lexical(key)) return undefined;
-      const realRoot = await this.#resolvedRoot();
-      const buf = take(expect);
-      const n = await readFile(confineKey(key), buf, realRoot);
-      if (n >= 0) return buf.subarray(0, n);
-      if (NATIVE_MISSING.has(n) || n === NATIVE_OUTSIDE) return undefined;
-      if (n !== NATIVE_TOO_BIG) {
-        const detail = n === NATIVE_CHANGED ? "the file ended before its stated size" : `errno ${-n}`;
-        throw fault(this, key, "the store cannot be read right now", { detail });
-      }
-    }
-    return this.#withFile(key, (fh, size) => this.#readAll(fh, take(size), size, key));
-  }
-
-  async getRange(key: string, range: RangeQuery): Promise<Uint8Array | undefined> {
-    return this.#withFile(key, async (fh, size) => {
-      const offset = "suffixLength" in range ? size - range.suffixLength : range.offset;
-      const length = "suffixLength" in range ? range.suffixLength : range.length;
-      // A range past the end means the object is shorter than its index says: refuse, never pad.
-      if (offset < 0 || offset + length > size) {
-        throw fault(this, key, "the stored object is shorter than the range asked for", {
-          detail: `asked ${rangeHeader(range)} of a ${size}-byte object`,
-        });
-      }
-      const buf = Buffer.alloc(length);
-      const { bytesRead } = await fh.read(buf, 0, length, offset);
-      if (bytesRead !== length) {
-        throw fault(this, key, "the stored object changed while it was read", {
-          detail: `read ${bytesRead}/${length}`,
-        });
-      }
-      return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-    });
-  }
-
-  /**
-   * Open a key's file inside the root and hand it with its size to `use`, closing it whatever
-   * happens; a file missing (or outside) is undefined, other I/O failures are faults naming the key.
-   */
-  async #withFile<T>(key: string, use: (fh: FileHandle, size: number) => Promise<T>): Promise<T | undefined> {
-    const file = await this.#open(key);
-    if (!file) return undefined;
-    try {
-      return await use(file.fh, file.st.size);
-    } catch (e) {
-      if (e instanceof GridcastError) throw e;
-      throw fault(this, key, "the store cannot be read right now", { cause: e });
-    } finally {
-      await file.fh.close();
-    }
-  }
-
-  async size(key: string): Promise<number | undefined> {
-    const file = await this.#open(key);
-    if (!file) return undefined;
-    await file.fh.close();
-    return file.st.size;
-  }
-
-  /** Versions from stat, shared for LOCAL_STAMP_TTL_MS: a rewritten file is seen within that. */
-  stamp(key: string): Promise<string | undefined> {
-    return this.#stamps.get(key, () => this.#stat(key));
-  }
-
-  stampNow(key: string): string | undefined | typeof NOT_YET {
-    return this.#stamps.peek(key, () => this.#stat(key));
-  }
-
-  async #stat(key: string): Promise<string | undefined> {
-    // stat, not realpath + lstat: only the version is returned, never bytes, and this runs per chunk.
-    try {
-      const st = await stat(join(this.root, confineKey(key)), { bigint: true });
-      return `${st.mtimeNs}:${st.ctimeNs}:${st.size}:${st.ino}`;
-    } catch (e) {
-      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return undefined;
-      throw fault(this, key, "the store cannot be read right now", { cause: e });
-    }
-  }
-
-  async listDirs(prefix: string): Promise<string[] | undefined> {
-    const dir = await this.#open(prefix, true);
-    if (!dir) return [];
-    try {
-      // Listed through the open descriptor: the directory checked is the directory listed.
-      const entries = await readdir(dir.handlePath, { withFileTypes: true });
-      return entries
-        .filter((d) => d.isDirectory() && !d.name.startsWith("."))
-        .map((d) => d.name)
-        .sort();
-    } catch (e) {
-      if (MISSING.has((e as NodeJS.ErrnoException).code ?? "")) return [];
-      throw unavailable(e);
-    } finally {
-      await dir.fh.close();
-    }
-  }
+  return whole.subarray(range.offset, range.offset + range.length);
 }
 
-function unavailable(cause: unknown): StoreUnavailableError {
-  return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
-}
-
-/** Counts reads per key so tests (and /metrics) can see exactly what a request touched. */
-/** Distinct keys CountingBackend counts by name; reads of further keys are only counted. */
-export const KEYS_TRACKED = 4096;
-
-export class CountingBackend implements Backend {
-  readonly inner: Backend;
-  /** Reads per key since the last reset, for at most KEYS_TRACKED keys (a server runs for weeks
-   * over stores of millions of chunks: the map must not grow with them). */
-  readonly reads = new Map<string, number>();
-  /** Reads of keys past the first KEYS_TRACKED since the last reset. */
-  untracked = 0;
-  lists = 0;
-  bytes = 0;
-
-  readonly stamp?: (key: string) => Promise<string | undefined>;
-  readonly remoteStamp?: (key: string) => Promise<string | undefined>;
-  readonly getInto?: Backend["getInto"];
-  readonly stampNow?: (key: string) => string | undefined | typeof NOT_YET;
-
-  constructor(inner: Backend) {
-    this.inner = inner;
-    if (inner.stamp) this.stamp = (key) => inner.stamp!(key);
-    if (inner.remoteStamp) this.remoteStamp = (key) => inner.remoteStamp!(key);
-    if (inner.stampNow) this.stampNow = (key) => inner.stampNow!(key);
-    // Scans read into their own buffers only where the store can (see scan.ts); the count is kept.
-    if (inner.getInto) {
-      this.getInto = async (key, take, expect) => this.#count(key, await inner.getInto!(key, take, expect));
-    }
-  }
-
-  get description(): string {
-    return this.inner.description;
-  }
-
-  #count(key: string, got: Uint8Array | undefined): Uint8Array | undefined {
-    const k = key.startsWith("/") ? key.slice(1) : key;
-    const n = this.reads.get(k);
-    if (n !== undefined) this.reads.set(k, n + 1);
-    else if (this.reads.size < KEYS_TRACKED) this.reads.set(k, 1);
-    else this.untracked++;
-    if (got) this.bytes += got.byteLength;
-    return got;
-  }
-
-  async get(key: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
-    return this.#count(key, await this.inner.get(key, opts));
-  }
-
-  async getRange(key: string, range: RangeQuery, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
-    const got = this.inner.getRange
-      ? await this.inner.getRange(key, range, opts)
-      : sliceRange(this.inner, key, await this.inner.get(key, opts), range);
-    return this.#count(key, got);
-  }
-
-  async listDirs(prefix: string): Promise<string[] | undefined> {
-    this.lists++;
-    return this.inner.listDirs?.(prefix);
-  }
-
-  async size(key: string): Promise<number | undefined> {
-    return this.inner.size?.(key);
-  }
-
-  reset(): void {
-    this.reads.clear();
-    this.untracked = 0;
-    this.lists = 0;
-    this.bytes = 0;
-  }
-
-  /** Keys read since the last reset, sorted (the first KEYS_TRACKED of them). */
-  keysRead(): string[] {
-    return [...this.reads.keys()].sort();
-  }
-}
-
-function sliceRange(backend: Backend, key: string, bytes: Uint8Array | undefined, range: RangeQuery) {
-  return bytes && sliceWhole(backend, key, bytes, range);
-}
-
-/** A backend that reports every key it is asked for (to know which documents a value came from). */
-export type Recording = Backend & { touch: (key: string) => void };
-
-export function recording(inner: Backend, touch: (key: string) => void): Recording {
-  const rel = (k: string) => (k.startsWith("/") ? k.slice(1) : k);
-  return {
-    description: inner.description,
-    touch,
-    get: (key, opts) => {
-      touch(rel(key));
-      return inner.get(key, opts);
-    },
-    listDirs: inner.listDirs
-      ? (prefix) => {
-          // A directory's version changes when entries are added or removed.
-          touch(rel(prefix));
-          return inner.listDirs!(prefix);
-        }
-      : undefined,
-  };
-}
-
-export function openBackend(root: string, timeoutMs?: number): CountingBackend {
-  const inner = /^https?:\/\//i.test(root) ? new HttpBackend(root, timeoutMs) : new DirectoryBackend(root);
-  return new CountingBackend(inner);
+/** A 503 whose log line names the store and key; the client sees only the message. */
+export function fault(
+  backend: Pick<Backend, "description">,
+  key: string,
+  message: string,
+  extra: { cause?: unknown; detail?: string; upstream_status?: number } = {},
+): StoreUnavailableError {
+  const { cause, ...log } = extra;
+  const ext = extra.upstream_status !== undefined ? { upstream_status: extra.upstream_status } : {};
+  const err = new StoreUnavailableError(message, ext, cause === undefined ? {} : { cause });
+  err.logFields = { store: backend.description, key: key.replace(/^\/+/, ""), ...log };
+  return err;
 }

@@ -4,8 +4,7 @@
 // enough); a body shorter than its Content-Length is refused. Servers and proxies that ignore
 // Range are common, and taking their whole-object reply as "the requested bytes" decodes the
 // wrong part of a shard into plausible numbers.
-import { StoreUnavailableError } from "../errors.ts";
-import type { Backend, RangeQuery } from "./backend.ts";
+import { type Backend, fault, type RangeQuery, rangeHeader, sliceWhole } from "./backend.ts";
 import { confineKey } from "./keys.ts";
 import { type NOT_YET, StampMemo } from "./stamp-memo.ts";
 
@@ -167,12 +166,6 @@ export class HttpBackend implements Backend {
   }
 }
 
-export function rangeHeader(range: RangeQuery): string {
-  return "suffixLength" in range
-    ? `bytes=-${range.suffixLength}`
-    : `bytes=${range.offset}-${range.offset + range.length - 1}`;
-}
-
 interface ContentRange {
   start: number;
   end: number;
@@ -201,33 +194,3 @@ function expected(range: RangeQuery, total: number | null): { start: number; end
 }
 
 /** The asked part of a whole object, or a refusal when the object is too short to hold it. */
-export function sliceWhole(backend: Backend, key: string, whole: Uint8Array, range: RangeQuery): Uint8Array {
-  if ("suffixLength" in range) {
-    if (range.suffixLength > whole.byteLength) {
-      throw fault(backend, key, "the stored object is shorter than the range asked for", {
-        detail: `asked ${rangeHeader(range)} of a ${whole.byteLength}-byte object`,
-      });
-    }
-    return whole.subarray(whole.byteLength - range.suffixLength);
-  }
-  if (range.offset + range.length > whole.byteLength) {
-    throw fault(backend, key, "the stored object is shorter than the range asked for", {
-      detail: `asked ${rangeHeader(range)} of a ${whole.byteLength}-byte object`,
-    });
-  }
-  return whole.subarray(range.offset, range.offset + range.length);
-}
-
-/** A 503 whose log line names the store and key; the client sees only the message. */
-export function fault(
-  backend: Pick<Backend, "description">,
-  key: string,
-  message: string,
-  extra: { cause?: unknown; detail?: string; upstream_status?: number } = {},
-): StoreUnavailableError {
-  const { cause, ...log } = extra;
-  const ext = extra.upstream_status !== undefined ? { upstream_status: extra.upstream_status } : {};
-  const err = new StoreUnavailableError(message, ext, cause === undefined ? {} : { cause });
-  err.logFields = { store: backend.description, key: key.replace(/^\/+/, ""), ...log };
-  return err;
-}

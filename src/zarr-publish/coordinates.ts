@@ -3,8 +3,8 @@
 // one small chunk with CF attributes xarray decodes by itself: run times as "hours since" the Unix
 // epoch on the proleptic Gregorian calendar (stored model calendars are already converted to real
 // dates by the store layer), lead times as a duration in hours.
-import type { GroupGrid } from "../store/forecast-group.ts";
-import { type ForecastGroup, type GroupVariable, type NodeMeta, storedLongitudes } from "../store/store.ts";
+import { DIM_NAMES, gridDimNames } from "../forecast/dim-names.ts";
+import { type ForecastGroup, type NodeMeta, storedLongitudes } from "../store/store.ts";
 import type { Json } from "./zarr-json.ts";
 
 export type CoordValues = Float64Array | Int32Array | BigInt64Array;
@@ -14,57 +14,6 @@ export interface CoordArray {
   dtype: "float64" | "int32" | "int64";
   values: CoordValues;
   attrs: Json;
-}
-
-/** Canonical dimension name of each role: the names the spec lists (time, lead_time, lat, lon). */
-export const DIM_NAMES = {
-  time: "time",
-  lead: "lead_time",
-  level: "level",
-  member: "member",
-  lat: "lat",
-  lon: "lon",
-} as const;
-
-/** Dimension names of a group: a projected grid's rows and columns are y and x, as CF names them. */
-export function dimNamesOf(g: ForecastGroup): Record<keyof typeof DIM_NAMES, string> {
-  return g.grid.projection ? { ...DIM_NAMES, lat: "y", lon: "x" } : DIM_NAMES;
-}
-
-/**
- * The published names of each grid's latitude and longitude dimensions: the group's first grid is
- * lat/lon (y/x when projected); another grid keeps its stored coordinate names (lat_1,
- * latitude_wave), or lat_<k>/lon_<k> where those would clash with a published name.
- */
-export function gridDimNames(g: ForecastGroup): Map<GroupGrid, { lat: string; lon: string }> {
-  const first = dimNamesOf(g);
-  const out = new Map<GroupGrid, { lat: string; lon: string }>();
-  // A projected grid's 2-D latitude/longitude and grid mapping are published under these names.
-  const aux = g.grid.projection ? ["spatial_ref", "latitude", "longitude"] : [];
-  const taken = new Set<string>([...Object.values(first), ...aux, ...g.variables.keys()]);
-  g.grids.forEach((grid, k) => {
-    if (k === 0) {
-      out.set(grid, { lat: first.lat, lon: first.lon });
-      return;
-    }
-    let names = { lat: grid.lat, lon: grid.lon };
-    if (taken.has(names.lat) || taken.has(names.lon) || names.lat === names.lon) {
-      names = { lat: `lat_${k}`, lon: `lon_${k}` };
-    }
-    taken.add(names.lat);
-    taken.add(names.lon);
-    out.set(grid, names);
-  });
-  return out;
-}
-
-/** Published dimension names of one variable: the group's, with its own grid's lat/lon. */
-export function variableDimNames(g: ForecastGroup, v: GroupVariable): Record<keyof typeof DIM_NAMES, string> {
-  const names = dimNamesOf(g);
-  if (g.grids.length < 2) return names;
-  const grid = g.grids.find((x) => x.grid === v.grid);
-  const own = grid && gridDimNames(g).get(grid);
-  return own ? { ...names, ...own } : names;
 }
 
 const HOUR_MS = 3_600_000;

@@ -2,10 +2,11 @@
 // with dimensions named by role, plus coordinate arrays, each with one chunk grid and one encoding
 // shared by the Zarr v2 and v3 views. Built from metadata and the already-decoded coordinates.
 
+import { dimNamesOf, variableDimNames } from "../forecast/dim-names.ts";
 import { cfDecoding } from "../store/cf.ts";
 import { encodingOf } from "../store/chunk-key.ts";
 import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
-import { type CoordArray, coordinateArrays, dimNamesOf, variableDimNames } from "./coordinates.ts";
+import { type CoordArray, coordinateArrays } from "./coordinates.ts";
 import { isPublishable } from "./dtype.ts";
 import { type Encoding, planEncoding } from "./encoding.ts";
 import { type FillPlan, planFill } from "./fill.ts";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { IMMUTABLE, SHORT } from "../../src/published/static.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
-import { build, listFiles } from "../render/build-fixture.ts";
+import { build, listFiles } from "../pipeline/build-fixture.ts";
 import { DEPLOY } from "./pods.ts";
 
 const SCRIPT = join(DEPLOY, "cdn-sync.sh");

@@ -12,7 +12,7 @@ import pg from "pg";
 import { expectedItems } from "../embeddings/fixtures.ts";
 import { cleanup, sampleStore, tempDir, until } from "../helpers/harness.ts";
 import { PG_ADMIN, pgAdmin } from "../helpers/prereqs.ts";
-import { listFiles } from "../render/build-fixture.ts";
+import { listFiles } from "../pipeline/build-fixture.ts";
 import { configObjects, containerRun, DEPLOY, image, manifests, one, type Pod, start } from "./pods.ts";
 
 const dirs: string[] = [];

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { cleanup, PYTHON, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { zarr3Python } from "../helpers/zarr3-python.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");

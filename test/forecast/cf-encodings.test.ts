@@ -16,7 +16,7 @@ import { describeStore } from "../../src/store/describe.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { zarr3Python } from "../helpers/zarr3-python.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 import { decodeRgba } from "../render/decode.ts";
 
 const SCRIPT = join(import.meta.dirname, "../python/cf_stores.py");

@@ -11,13 +11,13 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { pointSeries } from "../../src/forecast/point.ts";
+import type { LayerSpec } from "../../src/pipeline/plan.ts";
 import { registry } from "../../src/registry/registry.ts";
-import type { LayerSpec } from "../../src/render/build/plan.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { pythonJson } from "../helpers/python-json.ts";
-import { build, expectedPixels, withAxis } from "../render/build-fixture.ts";
+import { build, expectedPixels, withAxis } from "../pipeline/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/producer_stores.py");

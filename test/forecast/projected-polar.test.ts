@@ -14,7 +14,7 @@ import { buildPalette } from "../../src/render/colormap.ts";
 import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import { cleanup, get, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 import { decodeRgba } from "../render/decode.ts";
 import { bilinearAt, pyprojReference, type Reference } from "./projected/reference.ts";
 

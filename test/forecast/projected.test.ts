@@ -17,7 +17,7 @@ import { arrowSites, arrowSpacing } from "../../src/render/overlay.ts";
 import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 import { decodeRgba } from "../render/decode.ts";
 import { bilinearAt, pyprojReference, type Reference } from "./projected/reference.ts";
 

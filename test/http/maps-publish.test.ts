@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { Catalog } from "../../src/render/layout.ts";
+import type { Catalog } from "../../src/published/layout.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 let storeA: string;
 let storeB: string;

@@ -5,11 +5,11 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Value from "typebox/value";
-import type { Catalog } from "../../src/render/layout.ts";
+import type { Catalog } from "../../src/published/layout.ts";
 import { lonLatToTile, pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, type Got, get, rawGet, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
-import { build, expectedPixels, layerField } from "../render/build-fixture.ts";
+import { build, expectedPixels, layerField } from "../pipeline/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
 
 let storeDir: string;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
 import { PG_ADMIN, pgAdmin } from "../helpers/prereqs.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const ROUNDS = 20;
 const AT_ONCE = 50;

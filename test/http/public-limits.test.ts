@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { Worker } from "node:worker_threads";
 import { cleanup, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const STALL_MS = 400;
 const PER_CLIENT = 6;

@@ -22,7 +22,7 @@ import {
   serializeDirectory,
 } from "../../src/published/pmtiles-writer.ts";
 import { cleanup, get, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 let store: string;
 let work: string;

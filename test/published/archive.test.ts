@@ -8,7 +8,9 @@ import { readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSyn
 import { join, relative } from "node:path";
 import { after, before, test } from "node:test";
 import { FetchSource, PMTiles, tileIdToZxy, zxyToTileId } from "pmtiles";
+import { publishShards } from "../../src/pipeline/finalize.ts";
 import { archiveTile } from "../../src/published/archive-reader.ts";
+import type { Catalog } from "../../src/published/layout.ts";
 import {
   buildDirectories,
   encodeHeader,
@@ -17,10 +19,8 @@ import {
   layoutTiles,
   ROOT_LIMIT,
 } from "../../src/published/pmtiles-writer.ts";
-import { publishShards } from "../../src/render/build/finalize.ts";
-import type { Catalog } from "../../src/render/layout.ts";
 import { cleanup, get, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 let store: string;
 let work: string;

@@ -15,7 +15,7 @@ import {
   tempDir,
   testServer,
 } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 let store: string;
 let outside: string;

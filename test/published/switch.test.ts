@@ -8,9 +8,9 @@ import assert from "node:assert/strict";
 import { copyFileSync, linkSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { switchCurrent } from "../../src/render/build/publish.ts";
+import { switchCurrent } from "../../src/pipeline/publish.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 /** Generous on a shared, loaded machine; a walk of the padded build takes seconds. */
 const BOUND_MS = 1500;

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { writeSample } from "../../src/sample/index.ts";
 import { PRESETS } from "../../src/sample/presets.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer, until } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const CLIENT = join(import.meta.dirname, "../python/raw_client.py");
 const SLOTS = 3;

@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { cleanup, get, rawGet, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const SENTINEL = "gridcast-sentinel-7d1f";
 let storeDir: string;

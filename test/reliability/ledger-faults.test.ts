@@ -14,7 +14,7 @@ import { openLedger } from "../../src/ledger/open.ts";
 import { RETRY_MS } from "../../src/ledger/reopening.ts";
 import { cleanup, type Got, get, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { TcpProxy } from "../helpers/tcp-proxy.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const PG_ADMIN = process.env.GRIDCAST_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
 // Generous against machine load, yet far below the lock durations below.

@@ -8,10 +8,10 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type pg from "pg";
-import { currentBuild } from "../../src/render/build/publish.ts";
+import { currentBuild } from "../../src/pipeline/publish.ts";
 import { cleanup, get, sampleStore, tempDir, testServer } from "../helpers/harness.ts";
 import { PG_ADMIN, pgAdmin } from "../helpers/prereqs.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 const NODE = process.execPath;

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { displayUnit, legendTicks, toDisplay } from "../../src/registry/display.ts";
 import { type MapStyle, registry, type Temporal } from "../../src/registry/registry.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
-import { displayUnit, legendTicks, toDisplay } from "../../src/render/display.ts";
 import { intervalText, LEGEND_HEIGHT, LEGEND_WIDTH, legendJson, renderLegendPng } from "../../src/render/legend.ts";
 import { decodeRgba, pixel } from "./decode.ts";
 

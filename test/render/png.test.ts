@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it, test } from "node:test";
 import { constants, crc32, deflateSync, inflateSync } from "node:zlib";
 import sharp from "sharp";
-import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
+import { nativeAddon, useNativeAddon } from "../../src/native.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { encodeIndexedPng } from "../../src/render/png.ts";
 import { decodeRgba, pixel } from "./decode.ts";
@@ -53,10 +53,10 @@ for (const native of [true, false])
   describe(`encodeIndexedPng (rows by ${native ? "the addon" : "JavaScript"})`, () => {
     const palette = buildPalette({ colormap: "thermal", min: 0, max: 255 });
     before(() => {
-      useNativeBlosc(native);
-      assert.equal(Boolean(nativeBlosc()), native, "the addon is built by the test prerequisites");
+      useNativeAddon(native);
+      assert.equal(Boolean(nativeAddon()), native, "the addon is built by the test prerequisites");
     });
-    after(() => useNativeBlosc(true));
+    after(() => useNativeAddon(true));
 
     it("decodes to the palette colour of every index, index 0 transparent", async () => {
       const tile = sampleTile();
@@ -168,20 +168,20 @@ test("the addon and JavaScript write the same image, tile for tile (the addon de
   tiles.push([Uint8Array.from({ length: 3 }, (_, i) => i * 80), 3, 1]);
   try {
     for (const [i, [t, w, h]] of tiles.entries()) {
-      useNativeBlosc(true);
+      useNativeAddon(true);
       const c = image(encodeIndexedPng(t, w, h, palette.rgba));
-      useNativeBlosc(false);
+      useNativeAddon(false);
       const js = image(encodeIndexedPng(t, w, h, palette.rgba));
       assert.deepEqual(c.chunks, js.chunks, `tile ${i}: IHDR, PLTE, tRNS`);
       assert.ok(c.rows.equals(js.rows), `tile ${i}: the filtered rows differ`);
     }
   } finally {
-    useNativeBlosc(true);
+    useNativeAddon(true);
   }
 });
 
 test("the addon's run-length deflate inflates back exactly, the size of zlib's Z_RLE", () => {
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   assert.ok(addon?.deflateRle, "the addon is built by the test prerequisites");
   let seed = 11;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 2 ** 24;

@@ -2,7 +2,7 @@
 // mercator) and the grid, independently of the sampler's tables.
 import assert from "node:assert/strict";
 import { after, before, describe, it, test } from "node:test";
-import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
+import { nativeAddon, useNativeAddon } from "../../src/native.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { createLevelSampler } from "../../src/render/resample.ts";
 
@@ -26,10 +26,10 @@ function near(got: number, value: number, what: string): void {
 for (const native of [true, false])
   describe(`bilinear sampling (by ${native ? "the addon" : "JavaScript"})`, () => {
     before(() => {
-      useNativeBlosc(native);
-      assert.equal(Boolean(nativeBlosc()), native, "the addon is built by the test prerequisites");
+      useNativeAddon(native);
+      assert.equal(Boolean(nativeAddon()), native, "the addon is built by the test prerequisites");
     });
-    after(() => useNativeBlosc(true));
+    after(() => useNativeAddon(true));
     it("reproduces a field linear in lat and lon exactly (not in steps)", () => {
       // 1° patch lat 40..60 (descending storage), lon 0..30.
       const lat = Float64Array.from({ length: 21 }, (_, i) => 60 - i);
@@ -172,9 +172,9 @@ test("the addon and JavaScript sample the same indices, tile for tile", () => {
             if (!s.covers(x, y)) continue;
             for (const field of [f32, f64]) {
               for (const pal of [palette, cutPalette]) {
-                useNativeBlosc(true);
+                useNativeAddon(true);
                 const c = s.renderTile(x, y, field, pal, undefined, "bilinear").slice();
-                useNativeBlosc(false);
+                useNativeAddon(false);
                 const js = s.renderTile(x, y, field, pal, undefined, "bilinear");
                 for (let i = 0; i < c.length; i++) {
                   if (c[i] !== js[i])
@@ -188,13 +188,13 @@ test("the addon and JavaScript sample the same indices, tile for tile", () => {
       }
     }
   } finally {
-    useNativeBlosc(true);
+    useNativeAddon(true);
   }
   assert.ok(compared > 300, `${compared} tiles compared`);
 });
 
 test("the addon refuses tables that point outside the field, writing nothing", () => {
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   assert.ok(addon);
   const a = new Int32Array(256).fill(0);
   const b = new Int32Array(256).fill(1);

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import proj4 from "proj4";
-import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
+import { nativeAddon, useNativeAddon } from "../../src/native.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import type { Resample } from "../../src/render/resample.ts";
 import { createProjectedSampler, type ProjectedGridSpec } from "../../src/render/resample-projected.ts";
@@ -82,7 +82,7 @@ function fields(n: number): (Float32Array | Float64Array)[] {
 }
 
 test("the addon and JavaScript sample projected tiles to the same indices, nearest and bilinear", () => {
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   assert.ok(addon?.projectedTile && addon.gatherTile, "the addon is built by the test prerequisites");
   let compared = 0;
   let varied = 0;
@@ -96,9 +96,9 @@ test("the addon and JavaScript sample projected tiles to the same indices, neare
             for (const field of fields(spec.nx * spec.ny)) {
               for (const pal of [palette, cutPalette]) {
                 for (const method of ["nearest", "bilinear"] as Resample[]) {
-                  useNativeBlosc(true);
+                  useNativeAddon(true);
                   const c = s.renderTile(x, y, field, pal, undefined, method).slice();
-                  useNativeBlosc(false);
+                  useNativeAddon(false);
                   const js = s.renderTile(x, y, field, pal, undefined, method);
                   for (let i = 0; i < c.length; i++) {
                     if (c[i] !== js[i])
@@ -116,14 +116,14 @@ test("the addon and JavaScript sample projected tiles to the same indices, neare
       }
     }
   } finally {
-    useNativeBlosc(true);
+    useNativeAddon(true);
   }
   assert.ok(compared > 400, `${compared} tiles compared`);
   assert.ok(varied > compared / 2, `${varied} of ${compared} tiles have more than 10 colours`);
 });
 
 test("the addon's projected loops refuse tables that point outside the field", () => {
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   assert.ok(addon);
   const pal = Float64Array.of(1, 1, 0, 254);
   const out = new Uint8Array(256 * 256);

@@ -9,10 +9,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { nativeBlosc } from "../../src/native.ts";
-import { DirectoryBackend } from "../../src/store/backend.ts";
+import { nativeAddon } from "../../src/native.ts";
+import { DirectoryBackend } from "../../src/store/directory-backend.ts";
 import { cleanup, get, PYTHON, sampleStore, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const SWAP = join(import.meta.dirname, "../python/swap_loop.py");
 const SENTINEL = Buffer.from("outside-the-store-sentinel-bytes-0123456789");
@@ -98,7 +98,7 @@ test("store reads never follow a directory swapped for a symlink out of the stor
   const swap = `${dir}.swap`;
   const backend = new DirectoryBackend(store);
   const rel = "forecast/global/msl/c/0/0/0/1";
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   const ways: [string, () => Promise<Uint8Array | undefined>][] = [
     [
       "/data over HTTP",

@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { CountingBackend, DirectoryBackend, KEYS_TRACKED } from "../../src/store/backend.ts";
+import { CountingBackend, KEYS_TRACKED } from "../../src/store/counting-backend.ts";
+import { DirectoryBackend } from "../../src/store/directory-backend.ts";
 import { confineKey, isConfinedKey } from "../../src/store/keys.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
 

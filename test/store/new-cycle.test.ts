@@ -9,7 +9,7 @@ import type { Server } from "node:http";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
-import { LOCAL_STAMP_TTL_MS } from "../../src/store/backend.ts";
+import { LOCAL_STAMP_TTL_MS } from "../../src/store/directory-backend.ts";
 import { REMOTE_STAMP_TTL_MS } from "../../src/store/http-backend.ts";
 import { METADATA_CHECK_MS } from "../../src/store/store.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";

@@ -4,7 +4,7 @@
 // moving a byte.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { nativeBlosc, useNativeBlosc } from "../../src/native.ts";
+import { nativeAddon, useNativeAddon } from "../../src/native.ts";
 import type { Range } from "../../src/store/array.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
@@ -12,7 +12,7 @@ import { xarrayT2m } from "../helpers/xarray-t2m.ts";
 
 describe("copyRuns", () => {
   test("copies runs with any strides, and refuses one outside either array, moving nothing", () => {
-    const addon = nativeBlosc();
+    const addon = nativeAddon();
     assert.ok(addon, "the addon is built by the test prerequisites");
     const src = Float32Array.from({ length: 60 }, (_, i) => i);
     const dst = new Float32Array(60).fill(-1);
@@ -50,7 +50,7 @@ describe("regions of an xarray v2 Blosc-lz4 store", () => {
     ({ storeDir, truth } = xarrayT2m(root));
   });
   after(() => {
-    useNativeBlosc(true);
+    useNativeAddon(true);
     cleanup(root);
   });
 
@@ -78,8 +78,8 @@ describe("regions of an xarray v2 Blosc-lz4 store", () => {
 
   for (const native of [true, false]) {
     test(`${native ? "the addon" : "JavaScript"} copies xarray's values, also into a placement with rows flipped`, async () => {
-      useNativeBlosc(native);
-      assert.equal(Boolean(nativeBlosc()), native);
+      useNativeAddon(native);
+      assert.equal(Boolean(nativeAddon()), native);
       const store = new Store(storeDir);
       const array = (await store.forecastGroup("forecast/global")).variables.get("t2m")!.array;
       for (const region of REGIONS) {

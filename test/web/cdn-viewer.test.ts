@@ -10,7 +10,7 @@ import { after, before, test } from "node:test";
 import { chromium } from "playwright-core";
 import { segmentsOf, sendFile } from "../../src/published/static.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
-import { build } from "../render/build-fixture.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"];

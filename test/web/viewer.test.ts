@@ -11,7 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import sharp from "sharp";
-import { runBuild } from "../../src/render/build/run.ts";
+import { runBuild } from "../../src/pipeline/run.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
 import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from "../helpers/prereqs.ts";
 

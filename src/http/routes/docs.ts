@@ -6,17 +6,19 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { FAVICON_SVG, faviconPng } from "../favicon.ts";
 import { openapiDocument } from "../openapi.ts";
-import { route } from "../route.ts";
-import { allRoutes } from "./index.ts";
+import { type RouteDef, route } from "../route.ts";
 
 const VERSION = (
   JSON.parse(readFileSync(resolve(import.meta.dirname, "../../../package.json"), "utf8")) as { version: string }
 ).version;
 
-let cached: string | undefined;
-export function openapiJson(): string {
-  cached ??= JSON.stringify(openapiDocument(allRoutes(), { version: VERSION }));
-  return cached;
+/** The OpenAPI document of the given routes, serialised once on first use. */
+function openapiJson(routes: () => RouteDef[]): () => string {
+  let cached: string | undefined;
+  return () => {
+    cached ??= JSON.stringify(openapiDocument(routes(), { version: VERSION }));
+    return cached;
+  };
 }
 
 const ICON = '<link rel="icon" type="image/svg+xml" href="/favicon.svg">';
@@ -49,90 +51,94 @@ export function offlineRedoc(): string {
 
 const html = (body: string) => ({ body, type: "text/html; charset=utf-8", cache: "public, max-age=300" });
 
-export const docsRoutes = [
-  route({
-    method: "GET",
-    path: "/openapi.json",
-    operationId: "openapi",
-    summary: "This OpenAPI 3.1 description",
-    tags: ["operations"],
-    auth: "public",
-    responses: {
-      200: { description: "OpenAPI document", content: { "application/json": { schema: { type: "object" } } } },
-    },
-    handler: async () => ({
-      body: openapiJson(),
-      type: "application/json; charset=utf-8",
-      cache: "public, max-age=300",
+/** The documentation routes; `documented` lists every route the OpenAPI document describes (these included). */
+export const docsRoutes = (documented: () => RouteDef[]): RouteDef[] => {
+  const openapi = openapiJson(documented);
+  return [
+    route({
+      method: "GET",
+      path: "/openapi.json",
+      operationId: "openapi",
+      summary: "This OpenAPI 3.1 description",
+      tags: ["operations"],
+      auth: "public",
+      responses: {
+        200: { description: "OpenAPI document", content: { "application/json": { schema: { type: "object" } } } },
+      },
+      handler: async () => ({
+        body: openapi(),
+        type: "application/json; charset=utf-8",
+        cache: "public, max-age=300",
+      }),
     }),
-  }),
-  route({
-    method: "GET",
-    path: "/api-docs",
-    operationId: "apiDocs",
-    summary: "Interactive API documentation (Swagger UI)",
-    tags: ["operations"],
-    auth: "public",
-    responses: { 200: { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } },
-    handler: async () => html(swaggerPage),
-  }),
-  route({
-    method: "GET",
-    path: "/api-docs/init.js",
-    operationId: "apiDocsInit",
-    summary: "Swagger UI start-up script",
-    tags: ["operations"],
-    auth: "public",
-    responses: { 200: { description: "JavaScript", content: { "text/javascript": { schema: { type: "string" } } } } },
-    handler: async () => ({
-      // validatorUrl null: no badge fetched from the online validator.
-      body: 'window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#ui", deepLinking: true, validatorUrl: null });\n',
-      type: "text/javascript; charset=utf-8",
-      cache: "public, max-age=300",
+    route({
+      method: "GET",
+      path: "/api-docs",
+      operationId: "apiDocs",
+      summary: "Interactive API documentation (Swagger UI)",
+      tags: ["operations"],
+      auth: "public",
+      responses: { 200: { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } },
+      handler: async () => html(swaggerPage),
     }),
-  }),
-  route({
-    method: "GET",
-    path: "/api-redoc",
-    operationId: "apiRedoc",
-    summary: "API reference (ReDoc)",
-    tags: ["operations"],
-    auth: "public",
-    responses: { 200: { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } },
-    handler: async () => html(redocPage),
-  }),
-  route({
-    method: "GET",
-    path: "/api-redoc/redoc.js",
-    operationId: "apiRedocScript",
-    summary: "ReDoc bundle, with no request leaving this server",
-    tags: ["operations"],
-    auth: "public",
-    responses: { 200: { description: "JavaScript", content: { "text/javascript": { schema: { type: "string" } } } } },
-    handler: async () => ({
-      body: offlineRedoc(),
-      type: "text/javascript; charset=utf-8",
-      cache: "public, max-age=86400",
+    route({
+      method: "GET",
+      path: "/api-docs/init.js",
+      operationId: "apiDocsInit",
+      summary: "Swagger UI start-up script",
+      tags: ["operations"],
+      auth: "public",
+      responses: { 200: { description: "JavaScript", content: { "text/javascript": { schema: { type: "string" } } } } },
+      handler: async () => ({
+        // validatorUrl null: no badge fetched from the online validator.
+        body: 'window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#ui", deepLinking: true, validatorUrl: null });\n',
+        type: "text/javascript; charset=utf-8",
+        cache: "public, max-age=300",
+      }),
     }),
-  }),
-  route({
-    method: "GET",
-    path: "/favicon.ico",
-    operationId: "faviconPng",
-    summary: "Site icon (PNG, at the path browsers ask for)",
-    tags: ["operations"],
-    auth: "public",
-    responses: { 200: { description: "PNG image", content: { "image/png": { schema: {} } } } },
-    handler: async () => ({ body: faviconPng(), type: "image/png", cache: "public, max-age=86400" }),
-  }),
-  route({
-    method: "GET",
-    path: "/favicon.svg",
-    operationId: "faviconSvg",
-    summary: "Site icon (SVG)",
-    tags: ["operations"],
-    auth: "public",
-    responses: { 200: { description: "SVG image", content: { "image/svg+xml": { schema: { type: "string" } } } } },
-    handler: async () => ({ body: FAVICON_SVG, type: "image/svg+xml", cache: "public, max-age=86400" }),
-  }),
-];
+    route({
+      method: "GET",
+      path: "/api-redoc",
+      operationId: "apiRedoc",
+      summary: "API reference (ReDoc)",
+      tags: ["operations"],
+      auth: "public",
+      responses: { 200: { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } },
+      handler: async () => html(redocPage),
+    }),
+    route({
+      method: "GET",
+      path: "/api-redoc/redoc.js",
+      operationId: "apiRedocScript",
+      summary: "ReDoc bundle, with no request leaving this server",
+      tags: ["operations"],
+      auth: "public",
+      responses: { 200: { description: "JavaScript", content: { "text/javascript": { schema: { type: "string" } } } } },
+      handler: async () => ({
+        body: offlineRedoc(),
+        type: "text/javascript; charset=utf-8",
+        cache: "public, max-age=86400",
+      }),
+    }),
+    route({
+      method: "GET",
+      path: "/favicon.ico",
+      operationId: "faviconPng",
+      summary: "Site icon (PNG, at the path browsers ask for)",
+      tags: ["operations"],
+      auth: "public",
+      responses: { 200: { description: "PNG image", content: { "image/png": { schema: {} } } } },
+      handler: async () => ({ body: faviconPng(), type: "image/png", cache: "public, max-age=86400" }),
+    }),
+    route({
+      method: "GET",
+      path: "/favicon.svg",
+      operationId: "faviconSvg",
+      summary: "Site icon (SVG)",
+      tags: ["operations"],
+      auth: "public",
+      responses: { 200: { description: "SVG image", content: { "image/svg+xml": { schema: { type: "string" } } } } },
+      handler: async () => ({ body: FAVICON_SVG, type: "image/svg+xml", cache: "public, max-age=86400" }),
+    }),
+  ];
+};

@@ -8,5 +8,8 @@ import { mapRoutes } from "./maps.ts";
 import { weatherRoutes } from "./weather.ts";
 
 export function allRoutes(): RouteDef[] {
-  return [...healthRoutes, ...docsRoutes, ...mapRoutes, ...weatherRoutes, ...dataRoutes, ...embeddingRoutes];
+  const routes: RouteDef[] = [];
+  const docs = docsRoutes(() => routes);
+  routes.push(...healthRoutes, ...docs, ...mapRoutes, ...weatherRoutes, ...dataRoutes, ...embeddingRoutes);
+  return routes;
 }

@@ -3,9 +3,9 @@
 import { NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
+import { type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
 import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
 import { emptyTilePng } from "../../render/empty-tile.ts";
-import { type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../render/layout.ts";
 import { validateTile } from "../../render/tiles.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { AppContext } from "../context.ts";

@@ -5,7 +5,7 @@
 // JavaScript decoder runs on the decode pool, and chunks that one has no decoder for (blosclz,
 // snappy) go to the WebAssembly codec, after the same header check.
 import { isMainThread } from "node:worker_threads";
-import { nativeBlosc } from "../../native.ts";
+import { nativeAddon } from "../../native.ts";
 import { UNSUPPORTED } from "./blosc-decode.ts";
 import { parseBloscHeader, walkBloscStreams } from "./blosc-header.ts";
 import { type ChunkShapeMeta, CodecInputError, decodedBound } from "./bound.ts";
@@ -38,7 +38,7 @@ export class BloscCodec {
 
   async decode(bytes: Uint8Array): Promise<Uint8Array> {
     if (this.#bound === undefined) return wasmDecode(bytes, this.#config);
-    const addon = nativeBlosc();
+    const addon = nativeAddon();
     if (addon) return decodeNative(addon, bytes, this.#bound);
     return decodeInJs(bytes, this.#bound, this.#config);
   }
@@ -70,7 +70,7 @@ const UNAVAILABLE = -103;
  * size; bulk reads pass one), else into a new buffer.
  */
 export async function decodeNative(
-  addon: NonNullable<ReturnType<typeof nativeBlosc>>,
+  addon: NonNullable<ReturnType<typeof nativeAddon>>,
   bytes: Uint8Array,
   bound: number,
   into?: Uint8Array,

@@ -4,7 +4,7 @@
 // other chain, and every other reader, goes through zarrita's pipeline with the codecs in
 // register.ts. Either way a chunk must decode to exactly its shape's bytes, or it is refused.
 
-import { nativeBlosc } from "../../native.ts";
+import { nativeAddon } from "../../native.ts";
 import type { NodeMeta } from "../metadata.ts";
 import { TYPED_ARRAYS, type Values } from "../typed-values.ts";
 import { decodeNative } from "./blosc.ts";
@@ -62,7 +62,7 @@ export function directDecoder(meta: NodeMeta): DirectDecoder | undefined {
   }
   if (chain.length !== 2) return undefined;
   const name = String(chain[1].name).replace(/^numcodecs\./, "");
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   if (!addon) return undefined;
   if (name === "blosc") {
     return { bytes, values, runs: 0, decode: (stored, into) => decodeNative(addon, stored, bytes, into()) };

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, test } from "node:test";
-import { nativeBlosc } from "../../../src/native.ts";
+import { nativeAddon } from "../../../src/native.ts";
 import { BloscCodec } from "../../../src/store/codecs/blosc.ts";
 import { decodeBlosc, UNSUPPORTED } from "../../../src/store/codecs/blosc-decode.ts";
 import { CodecInputError } from "../../../src/store/codecs/bound.ts";
@@ -49,7 +49,7 @@ const nativeCodec = BloscCodec.fromConfig({}, { dataType: "float32", shape: [BOU
 const native: Decode = (bytes) => nativeCodec.decode(bytes);
 // The C alone: given whatever output size the (lying) header states, up to the bound.
 const cOnly: Decode = (bytes) => {
-  const addon = nativeBlosc();
+  const addon = nativeAddon();
   assert.ok(addon);
   const stated = bytes.length >= 8 ? new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true) : 0;
   const out = new Uint8Array(Math.min(stated, BOUND));
@@ -77,13 +77,13 @@ async function attempt(decode: Decode, bytes: Uint8Array, what: string): Promise
 }
 
 test("the native decoder is the one under test unless switched off", () => {
-  assert.ok(process.env.GRIDCAST_NATIVE_BLOSC === "0" || nativeBlosc(), "native addon not loaded");
+  assert.ok(process.env.GRIDCAST_NATIVE === "0" || nativeAddon(), "native addon not loaded");
 });
 
 for (const [label, decode] of [
   ["built-in decoder", builtIn],
   ["the addon's C decoder through the codec", native],
-  ...(nativeBlosc() ? [["the addon's C decoder alone", cOnly] as const] : []),
+  ...(nativeAddon() ? [["the addon's C decoder alone", cOnly] as const] : []),
 ] as const) {
   describe(`Blosc chunks under hostile input (${label})`, () => {
     test("the untouched chunks decode to numpy's bytes", async () => {

@@ -20,7 +20,7 @@ let buildLog: string;
 
 before(() => {
   dir = tempDir("gridcast-fresh-build-");
-  addonPath = join(dir, "blosc.node");
+  addonPath = join(dir, "gridcast.node");
   const built = spawnSync("bash", ["bin/build-native.sh"], {
     cwd: ROOT,
     env: { ...process.env, GRIDCAST_NATIVE_HIDE_DEV_HEADERS: "1", GRIDCAST_NATIVE_OUT: addonPath },
@@ -41,7 +41,7 @@ describe("the addon built without any -dev package", () => {
   test("builds with the compression headers hidden and says in one line which decoder it built", () => {
     assert.match(buildLog, /compiling with the blosc, zstd, lz4 and zlib headers hidden/);
     const line = buildLog.trim().split("\n").at(-1) ?? "";
-    assert.match(line, /^native addon: built .*blosc\.node: Blosc decoder gridcast C \(blosclz; lz4 \d[^;]*; zstd \d/);
+    assert.match(line, /^native addon: built .*gridcast\.node: Blosc decoder gridcast C \(blosclz; lz4 \d[^;]*; zstd \d/);
     // No compression library is a link-time dependency: they are opened at run time.
     const deps = execFileSync("ldd", [addonPath], { encoding: "utf8" });
     assert.doesNotMatch(deps, /blosc|zstd|lz4|libz\./, deps);
@@ -85,7 +85,7 @@ describe("the addon built without any -dev package", () => {
     const script = `
       import { readFileSync } from "node:fs";
       import { join } from "node:path";
-      import { bloscDecoderInUse, nativeBlosc } from ${JSON.stringify(join(ROOT, "src/native.ts"))};
+      import { nativeDecoderInUse, nativeAddon } from ${JSON.stringify(join(ROOT, "src/native.ts"))};
       import { nativeCodecs } from ${JSON.stringify(join(ROOT, "src/store/codecs/register.ts"))};
       const dir = process.argv[1];
       const cases = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
@@ -95,7 +95,7 @@ describe("the addon built without any -dev package", () => {
         const { id, ...config } = c.config;
         const enc = new Uint8Array(readFileSync(join(dir, c.name + ".enc")));
         const raw = readFileSync(join(dir, c.name + ".raw"));
-        if (nativeBlosc().decodeSync(enc, new Uint8Array(raw.length)) === -103) unavailable++;
+        if (nativeAddon().decodeSync(enc, new Uint8Array(raw.length)) === -103) unavailable++;
         // Compressed (not stored) with a compressor other than BloscLZ (code 0 in the flags' top bits).
         if (enc[2] >> 5 !== 0 && (enc[2] & 2) === 0) viaLibrary++;
         const codec = nativeCodecs[id].fromConfig(config, { dataType: c.dtype, shape: c.shape });
@@ -103,7 +103,7 @@ describe("the addon built without any -dev package", () => {
         if (!Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(raw)) throw new Error(c.name + " differs");
         decoded++;
       }
-      console.log(JSON.stringify({ decoded, unavailable, viaLibrary, line: bloscDecoderInUse(), zstd: typeof nativeBlosc().zstdDecode }));
+      console.log(JSON.stringify({ decoded, unavailable, viaLibrary, line: nativeDecoderInUse(), zstd: typeof nativeAddon().zstdDecode }));
     `;
     const res = spawnSync(process.execPath, ["--input-type=module", "-e", script, out], {
       cwd: ROOT,

@@ -9,10 +9,10 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
 import { zstdCompressSync } from "node:zlib";
-import { bloscDecoderInUse, nativeBlosc } from "../../../src/native.ts";
+import { nativeAddon, nativeDecoderInUse } from "../../../src/native.ts";
 import { cleanup, PYTHON, tempDir } from "../../helpers/harness.ts";
 
-const off = process.env.GRIDCAST_NATIVE_BLOSC === "0";
+const off = process.env.GRIDCAST_NATIVE === "0";
 
 /** A float32 Blosc-lz4 chunk written by numcodecs, and the bytes numpy held. */
 function fixture(): { enc: Buffer; raw: Buffer } {
@@ -30,20 +30,20 @@ function fixture(): { enc: Buffer; raw: Buffer } {
   return { enc: Buffer.from(enc, "base64"), raw: Buffer.from(raw, "base64") };
 }
 
-describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" }, () => {
+describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE=0" }, () => {
   test("is built and loaded, and the logs name it with the libraries it found", () => {
-    const addon = nativeBlosc();
-    assert.ok(addon, "build/native/blosc.node is not built or does not load (npm run native)");
+    const addon = nativeAddon();
+    assert.ok(addon, "build/native/gridcast.node is not built or does not load (npm run native)");
     assert.match(addon.version(), /^gridcast C \(blosclz; lz4 1\.\d+\.\d+; zstd 1\.\d+\.\d+; zlib 1\.\d+/);
     assert.equal(addon.compressors(), "blosclz,lz4,lz4hc,zlib,zstd");
     assert.match(
-      bloscDecoderInUse(),
+      nativeDecoderInUse(),
       /^native, gridcast C \(blosclz; lz4 1\.\d+\.\d+; zstd 1\.\d+\.\d+; zlib 1\.[\d.]+\)$/,
     );
   });
 
   test("decodes on libuv's pool and on the calling thread to numpy's bytes; refuses a wrong size", async () => {
-    const addon = nativeBlosc()!;
+    const addon = nativeAddon()!;
     const { enc, raw } = fixture();
     const out = new Uint8Array(raw.length);
     assert.equal(await addon.decode(enc, out), raw.length);
@@ -58,7 +58,7 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
   });
 
   test("decodes Zstandard frames into a caller's buffer, refusing a frame larger than it", async () => {
-    const addon = nativeBlosc()!;
+    const addon = nativeAddon()!;
     assert.ok(addon.zstdDecode && addon.zstdDecodeSync, "libzstd.so.1 was not found when the addon loaded");
     const { raw } = fixture();
     const enc = zstdCompressSync(raw);
@@ -72,7 +72,7 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
   });
 
   test("decodes a chunk and copies its runs into a caller's array in one job (decodeRuns), writing nothing unless it decoded whole", async () => {
-    const addon = nativeBlosc()!;
+    const addon = nativeAddon()!;
     assert.ok(addon.decodeRuns, "the addon predates decodeRuns (npm run native)");
     const { enc, raw } = fixture();
     const chunk = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
@@ -116,7 +116,7 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
   });
 
   test("reads a whole file into a buffer in one job: missing, directory, too large, NUL in the path, outside the root", async () => {
-    const addon = nativeBlosc()!;
+    const addon = nativeAddon()!;
     const dir = tempDir("gridcast-readfile-");
     try {
       const bytes = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 251));
@@ -166,9 +166,9 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE_BLOSC=0" },
     const url = new URL("../../../src/native.ts", import.meta.url).href;
     const worker = new Worker(
       `import { parentPort, workerData } from "node:worker_threads";
-       const { nativeBlosc } = await import(workerData.url);
+       const { nativeAddon } = await import(workerData.url);
        const out = new Uint8Array(workerData.size);
-       const n = nativeBlosc().decodeSync(workerData.enc, out);
+       const n = nativeAddon().decodeSync(workerData.enc, out);
        parentPort.postMessage({ n, out }, [out.buffer]);`,
       { eval: true, workerData: { url, enc: new Uint8Array(enc), size: raw.length } },
     );

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { useNativeBlosc } from "../../../src/native.ts";
+import { useNativeAddon } from "../../../src/native.ts";
 import { setDecodeThreads } from "../../../src/store/codecs/decode-pool.ts";
 import { nativeCodecs } from "../../../src/store/codecs/register.ts";
 import { cleanup, PYTHON, tempDir } from "../../helpers/harness.ts";
@@ -22,7 +22,7 @@ before(() => {
   cases = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
 });
 after(() => {
-  useNativeBlosc(true);
+  useNativeAddon(true);
   setDecodeThreads(2);
   cleanup(dir);
 });
@@ -43,7 +43,7 @@ for (const [label, native, threads] of [
 ] as const) {
   describe(`numcodecs chunks decode byte for byte (${label})`, () => {
     test("every case", async () => {
-      useNativeBlosc(native);
+      useNativeAddon(native);
       setDecodeThreads(threads);
       const seen = new Set<string>();
       for (const c of cases) {
@@ -67,7 +67,7 @@ for (const [label, native, threads] of [
 describe("decoding in parallel", () => {
   for (const native of [true, false]) {
     test(`every case decoded at once (${native ? "libuv's pool, the addon" : "the decode pool, 2 threads"}): each result is its own chunk's bytes`, async () => {
-      useNativeBlosc(native);
+      useNativeAddon(native);
       setDecodeThreads(2);
       const outs = await Promise.all(cases.map(decodeCase));
       for (const [i, c] of cases.entries()) {
@@ -92,7 +92,7 @@ describe("the size bound", () => {
     ];
     // The Blosc chunks through both decoders: the addon's, and the built-in one.
     for (const native of [true, false]) {
-      useNativeBlosc(native);
+      useNativeAddon(native);
       for (const name of names) {
         const c = cases.find((x) => x.name === name);
         assert.ok(c, name);

@@ -3,7 +3,7 @@
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { covers, nearestNode } from "../../src/forecast/grid-select.ts";
-import { type BuildOptions, type BuildReport, runBuild } from "../../src/render/build/run.ts";
+import { type BuildOptions, type BuildReport, runBuild } from "../../src/pipeline/run.ts";
 import { buildPalette, onAxis } from "../../src/render/colormap.ts";
 import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import type { ForecastGroup, Store } from "../../src/store/store.ts";

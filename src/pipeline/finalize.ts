@@ -3,18 +3,18 @@
 // switched; then old builds are pruned. `gridcast publish` first merges the shards' manifests.
 import { cpSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type SkippedEmbedding, writeEmbeddingIndexes } from "../../embeddings/index-writer.ts";
-import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../../errors.ts";
-import { verifyBuildArchives } from "../../published/archive-verify.ts";
-import { assembleBuild } from "../../published/assemble.ts";
-import { markArchives } from "../../published/catalog-fields.ts";
-import { type BuildOutput, measureBuild } from "../../published/measure.ts";
-import { copyViewerVendor } from "../../published/vendor.ts";
-import { Store } from "../../store/store.ts";
-import { MANIFEST } from "../layout.ts";
+import { type SkippedEmbedding, writeEmbeddingIndexes } from "../embeddings/index-writer.ts";
+import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
+import { verifyBuildArchives } from "../published/archive-verify.ts";
+import { assembleBuild } from "../published/assemble.ts";
+import { markArchives } from "../published/catalog-fields.ts";
+import { MANIFEST } from "../published/layout.ts";
+import { type Manifest, mergeShards, readManifest, writeJsonAtomic } from "../published/manifest.ts";
+import { type BuildOutput, measureBuild } from "../published/measure.ts";
+import { copyViewerVendor } from "../published/vendor.ts";
+import { Store } from "../store/store.ts";
 import { writeBuildDocs } from "./catalog.ts";
-import { type Manifest, mergeShards, readManifest, writeJsonAtomic } from "./manifest.ts";
-import type { LayerSpec } from "./plan.ts";
+import type { BuildManifest, LayerSpec } from "./plan.ts";
 import {
   acquireLock,
   checkBuildId,
@@ -64,7 +64,7 @@ export function checkPublishable(out: string, layers: LayerSpec[], entries: numb
   }
   if (allowDropped) return;
   const prev = currentBuild(out);
-  const published = prev && readManifest(join(prev.dir, MANIFEST));
+  const published = prev && readManifest<LayerSpec>(join(prev.dir, MANIFEST));
   if (!published) return;
   const now = new Set(layers.map((l) => l.id));
   const dropped = published.layers.map((l) => l.id).filter((id) => !now.has(id));
@@ -96,7 +96,7 @@ function copyViewer(webDir: string | null, dir: string): void {
 export async function finalizeBuild(
   out: string,
   partial: string,
-  manifest: Manifest,
+  manifest: BuildManifest,
   store: Store,
   opts: FinalizeOptions,
 ): Promise<Finalized> {
@@ -157,7 +157,9 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
   const lock = acquireLock(out, opts.buildId, null, opts.lockLeaseS);
   try {
     const names = readdirSync(partial).filter((n) => SHARD_MANIFEST.test(n));
-    const shards = names.map((n) => readManifest(join(partial, n))).filter((m): m is Manifest => m !== undefined);
+    const shards = names
+      .map((n) => readManifest<LayerSpec>(join(partial, n)))
+      .filter((m): m is BuildManifest => m !== undefined);
     const manifest = mergeShards(opts.buildId, shards);
     const root = opts.store ?? shards[0].store;
     if (!root) throw new ConfigError(`the shard manifests of build ${opts.buildId} name no store; pass --store`);

@@ -2,9 +2,29 @@
 // one entry per layer-run-lead with its fingerprint and tile counts. The next build compares
 // fingerprints with the published manifest to reuse tiles; publish merges the shard manifests.
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { ConfigError } from "../../errors.ts";
-import type { LayerSpec } from "./plan.ts";
-import type { LeadResult } from "./render-job.ts";
+import { ConfigError } from "../errors.ts";
+
+/** What rendering (or reusing) one layer-run-lead left on disk. */
+export interface LeadResult {
+  key: string;
+  fingerprint: string;
+  tiles: number;
+  /** Tiles that are one colour throughout (hard links to one encoded file). */
+  uniform: number;
+  /** encodeIndexedPng calls. */
+  encoded: number;
+  bytes: number;
+  /** 512 px @2x tiles among the files (not counted in `tiles`; their bytes are in `bytes`). */
+  hidpi?: number;
+  reused: boolean;
+}
+
+/** What this module and the server read of a layer; the pipeline's plan stores more (its LayerSpec). */
+export interface ManifestLayer {
+  id: string;
+  bounds: [west: number, south: number, east: number, north: number];
+  runs: { leads: unknown[] }[];
+}
 
 export interface ManifestEntry extends LeadResult {
   layer: string;
@@ -14,7 +34,7 @@ export interface ManifestEntry extends LeadResult {
   shard: number;
 }
 
-export interface Manifest {
+export interface Manifest<L extends ManifestLayer = ManifestLayer> {
   format: 1;
   build_id: string;
   created_at: string;
@@ -30,7 +50,7 @@ export interface Manifest {
   shard: { index: number; count: number } | null;
   /** Shard manifests merged into this one (1 when unsharded). */
   shards: number;
-  layers: LayerSpec[];
+  layers: L[];
   entries: ManifestEntry[];
   totals: {
     layers: number;
@@ -44,7 +64,7 @@ export interface Manifest {
   };
 }
 
-export function totalsOf(layers: LayerSpec[], entries: ManifestEntry[]): Manifest["totals"] {
+export function totalsOf(layers: readonly ManifestLayer[], entries: ManifestEntry[]): Manifest["totals"] {
   let tiles = 0;
   let encoded = 0;
   let reused = 0;
@@ -67,14 +87,14 @@ export function totalsOf(layers: LayerSpec[], entries: ManifestEntry[]): Manifes
   return totals;
 }
 
-export function readManifest(path: string): Manifest | undefined {
+export function readManifest<L extends ManifestLayer = ManifestLayer>(path: string): Manifest<L> | undefined {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch {
     return undefined;
   }
-  const m = JSON.parse(text) as Manifest;
+  const m = JSON.parse(text) as Manifest<L>;
   return m.format === 1 ? m : undefined;
 }
 
@@ -86,7 +106,7 @@ export function writeJsonAtomic(path: string, value: unknown): void {
 }
 
 /** One manifest from the shard manifests of a build; refuses an incomplete or mixed set. */
-export function mergeShards(buildId: string, shards: Manifest[]): Manifest {
+export function mergeShards<L extends ManifestLayer>(buildId: string, shards: Manifest<L>[]): Manifest<L> {
   if (shards.length === 0) throw new ConfigError(`build ${buildId} has no shard manifests; run its shards first`);
   const count = shards[0].shard?.count ?? 0;
   const plans = new Set(shards.map((m) => m.plan));

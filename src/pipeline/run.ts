@@ -5,17 +5,26 @@
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
-import type { SkippedEmbedding } from "../../embeddings/index-writer.ts";
-import { ConfigError } from "../../errors.ts";
-import type { TileFormat } from "../../published/format.ts";
-import type { BuildOutput } from "../../published/measure.ts";
-import { Store } from "../../store/store.ts";
-import { BUILDS, MANIFEST, shardManifestName } from "../layout.ts";
-import { HIDPI_MAX_ZOOM, MAX_ZOOM } from "../tiles.ts";
+import type { SkippedEmbedding } from "../embeddings/index-writer.ts";
+import { ConfigError } from "../errors.ts";
+import type { TileFormat } from "../published/format.ts";
+import { BUILDS, MANIFEST, shardManifestName } from "../published/layout.ts";
+import type { LeadResult } from "../published/manifest.ts";
+import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "../published/manifest.ts";
+import type { BuildOutput } from "../published/measure.ts";
+import { HIDPI_MAX_ZOOM, MAX_ZOOM } from "../render/tiles.ts";
+import { Store } from "../store/store.ts";
 import { CoverageCache } from "./coverage.ts";
 import { checkPublishable, DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
-import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "./manifest.ts";
-import { type Job, planBuild, RENDERER_VERSION, shardJobs, splitForThreads } from "./plan.ts";
+import {
+  type BuildManifest,
+  type Job,
+  type LayerSpec,
+  planBuild,
+  RENDERER_VERSION,
+  shardJobs,
+  splitForThreads,
+} from "./plan.ts";
 import { TilePool } from "./pool.ts";
 import { createProgress } from "./progress.ts";
 import {
@@ -28,7 +37,6 @@ import {
   newBuildId,
   partialDir,
 } from "./publish.ts";
-import type { LeadResult } from "./render-job.ts";
 
 export interface Shard {
   index: number;
@@ -117,7 +125,7 @@ function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number }
 /** Marks each lead whose fingerprint the published build already rendered. */
 function markReuse(jobs: Job[], out: string): void {
   const prev = currentBuild(out);
-  const manifest = prev && readManifest(join(prev.dir, MANIFEST));
+  const manifest = prev && readManifest<LayerSpec>(join(prev.dir, MANIFEST));
   if (!prev || !manifest) return;
   const byKey = new Map(manifest.entries.map((e) => [e.key, e]));
   for (const job of jobs) {
@@ -225,7 +233,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
         return { ...r, layer: job.layer, run: job.runIso, lead: hours, shard: shard?.index ?? 1 };
       })
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const manifest: Manifest = {
+    const manifest: BuildManifest = {
       format: 1,
       build_id: id,
       created_at: new Date().toISOString(),

@@ -2,18 +2,19 @@
 // so `gridcast publish` can write the catalog from shard manifests alone. One Job per layer × run
 // holds that run's leads: one worker renders them all while the chunk cache still holds the run.
 import { createHash } from "node:crypto";
-import { ConfigError, StoreUnavailableError } from "../../errors.ts";
-import { groupLayers, type MapLayerRef } from "../../forecast/layers.ts";
-import { readValues, regionOf } from "../../forecast/read.ts";
-import { intervalsOf, latestRun } from "../../forecast/select.ts";
-import { DERIVED_LAYERS, type DerivedKind } from "../../registry/derived.ts";
-import type { MapStyle, Temporal } from "../../registry/registry.ts";
-import { isoNoZone } from "../../store/describe.ts";
-import type { ForecastGroup, Grid, GroupVariable, Store } from "../../store/store.ts";
-import { runToken, tileDir } from "../layout.ts";
-import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../orientation.ts";
-import type { Resample } from "../resample.ts";
-import type { BBox } from "../tiles.ts";
+import { ConfigError, StoreUnavailableError } from "../errors.ts";
+import { groupLayers, type MapLayerRef } from "../forecast/layers.ts";
+import { readValues, regionOf } from "../forecast/read.ts";
+import { intervalsOf, latestRun } from "../forecast/select.ts";
+import { runToken, tileDir } from "../published/layout.ts";
+import type { Manifest } from "../published/manifest.ts";
+import { DERIVED_LAYERS, type DerivedKind } from "../registry/derived.ts";
+import type { MapStyle, Temporal } from "../registry/registry.ts";
+import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../render/orientation.ts";
+import type { Resample } from "../render/resample.ts";
+import type { BBox } from "../render/tiles.ts";
+import { isoNoZone } from "../store/describe.ts";
+import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
 import type { CoverageCache } from "./coverage.ts";
 
 /** Bump whenever the pixels a given field and style produce change; every tile then re-renders. */
@@ -88,6 +89,9 @@ export interface LayerSpec {
   tilesPerLead: number;
   runs: RunSpec[];
 }
+
+/** A build's manifest as the pipeline writes and reads it: the plan's full layer specs. */
+export type BuildManifest = Manifest<LayerSpec>;
 
 export interface LeadJob {
   /** <layer>/<run token>/<lead hours>: the manifest key and the tile directory below tiles/. */

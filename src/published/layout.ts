@@ -16,6 +16,8 @@ export const CURRENT = "current";
 export const BUILDS = "builds";
 export const MANIFEST = "manifest.json";
 export const CATALOG = "catalog.json";
+/** A 512 px high-DPI tile is written beside its 256 px twin as {y}@2x.png. */
+export const HIDPI_SUFFIX = "@2x";
 /** The one transparent tile the route answers with outside a layer's coverage. */
 export const EMPTY_TILE = "tiles/empty.png";
 /** The tile route, with {layer}, {run} and {lead} to fill in besides {z}/{x}/{y}. */

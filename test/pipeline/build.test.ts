@@ -14,12 +14,12 @@ import {
 } from "node:fs";
 import { join, sep } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Catalog } from "../../src/render/layout.ts";
+import type { Catalog } from "../../src/published/layout.ts";
 import { pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
+import { decodeRgba, pixel } from "../render/decode.ts";
 import { build, expectedPixels, layerField, listFiles } from "./build-fixture.ts";
-import { decodeRgba, pixel } from "./decode.ts";
 
 const RUN_TOKEN = "20261120T1200"; // latest run of the sample store
 const LATEST = 1;

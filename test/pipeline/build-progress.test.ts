@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createProgress } from "../../src/render/build/progress.ts";
+import { createProgress } from "../../src/pipeline/progress.ts";
 
 function sink(isTTY: boolean): Writable & { isTTY: boolean; text: () => string } {
   const parts: string[] = [];

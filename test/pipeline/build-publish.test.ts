@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSyn
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
-import { publishShards } from "../../src/render/build/finalize.ts";
+import { publishShards } from "../../src/pipeline/finalize.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 import { build, listFiles } from "./build-fixture.ts";
 

@@ -20,9 +20,9 @@ import {
 import { rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, join, resolve } from "node:path";
-import { ConfigError } from "../../errors.ts";
-import { BUILDS, CURRENT, MANIFEST } from "../layout.ts";
-import { readManifest } from "./manifest.ts";
+import { ConfigError } from "../errors.ts";
+import { BUILDS, CURRENT, MANIFEST } from "../published/layout.ts";
+import { readManifest } from "../published/manifest.ts";
 
 export const PARTIAL = ".partial";
 /** A directory renamed for removal in the background (an interrupted build's, an old build). */

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { acquireLock, acquireShardLock } from "../../src/render/build/publish.ts";
+import { acquireLock, acquireShardLock } from "../../src/pipeline/publish.ts";
 import { cleanup, tempDir, until } from "../helpers/harness.ts";
 
 const dirs: string[] = [];

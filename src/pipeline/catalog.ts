@@ -3,22 +3,21 @@
 // shared transparent tile.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { displayUnit, unitChoices } from "../display.ts";
-import { emptyTilePng } from "../empty-tile.ts";
 import {
   CATALOG,
   type Catalog,
   type CatalogLayer,
   EMPTY_TILE,
+  HIDPI_SUFFIX,
   legendPaths,
   TILE_ROUTE_TEMPLATE,
   tileDir,
   tilejsonPath,
-} from "../layout.ts";
-import { intervalText, legendJson, renderLegendPng } from "../legend.ts";
-import { HIDPI_SUFFIX } from "../tiles.ts";
-import type { Manifest } from "./manifest.ts";
-import type { LayerSpec } from "./plan.ts";
+} from "../published/layout.ts";
+import { displayUnit, unitChoices } from "../registry/display.ts";
+import { emptyTilePng } from "../render/empty-tile.ts";
+import { intervalText, legendJson, renderLegendPng } from "../render/legend.ts";
+import type { BuildManifest, LayerSpec } from "./plan.ts";
 
 const TILE_FILE = "{z}/{x}/{y}.png";
 const TILE_FILE_2X = `{z}/{x}/{y}${HIDPI_SUFFIX}.png`;
@@ -77,7 +76,7 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number): Cata
   };
 }
 
-export function buildCatalog(manifest: Manifest): Catalog {
+export function buildCatalog(manifest: BuildManifest): Catalog {
   return {
     build_id: manifest.build_id,
     generated_at: manifest.created_at,
@@ -129,7 +128,7 @@ function put(root: string, rel: string, data: string | Uint8Array): void {
 }
 
 /** Writes catalog, TileJSON, legends and the empty tile into the build directory `dir`. */
-export function writeBuildDocs(dir: string, manifest: Manifest, rendering?: string): Catalog {
+export function writeBuildDocs(dir: string, manifest: BuildManifest, rendering?: string): Catalog {
   const catalog = { ...buildCatalog(manifest), ...(rendering ? { rendering } : {}) };
   put(dir, EMPTY_TILE, emptyTilePng());
   for (const spec of manifest.layers) {

@@ -2,33 +2,14 @@
 // jobs from one queue, biggest first so no thread is left with a long job at the end. The first
 // failure stops every thread and rejects with the layer and run that could not be rendered.
 import { Worker } from "node:worker_threads";
-import { useCompileCache } from "../../compile-cache.ts";
-import { CorruptDataError, StoreUnavailableError } from "../../errors.ts";
-import type { TileFormat } from "../../published/format.ts";
+import { useCompileCache } from "../compile-cache.ts";
+import { CorruptDataError, StoreUnavailableError } from "../errors.ts";
+import type { LeadResult } from "../published/manifest.ts";
 import type { Job } from "./plan.ts";
-import type { LeadResult } from "./render-job.ts";
-
-export interface WorkerInit {
-  store: string;
-  cacheMb: number;
-  /** Name of the dataset at the store root (setting root_group_name), when set. */
-  rootGroupName?: string;
-  buildDir: string;
-  maxZoom: number;
-  tiles: TileFormat;
-  /** @2x tiles of base layers up to this zoom; -1 for none. */
-  hidpiMaxZoom: number;
-}
-
-export type ToWorker = { job: Job };
-export type FromWorker =
-  | { type: "tiles"; n: number }
-  | { type: "done"; results: LeadResult[] }
-  | { type: "error"; name: string; message: string };
+import type { FromWorker, ToWorker, WorkerInit } from "./worker-protocol.ts";
 
 const WORKER = new URL("./worker.ts", import.meta.url);
 
-/** Work left in a job: leads to render cost far more than leads to link. */
 /**
  * An orientation tile costs several forecast tiles (labels placed per zoom, RGBA encoding): it
  * starts first, and the other threads' layers run beside it instead of after it.

@@ -1,10 +1,12 @@
 // Tile worker thread: its own Store and caches; renders one job per message from the pool.
 import { parentPort, workerData } from "node:worker_threads";
-import { ArchiveSink } from "../../published/archive-sink.ts";
-import { Store } from "../../store/store.ts";
+import { ArchiveSink } from "../published/archive-sink.ts";
+import { Store } from "../store/store.ts";
 import { CoverageCache } from "./coverage.ts";
-import type { FromWorker, ToWorker, WorkerInit } from "./pool.ts";
-import { type RenderContext, renderJob } from "./render-job.ts";
+import type { RenderContext } from "./job-walk.ts";
+import { renderOrientationJob } from "./orientation-job.ts";
+import { renderJob } from "./render-job.ts";
+import type { FromWorker, ToWorker, WorkerInit } from "./worker-protocol.ts";
 import { TileWriter } from "./write.ts";
 
 const init = workerData as WorkerInit;
@@ -26,7 +28,7 @@ const ctx: RenderContext = {
 };
 
 port.on("message", ({ job }: ToWorker) => {
-  renderJob(ctx, job).then(
+  (job.recipe.kind === "orientation" ? renderOrientationJob : renderJob)(ctx, job).then(
     (results) => {
       sink?.flush(); // the job's archive parts are complete before it is reported done
       post({ type: "done", results });

@@ -6,9 +6,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { promisify } from "node:util";
-import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
+import { cleanup, sampleStore, tempDir } from "./helpers/harness.ts";
 
-const ROOT = join(import.meta.dirname, "../..");
+const ROOT = join(import.meta.dirname, "..");
 const dir = tempDir("gridcast-compile-cache-");
 after(() => cleanup(dir));
 
@@ -39,7 +39,7 @@ test("a build fills the compile cache it is given, and writes none when it is tu
   const cached = files(cache);
   assert.ok(cached > 50, `${cached} cache files`);
   // The tile workers' own entry module, which only a worker loads, is among them.
-  const worker = join("src", "render", "build", "worker.ts");
+  const worker = join("src", "pipeline", "worker.ts");
   assert.ok(
     entries(cache).some((f) => readFileSync(f).includes(worker)),
     "the tile workers did not use the cache",

@@ -1,7 +1,7 @@
 // Display units: the canonical (stored) value of a layer is shown as value * scale + offset with
 // the style's unit label (°C, hPa, mm, %, m/s). One transform for legends, popups, the value route
 // and TileJSON, so a number reads the same everywhere.
-import type { DisplayUnit, MapStyle } from "../registry/registry.ts";
+import type { DisplayUnit, MapStyle } from "./registry.ts";
 
 /** The style's display unit, or the canonical units unchanged when the style names none. */
 export function displayUnit(style: MapStyle | undefined, canonicalUnits: string): DisplayUnit {

@@ -1,9 +1,10 @@
 // Which tiles of a zoom level a grid touches, with the level's sampler. Both depend on the grid
 // alone, so they are solved once per (group, zoom) and shared by every variable, run and lead.
 // A projected grid's sampler keeps per-tile lookup tables, reused the same way.
-import type { Grid } from "../../store/store.ts";
-import { createLevelSampler, type LatLonGrid, type LevelSampler } from "../resample.ts";
-import { createProjectedSampler, type ProjectedGridSpec } from "../resample-projected.ts";
+
+import { createLevelSampler, type LatLonGrid, type LevelSampler } from "../render/resample.ts";
+import { createProjectedSampler, type ProjectedGridSpec } from "../render/resample-projected.ts";
+import type { Grid } from "../store/store.ts";
 
 export interface LevelCoverage {
   z: number;

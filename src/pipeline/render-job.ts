@@ -3,12 +3,13 @@
 // encoded once per job and hard-linked; a lead whose fingerprint the previous build already has
 // is hard-linked from there instead of rendered.
 import { join } from "node:path";
-import { StoreUnavailableError } from "../../errors.ts";
-import { gridRelative, rotateToTrue } from "../../forecast/grid-projected.ts";
-import { readValues, regionOf } from "../../forecast/read.ts";
-import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
-import { buildPalette, onAxis, type Palette } from "../colormap.ts";
-import { displayUnit, toDisplay } from "../display.ts";
+import { StoreUnavailableError } from "../errors.ts";
+import { gridRelative, rotateToTrue } from "../forecast/grid-projected.ts";
+import { readValues, regionOf } from "../forecast/read.ts";
+import { HIDPI_SUFFIX } from "../published/layout.ts";
+import type { LeadResult } from "../published/manifest.ts";
+import { displayUnit, toDisplay } from "../registry/display.ts";
+import { buildPalette, onAxis, type Palette } from "../render/colormap.ts";
 import {
   arrowSpacing,
   finiteRange,
@@ -18,44 +19,13 @@ import {
   quantizeOverlay,
   renderArrows,
   renderContours,
-} from "../overlay.ts";
-import { encodeIndexedPng } from "../png.ts";
-import { isUniform, type LevelSampler } from "../resample.ts";
-import { HIDPI_SIZE, HIDPI_SUFFIX, TILE_SIZE } from "../tiles.ts";
-import type { CoverageCache } from "./coverage.ts";
-import { renderOrientationJob } from "./orientation-job.ts";
+} from "../render/overlay.ts";
+import { encodeIndexedPng } from "../render/png.ts";
+import { isUniform, type LevelSampler } from "../render/resample.ts";
+import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
+import type { ForecastGroup, GroupVariable } from "../store/store.ts";
+import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
 import { coverageKey, type Job, type LeadJob } from "./plan.ts";
-import type { TileWriter } from "./write.ts";
-
-export interface RenderContext {
-  store: Store;
-  /** Absolute build directory being written. */
-  buildDir: string;
-  maxZoom: number;
-  /** Base layers also get 512 px `{y}@2x.png` tiles up to this zoom (-1: none; archives hold none). */
-  hidpiMaxZoom: number;
-  coverage: CoverageCache;
-  /** z/x/y files (TileWriter) or archive parts (published/archive-sink.ts): the same calls. */
-  writer: Pick<TileWriter, "ensureDir" | "write" | "link" | "linkTree" | "removeTree">;
-  /** Called with the number of tiles just written (progress). */
-  onTiles: (n: number) => void;
-}
-
-export interface LeadResult {
-  key: string;
-  fingerprint: string;
-  tiles: number;
-  /** Tiles that are one colour throughout (hard links to one encoded file). */
-  uniform: number;
-  /** encodeIndexedPng calls. */
-  encoded: number;
-  bytes: number;
-  /** 512 px @2x tiles among the files (not counted in `tiles`; their bytes are in `bytes`). */
-  hidpi?: number;
-  reused: boolean;
-}
-
-const PROGRESS_EVERY = 256;
 
 /**
  * The (lat, lon) field of one run, lead and level, in C order whatever the storage order, in the
@@ -154,7 +124,6 @@ function painterOf(
 }
 
 export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResult[]> {
-  if (job.recipe.kind === "orientation") return renderOrientationJob(ctx, job);
   const group = await ctx.store.forecastGroup(job.group);
   const sources = job.recipe.sources.map((name) => {
     const v = group.variables.get(name);
@@ -177,124 +146,73 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   const overlayRows = palette.rgba === OVERLAY_PALETTE ? ({ rows: "none" } as const) : {};
   // Palette index → the first file written with that one colour, for this job's hard links.
   const uniformFiles = new Map<number, string>();
-  let pending = 0;
-  const tick = (): void => {
-    if (++pending >= PROGRESS_EVERY) {
-      ctx.onTiles(pending);
-      pending = 0;
-    }
-  };
+  const counter = progress(ctx);
 
   const renderLead = async (lead: LeadJob): Promise<LeadResult> => {
-    const result: LeadResult = {
-      key: lead.key,
-      fingerprint: lead.fingerprint,
-      tiles: 0,
-      uniform: 0,
-      encoded: 0,
-      bytes: 0,
-      reused: false,
-    };
+    const result = emptyResult(lead);
     let read = await Promise.all(sources.map((v) => readField(group, v, job.run, lead.index, job.levelIndex)));
     // Arrows point the true way: components stored along a projected grid's axes are turned to
     // east/north first (the speed is the same either way).
     const proj = grid.projection;
     if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative)) read = rotateToTrue(proj, read[0], read[1]);
     const fields = await prepare(read);
-    const root = join(ctx.buildDir, lead.dir);
-    // A part renders one contiguous run of the pyramid's tiles, counted z by z in coverage order.
-    const part = job.part ?? { index: 0, count: 1 };
-    const from = Math.floor((part.index * job.tilesPerLead) / part.count);
-    const to = Math.floor(((part.index + 1) * job.tilesPerLead) / part.count);
-    let seen = 0;
-    for (let z = 0; z <= ctx.maxZoom && seen < to; z++) {
-      const { sampler, tiles } = ctx.coverage.level(coverage, grid, z);
-      const n = 2 ** z;
-      let madeX = -1;
-      const skip = Math.max(0, from - seen);
-      const end = Math.min(tiles.length, to - seen);
-      seen += tiles.length;
-      for (let k = skip; k < end; k++) {
-        const x = Math.floor(tiles[k] / n);
-        const y = tiles[k] - x * n;
-        const dir = `${root}/${z}/${x}`;
-        if (x !== madeX) {
-          ctx.writer.ensureDir(dir);
-          madeX = x;
+    let sampler: LevelSampler;
+    const level = (z: number) => {
+      const at = ctx.coverage.level(coverage, grid, z);
+      sampler = at.sampler;
+      return at.tiles;
+    };
+    const visit = (z: number, x: number, y: number, dir: string) => {
+      const path = `${dir}/${y}.png`;
+      paint(sampler, x, y, fields, indices);
+      const uniform = isUniform(indices);
+      const first = uniform ? uniformFiles.get(indices[0]) : undefined;
+      if (first !== undefined) {
+        ctx.writer.link(first, path);
+      } else {
+        // Overlays' anti-aliased rows compress better unfiltered.
+        const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba, overlayRows);
+        ctx.writer.write(path, png);
+        result.encoded++;
+        result.bytes += png.length;
+        if (uniform) uniformFiles.set(indices[0], path);
+      }
+      if (uniform) result.uniform++;
+      result.tiles++;
+      if (z <= hidpiMax) {
+        // The 512 px tile is the four z+1 tiles below this one, sampled at their own zoom.
+        const child = ctx.coverage.level(coverage, grid, z + 1).sampler;
+        for (let q = 0; q < 4; q++) {
+          const dx = q & 1;
+          const dy = q >> 1;
+          paint(child, 2 * x + dx, 2 * y + dy, fields, quarter);
+          for (let r = 0; r < TILE_SIZE; r++) {
+            big.set(
+              quarter.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
+              (dy * TILE_SIZE + r) * HIDPI_SIZE + dx * TILE_SIZE,
+            );
+          }
         }
-        const path = `${dir}/${y}.png`;
-        paint(sampler, x, y, fields, indices);
-        const uniform = isUniform(indices);
-        const first = uniform ? uniformFiles.get(indices[0]) : undefined;
-        if (first !== undefined) {
-          ctx.writer.link(first, path);
-        } else {
-          // Overlays' anti-aliased rows compress better unfiltered.
-          const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba, overlayRows);
-          ctx.writer.write(path, png);
+        const path2x = `${dir}/${y}${HIDPI_SUFFIX}.png`;
+        const flat = isUniform(big);
+        const same = flat ? uniformBig.get(big[0]) : undefined;
+        if (same !== undefined) ctx.writer.link(same, path2x);
+        else {
+          const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, palette.rgba);
+          ctx.writer.write(path2x, png);
           result.encoded++;
           result.bytes += png.length;
-          if (uniform) uniformFiles.set(indices[0], path);
+          if (flat) uniformBig.set(big[0], path2x);
         }
-        if (uniform) result.uniform++;
-        result.tiles++;
-        if (z <= hidpiMax) {
-          // The 512 px tile is the four z+1 tiles below this one, sampled at their own zoom.
-          const child = ctx.coverage.level(coverage, grid, z + 1).sampler;
-          for (let q = 0; q < 4; q++) {
-            const dx = q & 1;
-            const dy = q >> 1;
-            paint(child, 2 * x + dx, 2 * y + dy, fields, quarter);
-            for (let r = 0; r < TILE_SIZE; r++) {
-              big.set(
-                quarter.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
-                (dy * TILE_SIZE + r) * HIDPI_SIZE + dx * TILE_SIZE,
-              );
-            }
-          }
-          const path2x = `${dir}/${y}${HIDPI_SUFFIX}.png`;
-          const flat = isUniform(big);
-          const same = flat ? uniformBig.get(big[0]) : undefined;
-          if (same !== undefined) ctx.writer.link(same, path2x);
-          else {
-            const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, palette.rgba);
-            ctx.writer.write(path2x, png);
-            result.encoded++;
-            result.bytes += png.length;
-            if (flat) uniformBig.set(big[0], path2x);
-          }
-          result.hidpi = (result.hidpi ?? 0) + 1;
-        }
-        tick();
+        result.hidpi = (result.hidpi ?? 0) + 1;
       }
-    }
+      counter.tick();
+    };
+    await eachTile(ctx, job, join(ctx.buildDir, lead.dir), level, visit);
     return result;
   };
 
-  const results: LeadResult[] = [];
-  for (const lead of job.leads) {
-    if (lead.reuse) {
-      const linked = ctx.writer.linkTree(lead.reuse.dir, join(ctx.buildDir, lead.dir));
-      // A previous build missing tiles (trimmed by hand, say) is rendered again instead.
-      if (linked === job.tilesPerLead + hidpiPerLead) {
-        ctx.onTiles(linked);
-        const { uniform, bytes } = lead.reuse;
-        results.push({
-          key: lead.key,
-          fingerprint: lead.fingerprint,
-          tiles: job.tilesPerLead,
-          uniform,
-          encoded: 0,
-          bytes,
-          ...(hidpiPerLead > 0 ? { hidpi: hidpiPerLead } : {}),
-          reused: true,
-        });
-        continue;
-      }
-      ctx.writer.removeTree(join(ctx.buildDir, lead.dir));
-    }
-    results.push(await renderLead(lead));
-  }
-  ctx.onTiles(pending);
+  const results = await eachLead(ctx, job, hidpiPerLead, renderLead);
+  counter.flush();
   return results;
 }

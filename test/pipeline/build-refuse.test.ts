@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { publishShards } from "../../src/render/build/finalize.ts";
+import { publishShards } from "../../src/pipeline/finalize.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 import { build } from "./build-fixture.ts";
 

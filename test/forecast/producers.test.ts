@@ -185,14 +185,14 @@ describe("isolation", () => {
     writeFileSync(join(bad, ".zmetadata"), JSON.stringify(zm));
     const s = new Store(bad);
     await assert.rejects(
-      s.forecastGroup("forecast/zero-chunk"),
+      async () => s.forecastGroup("forecast/zero-chunk"),
       /zero-chunk cannot be read: array 2m_temperature: chunk shape/,
     );
     const status = await s.groupStatus();
     assert.equal(status[0].ok, false);
     // Any other reader of the array (the /data view, say) is refused before a decode is tried.
     const meta = await s.node("2m_temperature");
-    await assert.rejects(s.array(meta!).chunk([0, 0, 0]), /array metadata cannot be used: chunk shape/);
+    await assert.rejects(async () => s.array(meta!).chunk([0, 0, 0]), /array metadata cannot be used: chunk shape/);
   });
 });
 

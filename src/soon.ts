@@ -2,7 +2,7 @@
 // whose chunk is decoded in the cache) has every answer in hand; making each step a promise would
 // cost a microtask and an allocation per step for nothing. So a step that can answer at once
 // returns its value, one that must wait returns a promise, and callers compose the two with then()
-// and all() below: one function per step, one path to read, and a warm request that finishes
+// below: one function per step, one path to read, and a warm request that finishes
 // without a promise.
 //
 // Errors: a step that answers at once may also throw at once (where an async function would have
@@ -19,10 +19,4 @@ export function isPending<T>(v: Soon<T>): v is Promise<T> {
 /** f of the value: at once when the value is in hand, else when it arrives. */
 export function then<T, U>(v: Soon<T>, f: (x: T) => Soon<U>): Soon<U> {
   return v instanceof Promise ? v.then(f) : f(v);
-}
-
-/** Every value: the array itself when all are in hand, else a promise of them all. */
-export function all<T>(vs: readonly Soon<T>[]): Soon<T[]> {
-  for (const v of vs) if (v instanceof Promise) return Promise.all(vs);
-  return vs as T[];
 }

@@ -243,7 +243,7 @@ export class Store {
 }
 
 export type { StoredArray } from "./array.ts";
-export type { ForecastGroup, Grid, GroupVariable } from "./forecast-group.ts";
-export { storedLongitudes } from "./forecast-group.ts";
+export type { ForecastGroup, GroupVariable } from "./forecast-group.ts";
 export type { GroupStatus } from "./groups.ts";
+export { type Grid, storedLongitudes } from "./lat-lon-grid.ts";
 export type { NodeMeta } from "./metadata.ts";

@@ -142,7 +142,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       app: ctx,
       signal,
     });
-    // The watchdog (above) destroys a response past its limits; its close aborts the handler.
+    // The watchdog (request-intake.ts) destroys a response past its limits; its close aborts the handler.
     const onClosed = () => {
       if (closed) return;
       closed = true;

@@ -386,7 +386,7 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
       const lut = palette.axisLut;
       if (method === "bilinear") {
         const p = smooth();
-        // The addon runs the same arithmetic in C when it is built (native/blosc.c, bilinearTile).
+        // The addon runs the same arithmetic in C when it is built (native/raster.h, bilinearTile).
         const addon = nativeAddon();
         if (addon) {
           const { scale, offset, below } = palette;

@@ -86,7 +86,7 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
       if (out.length !== TILE_SIZE * TILE_SIZE) throw new RangeError(`out must hold ${TILE_SIZE * TILE_SIZE} indices`);
       if (method === "bilinear") {
         const p = smooth();
-        // The addon runs the same arithmetic in C when it is built (native/blosc.c, bilinearTile).
+        // The addon runs the same arithmetic in C when it is built (native/raster.h, bilinearTile).
         const addon = nativeAddon();
         if (addon) {
           const { scale, offset, below } = palette;

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { pointSeries } from "../../src/forecast/point.ts";
-import type { LayerSpec } from "../../src/pipeline/plan.ts";
+import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
 import { registry } from "../../src/registry/registry.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";

@@ -225,7 +225,14 @@ static size_t dr_run_starts(const unsigned char *src, size_t n, uint32_t *at) {
       __m128i b = _mm_loadu_si128((const __m128i *)(src + p + 16 * k - 1));
       m |= (uint64_t)((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) ^ 0xffffu) << (16 * k);
     }
+#ifdef __POPCNT__
     size_t count = (size_t)__builtin_popcountll(m);
+#else
+    // Without the instruction (the default x86-64 target) the builtin is a library call.
+    uint64_t x = m - (m >> 1 & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + (x >> 2 & 0x3333333333333333ULL);
+    size_t count = (size_t)(((x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL) * 0x0101010101010101ULL >> 56);
+#endif
     uint32_t *o = at + na;
     na += count;
     while (m) {

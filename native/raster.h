@@ -1,6 +1,6 @@
 // Raster sampling of map tiles: 256 × 256 palette indices sampled from a decoded field.
-// bilinearTile samples a regular lat/lon grid with the bracketing tables render/resample.ts solved
-// once per grid and level; projectedTile samples a projected grid bilinearly over the per-pixel
+// bilinearTile samples a regular lat/lon grid with the bracketing tables render/resample-tables.ts
+// solves once per grid and level; projectedTile samples a projected grid bilinearly over the per-pixel
 // tables render/resample-projected.ts keeps per tile, and gatherTile samples it nearest, as a
 // gather of per-node palette indices. Each runs the JavaScript's arithmetic in the same order
 // (doubles, no fused multiply-add) with its missing-value rule, so it gives the same indices as

@@ -50,7 +50,7 @@ interface Addon {
   /** A zlib stream of raw in out, tokenized as zlib's run-length strategy and coded in one dynamic
    * Huffman block (native/deflate-rle.h): its length, or 0 when it does not fit out. */
   deflateRle(raw: Uint8Array, out: Uint8Array): number;
-  /** One map tile of palette indices by bilinear sampling (render/resample.ts's renderBilinear in
+  /** One map tile of palette indices by bilinear sampling (render/resample-paint.ts's renderBilinear in
    * C); palette is [scale, offset, below, top]. RangeError when a table points outside the field. */
   bilinearTile(
     field: Float32Array | Float64Array,

@@ -7,7 +7,7 @@ import { paintOrientationTile, zoomLayout } from "../render/orientation.ts";
 import { encodeRgbaPng } from "../render/png.ts";
 import { TILE_SIZE } from "../render/tiles.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
-import type { Job } from "./plan.ts";
+import type { Job } from "./jobs.ts";
 
 export async function renderOrientationJob(ctx: RenderContext, job: Job): Promise<LeadResult[]> {
   const rgba = new Uint8Array(TILE_SIZE * TILE_SIZE * 4);

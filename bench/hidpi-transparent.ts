@@ -1,29 +1,25 @@
 // What 512 px @2x tiles cost the transparent layers, on one core, in the same run:
-// - the orientation layer (one set per build): its z0..5 tiles at 1x against its @2x tiles
-//   (paintOrientationTile at twice the scale, labels rendered at twice the size), as the build
-//   writes them (RGBA PNG; empty tiles are one hard-linked file, counted apart);
+// - the orientation layer (one set per build): its tiles to the high-DPI zoom (one below the top)
+//   at 1x against its @2x tiles (paintOrientationTile at twice the scale, labels rendered at twice
+//   the size), as the build writes them (RGBA PNG; empty tiles are one hard-linked file);
 // - the overlays (a set per lead): the demo store's isobars and wind arrows, the z0..maxZoom
-//   pyramid a build writes at 1x, against what an @2x pyramid to z5 would draw. overlay.ts draws
-//   only 256 px tiles, so the @2x cost is estimated by the same pixel work: each @2x tile as the
-//   four 1x tiles of the zoom below, drawn, quantised and encoded as one 512 px palette PNG (the
-//   way render-job.ts builds a base layer's @2x tile). Lines drawn at twice the width would cost a
-//   little more coverage work than that.
+//   pyramid a build writes at 1x, against what an @2x pyramid to the high-DPI zoom would draw.
+//   The overlay renderers (arrows.ts, contours.ts) draw only 256 px tiles, so the @2x cost is
+//   estimated by the same pixel work: each @2x tile as the four 1x tiles of the zoom below,
+//   drawn, quantised and encoded as one 512 px palette PNG (the way render-job.ts builds a base
+//   layer's @2x tile). Lines drawn at twice the width would cost a little more coverage work.
 //   node bench/hidpi-transparent.ts [maxZoom=7]
 import { latestRun } from "../src/forecast/select.ts";
+import { arrowSpacing, renderArrows } from "../src/render/arrows.ts";
+import { finiteRange, prepareContourText } from "../src/render/contour-labels.ts";
+import { renderContours } from "../src/render/contours.ts";
 import { hidpiLabels, paintOrientationTile, zoomLayout } from "../src/render/orientation.ts";
-import {
-  arrowSpacing,
-  finiteRange,
-  OVERLAY_BYTES,
-  OVERLAY_PALETTE,
-  prepareContourText,
-  quantizeOverlay,
-  renderArrows,
-  renderContours,
-} from "../src/render/overlay.ts";
+import { OVERLAY_BYTES } from "../src/render/overlay-paint.ts";
+import { OVERLAY_PALETTE, quantizeOverlay } from "../src/render/overlay-palette.ts";
 import { encodeIndexedPng, encodeRgbaPng } from "../src/render/png.ts";
-import { createLevelSampler, isUniform, type LevelSampler } from "../src/render/resample.ts";
+import { createLevelSampler, type LevelSampler } from "../src/render/resample.ts";
 import { HIDPI_MAX_ZOOM, HIDPI_SIZE, TILE_SIZE } from "../src/render/tiles.ts";
+import { isUniform } from "../src/render/uniform.ts";
 import { Store } from "../src/store/store.ts";
 import { benchStore } from "./lib.ts";
 

@@ -2,7 +2,7 @@
 // (latest run, first lead), every tile of z0..maxZoom, one core, in the same run:
 // - before: the renderer at git revision BEFORE (hard-edged lines, bitmap digits, indexed PNG
 //   with a four-colour palette), loaded from `git show` into a temporary module;
-// - after: src/render/overlay.ts (anti-aliased RGBA, vector labels, H/L, speed-scaled arrows).
+// - after: src/render/contours.ts and arrows.ts (anti-aliased RGBA, vector labels, H/L, speed-scaled arrows).
 // The new tiles are measured twice: encoded as RGBA PNG, and quantised to the overlay palette
 // (indexed PNG, what the build writes). Prints ms per tile (render + encode) and bytes per drawn tile; fully transparent tiles are one
 // hard-linked file in a build, so they are counted apart.
@@ -13,19 +13,15 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { latestRun } from "../src/forecast/select.ts";
-import {
-  arrowSpacing,
-  finiteRange,
-  OVERLAY_BYTES,
-  OVERLAY_PALETTE,
-  prepareContourText,
-  quantizeOverlay,
-  renderArrows,
-  renderContours,
-} from "../src/render/overlay.ts";
+import { arrowSpacing, renderArrows } from "../src/render/arrows.ts";
+import { finiteRange, prepareContourText } from "../src/render/contour-labels.ts";
+import { renderContours } from "../src/render/contours.ts";
+import { OVERLAY_BYTES } from "../src/render/overlay-paint.ts";
+import { OVERLAY_PALETTE, quantizeOverlay } from "../src/render/overlay-palette.ts";
 import { encodeIndexedPng, encodeRgbaPng } from "../src/render/png.ts";
-import { createLevelSampler, isUniform } from "../src/render/resample.ts";
+import { createLevelSampler } from "../src/render/resample.ts";
 import { TILE_SIZE } from "../src/render/tiles.ts";
+import { isUniform } from "../src/render/uniform.ts";
 import { Store } from "../src/store/store.ts";
 import { benchStore } from "./lib.ts";
 

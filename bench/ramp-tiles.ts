@@ -13,8 +13,9 @@ import sharp from "sharp";
 import { registry } from "../src/registry/registry.ts";
 import { buildPalette, onAxis, type Palette, type PaletteStyle } from "../src/render/colormap.ts";
 import { encodeIndexedPng } from "../src/render/png.ts";
-import { createLevelSampler, isUniform, type LatLonGrid } from "../src/render/resample.ts";
+import { createLevelSampler, type LatLonGrid } from "../src/render/resample.ts";
 import { TILE_SIZE } from "../src/render/tiles.ts";
+import { isUniform } from "../src/render/uniform.ts";
 
 const maxZoom = Number(process.argv[2] ?? 5);
 const lat = Float64Array.from({ length: 721 }, (_, i) => 90 - i * 0.25);

@@ -8,8 +8,9 @@ import sharp from "sharp";
 import { latestRun } from "../src/forecast/select.ts";
 import { buildPalette, type Palette } from "../src/render/colormap.ts";
 import { DEFAULT_COMPRESSION, encodeIndexedPng, type IndexedPngOptions } from "../src/render/png.ts";
-import { createLevelSampler, isUniform, type LatLonGrid } from "../src/render/resample.ts";
+import { createLevelSampler, type LatLonGrid } from "../src/render/resample.ts";
 import { MAX_ZOOM, TILE_SIZE } from "../src/render/tiles.ts";
+import { isUniform } from "../src/render/uniform.ts";
 import { Store } from "../src/store/store.ts";
 import { benchStore } from "./lib.ts";
 

@@ -15,8 +15,9 @@ import { type BuildOptions, runBuild } from "../src/pipeline/run.ts";
 import type { TileFormat } from "../src/published/format.ts";
 import { buildPalette } from "../src/render/colormap.ts";
 import { encodeIndexedPng } from "../src/render/png.ts";
-import { createLevelSampler, isUniform } from "../src/render/resample.ts";
+import { createLevelSampler } from "../src/render/resample.ts";
 import { MAX_ZOOM, TILE_SIZE } from "../src/render/tiles.ts";
+import { isUniform } from "../src/render/uniform.ts";
 import { Store } from "../src/store/store.ts";
 import { BENCH_DIR, type BenchRow, benchStore, printRows } from "./lib.ts";
 

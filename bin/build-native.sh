@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the native addon (native/blosc.c → build/native/gridcast.node) with nothing but a C compiler
-# and the Node-API headers the pinned Node ships: its Blosc decoder (framing, shuffles, BloscLZ) is
-# its own C, and LZ4, Zstandard and zlib come from the system's runtime libraries (liblz4.so.1,
-# libzstd.so.1, libz.so.1, present on a base Debian), opened when the addon loads. No -dev package
-# is needed. Without a compiler gridcast runs the same work in JavaScript (see README, "Speed").
+# Builds the native addon (native/gridcast.c, one compilation unit with the native/*.h it includes,
+# → build/native/gridcast.node) with nothing but a C compiler and the Node-API headers the pinned
+# Node ships: its Blosc decoder (framing, shuffles, BloscLZ) is its own C, and LZ4, Zstandard and
+# zlib come from the system's runtime libraries (liblz4.so.1, libzstd.so.1, libz.so.1, present on
+# a base Debian), opened when the addon loads. No -dev package is needed. Without a compiler
+# gridcast runs the same work in JavaScript (see README, "Speed").
 #   bin/build-native.sh             build, or fail saying what is missing
 #   bin/build-native.sh --optional  (npm ci) one line and exit 0 when something is missing
 # GRIDCAST_NATIVE_OUT=path builds there instead; GRIDCAST_NATIVE_HIDE_DEV_HEADERS=1 compiles with
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 optional=false
 [ "${1:-}" = --optional ] && optional=true
 out=${GRIDCAST_NATIVE_OUT:-build/native/gridcast.node}
-src=native/blosc.c
+src=native/gridcast.c
 say() { echo "native addon: $*" >&2; }
 missing() {
   if $optional; then
@@ -79,7 +80,7 @@ fi
 # The command is kept beside the build: another compiler or other flags make the next run rebuild.
 stamp="$out.flags"
 want="$CC ${cflags[*]} -I$inc"
-# native/*.h (beneath.h) is part of the build as much as the .c file.
+# native/*.h (the headers gridcast.c includes) are part of the build as much as the .c file.
 if [ -z "$farm" ] && [ -f "$out" ] && [ -z "$(find native -newer "$out" -print -quit)" ] && [ "$out" -nt "$0" ] &&
   [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   exit 0

@@ -29,7 +29,7 @@ interface Addon {
    * then relative to it), -100002 (the path leads out of it). Opened below the root with openat2
    * (RESOLVE_BENEATH), else, or with `walk`, one component at a time (native/beneath.h). */
   readFile(path: string, dst: Uint8Array, root?: string, walk?: boolean): Promise<number>;
-  /** Runs of items from src to dst (same item size); geom as in native/blosc.c. Throws a
+  /** Runs of items from src to dst (same item size); geom as in native/regions.h. Throws a
    * RangeError, moving nothing, when any run would fall outside either array. */
   copyRuns(src: ArrayBufferView, dst: ArrayBufferView, geom: Float64Array): void;
   /** A stored chunk (codec 0 Blosc, 1 a Zstandard frame, 2 raw bytes) decoded on libuv's pool into
@@ -50,7 +50,7 @@ interface Addon {
   /** A zlib stream of raw in out, tokenized as zlib's run-length strategy and coded in one dynamic
    * Huffman block (native/deflate-rle.h): its length, or 0 when it does not fit out. */
   deflateRle(raw: Uint8Array, out: Uint8Array): number;
-  /** One map tile of palette indices by bilinear sampling (render/resample.ts's renderBilinear in
+  /** One map tile of palette indices by bilinear sampling (render/resample-paint.ts's renderBilinear in
    * C); palette is [scale, offset, below, top]. RangeError when a table points outside the field. */
   bilinearTile(
     field: Float32Array | Float64Array,

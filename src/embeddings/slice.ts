@@ -7,7 +7,7 @@ import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { type NpyDtype, npyHeader } from "../npy.ts";
 import { readAhead, slab } from "../read-ahead.ts";
-import { type OutValues, type Range, strides } from "../store/array.ts";
+import { type OutValues, type Range, strides } from "../store/region.ts";
 import { ChunkScan, releaseScanBytes, reserveScanBytes } from "../store/scan.ts";
 import type { Store } from "../store/store.ts";
 import { TYPED_ARRAYS } from "../store/typed-values.ts";

@@ -2,16 +2,15 @@
 import { InvalidParameterError } from "../errors.ts";
 import type { Registry, VariableEntry } from "../registry/registry.ts";
 import type { ResolvedTemporal } from "../registry/temporal.ts";
+import { type Soon, then } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { coverageMiss, nearestNode } from "./grid-select.ts";
-import { readValues, readValuesNow, regionOf } from "./read.ts";
+import { readValues, regionOf } from "./read.ts";
 import {
   choosePatch,
-  choosePatchNow,
   intervalsOf,
   requireGroup,
-  requireGroupNow,
   requireVariable,
   resolveLevel,
   resolveMember,
@@ -80,43 +79,24 @@ export function columnRegion(
 
 const nullable = (x: number) => (Number.isNaN(x) ? null : x);
 
-export async function pointSeries(store: Store, registry: Registry, req: PointRequest): Promise<PointSeries> {
-  return pointSeriesNow(store, registry, req);
-}
-
 /**
- * pointSeries() that answers without a promise when everything it needs is in hand: the groups
- * known, the column's chunk decoded in the cache with its version known (a warm request). Any
- * step that would wait continues asynchronously, exactly as pointSeries() does. Errors of the
- * synchronous part are thrown, not returned as rejections.
+ * The series at a point. Answered at once when everything it needs is in hand (the groups known,
+ * the column's chunk decoded in the cache with its version known: a warm request), else a promise;
+ * errors found at once are thrown.
  */
-export function pointSeriesNow(
-  store: Store,
-  registry: Registry,
-  req: PointRequest,
-): PointSeries | Promise<PointSeries> {
+export function pointSeries(store: Store, registry: Registry, req: PointRequest): Soon<PointSeries> {
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
   const entry = registry.resolve(req.var);
-  // Warm requests find the groups in hand and take no detour through promises for them.
-  const requested = requireGroupNow(store, req.group);
-  if (requested) return inGroup(store, entry, req, requested);
-  return requireGroup(store, req.group).then((g) => inGroup(store, entry, req, g));
+  return then(requireGroup(store, req.group), (requested) => inGroup(store, entry, req, requested));
 }
 
-function inGroup(
-  store: Store,
-  entry: VariableEntry,
-  req: PointRequest,
-  requested: ForecastGroup,
-): PointSeries | Promise<PointSeries> {
+function inGroup(store: Store, entry: VariableEntry, req: PointRequest, requested: ForecastGroup): Soon<PointSeries> {
   const v0 = requireVariable(requested, entry);
   const runIndex = resolveRun(requested, req.run);
   const runTime = requested.runs[runIndex];
   if (!v0.grid.global) return atNode(entry, req, requested, v0, runIndex, runTime, undefined);
-  const now = choosePatchNow(store, requested, entry, runTime, req.lat, req.lon);
-  if (now !== "wait") return atNode(entry, req, requested, v0, runIndex, runTime, now);
-  return choosePatch(store, requested, entry, runTime, req.lat, req.lon).then((patch) =>
+  return then(choosePatch(store, requested, entry, runTime, req.lat, req.lon), (patch) =>
     atNode(entry, req, requested, v0, runIndex, runTime, patch),
   );
 }
@@ -129,7 +109,7 @@ function atNode(
   runIndex: number,
   runTime: number,
   patch: ForecastGroup | undefined,
-): PointSeries | Promise<PointSeries> {
+): Soon<PointSeries> {
   let group: ForecastGroup = requested;
   let v = v0;
   // A patch answers only when it can answer the same question (an ensemble member needs members).
@@ -153,9 +133,7 @@ function atNode(
   const node = nearestNode(v.grid, req.lat, req.lon);
   const memberRange: [number, number] | number | undefined = member === "all" ? [0, group.members!.length] : member;
   const region = columnRegion(group, v, run, level, node.iy, node.ix, memberRange);
-  const column = readValuesNow(v, region);
-  if (column) return answer(entry, req, group, v, run, level, member, node, column);
-  return readValues(v, region).then((col) => answer(entry, req, group, v, run, level, member, node, col));
+  return then(readValues(v, region), (column) => answer(entry, req, group, v, run, level, member, node, column));
 }
 
 function answer(

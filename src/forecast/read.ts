@@ -2,7 +2,8 @@
 // store keeps its dimensions in, whichever of them it has), and values in the variable's answer
 // units (converted from the stored unit when they differ).
 import { InvalidParameterError } from "../errors.ts";
-import type { Range } from "../store/array.ts";
+import { type Soon, then } from "../soon.ts";
+import type { Range } from "../store/region.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 
 export interface Pick {
@@ -45,23 +46,14 @@ export function regionOf(group: ForecastGroup, v: GroupVariable, p: Pick): Range
   });
 }
 
-/** Values of a region in the variable's answer units (see GroupVariable.units). */
-export async function readValues(v: GroupVariable, region: Range[]): Promise<Float32Array | Float64Array> {
-  return converted(v, await v.array.read(region));
-}
-
-/** Stored values turned into the variable's answer units, in place. */
-function converted(v: GroupVariable, values: Float32Array | Float64Array): Float32Array | Float64Array {
-  const f = v.convert;
-  if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
-  return values;
-}
-
 /**
- * readValues() without waiting, when the region lies in one chunk whose decode is in hand (a warm
- * point column); undefined otherwise (then await readValues()). Same values, same conversion.
+ * Values of a region in the variable's answer units (see GroupVariable.units): stored values
+ * converted in place. At once when the array answers at once (a warm point column).
  */
-export function readValuesNow(v: GroupVariable, region: Range[]): Float32Array | Float64Array | undefined {
-  const values = v.array.readNow(region);
-  return values && converted(v, values);
+export function readValues(v: GroupVariable, region: Range[]): Soon<Float32Array | Float64Array> {
+  return then(v.array.read(region), (values) => {
+    const f = v.convert;
+    if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
+    return values;
+  });
 }

@@ -3,6 +3,7 @@
 import { InvalidParameterError, NotFoundError, UnknownVariableError } from "../errors.ts";
 import type { VariableEntry } from "../registry/registry.ts";
 import { leadIntervals } from "../registry/temporal.ts";
+import { isPending, type Soon, then } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { covers } from "./grid-select.ts";
@@ -12,51 +13,39 @@ export const GROUP_ID = /^forecast\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /**
  * A group that must exist for the request: a group the store does not have is 404 (as on every
- * route); one it has but cannot read right now is 503.
+ * route); one it has but cannot read right now is 503. At once when the store has the group in hand.
  */
-export async function requireGroup(store: Store, id: string): Promise<ForecastGroup> {
-  return requireGroupNow(store, id) ?? (await requireGroupWait(store, id));
-}
-
-/** requireGroup without waiting, when the readable group is in hand (else undefined). */
-export function requireGroupNow(store: Store, id: string): ForecastGroup | undefined {
-  if (!GROUP_ID.test(id)) return undefined;
-  const s = store.forecastGroupNow(id);
-  return s && "group" in s ? s.group : undefined;
-}
-
-async function requireGroupWait(store: Store, id: string): Promise<ForecastGroup> {
+export function requireGroup(store: Store, id: string): Soon<ForecastGroup> {
   if (!GROUP_ID.test(id)) throw new InvalidParameterError("group", `group must look like forecast/<name>, got "${id}"`);
+  let group: Soon<ForecastGroup>;
   try {
-    return await store.forecastGroup(id);
+    group = store.forecastGroup(id);
   } catch (e) {
-    if (e instanceof NotFoundError) {
-      throw new NotFoundError(`no forecast group "${id}"`, {
-        param: "group",
-        available: await store.forecastGroupIds().catch(() => []),
-      });
-    }
-    throw e;
+    return notFound(store, id, e);
   }
+  return isPending(group) ? group.catch((e: unknown) => notFound(store, id, e)) : group;
+}
+
+/** A group the store does not have, named with the ones it has; any other error as it is. */
+async function notFound(store: Store, id: string, e: unknown): Promise<never> {
+  if (e instanceof NotFoundError) {
+    let available: string[] = [];
+    try {
+      available = await store.forecastGroupIds();
+    } catch {
+      // the listing is a courtesy: the 404 stands without it
+    }
+    throw new NotFoundError(`no forecast group "${id}"`, { param: "group", available });
+  }
+  throw e;
 }
 
 /**
  * The group a request without a group names: the default_forecast_group setting, or the only
  * group of a store that has exactly one (a store holding one dataset at its root).
  */
-export async function defaultGroup(store: Store, configured: string): Promise<string> {
-  return defaultOf(store.forecastGroupIdsNow() ?? (await store.forecastGroupIds()), configured);
-}
-
-/** defaultGroup without waiting, when the group listing is in hand (else undefined). */
-export function defaultGroupNow(store: Store, configured: string): string | undefined {
-  const ids = store.forecastGroupIdsNow();
-  return ids && defaultOf(ids, configured);
-}
-
-function defaultOf(ids: string[], configured: string): string {
-  if (!ids.includes(configured) && ids.length === 1) return ids[0];
-  return configured;
+export function defaultGroup(store: Store, configured: string): Soon<string> {
+  return then(store.forecastGroupIds(), (ids) => (!ids.includes(configured) && ids.length === 1 ? ids[0] : configured));
 }
 
 /**
@@ -181,49 +170,18 @@ export function resolveLevel(group: ForecastGroup, v: GroupVariable, level: numb
 
 /**
  * The most local regional patch that covers the point, has the variable and the wanted run:
- * finest grid first, then smallest area. Undefined when none does.
+ * finest grid first, then smallest area. Undefined when none does. At once when every group is
+ * in hand.
  */
-export async function choosePatch(
+export function choosePatch(
   store: Store,
   base: ForecastGroup,
   entry: VariableEntry,
   runTime: number,
   lat: number,
   lon: number,
-): Promise<ForecastGroup | undefined> {
-  return bestPatch(
-    store.readableGroupsNow(base.id) ?? (await readableGroups(store, base.id)),
-    entry,
-    runTime,
-    lat,
-    lon,
-  );
-}
-
-/** choosePatch without waiting, when every group is known (else "wait": await choosePatch). */
-export function choosePatchNow(
-  store: Store,
-  base: ForecastGroup,
-  entry: VariableEntry,
-  runTime: number,
-  lat: number,
-  lon: number,
-): ForecastGroup | undefined | "wait" {
-  const groups = store.readableGroupsNow(base.id);
-  return groups ? bestPatch(groups, entry, runTime, lat, lon) : "wait";
-}
-
-async function readableGroups(store: Store, except: string): Promise<ForecastGroup[]> {
-  const out: ForecastGroup[] = [];
-  for (const id of await store.forecastGroupIds()) {
-    if (id === except) continue;
-    try {
-      out.push(await store.forecastGroup(id));
-    } catch {
-      // an unreadable patch must not break the global answer
-    }
-  }
-  return out;
+): Soon<ForecastGroup | undefined> {
+  return then(store.readableGroups(base.id), (groups) => bestPatch(groups, entry, runTime, lat, lon));
 }
 
 function bestPatch(

@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 description, generated from the route declarations: the same schemas validate
 // requests, shape responses and document them.
-import { EXPOSED_HEADERS } from "./app.ts";
+
 import { STATUS_TABLE, TITLES } from "./problem.ts";
+import { EXPOSED_HEADERS } from "./request-intake.ts";
 import type { RouteDef } from "./route.ts";
 import { Problem } from "./schemas/common.ts";
 

@@ -17,7 +17,7 @@ import {
 import { displayUnit, unitChoices } from "../registry/display.ts";
 import { emptyTilePng } from "../render/empty-tile.ts";
 import { intervalText, legendJson, renderLegendPng } from "../render/legend.ts";
-import type { BuildManifest, LayerSpec } from "./plan.ts";
+import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
 
 const TILE_FILE = "{z}/{x}/{y}.png";
 const TILE_FILE_2X = `{z}/{x}/{y}${HIDPI_SUFFIX}.png`;

@@ -4,7 +4,7 @@
 
 import { createLevelSampler, type LatLonGrid, type LevelSampler } from "../render/resample.ts";
 import { createProjectedSampler, type ProjectedGridSpec } from "../render/resample-projected.ts";
-import type { Grid } from "../store/store.ts";
+import type { ForecastGroup, Grid, GroupVariable } from "../store/store.ts";
 
 export interface LevelCoverage {
   z: number;
@@ -69,4 +69,9 @@ export class CoverageCache {
     for (let z = 0; z <= maxZoom; z++) total += this.level(key, grid, z).tiles.length;
     return total;
   }
+}
+
+/** The coverage cache's key of a variable's grid: the group id, and the grid's coordinates when not the first. */
+export function coverageKey(group: ForecastGroup, v: GroupVariable): string {
+  return v.grid === group.grid ? group.id : `${group.id}|${v.gridCoords.lat},${v.gridCoords.lon}`;
 }

@@ -14,7 +14,7 @@ import { type BuildOutput, measureBuild } from "../published/measure.ts";
 import { copyViewerVendor } from "../published/vendor.ts";
 import { Store } from "../store/store.ts";
 import { writeBuildDocs } from "./catalog.ts";
-import type { BuildManifest, LayerSpec } from "./plan.ts";
+import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
 import {
   acquireLock,
   checkBuildId,

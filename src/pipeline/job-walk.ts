@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { LeadResult } from "../published/manifest.ts";
 import type { Store } from "../store/store.ts";
 import type { CoverageCache } from "./coverage.ts";
-import type { Job, LeadJob } from "./plan.ts";
+import type { Job, LeadJob } from "./jobs.ts";
 import type { TileWriter } from "./write.ts";
 
 export interface RenderContext {

@@ -12,7 +12,7 @@ import { encodeRgbaPng } from "../render/png.ts";
 import type { LabelMask } from "../render/text.ts";
 import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
-import type { Job } from "./plan.ts";
+import type { Job } from "./jobs.ts";
 
 /** The highest zoom with @2x orientation tiles in a build (-1: none), as for base layers. */
 export const orientationHidpiMax = (ctx: Pick<RenderContext, "hidpiMaxZoom" | "maxZoom">): number =>

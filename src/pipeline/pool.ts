@@ -5,7 +5,7 @@ import { Worker } from "node:worker_threads";
 import { useCompileCache } from "../compile-cache.ts";
 import { CorruptDataError, StoreUnavailableError } from "../errors.ts";
 import type { LeadResult } from "../published/manifest.ts";
-import type { Job } from "./plan.ts";
+import type { Job } from "./jobs.ts";
 import type { FromWorker, ToWorker, WorkerInit } from "./worker-protocol.ts";
 
 const WORKER = new URL("./worker.ts", import.meta.url);

@@ -9,23 +9,20 @@ import { readValues, regionOf } from "../forecast/read.ts";
 import { HIDPI_SUFFIX } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
 import { displayUnit, toDisplay } from "../registry/display.ts";
+import { arrowSpacing, renderArrows } from "../render/arrows.ts";
 import { buildPalette, onAxis, type Palette } from "../render/colormap.ts";
-import {
-  arrowSpacing,
-  finiteRange,
-  OVERLAY_BYTES,
-  OVERLAY_PALETTE,
-  prepareContourText,
-  quantizeOverlay,
-  renderArrows,
-  renderContours,
-} from "../render/overlay.ts";
+import { finiteRange, prepareContourText } from "../render/contour-labels.ts";
+import { renderContours } from "../render/contours.ts";
+import { OVERLAY_BYTES } from "../render/overlay-paint.ts";
+import { OVERLAY_PALETTE, quantizeOverlay } from "../render/overlay-palette.ts";
 import { encodeIndexedPng } from "../render/png.ts";
-import { isUniform, type LevelSampler } from "../render/resample.ts";
+import type { LevelSampler } from "../render/resample.ts";
 import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
+import { isUniform } from "../render/uniform.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
+import { coverageKey } from "./coverage.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
-import { coverageKey, type Job, type LeadJob } from "./plan.ts";
+import type { Job, LeadJob } from "./jobs.ts";
 
 /**
  * The (lat, lon) field of one run, lead and level, in C order whatever the storage order, in the

@@ -16,15 +16,11 @@ import { HIDPI_MAX_ZOOM, MAX_ZOOM } from "../render/tiles.ts";
 import { Store } from "../store/store.ts";
 import { CoverageCache } from "./coverage.ts";
 import { checkPublishable, DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
-import {
-  type BuildManifest,
-  type Job,
-  type LayerSpec,
-  planBuild,
-  RENDERER_VERSION,
-  shardJobs,
-  splitForThreads,
-} from "./plan.ts";
+import { RENDERER_VERSION } from "./fingerprint.ts";
+import { shardJobs, splitForThreads } from "./job-split.ts";
+import type { Job } from "./jobs.ts";
+import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
+import { planBuild } from "./plan.ts";
 import { TilePool } from "./pool.ts";
 import { createProgress } from "./progress.ts";
 import {

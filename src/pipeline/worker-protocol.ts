@@ -2,7 +2,7 @@
 // started with, the job it is handed, and what it reports back.
 import type { TileFormat } from "../published/format.ts";
 import type { LeadResult } from "../published/manifest.ts";
-import type { Job } from "./plan.ts";
+import type { Job } from "./jobs.ts";
 
 export interface WorkerInit {
   store: string;

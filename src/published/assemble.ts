@@ -127,7 +127,7 @@ export function assembleBuild(dir: string, manifest: Manifest): TileFormat {
   let archives = 0;
   let folders = 0;
   for (const e of manifest.entries) {
-    // The manifest key is the lead's folder below tiles/ (plan.ts).
+    // The manifest key is the lead's folder below tiles/ (pipeline/jobs.ts).
     const lead = join(dir, "tiles", e.key);
     assembleLead(lead, {
       layer: e.layer,

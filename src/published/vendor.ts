@@ -1,6 +1,6 @@
 // The front-end files the viewer loads from vendor/, copied into a build that ships the viewer, so
 // a CDN copy of the build works without gridcast serve (which serves the same paths from
-// node_modules, see VENDOR_MOUNTS in http/app.ts). Only what the page fetches: about 1 MB.
+// node_modules, see VENDOR_MOUNTS in http/static-files.ts). Only what the page fetches: about 1 MB.
 import { cpSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 

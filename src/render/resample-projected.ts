@@ -292,7 +292,7 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
         out.fill(0);
         return out;
       }
-      // The addon runs the same loops in C when it is built (native/blosc.c, projectedTile and
+      // The addon runs the same loops in C when it is built (native/raster.h, projectedTile and
       // gatherTile); the same indices either way.
       const addon = nativeAddon();
       if (method === "bilinear") {

@@ -1,12 +1,16 @@
 // One stored array opened through zarrita, read by regions of index space into physical values.
-// Decoded chunks go through the shared ChunkCache; which chunks a region needs is computed from
-// metadata alone, so callers can size a request before any chunk is read.
+// Decoded chunks go through the shared ChunkCache (answered at once when the cache has them in
+// hand); which chunks a region needs is computed from metadata alone, so callers can size a
+// request before any chunk is read. Copying a chunk's part of a region is region.ts's, zarrita's
+// view of the backend zarrita-store.ts's, and the errors a read ends in chunk-errors.ts's.
 import * as zarr from "zarrita";
-import { CorruptDataError, GridcastError, StoreUnavailableError, UnsupportedEncodingError } from "../errors.ts";
+import { CorruptDataError, UnsupportedEncodingError } from "../errors.ts";
 import { nativeAddon } from "../native.ts";
-import { type Backend, type RangeQuery, sliceWhole } from "./backend.ts";
-import { cfDecoding, type Decoding, unpack } from "./cf.ts";
+import { type Soon, then } from "../soon.ts";
+import type { Backend } from "./backend.ts";
+import { cfDecoding, type Decoding } from "./cf.ts";
 import type { ChunkCache } from "./chunk-cache.ts";
+import { checkChunk, located, wrap } from "./chunk-errors.ts";
 import { storageKeyOf } from "./chunk-key.ts";
 import { CodecInputError } from "./codecs/bound.ts";
 import { type DirectDecoder, directDecoder } from "./codecs/direct.ts";
@@ -15,67 +19,18 @@ import { NOT_YET } from "./stamp-memo.ts";
 // Native decoders (Blosc, Zstandard, gzip, zlib) bounded by the chunk shape, registered with zarrita.
 import "./codecs/register.ts";
 import type { NodeMeta } from "./metadata.ts";
-import { TYPED_ARRAYS, type Values } from "./typed-values.ts";
-
-export type Chunk = { data: ArrayLike<number | bigint> & { byteLength: number }; shape: number[]; stride: number[] };
-export type Range = [start: number, stop: number];
-/** Buffers values are copied into: physical values in float arrays, stored values in their own type. */
-export type OutValues = Exclude<Values, BigInt64Array | BigUint64Array>;
-
-const encoder = new TextEncoder();
-
-/**
- * zarrita's view of the backend: metadata documents we already hold are served from memory. With
- * `indexAtStart` (a sharded array whose shard index sits at the start of each shard, which zarrita
- * always reads from the end), the index is read from the start: zarrita asks for it as the last
- * bytes of the shard, the only suffix read it makes, and the offsets in the index count from the
- * start of the shard either way, so inner chunks are read where they are. `onMissing` hears of
- * every chunk key the store does not have.
- */
-export function zarritaStore(
-  backend: Backend,
-  known: Map<string, Uint8Array>,
-  indexAtStart = false,
-  onMissing?: (key: string) => void,
-) {
-  const rel = (key: string) => (key.startsWith("/") ? key.slice(1) : key);
-  const metaKeys = [...known.keys()];
-  return {
-    async get(key: string) {
-      const k = rel(key);
-      const hit = known.get(k);
-      if (hit) return hit;
-      const got = await backend.get(k);
-      // A missing chunk normally means "all fill value". If the array's own metadata has gone too,
-      // the group was removed or replaced underneath us: that is an outage, not a field of NaN.
-      if (got === undefined && metaKeys.length > 0) {
-        const still = await Promise.all(metaKeys.map((m) => backend.get(m)));
-        if (still.every((b) => b === undefined)) {
-          throw new StoreUnavailableError("the forecast data is not available right now");
-        }
-      }
-      if (got === undefined) onMissing?.(k);
-      return got;
-    },
-    // Sharded arrays read each shard's index and inner chunks by byte range.
-    async getRange(key: string, asked: RangeQuery) {
-      const range: RangeQuery =
-        indexAtStart && "suffixLength" in asked ? { offset: 0, length: asked.suffixLength } : asked;
-      if (backend.getRange) return backend.getRange(rel(key), range);
-      const all = await backend.get(rel(key));
-      return all && sliceWhole(backend, rel(key), all, range);
-    },
-  };
-}
-
-export function metaDocuments(meta: NodeMeta): Map<string, Uint8Array> {
-  const out = new Map<string, Uint8Array>();
-  for (const [file, doc] of Object.entries(meta.raw)) {
-    const key = meta.path === "" ? file : `${meta.path}/${file}`;
-    out.set(key, encoder.encode(JSON.stringify(doc)));
-  }
-  return out;
-}
+import {
+  type Chunk,
+  checkPlacement,
+  copyRegion,
+  type OutValues,
+  type Placement,
+  type Range,
+  runsOf,
+  strides,
+} from "./region.ts";
+import { TYPED_ARRAYS } from "./typed-values.ts";
+import { metaDocuments, shardIndexAtStart, zarritaStore } from "./zarrita-store.ts";
 
 interface ChunkKeys {
   storage: string;
@@ -171,11 +126,11 @@ export class StoredArray {
   }
 
   /**
-   * The decoded chunk when chunk() would answer it at once from the cache (its version in hand
-   * and its decode cached under that version), else undefined: then await chunk(). Same key,
-   * same version, same hit counting; nothing is read or decoded here.
+   * The decoded chunk when the cache has it in hand: its version known without waiting and its
+   * decode cached under that version (a warm read). Undefined otherwise: then #chunk() reads. The
+   * same key, version and hit counting as #chunk(); nothing is read or decoded here.
    */
-  chunkNow(coords: number[]): Chunk | undefined {
+  #cached(coords: number[]): Chunk | undefined {
     if (this.meta.array?.problem) return undefined;
     const keys = this.#keysOf(coords);
     if (!keys) return undefined;
@@ -186,7 +141,7 @@ export class StoredArray {
       try {
         version = b.stampNow(keys.storage);
       } catch {
-        return undefined; // chunk() reports it, with the chunk located
+        return undefined; // #chunk() reports it, with the chunk located
       }
       if (version === NOT_YET) return undefined;
     }
@@ -232,10 +187,11 @@ export class StoredArray {
 
   /**
    * A decoded chunk, for use at once: read it before the next `await` (its memory may be reused
-   * for another chunk after that; see chunk-cache.ts). To hold it longer, leaseChunk().
+   * for another chunk after that; see chunk-cache.ts). To hold it longer, leaseChunk(). Answered
+   * at once when the cache has it in hand, else read and decoded.
    */
-  chunk(coords: number[]): Promise<Chunk> {
-    return this.#chunk(coords, false);
+  chunk(coords: number[]): Soon<Chunk> {
+    return this.#cached(coords) ?? this.#chunk(coords, false);
   }
 
   /** A decoded chunk held until releaseChunk(it), across any number of awaits. */
@@ -428,32 +384,23 @@ export class StoredArray {
     }
   }
 
-  /** Physical values (unpacked, missing → NaN) of a region, C order, as float32 or float64. */
-  async read(region: Range[], out?: Float32Array | Float64Array): Promise<Float32Array | Float64Array> {
+  /**
+   * Physical values (unpacked, missing → NaN) of a region, C order, as float32 or float64. A region
+   * inside one chunk the cache has in hand (a warm point column) is answered at once.
+   */
+  read(region: Range[], out?: Float32Array | Float64Array): Soon<Float32Array | Float64Array> {
+    this.#decodable();
     const rshape = region.map(([a, b]) => b - a);
     const size = rshape.reduce((a, b) => a * b, 1);
     const result = out ?? (this.dtype === "float64" ? new Float64Array(size) : new Float32Array(size));
-    await this.readInto(region, result, { offset: 0, strides: strides(rshape) });
-    return result;
-  }
-
-  /**
-   * read() without waiting, when the region lies in one chunk that chunkNow() has in hand (a
-   * warm point column); undefined otherwise (then await read()). The same copy as read().
-   */
-  readNow(region: Range[]): Float32Array | Float64Array | undefined {
-    this.#decodable();
-    const one = this.#soleChunk(region);
-    if (!one || region.some(([a, b]) => b <= a)) return undefined;
-    const ch = this.chunkNow(one);
-    if (!ch) return undefined;
-    const rshape = region.map(([a, b]) => b - a);
-    const size = rshape.reduce((a, b) => a * b, 1);
-    const result = this.dtype === "float64" ? new Float64Array(size) : new Float32Array(size);
     const place = { offset: 0, strides: strides(rshape) };
+    const one = region.some(([a, b]) => b <= a) ? undefined : this.#soleChunk(region);
+    if (!one) return this.readInto(region, result, place).then(() => result);
     checkPlacement(region, result.length, place);
-    copyRegion(ch, one, this.chunks, region, place, result, this.packing);
-    return result;
+    return then(this.chunk(one), (ch) => {
+      copyRegion(ch, one, this.chunks, region, place, result, this.packing);
+      return result;
+    });
   }
 
   /**
@@ -518,294 +465,8 @@ export class StoredArray {
   }
 }
 
-/** Whether a sharded v3 array keeps each shard's index at the start (index_location "start"). */
-export function shardIndexAtStart(meta: NodeMeta): boolean {
-  const sharding = meta.array?.codecs.find((c) => c.name === "sharding_indexed");
-  const where = (sharding?.configuration as { index_location?: unknown } | undefined)?.index_location;
-  return where === "start";
-}
-
-/** A decoded chunk must hold exactly one chunk of values: anything else is damaged data. */
-function checkChunk(c: Chunk, chunkShape: number[]): void {
-  const n = chunkShape.reduce((a, b) => a * b, 1);
-  const shapeOk = c.shape.length === chunkShape.length && c.shape.every((v, i) => v === chunkShape[i]);
-  if (!shapeOk || c.data.length !== n) {
-    const err = new CorruptDataError("stored data could not be decoded");
-    err.logFields = { detail: `decoded ${c.data.length} values of shape [${c.shape}], chunk shape [${chunkShape}]` };
-    throw err;
-  }
-}
-
-/** Name the store, stored key and chunk in the error's log line (never in the client's body). */
-function located(err: Error, backend: Backend, key: string, coords: number[]): Error {
-  if (err instanceof GridcastError) {
-    err.logFields = { store: backend.description, key, chunk: coords.join(","), ...err.logFields };
-  }
-  return err;
-}
-
-function wrap(cause: unknown): Error {
-  if (cause instanceof GridcastError) return cause;
-  if (cause instanceof zarr.CodecPipelineError || cause instanceof zarr.InvalidMetadataError) {
-    return new CorruptDataError("stored data could not be decoded", {}, { cause });
-  }
-  if (cause instanceof zarr.NotFoundError) return new StoreUnavailableError("array metadata is missing", {}, { cause });
-  if (cause instanceof CodecInputError) {
-    // What the decoder found goes to the log line, never to the client.
-    const err = new CorruptDataError("stored data could not be decoded", {}, { cause });
-    err.logFields = { detail: cause.message };
-    return err;
-  }
-  if (cause instanceof RangeError || cause instanceof TypeError) {
-    return new CorruptDataError("stored data could not be decoded", {}, { cause });
-  }
-  return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
-}
-
-export function strides(shape: number[]): number[] {
-  const s = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    s[i] = acc;
-    acc *= shape[i];
-  }
-  return s;
-}
-
 function cartesian(lists: number[][]): number[][] {
   let acc: number[][] = [[]];
   for (const l of lists) acc = acc.flatMap((prefix) => l.map((v) => [...prefix, v]));
   return acc;
-}
-
-/** Where a region's values go in an output buffer: the element of the region's first value, and
- * the output step per dimension. */
-export interface Placement {
-  offset: number;
-  strides: number[];
-}
-
-/** Every element a placement addresses must lie inside the buffer; a caller's mistake, not data. */
-function checkPlacement(region: Range[], length: number, place: Placement): void {
-  let lo = place.offset;
-  let hi = place.offset;
-  for (let d = 0; d < region.length; d++) {
-    const extent = region[d][1] - region[d][0];
-    if (extent <= 0) return;
-    const reach = (extent - 1) * place.strides[d];
-    if (reach < 0) lo += reach;
-    else hi += reach;
-  }
-  if (region.length !== place.strides.length || lo < 0 || hi >= length) {
-    throw new Error(`placement [${lo}, ${hi}] outside an output of ${length} values`);
-  }
-}
-
-// Runs at least this long are copied with one typed-array set (a memcpy); shorter ones by a loop,
-// which is cheaper than making a subarray view for each.
-const BULK_RUN = 33;
-
-/**
- * Where one chunk's part of a region lies on both sides: the first element in the chunk and in the
- * output, and per dimension the index range and both strides, with trailing dimensions taken whole
- * from the chunk and laid out alike in the output merged into one (a (y, x, feature) slice of
- * every feature copies rows of pixels, not one pixel at a time). Undefined when they do not meet.
- */
-interface Runs {
-  src: number;
-  dst: number;
-  lo: number[];
-  hi: number[];
-  cStride: number[];
-  oStride: number[];
-}
-
-function runsOf(
-  cc: number[],
-  chunkShape: number[],
-  chunkStride: number[],
-  region: Range[],
-  place: Placement,
-): Runs | undefined {
-  let nd = region.length;
-  let lo = new Array<number>(nd);
-  let hi = new Array<number>(nd);
-  let src = 0;
-  let dst = place.offset;
-  for (let d = 0; d < nd; d++) {
-    const c0 = cc[d] * chunkShape[d];
-    lo[d] = Math.max(region[d][0], c0);
-    hi[d] = Math.min(region[d][1], c0 + chunkShape[d]);
-    if (hi[d] <= lo[d]) return undefined;
-    src += (lo[d] - c0) * chunkStride[d];
-    dst += (lo[d] - region[d][0]) * place.strides[d];
-  }
-  let cStride = chunkStride;
-  let oStride = place.strides;
-  while (nd > 1) {
-    const k = nd - 1;
-    const ext = hi[k] - lo[k];
-    // Both sides step from one index of the outer dimension to the next exactly a run further.
-    if (cStride[k - 1] !== ext * cStride[k] || oStride[k - 1] !== ext * oStride[k]) break;
-    if (cStride === chunkStride) {
-      lo = lo.slice();
-      hi = hi.slice();
-      cStride = cStride.slice();
-      oStride = oStride.slice();
-    }
-    hi[k - 1] = (hi[k - 1] - lo[k - 1]) * ext;
-    lo[k - 1] = 0;
-    cStride[k - 1] = cStride[k];
-    oStride[k - 1] = oStride[k];
-    nd = k;
-    lo.length = hi.length = cStride.length = oStride.length = nd;
-  }
-  return { src, dst, lo, hi, cStride, oStride };
-}
-
-/** Copy the intersection of one decoded chunk with a region into its place in the output. */
-function copyRegion(
-  ch: Chunk,
-  cc: number[],
-  chunkShape: number[],
-  region: Range[],
-  place: Placement,
-  out: { [i: number]: number; length: number },
-  packing: Decoding | null,
-): void {
-  const runs = runsOf(cc, chunkShape, ch.stride, region, place);
-  if (!runs) return;
-  let { src, dst } = runs;
-  const { lo, hi, cStride, oStride } = runs;
-  const nd = lo.length;
-  const data = ch.data;
-  const last = nd - 1;
-  const n = hi[last] - lo[last];
-  const cs = cStride[last];
-  const os = oStride[last];
-  const isBig = typeof data[0] === "bigint";
-  // No packing (stored values wanted) copies like a packing that changes nothing.
-  const plain = packing === null || (packing.missing.length === 0 && packing.scale === 1 && packing.offset === 0);
-  const isFloatData = data instanceof Float32Array || data instanceof Float64Array;
-  const bulk = plain && isFloatData && ArrayBuffer.isView(out) && cs === 1 && os === 1 && n >= BULK_RUN;
-  if (plain && data instanceof Float32Array && out instanceof Float32Array) {
-    if (cs === 1 && os === 1 && copyNative(data, out, src, dst, n, lo, hi, cStride, oStride)) return;
-    copyF32(data, out, src, dst, n, cs, os, lo, hi, cStride, oStride);
-    return;
-  }
-  const idx = lo.slice();
-  for (;;) {
-    if (bulk) {
-      (out as Float32Array).set((data as Float32Array).subarray(src, src + n), dst);
-    } else if (plain && !isBig) {
-      for (let k = 0, s = src, o = dst; k < n; k++, s += cs, o += os) out[o] = data[s] as number;
-    } else if (packing && !isBig) {
-      for (let k = 0, s = src, o = dst; k < n; k++, s += cs, o += os) out[o] = unpack(data[s] as number, packing);
-    } else {
-      for (let k = 0, s = src, o = dst; k < n; k++, s += cs, o += os) {
-        const v = Number(data[s]);
-        out[o] = packing ? unpack(v, packing) : v;
-      }
-    }
-    // Odometer over the outer dimensions, moving both positions by their strides.
-    let d = last - 1;
-    while (d >= 0) {
-      idx[d]++;
-      src += cStride[d];
-      dst += oStride[d];
-      if (idx[d] < hi[d]) break;
-      const back = hi[d] - lo[d];
-      src -= back * cStride[d];
-      dst -= back * oStride[d];
-      idx[d] = lo[d];
-      d--;
-    }
-    if (d < 0) break;
-  }
-}
-
-// Below this many values a copy stays in JavaScript (the call into the addon costs more).
-const NATIVE_MIN = 512;
-// The addon's copy parameters, reused: [srcStart, dstStart, n, k, counts, src strides, dst strides].
-const geom = new Float64Array(4 + 3 * 16);
-
-/**
- * Contiguous runs copied by the addon (one memcpy each; JavaScript pays a view or a scalar loop
- * per run, most of an export's time on the main thread). False when the addon is not there or
- * the copy is small: then the caller copies.
- */
-function copyNative(
-  data: Float32Array,
-  out: Float32Array,
-  src: number,
-  dst: number,
-  n: number,
-  lo: number[],
-  hi: number[],
-  cStride: number[],
-  oStride: number[],
-): boolean {
-  const k = lo.length - 1;
-  if (k > 16) return false;
-  let total = n;
-  for (let d = 0; d < k; d++) total *= hi[d] - lo[d];
-  if (total < NATIVE_MIN) return false;
-  const addon = nativeAddon();
-  if (!addon) return false;
-  geom[0] = src;
-  geom[1] = dst;
-  geom[2] = n;
-  geom[3] = k;
-  for (let d = 0; d < k; d++) {
-    geom[4 + d] = hi[d] - lo[d];
-    geom[4 + k + d] = cStride[d];
-    geom[4 + 2 * k + d] = oStride[d];
-  }
-  addon.copyRuns(data, out, geom);
-  return true;
-}
-
-/** The common case, float32 stored and answered without unpacking, kept monomorphic for the JIT:
- * the two innermost dimensions are plain loops, the rest an odometer. */
-function copyF32(
-  data: Float32Array,
-  out: Float32Array,
-  src: number,
-  dst: number,
-  n: number,
-  cs: number,
-  os: number,
-  lo: number[],
-  hi: number[],
-  cStride: number[],
-  oStride: number[],
-): void {
-  const nd = lo.length;
-  const outer = nd - 2;
-  const rows = nd >= 2 ? hi[nd - 2] - lo[nd - 2] : 1;
-  const rcs = nd >= 2 ? cStride[nd - 2] : 0;
-  const ros = nd >= 2 ? oStride[nd - 2] : 0;
-  const unit = cs === 1 && os === 1;
-  const bulk = unit && n >= BULK_RUN;
-  const idx = lo.slice();
-  for (;;) {
-    for (let r = 0, s0 = src, d0 = dst; r < rows; r++, s0 += rcs, d0 += ros) {
-      if (bulk) out.set(data.subarray(s0, s0 + n), d0);
-      else if (unit) for (let k = 0; k < n; k++) out[d0 + k] = data[s0 + k];
-      else for (let k = 0, s = s0, o = d0; k < n; k++, s += cs, o += os) out[o] = data[s];
-    }
-    let d = outer - 1;
-    while (d >= 0) {
-      idx[d]++;
-      src += cStride[d];
-      dst += oStride[d];
-      if (idx[d] < hi[d]) break;
-      const back = hi[d] - lo[d];
-      src -= back * cStride[d];
-      dst -= back * oStride[d];
-      idx[d] = lo[d];
-      d--;
-    }
-    if (d < 0) break;
-  }
 }

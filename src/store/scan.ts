@@ -8,8 +8,9 @@
 // Ownership: a held chunk is pinned while a copy out of it is pending, and its buffer goes back
 // only when it is retired or the scan closes, it is not pinned, and its decode has finished (the
 // thread pool may still be writing into it before then).
-import type { Chunk, OutValues, Placement, Range, StoredArray } from "./array.ts";
+import type { StoredArray } from "./array.ts";
 import type { Decoding } from "./cf.ts";
+import type { Chunk, OutValues, Placement, Range } from "./region.ts";
 import { giveBytes, takeBytes } from "./scan-buffers.ts";
 
 interface Held {

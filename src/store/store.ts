@@ -1,19 +1,22 @@
 // The store facade: the only entry point the rest of gridcast uses to reach Zarr data. It opens a
-// directory or http(s) root, discovers forecast groups and embedding items, hands out StoredArrays
-// that share one decoded-chunk cache, and counts every read.
+// directory or http(s) root, reads and revalidates its metadata, hands out StoredArrays that share
+// one decoded-chunk cache, finds embedding items, and counts every read. Which forecast groups
+// there are, and each one built and kept, is groups.ts's; the Store answers for it.
 
 import { createHash } from "node:crypto";
 import { GridcastError, NotFoundError, StoreUnavailableError } from "../errors.ts";
 import { registry as defaultRegistry, type Registry } from "../registry/registry.ts";
-import { type Chunk, StoredArray } from "./array.ts";
+import type { Soon } from "../soon.ts";
+import { StoredArray } from "./array.ts";
 import type { Backend } from "./backend.ts";
 import { ChunkCache } from "./chunk-cache.ts";
 import { type CountingBackend, openBackend, type Recording, recording } from "./counting-backend.ts";
-import { roleOf } from "./dims.ts";
 import { rootGroupName } from "./discovery.ts";
-import { buildForecastGroup, type ForecastGroup, GroupUnreadableError } from "./forecast-group.ts";
+import type { ForecastGroup } from "./forecast-group.ts";
+import { ForecastGroups, type GroupStatus } from "./groups.ts";
 import { confineKey } from "./keys.ts";
 import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metadata.ts";
+import type { Chunk } from "./region.ts";
 import { Revalidated, type Stamped } from "./revalidate.ts";
 import { giveBytes } from "./scan-buffers.ts";
 
@@ -30,28 +33,8 @@ export interface StoreOptions {
   log?: (entry: Record<string, unknown>) => void;
 }
 
-/** One group as discovery found it: readable, or skipped with the reason. */
-export interface GroupStatus {
-  id: string;
-  /** Path in the store ("" for the root). */
-  path: string;
-  ok: boolean;
-  reason?: string;
-}
-
-const GROUP_LIST_TTL_MS = 2000;
-/** How long the answer to "is the root itself a dataset?" is kept. */
-const ROOT_KIND_TTL_MS = 30_000;
 /** How long group metadata is trusted before its documents are checked for a new cycle. */
 export const METADATA_CHECK_MS = 2000;
-const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-interface GroupEntry {
-  nodes: Map<string, NodeMeta>;
-  group: Promise<ForecastGroup>;
-  /** How `group` ended, once it has. */
-  settled?: { group: ForecastGroup } | { error: unknown };
-}
 
 export class Store {
   readonly root: string;
@@ -60,21 +43,13 @@ export class Store {
   readonly registry: Registry;
   readonly checkMs: number;
   #root: Revalidated<Map<string, NodeMeta>>;
-  #groups = new Map<string, GroupEntry>();
   #groupMeta = new Map<string, Revalidated<Map<string, NodeMeta>>>();
   /** Metadata revision each node was read under: part of its arrays' chunk cache keys. */
   #revision = new WeakMap<NodeMeta, string>();
+  /** Group metadata whose nodes' revisions are recorded (so it may be answered at once). */
+  #recorded = new WeakSet<Map<string, NodeMeta>>();
   #arrays = new Map<string, StoredArray>();
-  #nodesOf = new WeakMap<ForecastGroup, Map<string, NodeMeta>>();
-  #groupIds: Promise<string[]> | undefined;
-  /** What #groupIds resolved to, once it has (for the answers that cannot wait). */
-  #groupIdsSettled: { of: Promise<string[]>; ids: string[] } | undefined;
-  #groupIdsAt = 0;
-  /** Store path of each discovered group id. */
-  #paths = new Map<string, string>();
-  #rootKind: { at: number; p: Promise<boolean> } | undefined;
-  readonly #rootName: string;
-  readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
+  readonly #groups: ForecastGroups;
 
   constructor(root: string, opts: StoreOptions = {}) {
     this.root = root;
@@ -84,8 +59,7 @@ export class Store {
     this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024, (c) => giveBytes(c.data));
     this.registry = opts.registry ?? defaultRegistry;
     this.checkMs = opts.checkMs ?? METADATA_CHECK_MS;
-    this.#rootName = rootGroupName(root, opts.rootGroupName);
-    this.#log = opts.log;
+    this.#groups = new ForecastGroups(this, rootGroupName(root, opts.rootGroupName), opts.log);
     this.#root = this.#revalidated(async (rb) => (await readConsolidated(rb, "")) ?? new Map<string, NodeMeta>());
   }
 
@@ -143,9 +117,15 @@ export class Store {
 
   /**
    * All metadata of a group and its direct children (consolidated when the group has it). Trusted
-   * for checkMs, then revalidated against the documents it was read from.
+   * for checkMs, then revalidated against the documents it was read from. The metadata in hand is
+   * answered at once.
    */
-  async groupNodes(path: string): Promise<Map<string, NodeMeta>> {
+  groupNodes(path: string): Soon<Map<string, NodeMeta>> {
+    const got = this.#groupMeta.get(path)?.peek();
+    return got && this.#recorded.has(got.value) ? got.value : this.#groupNodes(path);
+  }
+
+  async #groupNodes(path: string): Promise<Map<string, NodeMeta>> {
     let r = this.#groupMeta.get(path);
     if (!r) {
       r = this.#revalidated(async (rb) => {
@@ -173,6 +153,7 @@ export class Store {
       throw e;
     }
     for (const meta of got.value.values()) if (!this.#revision.has(meta)) this.#revision.set(meta, got.stamp);
+    this.#recorded.add(got.value);
     return got.value;
   }
 
@@ -185,209 +166,34 @@ export class Store {
     return a;
   }
 
-  /**
-   * Forecast group ids: every group below forecast/, plus the dataset at the store root when the
-   * root itself is one (as xarray's to_zarr(path) and dynamical.org/ARCO stores are, or a store
-   * opened at one group's own directory). Every /point asks (to look for patches), so the listing
-   * is kept for GROUP_LIST_TTL_MS: a group added by a new cycle shows up within that time.
-   */
-  forecastGroupIds(): Promise<string[]> {
-    const now = Date.now();
-    if (!this.#groupIds || now - this.#groupIdsAt > GROUP_LIST_TTL_MS) {
-      this.#groupIdsAt = now;
-      const p = this.#discover();
-      this.#groupIds = p;
-      p.then(
-        (ids) => {
-          if (this.#groupIds === p) this.#groupIdsSettled = { of: p, ids };
-        },
-        () => {
-          if (this.#groupIds === p) this.#groupIds = undefined;
-        },
-      );
-    }
-    return this.#groupIds;
+  /** Forecast group ids, the listing in hand at once (see ForecastGroups.ids). */
+  forecastGroupIds(): Soon<string[]> {
+    return this.#groups.ids();
   }
 
-  /**
-   * The answer forecastGroupIds() would give, when it is in hand: undefined when the listing has
-   * to be read (first call, or older than GROUP_LIST_TTL_MS; the read is started as by
-   * forecastGroupIds). The /point path asks this first so a warm request does not wait on a
-   * chain of promises for answers that are already known.
-   */
-  forecastGroupIdsNow(): string[] | undefined {
-    const p = this.forecastGroupIds();
-    const s = this.#groupIdsSettled;
-    return s !== undefined && s.of === p ? s.ids : undefined;
+  /** A forecast group by id (forecast/<name>), at once when in hand (see ForecastGroups.group). */
+  forecastGroup(id: string): Soon<ForecastGroup> {
+    return this.#groups.group(id);
   }
 
-  async #discover(): Promise<string[]> {
-    const paths = new Map<string, string>();
-    const forecast = await this.node("forecast");
-    if (forecast?.kind === "group") {
-      for (const n of await this.children("forecast"))
-        if (GROUP_NAME.test(n)) paths.set(`forecast/${n}`, `forecast/${n}`);
-    }
-    if (await this.#rootIsDataset()) {
-      let id = `forecast/${this.#rootName}`;
-      if (paths.has(id)) id = `forecast/${this.#rootName.slice(0, 59)}-root`;
-      paths.set(id, "");
-    }
-    for (const [id, path] of paths) this.#paths.set(id, path);
-    return [...paths.keys()].sort();
-  }
-
-  /**
-   * The root holds latitude and longitude arrays of its own: it is a dataset, not a container.
-   * What a root is changes far less often than the groups below it, so the answer is kept longer.
-   */
-  #rootIsDataset(): Promise<boolean> {
-    const now = Date.now();
-    if (!this.#rootKind || now - this.#rootKind.at > ROOT_KIND_TTL_MS) {
-      const p = this.#probeRoot();
-      p.catch(() => {
-        if (this.#rootKind?.p === p) this.#rootKind = undefined;
-      });
-      this.#rootKind = { at: now, p };
-    }
-    return this.#rootKind.p;
-  }
-
-  async #probeRoot(): Promise<boolean> {
-    let names: string[];
-    try {
-      names = await this.children("");
-    } catch (e) {
-      if (!(e instanceof StoreUnavailableError)) throw e;
-      // Unlistable and not consolidated: probe the usual spellings.
-      names = [];
-      for (const n of ["latitude", "lat", "longitude", "lon"]) if (await this.node(n)) names.push(n);
-    }
-    const roles = new Set(names.map((n) => roleOf(n)));
-    if (!roles.has("lat") || !roles.has("lon")) return false;
-    const root = await this.node("");
-    return root?.kind === "group";
-  }
-
-  /**
-   * A forecast group by id (forecast/<name>); NotFoundError when absent, StoreUnavailableError when
-   * unreadable. Rebuilt when its metadata changes; a group whose metadata gridcast cannot use stays
-   * refused (and is logged once) until its metadata changes.
-   */
-  async forecastGroup(id: string): Promise<ForecastGroup> {
-    const m = /^forecast\/(.+)$/.exec(id);
-    if (!m || !GROUP_NAME.test(m[1])) throw new NotFoundError(`no forecast group "${id}"`);
-    if (!this.#paths.has(id)) await this.forecastGroupIds();
-    // Not listed (an unlistable HTTP store without it in the root's consolidated metadata): try the id.
-    const path = this.#paths.get(id) ?? id;
-    let nodes: Map<string, NodeMeta>;
-    try {
-      nodes = await this.groupNodes(path);
-    } catch (e) {
-      if (e instanceof NotFoundError) throw new NotFoundError(`no forecast group "${id}"`);
-      throw e;
-    }
-    const known = this.#groups.get(id);
-    if (known?.nodes === nodes) return known.group;
-    const self = nodes.get(path)!;
-    const arrays = new Map<string, StoredArray>();
-    const prefix = path === "" ? "" : `${path}/`;
-    for (const [p, meta] of nodes) {
-      if (meta.kind !== "array" || !p.startsWith(prefix)) continue;
-      const rel = p.slice(prefix.length);
-      if (rel !== "" && !rel.includes("/")) arrays.set(rel, this.array(meta));
-    }
-    const group = (async () => {
-      const g = await buildForecastGroup({ id, path, format: self.format, attrs: self.attrs, arrays }, this.registry);
-      this.#nodesOf.set(g, nodes);
-      return g;
-    })();
-    const entry: GroupEntry = { nodes, group };
-    group.then(
-      (g) => {
-        entry.settled = { group: g };
-      },
-      (e: unknown) => {
-        entry.settled = { error: e };
-        if (e instanceof GroupUnreadableError) {
-          this.#log?.({ level: "warn", event: "forecast_group_unreadable", group: id, reason: e.message });
-        } else if (this.#groups.get(id) === entry) {
-          // An outage of the store is retried at the next request.
-          this.#groups.delete(id);
-        }
-      },
-    );
-    this.#groups.set(id, entry);
-    return group;
-  }
-
-  /**
-   * What forecastGroup(id) would answer right now, when that needs no waiting: the group, or the
-   * error it would throw (a group whose metadata gridcast cannot use). Undefined when the answer
-   * needs I/O (first read, a listing or rebuild under way): then await forecastGroup. Starts the
-   * same background revalidation of the group's metadata as forecastGroup does.
-   */
-  forecastGroupNow(id: string): { group: ForecastGroup } | { error: unknown } | undefined {
-    const path = this.#paths.get(id);
-    if (path === undefined) return undefined;
-    const nodes = this.#groupMeta.get(path)?.peek();
-    if (!nodes) return undefined;
-    const known = this.#groups.get(id);
-    // Built from the metadata in hand, as forecastGroup would find it.
-    return known?.nodes === nodes.value ? known.settled : undefined;
-  }
-
-  /**
-   * Every readable forecast group other than `except`, when all are known without waiting (ids in
-   * listing order); undefined when any answer needs I/O.
-   */
-  readableGroupsNow(except?: string): ForecastGroup[] | undefined {
-    const ids = this.forecastGroupIdsNow();
-    if (!ids) return undefined;
-    const out: ForecastGroup[] = [];
-    for (const id of ids) {
-      if (id === except) continue;
-      const s = this.forecastGroupNow(id);
-      if (!s) return undefined;
-      if ("group" in s) out.push(s.group);
-    }
-    return out;
+  /** Every readable forecast group other than `except`, at once when all are in hand. */
+  readableGroups(except?: string): Soon<ForecastGroup[]> {
+    return this.#groups.readable(except);
   }
 
   /** The metadata a group was built from (what /data publishes beside it, never a newer read). */
   nodesOf(group: ForecastGroup): Map<string, NodeMeta> {
-    const nodes = this.#nodesOf.get(group);
-    if (!nodes) throw new Error(`group ${group.id} was not built by this store`);
-    return nodes;
+    return this.#groups.nodesOf(group);
   }
 
   /** Readable forecast groups; the unreadable ones are left out (see groupStatus for why). */
-  async forecastGroups(): Promise<ForecastGroup[]> {
-    const out: ForecastGroup[] = [];
-    for (const id of await this.forecastGroupIds()) {
-      try {
-        out.push(await this.forecastGroup(id));
-      } catch (e) {
-        if (!(e instanceof GridcastError)) throw e;
-      }
-    }
-    return out;
+  forecastGroups(): Promise<ForecastGroup[]> {
+    return this.#groups.all();
   }
 
   /** Every discovered group, readable or not, with the reason for each one that is not. */
-  async groupStatus(): Promise<GroupStatus[]> {
-    const out: GroupStatus[] = [];
-    for (const id of await this.forecastGroupIds()) {
-      const path = this.#paths.get(id) ?? id;
-      try {
-        await this.forecastGroup(id);
-        out.push({ id, path, ok: true });
-      } catch (e) {
-        if (!(e instanceof GridcastError)) throw e;
-        out.push({ id, path, ok: false, reason: e.message });
-      }
-    }
-    return out;
+  groupStatus(): Promise<GroupStatus[]> {
+    return this.#groups.status();
   }
 
   /**
@@ -422,8 +228,7 @@ export class Store {
   refresh(): void {
     this.#root.expire();
     for (const r of this.#groupMeta.values()) r.expire();
-    this.#groupIds = undefined;
-    this.#rootKind = undefined;
+    this.#groups.expire();
   }
 
   /** Raw stored bytes of one key (for pass-through publishing); undefined when absent. */
@@ -438,6 +243,7 @@ export class Store {
 }
 
 export type { StoredArray } from "./array.ts";
-export type { ForecastGroup, Grid, GroupVariable } from "./forecast-group.ts";
-export { storedLongitudes } from "./forecast-group.ts";
+export type { ForecastGroup, GroupVariable } from "./forecast-group.ts";
+export type { GroupStatus } from "./groups.ts";
+export { type Grid, storedLongitudes } from "./lat-lon-grid.ts";
 export type { NodeMeta } from "./metadata.ts";

@@ -11,7 +11,7 @@ import { cpSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "no
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import type { LayerSpec } from "../../src/pipeline/plan.ts";
+import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";

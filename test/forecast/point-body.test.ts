@@ -1,11 +1,12 @@
 // The /point body is written from text kept per variable and run (pointJson) and a warm request
-// is answered without waiting (pointSeriesNow): the bytes must be exactly JSON.stringify of the
+// is answered without waiting (pointSeries answers at once): the bytes must be exactly JSON.stringify of the
 // series the awaited path builds, cold or warm, for every kind of answer, and the ETag the SHA-1
 // of those bytes. Over real HTTP against a generated store.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import { type PointRequest, type PointSeries, pointJson, pointSeries } from "../../src/forecast/point.ts";
+import { isPending } from "../../src/soon.ts";
 import { get, sampleServer } from "../helpers/harness.ts";
 
 // A sample store served for this file, with a weather key.
@@ -58,6 +59,16 @@ describe("GET /point body", () => {
     assert.equal(sample.srv.running.ctx.store.cache.stats().hits, hits + 1, "one chunk cache hit, counted as before");
   });
 
+  test("a warm series is answered at once, without a promise, for every kind of answer", async () => {
+    const { store, registry } = sample.srv.running.ctx;
+    for (const { q, req } of CASES) {
+      const awaited = await pointSeries(store, registry, req);
+      const now = pointSeries(store, registry, req);
+      assert.ok(!isPending(now), `${q}: answered with a promise`);
+      assert.deepEqual(now, awaited, q);
+    }
+  });
+
   test("If-None-Match on the warm path still answers 304 with the same ETag", async () => {
     const url = `${sample.srv.url}/point?lat=-10&lon=20&var=t2m`;
     const first = await get(url, { "X-API-Key": sample.key });
@@ -90,8 +101,8 @@ describe("GET /point body", () => {
 });
 
 describe("pointJson", () => {
-  const series = async (req: PointRequest) =>
-    pointSeries(sample.srv.running.ctx.store, sample.srv.running.ctx.registry, req) as Promise<PointSeries>;
+  const series = async (req: PointRequest): Promise<PointSeries> =>
+    pointSeries(sample.srv.running.ctx.store, sample.srv.running.ctx.registry, req);
 
   test("numbers are written as JSON writes them: shortest text, null for NaN and infinities, 0 for -0", async () => {
     const s = await series({ lat: 50, lon: 5, var: "tp_1h", group: G });

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { pointSeries } from "../../src/forecast/point.ts";
-import type { LayerSpec } from "../../src/pipeline/plan.ts";
+import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
 import { registry } from "../../src/registry/registry.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
@@ -185,14 +185,14 @@ describe("isolation", () => {
     writeFileSync(join(bad, ".zmetadata"), JSON.stringify(zm));
     const s = new Store(bad);
     await assert.rejects(
-      s.forecastGroup("forecast/zero-chunk"),
+      async () => s.forecastGroup("forecast/zero-chunk"),
       /zero-chunk cannot be read: array 2m_temperature: chunk shape/,
     );
     const status = await s.groupStatus();
     assert.equal(status[0].ok, false);
     // Any other reader of the array (the /data view, say) is refused before a decode is tried.
     const meta = await s.node("2m_temperature");
-    await assert.rejects(s.array(meta!).chunk([0, 0, 0]), /array metadata cannot be used: chunk shape/);
+    await assert.rejects(async () => s.array(meta!).chunk([0, 0, 0]), /array metadata cannot be used: chunk shape/);
   });
 });
 

@@ -3,7 +3,8 @@ import { describe, it } from "node:test";
 import { InvalidParameterError } from "../../src/errors.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { encodeIndexedPng } from "../../src/render/png.ts";
-import { createLevelSampler, isUniform } from "../../src/render/resample.ts";
+import { createLevelSampler } from "../../src/render/resample.ts";
+import { isUniform } from "../../src/render/uniform.ts";
 import { decodeRgba, pixel } from "./decode.ts";
 
 // Palette with one bin per integer 0..254, so value k + 0.5 is index k + 1.

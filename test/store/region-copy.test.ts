@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { nativeAddon, useNativeAddon } from "../../src/native.ts";
-import type { Range } from "../../src/store/array.ts";
+import type { Range } from "../../src/store/region.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
 import { xarrayT2m } from "../helpers/xarray-t2m.ts";

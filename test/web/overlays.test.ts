@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import sharp from "sharp";
-import { arrowSites, arrowSpacing } from "../../src/render/overlay.ts";
+import { arrowSites, arrowSpacing } from "../../src/render/arrows.ts";
 import { cleanup, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");

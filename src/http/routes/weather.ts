@@ -7,8 +7,8 @@ import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
 import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
-import { pointJson, pointSeriesNow, type PointSeries as Series } from "../../forecast/point.ts";
-import { defaultGroup, defaultGroupNow } from "../../forecast/select.ts";
+import { pointJson, pointSeries, type PointSeries as Series } from "../../forecast/point.ts";
+import { defaultGroup } from "../../forecast/select.ts";
 import {
   chooseUnits,
   convertSlabs,
@@ -18,6 +18,7 @@ import {
 } from "../../forecast/units-option.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import type { Registry } from "../../registry/registry.ts";
+import { then } from "../../soon.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
 import { type Reply, route } from "../route.ts";
@@ -174,12 +175,7 @@ function inUnits(registry: Registry, s: Series, requested: string | undefined): 
   return out;
 }
 
-function pointReply(
-  registry: Registry,
-  series: Series | Promise<Series>,
-  units: string | undefined,
-): Reply | Promise<Reply> {
-  if (series instanceof Promise) return series.then((s) => pointReply(registry, s, units));
+function pointReply(registry: Registry, series: Series, units: string | undefined): Reply {
   const s = inUnits(registry, series, units);
   return { json: s, text: pointJson(s) };
 }
@@ -210,13 +206,9 @@ export const weatherRoutes = [
     // a promise; the JSON text is built from pieces kept per variable and run (pointJson).
     handler: ({ app, query }) => {
       const q = query as PointParams;
-      const group = q.group ?? defaultGroupNow(app.store, app.settings.default_forecast_group);
-      if (group === undefined) {
-        return defaultGroup(app.store, app.settings.default_forecast_group).then((g) =>
-          pointReply(app.registry, pointSeriesNow(app.store, app.registry, { ...q, group: g }), q.units),
-        );
-      }
-      return pointReply(app.registry, pointSeriesNow(app.store, app.registry, { ...q, group }), q.units);
+      const group = q.group ?? defaultGroup(app.store, app.settings.default_forecast_group);
+      const series = then(group, (g) => pointSeries(app.store, app.registry, { ...q, group: g }));
+      return then(series, (s) => pointReply(app.registry, s, q.units));
     },
   }),
   route({

@@ -41,7 +41,10 @@ describe("the addon built without any -dev package", () => {
   test("builds with the compression headers hidden and says in one line which decoder it built", () => {
     assert.match(buildLog, /compiling with the blosc, zstd, lz4 and zlib headers hidden/);
     const line = buildLog.trim().split("\n").at(-1) ?? "";
-    assert.match(line, /^native addon: built .*gridcast\.node: Blosc decoder gridcast C \(blosclz; lz4 \d[^;]*; zstd \d/);
+    assert.match(
+      line,
+      /^native addon: built .*gridcast\.node: Blosc decoder gridcast C \(blosclz; lz4 \d[^;]*; zstd \d/,
+    );
     // No compression library is a link-time dependency: they are opened at run time.
     const deps = execFileSync("ldd", [addonPath], { encoding: "utf8" });
     assert.doesNotMatch(deps, /blosc|zstd|lz4|libz\./, deps);

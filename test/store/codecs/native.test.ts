@@ -1,4 +1,4 @@
-// The native addon (native/blosc.c): its Blosc decoder built and used unless switched off,
+// The native addon (native/gridcast.c): its Blosc decoder built and used unless switched off,
 // reported in the logs with the runtime libraries it found, and usable inside worker threads (a
 // build decodes in its render workers); libzstd into a caller's buffer; whole files read in one job;
 // a chunk decoded and its runs copied out in one job.

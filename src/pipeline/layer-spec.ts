@@ -1,0 +1,221 @@
+// What a build renders, layer by layer. One LayerSpec per map layer carries everything the catalog
+// says about it, so `gridcast publish` can write the catalog from shard manifests alone: its
+// recipe (which variables, what is drawn), its runs and leads with their fingerprints. Made from
+// the store's map layers and the operator's Selection; the orientation layer has a fixed one.
+
+import type { MapLayerRef } from "../forecast/layers.ts";
+import { intervalsOf, latestRun } from "../forecast/select.ts";
+import { runToken } from "../published/layout.ts";
+import type { Manifest } from "../published/manifest.ts";
+import type { DerivedKind } from "../registry/derived.ts";
+import type { MapStyle, Temporal } from "../registry/registry.ts";
+import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../render/orientation.ts";
+import type { Resample } from "../render/resample.ts";
+import type { BBox } from "../render/tiles.ts";
+import { isoNoZone } from "../store/describe.ts";
+import type { Grid } from "../store/store.ts";
+import { RENDERER_VERSION, sha } from "./fingerprint.ts";
+
+export interface Selection {
+  /** Group ids (forecast/global) or names (global); default every group. */
+  groups?: string[];
+  /** Canonical names or aliases; default every variable with a map style. */
+  vars?: string[];
+  runs: "latest" | "all";
+  /** Lead hours to keep; default every lead. */
+  leads?: number[];
+  maxZoom: number;
+  /** Add the orientation layer (place names, subdivision borders, rivers, lakes). Default false. */
+  orientation?: boolean;
+}
+
+/** How the tiles of a layer are made from the store: which variables, and what is drawn. */
+export interface Recipe {
+  /** "field": one stored variable through its colour ramp; "orientation": places and lines; else a derived layer's kind. */
+  kind: "field" | DerivedKind | "orientation";
+  /** Canonical names of the variables read, in the order the kind expects. */
+  sources: string[];
+  resample: Resample;
+  /** Arrows: lattice spacing in screen pixels. */
+  spacing_px?: number;
+  /** Contours: interval in canonical units. */
+  interval?: number;
+}
+
+export interface LeadSpec {
+  index: number;
+  hours: number;
+  valid_time: string;
+  /** The interval the drawn value covers (non-instantaneous fields whose window is known), else null. */
+  interval: { start: string; end: string } | null;
+  fingerprint: string;
+}
+
+export interface RunSpec {
+  index: number;
+  iso: string;
+  token: string;
+  leads: LeadSpec[];
+}
+
+export interface LayerSpec {
+  id: string;
+  group: string;
+  variable: string;
+  level: number | null;
+  levelIndex: number | null;
+  level_units: string | null;
+  long_name: string;
+  units: string;
+  temporal: Temporal;
+  style: MapStyle;
+  /** "registry" for the registry's fixed range, "data" when drawn over the field's own range (unit not convertible). */
+  style_range: "registry" | "data";
+  /** Ensemble variables: the member drawn (the control) and the rule that chose it; null otherwise. */
+  member: { value: number; choice: "control" } | null;
+  recipe: Recipe;
+  /**
+   * A base layer fills the map; an overlay (arrows, isobars) is drawn transparent over a base; the
+   * orientation layer (places, borders, water) is drawn over whatever is shown.
+   */
+  role: "base" | "overlay" | "orientation";
+  kind: "global" | "regional";
+  bounds: BBox;
+  /** Tiles one layer-run-lead writes (coverage z0..max zoom). */
+  tilesPerLead: number;
+  runs: RunSpec[];
+}
+
+/** A build's manifest as the pipeline writes and reads it: the plan's full layer specs. */
+export type BuildManifest = Manifest<LayerSpec>;
+
+/** TileJSON bounds: -180..180, west > east when the grid crosses the antimeridian. */
+function boundsOf(grid: Grid): BBox {
+  const [w, s, e, n] = grid.bbox;
+  if (grid.global) return [-180, s, 180, n];
+  return [w, s, e > 180 ? e - 360 : e, n];
+}
+
+function recipeOf(ref: MapLayerRef): Recipe {
+  const d = ref.derived?.def;
+  if (!d) {
+    return { kind: "field", sources: [ref.variable.name], resample: ref.variable.entry.style?.resample ?? "bilinear" };
+  }
+  const recipe: Recipe = { kind: d.kind, sources: d.sources, resample: d.style.resample ?? "bilinear" };
+  if (d.spacing_px !== undefined) recipe.spacing_px = d.spacing_px;
+  if (d.interval !== undefined) recipe.interval = d.interval;
+  return recipe;
+}
+
+/** One layer's spec from a store map layer: the selected runs and their ingested leads, fingerprinted. */
+export function layerSpec(
+  ref: MapLayerRef,
+  sel: Selection,
+  source: string,
+  tilesPerLead: number,
+  fieldStyle: MapStyle,
+): LayerSpec | undefined {
+  const { group, variable: v } = ref;
+  const def = ref.derived?.def;
+  const style = def ? def.style : fieldStyle;
+  const recipe = recipeOf(ref);
+  const runIndexes = sel.runs === "all" ? group.runs.map((_, i) => i) : [latestRun(group)];
+  const leadIndexes = group.leads.map((_, i) => i).filter((i) => !sel.leads || sel.leads.includes(group.leads[i]));
+  if (leadIndexes.length === 0 || runIndexes.length === 0) return undefined;
+  const allRuns: RunSpec[] = runIndexes
+    .sort((a, b) => group.runs[a] - group.runs[b])
+    .map((index) => {
+      const time = group.runs[index];
+      const iso = isoNoZone(time);
+      const spans = def ? undefined : intervalsOf(group, v, index);
+      // Leads the store has not ingested yet for this run are not maps (they would be empty tiles).
+      const ingested = group.ingested?.[index];
+      return {
+        index,
+        iso,
+        token: runToken(iso),
+        leads: leadIndexes
+          .filter((li) => ingested === undefined || group.leads[li] <= ingested)
+          .map((li) => {
+            const hours = group.leads[li];
+            const fingerprint = sha({
+              source,
+              run: iso,
+              lead: hours,
+              level: ref.level,
+              style,
+              recipe,
+              renderer: RENDERER_VERSION,
+              maxZoom: sel.maxZoom,
+            });
+            const interval = spans?.[li] ?? null;
+            return { index: li, hours, valid_time: isoNoZone(time + hours * 3_600_000), interval, fingerprint };
+          }),
+      };
+    });
+  const runs = allRuns.filter((r) => r.leads.length > 0);
+  if (runs.length === 0) return undefined;
+  return {
+    id: ref.id,
+    group: group.id,
+    variable: def ? def.name : v.name,
+    level: ref.level,
+    levelIndex: ref.levelIndex,
+    level_units: ref.level === null ? null : (group.levelUnits ?? null),
+    long_name: def ? def.long_name : v.entry.long_name,
+    units: def ? def.units : v.units,
+    temporal: def ? def.temporal : v.temporal,
+    style,
+    style_range: def || v.canonical ? "registry" : "data",
+    member:
+      group.members && v.roles.includes("member")
+        ? { value: group.members[group.controlMember ?? 0], choice: "control" }
+        : null,
+    recipe,
+    role: def ? def.role : "base",
+    kind: v.grid.global ? "global" : "regional",
+    bounds: boundsOf(v.grid),
+    tilesPerLead,
+    runs,
+  };
+}
+
+/**
+ * The run the orientation layer is filed under. It depends on no forecast, so it has one run at a
+ * fixed time (and lead 0): its tile path, archive and tile route then work like any layer's, and
+ * its fingerprint (data and drawing version) lets every later build hard-link it.
+ */
+export const STATIC_RUN = "2000-01-01T00:00:00";
+
+export function orientationLayer(maxZoom: number): LayerSpec {
+  const fingerprint = sha({ orientation: ORIENTATION_VERSION, renderer: RENDERER_VERSION, maxZoom });
+  let tiles = 0;
+  for (let z = 0; z <= maxZoom; z++) tiles += 4 ** z;
+  return {
+    id: ORIENTATION_LAYER_ID,
+    group: "",
+    variable: ORIENTATION_LAYER_ID,
+    level: null,
+    levelIndex: null,
+    level_units: null,
+    long_name: "Places, state and province borders, rivers and lakes",
+    units: "1",
+    temporal: { kind: "instantaneous" },
+    style: { colormap: "overlay", min: 0, max: 1, resample: "nearest" },
+    style_range: "registry",
+    member: null,
+    recipe: { kind: "orientation", sources: [], resample: "nearest" },
+    role: "orientation",
+    kind: "global",
+    bounds: [-180, -85.051129, 180, 85.051129],
+    tilesPerLead: tiles,
+    runs: [
+      {
+        index: 0,
+        iso: STATIC_RUN,
+        token: runToken(STATIC_RUN),
+        leads: [{ index: 0, hours: 0, valid_time: STATIC_RUN, interval: null, fingerprint }],
+      },
+    ],
+  };
+}

@@ -1,0 +1,123 @@
+// Wind arrow overlay tiles: a staggered world lattice whose spacing follows the zoom and the
+// data's resolution, arrows scaled by speed (a ring for calm air). Arrows centred outside a tile
+// that reach into it are drawn there too, so an arrow across a seam is whole.
+import {
+  type Field,
+  fillTriangle,
+  HALO_COLOUR,
+  LINE_COLOUR,
+  OVERLAY_BYTES,
+  paint,
+  posMod,
+  strokeSegment,
+} from "./overlay-paint.ts";
+import type { LevelSampler } from "./resample.ts";
+import { TILE_SIZE } from "./tiles.ts";
+
+export interface ArrowOptions {
+  /** Lattice spacing in screen pixels. */
+  spacing: number;
+  /** Speeds below this (canonical units) get a small ring instead of an arrow. */
+  calm?: number;
+  /** The speed at which an arrow reaches its full length (default 25 m/s). */
+  full?: number;
+}
+
+/** Arrow length in pixels for a speed: from a quarter of the spacing (calm) to 0.95 of it at `full`. */
+export function arrowLength(speed: number, spacing: number, full = 25): number {
+  return spacing * (0.25 + 0.7 * Math.min(1, speed / full));
+}
+
+/**
+ * The arrow lattice spacing for a zoom level: `base` screen pixels, but never closer than one
+ * data cell (`cellPx` world pixels at this zoom), so zoomed in past the data there is one arrow a
+ * cell rather than many copies of one interpolated value; a little denser on the smallest maps.
+ */
+export function arrowSpacing(base: number, z: number, cellPx: number): number {
+  const zoomed = z <= 2 ? base * 0.8 : base;
+  return Math.round(Math.min(3 * base, Math.max(zoomed, cellPx)));
+}
+
+/** The lattice points (world pixels) of arrows; odd rows shifted half a spacing (a staggered lattice). */
+export function arrowSites(spacing: number, area: [number, number, number, number]): { x: number; y: number }[] {
+  const s = spacing;
+  const [x0, y0, x1, y1] = area;
+  const sites: { x: number; y: number }[] = [];
+  for (let gy = Math.floor(y0 / s); gy * s < y1; gy++) {
+    const shift = posMod(gy, 2) ? Math.floor(s / 2) : 0;
+    for (let gx = Math.floor((x0 - shift) / s); gx * s + shift < x1; gx++) {
+      const x = gx * s + shift + Math.floor(s / 2);
+      const y = gy * s + Math.floor(s / 2);
+      if (x >= x0 && x < x1 && y >= y0 && y < y1) sites.push({ x, y });
+    }
+  }
+  return sites;
+}
+
+/**
+ * Wind arrows (u east, v north) pointing where the air goes, length and weight growing with the
+ * speed, anti-aliased over a light halo, into `out` (RGBA). Mercator keeps angles, so the screen
+ * angle is the true one.
+ */
+export function renderArrows(
+  sampler: LevelSampler,
+  x: number,
+  y: number,
+  u: Field,
+  v: Field,
+  options: ArrowOptions,
+  out: Uint8Array = new Uint8Array(OVERLAY_BYTES),
+): Uint8Array {
+  out.fill(0);
+  const s = options.spacing;
+  const calm = options.calm ?? 0.5;
+  const full = options.full ?? 25;
+  const left = x * TILE_SIZE;
+  const top = y * TILE_SIZE;
+  const world = 2 ** sampler.z * TILE_SIZE;
+  const line = new Float32Array(TILE_SIZE * TILE_SIZE);
+  const halo = new Float32Array(TILE_SIZE * TILE_SIZE);
+  // Arrows centred outside the tile may still reach into it.
+  for (const site of arrowSites(s, [left - s, top - s, left + TILE_SIZE + s, top + TILE_SIZE + s])) {
+    if (site.y < 0 || site.y >= world) continue;
+    const col = posMod(site.x, world);
+    const ue = sampler.valueAt(col, site.y, u);
+    const vn = sampler.valueAt(col, site.y, v);
+    if (!(Number.isFinite(ue) && Number.isFinite(vn))) continue;
+    const cx = site.x - left + 0.5;
+    const cy = site.y - top + 0.5;
+    const speed = Math.hypot(ue, vn);
+    if (speed < calm) {
+      // A small ring marks calm air.
+      for (let k = 0; k < 12; k++) {
+        const a0 = (k * Math.PI) / 6;
+        const a1 = ((k + 1) * Math.PI) / 6;
+        const seg = [cx + 3 * Math.cos(a0), cy + 3 * Math.sin(a0), cx + 3 * Math.cos(a1), cy + 3 * Math.sin(a1)];
+        strokeSegment(halo, seg[0], seg[1], seg[2], seg[3], 1.9);
+        strokeSegment(line, seg[0], seg[1], seg[2], seg[3], 0.6);
+      }
+      continue;
+    }
+    const strength = Math.min(1, speed / full);
+    const ux = ue / speed;
+    const uy = -vn / speed; // screen y grows south
+    const half = arrowLength(speed, s, full) / 2;
+    const hw = 0.55 + 0.55 * strength;
+    const head = 5 + 3 * strength;
+    const tipX = cx + ux * half;
+    const tipY = cy + uy * half;
+    const tailX = cx - ux * half;
+    const tailY = cy - uy * half;
+    const baseX = tipX - ux * head;
+    const baseY = tipY - uy * head;
+    const wing = head * 0.6;
+    const tri = [tipX, tipY, baseX - uy * wing, baseY + ux * wing, baseX + uy * wing, baseY - ux * wing];
+    strokeSegment(halo, tailX, tailY, baseX, baseY, hw + 1.3);
+    fillTriangle(halo, tri, 1.3);
+    strokeSegment(line, tailX, tailY, baseX + ux * 0.5, baseY + uy * 0.5, hw);
+    fillTriangle(line, tri, 0);
+  }
+  paint(out, halo, HALO_COLOUR);
+  paint(out, line, LINE_COLOUR);
+  return out;
+}

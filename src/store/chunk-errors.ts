@@ -1,0 +1,45 @@
+// What goes wrong reading a chunk, as the errors gridcast answers with: damaged data is
+// CorruptDataError, an unreachable or vanished store StoreUnavailableError, and the log line (never
+// the client) names the store, key and chunk.
+import * as zarr from "zarrita";
+import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
+import type { Backend } from "./backend.ts";
+import { CodecInputError } from "./codecs/bound.ts";
+import type { Chunk } from "./region.ts";
+
+/** A decoded chunk must hold exactly one chunk of values: anything else is damaged data. */
+export function checkChunk(c: Chunk, chunkShape: number[]): void {
+  const n = chunkShape.reduce((a, b) => a * b, 1);
+  const shapeOk = c.shape.length === chunkShape.length && c.shape.every((v, i) => v === chunkShape[i]);
+  if (!shapeOk || c.data.length !== n) {
+    const err = new CorruptDataError("stored data could not be decoded");
+    err.logFields = { detail: `decoded ${c.data.length} values of shape [${c.shape}], chunk shape [${chunkShape}]` };
+    throw err;
+  }
+}
+
+/** Name the store, stored key and chunk in the error's log line (never in the client's body). */
+export function located(err: Error, backend: Backend, key: string, coords: number[]): Error {
+  if (err instanceof GridcastError) {
+    err.logFields = { store: backend.description, key, chunk: coords.join(","), ...err.logFields };
+  }
+  return err;
+}
+
+export function wrap(cause: unknown): Error {
+  if (cause instanceof GridcastError) return cause;
+  if (cause instanceof zarr.CodecPipelineError || cause instanceof zarr.InvalidMetadataError) {
+    return new CorruptDataError("stored data could not be decoded", {}, { cause });
+  }
+  if (cause instanceof zarr.NotFoundError) return new StoreUnavailableError("array metadata is missing", {}, { cause });
+  if (cause instanceof CodecInputError) {
+    // What the decoder found goes to the log line, never to the client.
+    const err = new CorruptDataError("stored data could not be decoded", {}, { cause });
+    err.logFields = { detail: cause.message };
+    return err;
+  }
+  if (cause instanceof RangeError || cause instanceof TypeError) {
+    return new CorruptDataError("stored data could not be decoded", {}, { cause });
+  }
+  return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
+}

@@ -5,7 +5,6 @@ import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { npyHeader } from "../npy.ts";
 import { readAhead, slab } from "../read-ahead.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { StoredArray } from "../store/array.ts";
 import { isoNoZone } from "../store/describe.ts";
 import { ChunkScan } from "../store/scan.ts";
 import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
@@ -205,32 +204,12 @@ export function slabRegions(plan: BoxPlan, l0: number, l1: number) {
   );
 }
 
-/** Whether an array's stored values are its physical ones, float32, decodable into place by the addon. */
-function storedAsPhysical(array: StoredArray): boolean {
-  const p = array.packing;
-  return (
-    !p.problem &&
-    p.scale === 1 &&
-    p.offset === 0 &&
-    p.missing.length === 0 &&
-    p.unsigned === 0 &&
-    array.decodesInto(Float32Array)
-  );
-}
-
 /**
  * The float32 values of leads [l0, l1) of a planned box, (lead, lat ascending, lon eastward),
  * each stored column run written straight into its place, rows reversed where the store runs
- * north to south. Through `scan` when given; `direct`: stored values decoded into place by the
- * addon (for arrays whose stored values are physical, see storedAsPhysical).
+ * north to south.
  */
-export async function readBoxSlab(
-  plan: BoxPlan,
-  l0: number,
-  l1: number,
-  scan?: ChunkScan,
-  direct = false,
-): Promise<Float32Array> {
+export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number, scan?: ChunkScan): Promise<Float32Array> {
   const { variable: v, sel } = plan;
   const [, nLat, nLon] = plan.shape;
   const plane = nLat * nLon;
@@ -249,10 +228,7 @@ export async function readBoxSlab(
       return 0;
     });
     const offset = colOffset + (sel.flipRows ? (nLat - 1) * nLon : 0);
-    const place = { offset, strides };
-    reads.push(
-      direct ? v.array.readStoredInto(region, out, place, true) : (scan ?? v.array).readInto(region, out, place),
-    );
+    reads.push((scan ?? v.array).readInto(region, out, { offset, strides }));
     colOffset += c1 - c0;
   }
   await Promise.all(reads);
@@ -289,14 +265,6 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: num
   // and let go once the slabs have passed it; otherwise through the chunk cache, the part after
   // the next warmed into it.
   const array = plan.variable.array;
-  // Slabs of whole chunk steps along the lead axis need each chunk exactly once, and float32
-  // values stored as they are meant (no scale, offset or missing marker other than NaN) need no
-  // unpacking: then each chunk is read, decoded and copied into its slab by the addon on libuv's
-  // pool (StoredArray.readStoredInto), with no decoded chunk made or copied on the main thread.
-  if (leadDim >= 0 && per >= chunkLeads && storedAsPhysical(array)) {
-    yield* readAhead(slabs, ([a, b]) => readBoxSlab(plan, a, b, undefined, true));
-    return;
-  }
   const scan = leadDim >= 0 ? ChunkScan.open(array, slabRegions(plan, first, last + 1), leadDim, scanBytes) : undefined;
   if (!scan) {
     yield* readAhead(

@@ -335,28 +335,14 @@ export class StoredArray {
    * copies one. A chunk that is not stored, one the addon declines (a compressor it lacks here) or
    * cannot decode, and every chunk of another array go the cached way instead, which gives the fill
    * value, decodes in JavaScript or names what is wrong, exactly as readInto does.
-   *
-   * `uncached` (a bulk read that never revisits a chunk): a stored chunk the addon did not decode
-   * is read again and decoded outside the cache (decodeDirect), so a chunk damaged since the
-   * cache decoded it is reported, never answered from the earlier decode; only a chunk that is
-   * not stored goes the cached way (its fill value).
    */
-  async readStoredInto(region: Range[], out: OutValues, place: Placement, uncached = false): Promise<void> {
+  async readStoredInto(region: Range[], out: OutValues, place: Placement): Promise<void> {
     checkPlacement(region, out.length, place);
     if (region.some(([a, b]) => b <= a)) return;
     const fast = this.decodesInto(out.constructor);
     await Promise.all(
       this.chunksFor(region).map(async (cc) => {
         if (fast && (await this.#decodeRuns(cc, region, out, place))) return;
-        const got = uncached ? await this.decodeDirect(cc, takeBytes, giveBytes) : undefined;
-        if (got) {
-          try {
-            copyRegion(got.chunk, cc, this.chunks, region, place, out, null);
-          } finally {
-            giveBytes(got.buffer);
-          }
-          return;
-        }
         copyRegion(await this.chunk(cc), cc, this.chunks, region, place, out, null);
       }),
     );

@@ -201,40 +201,6 @@ for (const kind of ["xarray v2 Blosc-lz4", "zarrita v3 Zstandard"] as const) {
         1024,
       );
 
-    test("slabs of whole chunk steps of plain float32 decode straight into place, with a scan's values", async () => {
-      for (const b of BOXES) {
-        const p = await plan(b);
-        const array = p.variable.array;
-        const pk = array.packing;
-        const plain = pk.scale === 1 && pk.offset === 0 && pk.missing.length === 0 && array.decodesInto(Float32Array);
-        const scan = ChunkScan.open(array, regionsOf(p), p.variable.roles.indexOf("lead"), DEFAULTS.scan_hold_mb * MIB);
-        assert.ok(scan, "no scan");
-        let viaScan: Float32Array;
-        try {
-          viaScan = (await readBoxSlab(p, 0, 6, scan)).slice();
-        } finally {
-          scan.close();
-        }
-        srv.running.ctx.store.cache.invalidate();
-        const parts: Float32Array[] = [];
-        let reservedMost = 0;
-        for await (const s of boxLeads(p, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB)) {
-          reservedMost = Math.max(reservedMost, ChunkScan.reservedBytes);
-          parts.push(s.slice());
-        }
-        // Decoded into place by the addon: no scan, so nothing reserved for decoded chunks.
-        assert.equal(reservedMost === 0, plain, `${kind}: decoded into place ${reservedMost === 0}, plain ${plain}`);
-        const all = new Float32Array(viaScan.length);
-        let at = 0;
-        for (const part of parts) {
-          all.set(part, at);
-          at += part.length;
-        }
-        assert.equal(at, viaScan.length);
-        sameValues(all, viaScan, `${kind} box ${JSON.stringify(b)}`);
-      }
-    });
-
     test("every box equals the cached path's values, and the chunk cache is left alone", async () => {
       const cache = srv.running.ctx.store.cache;
       for (const b of BOXES) {

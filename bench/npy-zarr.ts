@@ -10,6 +10,8 @@
 //   - zarr-python 2 in its own process: the array opened afresh (.zarray read again, no decoded
 //     chunks kept) and the slice read into a numpy array.
 // Chunk files are in the page cache for all three (warm-up round first); none keeps decoded chunks.
+// The store layer's body is freed as soon as its read is timed (Python frees the peer's array
+// likewise), so its garbage is not collected during, and billed to, the next HTTP round.
 // The note gives CPU per slice, user + system over all threads: the bench process during the HTTP
 // request (the server: HTTP, ledger, reads, decoding; curl's own CPU is not in it) and during the
 // layer read, and the zarr-python process during its read. zarr-python reads from disk into its
@@ -97,7 +99,13 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
         const t0 = performance.now();
         const plan = await planSlice(s, parseItemName(name), { y_stop: Y_STOP }, 64);
         const body = await readSlice(s, plan, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB);
-        return { seconds: (performance.now() - t0) / 1000, bytes: body.byteLength - plan.header.length };
+        const seconds = (performance.now() - t0) / 1000;
+        const bytes = body.byteLength - plan.header.length;
+        // Freed here, as Python frees the peer's array when its read ends: left to the GC, the 30
+        // MiB body makes V8 start a full collection that runs during the next HTTP round, which
+        // then pays for this row's garbage (about 20 ms of CPU per slice, measured).
+        (body.buffer as ArrayBuffer).transfer(0);
+        return { seconds, bytes };
       };
       // Warm-up of all three (page cache, workers, imports), then interleaved rounds.
       await curlGet(url, H);

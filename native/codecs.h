@@ -242,9 +242,10 @@ static int available(int compressor) {
 #ifdef __SSE2__
 // 16 elements at a time with SSE2 (every x86-64 has it): the byte planes interleaved by unpacking
 // bytes, then pairs, then quads. Returns how many elements it did.
-static size_t unshuffle_sse2(const unsigned char *src, unsigned char *dst, size_t n, size_t ts) {
+// Planes `plane` bytes apart, `n` elements of each read from src onwards.
+static size_t unshuffle_sse2(const unsigned char *src, size_t plane, unsigned char *dst, size_t n, size_t ts) {
   size_t i = 0;
-#define LOAD(j) _mm_loadu_si128((const __m128i *)(src + (j) * n + i))
+#define LOAD(j) _mm_loadu_si128((const __m128i *)(src + (j) * plane + i))
 #define STORE(k, v) _mm_storeu_si128((__m128i *)(dst + ts * i + 16 * (k)), v)
   if (ts == 2) {
     for (; i + 16 <= n; i += 16) {
@@ -293,19 +294,27 @@ static size_t unshuffle_sse2(const unsigned char *src, unsigned char *dst, size_
 
 // Blosc's byte shuffle undone on one block of `size` bytes: byte j of every element, then byte
 // j + 1...; bytes past the last whole element are stored as they are.
-static void unshuffle(const unsigned char *src, unsigned char *dst, size_t size, size_t ts) {
-  size_t n = size / ts, i = 0;
+// Elements [a, a + m) of a shuffled block whose byte planes are `plane` bytes apart, unshuffled
+// into dst (m whole elements of ts bytes).
+static void unshuffle_part(const unsigned char *src, size_t plane, size_t a, size_t m, unsigned char *dst, size_t ts) {
+  size_t i = 0;
+  src += a;
   if (ts == 1) {
-    memcpy(dst, src, size);
+    memcpy(dst, src, m);
     return;
   }
 #ifdef __SSE2__
-  i = unshuffle_sse2(src, dst, n, ts);
+  i = unshuffle_sse2(src, plane, dst, m, ts);
 #endif
   for (size_t j = 0; j < ts; j++) {
-    const unsigned char *plane = src + j * n;
-    for (size_t e = i; e < n; e++) dst[e * ts + j] = plane[e];
+    const unsigned char *p = src + j * plane;
+    for (size_t e = i; e < m; e++) dst[e * ts + j] = p[e];
   }
+}
+
+static void unshuffle(const unsigned char *src, unsigned char *dst, size_t size, size_t ts) {
+  size_t n = size / ts;
+  unshuffle_part(src, n, 0, n, dst, ts);
   if (n * ts < size) memcpy(dst + n * ts, src + n * ts, size - n * ts);
 }
 
@@ -351,13 +360,29 @@ static void bitunshuffle(const unsigned char *src, unsigned char *dst, size_t si
   if (done < size) memcpy(dst + done, src + done, size - done);
 }
 
+// Where a byte-shuffled chunk's blocks go instead of into dst (see blosc_chunk_to): called once per
+// block, in order, with its byte planes (`size` bytes, `size / ts` elements a plane) and the
+// offset of its first byte in the chunk.
+typedef struct {
+  void (*block)(void *ctx, const unsigned char *planes, size_t size, size_t ts, size_t first);
+  void *ctx;
+} BlockSink;
+
 // A Blosc (format 1/2) chunk into dst, which must be exactly the size its header states: the
-// bytes written, or one of the negative results above.
-static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned char *dst, size_t dst_len) {
+// bytes written, or one of the negative results above. With a sink, a byte-shuffled chunk's
+// blocks are handed to it unshuffled-not-yet (dst is then not written and may be NULL); the
+// caller makes sure the chunk is byte-shuffled, not bit-shuffled and not stored as is, and that
+// its blocks hold whole elements (blosc_runs_ok in run-sink.h). On a failure, the blocks before
+// the one that failed have been handed over.
+static double blosc_chunk_to(const unsigned char *src, size_t src_len, unsigned char *dst, size_t dst_len,
+                             const BlockSink *sink) {
   if (src_len < HEADER) return BAD_HEADER;
   unsigned format = src[0], flags = src[2], ts = src[3];
   size_t nbytes = u32le(src + 4), blocksize = u32le(src + 8), cbytes = u32le(src + 12);
   if (format < 1 || format > 2 || ts == 0 || nbytes != dst_len || cbytes < HEADER || cbytes > src_len) {
+    return BAD_HEADER;
+  }
+  if (sink && ((flags & MEMCPYED) || !(flags & DO_SHUFFLE) || blocksize % ts != 0 || nbytes % ts != 0)) {
     return BAD_HEADER;
   }
   if (nbytes == 0) return 0;
@@ -386,7 +411,7 @@ static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned cha
       break;
     }
     size_t neblock = bsize / splits;
-    unsigned char *dest = dst + b * blocksize, *target = shuffled ? scratch : dest;
+    unsigned char *dest = sink ? NULL : dst + b * blocksize, *target = shuffled ? scratch : dest;
     for (size_t s = 0; s < splits && result >= 0; s++) {
       if (cbytes - at < 4) {
         result = BAD_HEADER;
@@ -407,13 +432,19 @@ static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned cha
       at += csize;
     }
     if (result < 0) break;
-    if (flags & DO_SHUFFLE) {
+    if (sink) {
+      sink->block(sink->ctx, scratch, bsize, ts, b * blocksize);
+    } else if (flags & DO_SHUFFLE) {
       unshuffle(scratch, dest, bsize, ts);
     } else if (flags & DO_BITSHUFFLE) {
       bitunshuffle(scratch, dest, bsize, ts, (int)format);
     }
   }
   return result;
+}
+
+static double blosc_chunk(const unsigned char *src, size_t src_len, unsigned char *dst, size_t dst_len) {
+  return blosc_chunk_to(src, src_len, dst, dst_len, NULL);
 }
 
 // A Blosc chunk, or (zstd set) a whole Zstandard frame, decoded into dst: the bytes written, or a

@@ -1,9 +1,10 @@
 // A zlib stream (RFC 1950 around one RFC 1951 block) of run-length deflate, for PNG rows: the
 // tokens of zlib's Z_RLE strategy (a byte, or a run of at least three repeating the byte before
 // it, as one match at distance 1, greedy) coded with one dynamic Huffman block whose codes are
-// made for this input. PNG tiles filtered Up are mostly such runs; this writes them in one pass
-// and a few table lookups per token where zlib's general machinery (windows, hash tables,
-// several blocks) costs several times more. Any inflater reads the result.
+// made for this input. PNG tiles filtered Up are mostly such runs; this finds where runs begin 64
+// bytes at a time, counts them, then writes each run (its byte and what repeats it) as one store
+// of whole codes, where zlib's general machinery (windows, hash tables, several blocks) costs
+// several times more. Any inflater reads the result.
 #ifndef GRIDCAST_DEFLATE_RLE_H
 #define GRIDCAST_DEFLATE_RLE_H
 
@@ -49,13 +50,13 @@ typedef struct {
   unsigned count;
 } DrBits;
 
-static inline void dr_put(DrBits *b, uint32_t value, unsigned n) {
-  b->bits |= (uint64_t)value << b->count;
+static inline void dr_put(DrBits *b, uint64_t value, unsigned n) {
+  b->bits |= value << b->count;
   b->count += n;
   memcpy(b->out, &b->bits, 8);
   unsigned whole = b->count & ~7u;
   b->out += whole >> 3;
-  b->bits >>= whole;  // whole < 64: count stays under 8 + 21
+  b->bits >>= whole;  // n ≤ 45 and count < 8: whole < 64
   b->count -= whole;
 }
 
@@ -205,49 +206,71 @@ static uint32_t dr_adler(const unsigned char *p, size_t n) {
   return (b << 16) | a;
 }
 
-// Tokens: a literal byte (< 256) or 256 + run length (3..258) at distance 1.
-// Returns the stream's length in `out`, or 0 when `cap` bytes might not hold it (about 2.7 bytes
-// per token of room is asked for). `tokens` must hold `n + 2` entries (each byte a token at most,
-// and the branch-free step after a literal writes one entry ahead).
-static size_t deflate_rle(const unsigned char *src, size_t n, unsigned char *out, size_t cap, uint16_t *tokens) {
-  uint32_t freq[DR_LITLEN] = {0};
-  size_t nt = 0;
-  // Each step: the byte at i as a literal, then the bytes after it that repeat it, measured eight
-  // at a time, sent as matches of up to 258 at distance 1 (a last one or two as literals): the
-  // tokens zlib's deflate_rle chooses, greedily, for the same input.
-  for (size_t i = 0; i < n;) {
-    const unsigned char c = src[i];
-    tokens[nt++] = c;
-    freq[c]++;
-    size_t j = i + 1;
-    const uint64_t pattern = 0x0101010101010101ULL * c;
-    for (;;) {
-      if (j + 8 > n) {
-        while (j < n && src[j] == c) j++;
-        break;
-      }
-      uint64_t w;
-      memcpy(&w, src + j, 8);
-      uint64_t diff = w ^ pattern;
-      if (diff) {
-        j += (size_t)__builtin_ctzll(diff) >> 3;  // little-endian: the first differing byte
-        break;
-      }
-      j += 8;
+// The tokens zlib's Z_RLE strategy picks, greedily, for a run of a byte and `r` repeats of it: the
+// byte as a literal, then matches of 258 at distance 1 while more than 258 repeats are left, then
+// the rest as one match (3..258) or as one or two more literals. deflate_rle codes exactly these.
+
+// The places where a byte differs from the one before it (where a run begins), from 1 on, into
+// `at`; returns their number. Sixteen bytes are compared with the sixteen one byte back, four
+// times, and the 64-bit mask's set bits written out eight at a time whether or not there are
+// eight (the count says how many are real): no branch per run, so the cost goes with the number
+// of 64-byte blocks and of runs, not with how unevenly they fall. `at` must hold n + 64 entries.
+static size_t dr_run_starts(const unsigned char *src, size_t n, uint32_t *at) {
+  size_t na = 0, p = 1;
+#ifdef __SSE2__
+  for (; p + 64 <= n; p += 64) {
+    uint64_t m = 0;
+    for (int k = 0; k < 4; k++) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(src + p + 16 * k));
+      __m128i b = _mm_loadu_si128((const __m128i *)(src + p + 16 * k - 1));
+      m |= (uint64_t)((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) ^ 0xffffu) << (16 * k);
     }
-    size_t run = j - i - 1;
-    for (; run > 258; run -= 258) {
-      tokens[nt++] = 256 + 258;
-      freq[257 + 28]++;
+#ifdef __POPCNT__
+    size_t count = (size_t)__builtin_popcountll(m);
+#else
+    // Without the instruction (the default x86-64 target) the builtin is a library call.
+    uint64_t x = m - (m >> 1 & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + (x >> 2 & 0x3333333333333333ULL);
+    size_t count = (size_t)(((x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL) * 0x0101010101010101ULL >> 56);
+#endif
+    uint32_t *o = at + na;
+    na += count;
+    while (m) {
+      for (int k = 0; k < 8; k++) {
+        o[k] = (uint32_t)(p + (size_t)__builtin_ctzll(m | (1ULL << 63)));
+        m &= m - 1;
+      }
+      o += 8;
     }
-    // 0..258 repeats left: one match, or zero to two more literals, without a branch.
-    const int match = run >= 3;
-    tokens[nt] = (uint16_t)(match ? 256 + run : c);
-    tokens[nt + 1] = c;
-    nt += match ? 1 : run;
-    freq[match ? 257 + dr_len_code[run] : c] += match ? 1 : (uint32_t)run;
-    i = j;
   }
+#endif
+  for (; p < n; p++)
+    if (src[p] != src[p - 1]) at[na++] = (uint32_t)p;
+  at[na] = (uint32_t)n;  // the end of the last run
+  return na;
+}
+
+// Returns the stream's length in `out`, or 0 when `cap` bytes might not hold it (about 2.7 bytes
+// per token of room is asked for) or `n` is 4 GiB or more. `at` must hold `n + 64` entries.
+static size_t deflate_rle(const unsigned char *src, size_t n, unsigned char *out, size_t cap, uint32_t *at) {
+  if (n >= UINT32_MAX) return 0;
+  uint32_t freq[DR_LITLEN] = {0}, rest[259] = {0};
+  // Runs: the first from 0 to at[0], the others from at[i] to at[i + 1] (at[na] is n).
+  size_t na = n > 0 ? dr_run_starts(src, n, at) : 0, nt = 0;
+  for (size_t i = 0, q = 0; n > 0 && i <= na; q = at[i++]) {
+    const unsigned c = src[q];
+    size_t r = at[i] - q - 1;
+    if (r > 258) {
+      size_t k = (r - 1) / 258;
+      freq[257 + 28] += (uint32_t)k;
+      nt += k;
+      r -= 258 * k;  // 1..258
+    }
+    freq[c] += 1 + (r < 3 ? (uint32_t)r : 0);
+    rest[r]++;
+    nt += 1 + (r < 3 ? r : 1);
+  }
+  for (int r = 3; r <= 258; r++) freq[257 + dr_len_code[r]] += rest[r];
   freq[256] = 1;
   uint8_t len[DR_LITLEN + 1];
   uint16_t code[DR_LITLEN] = {0};
@@ -308,17 +331,34 @@ static size_t deflate_rle(const unsigned char *src, size_t n, unsigned char *out
     dr_put(&b, cl_code[s], cl_len[s]);
     if (cl_extra_bits[s]) dr_put(&b, cl_extra[i], cl_extra_bits[s]);
   }
-  // Every token's whole code, in one table: a literal's, or a length's with its extra bits and
-  // distance 1 (distance code 0: one bit, 0, no extra bits). Then one store per token.
-  uint32_t tcode[256 + 259];
-  uint8_t tlen[256 + 259];
-  for (int t = 0; t < 256; t++) tcode[t] = code[t], tlen[t] = len[t];
-  for (int run = 3; run <= 258; run++) {
-    int c = dr_len_code[run], s = 257 + c;
-    tcode[256 + run] = code[s] | (uint32_t)(run - dr_len_base[c]) << len[s];
-    tlen[256 + run] = (uint8_t)(len[s] + dr_len_extra[c] + 1);
+  // A run's whole code in one store: its first byte's code, then that of the match of its rest
+  // (length code, extra bits, distance code 0: one bit, 0) or of its one or two repeated literals,
+  // chosen by masks rather than branches. At most 3 × 15 bits, or 15 + 21, on top of the 7
+  // carried: within the 64-bit buffer.
+  uint64_t mcode[259] = {0};
+  uint8_t mlen[259] = {0};
+  for (int r = 3; r <= 258; r++) {
+    int c = dr_len_code[r], s = 257 + c;
+    mcode[r] = code[s] | (uint32_t)(r - dr_len_base[c]) << len[s];
+    mlen[r] = (uint8_t)(len[s] + dr_len_extra[c] + 1);
   }
-  for (size_t t = 0; t < nt; t++) dr_put(&b, tcode[tokens[t]], tlen[tokens[t]]);
+  for (size_t i = 0, q = 0; n > 0 && i <= na; q = at[i++]) {
+    const unsigned c = src[q];
+    const uint64_t lc = code[c];
+    const unsigned ll = len[c];
+    size_t r = at[i] - q - 1;
+    if (r > 258) {
+      dr_put(&b, lc, ll);
+      for (size_t k = (r - 1) / 258; k > 0; k--, r -= 258) dr_put(&b, mcode[258], mlen[258]);
+      if (r >= 3) dr_put(&b, mcode[r], mlen[r]);
+      for (; r > 0 && r < 3; r--) dr_put(&b, lc, ll);
+      continue;
+    }
+    const uint64_t is_match = 0 - (uint64_t)(r >= 3), one = 0 - (uint64_t)(r >= 1), two = 0 - (uint64_t)(r >= 2);
+    const uint64_t v = lc | (mcode[r] << ll & is_match) | (((lc << ll & one) | (lc << 2 * ll & two)) & ~is_match);
+    const unsigned bits = ll + ((unsigned)mlen[r] & (unsigned)is_match) + ((unsigned)r * ll & ~(unsigned)is_match);
+    dr_put(&b, v, bits);
+  }
   dr_put(&b, code[256], len[256]);
   if (b.count > 0) *b.out++ = (unsigned char)b.bits;  // the last partial byte
   uint32_t adler = dr_adler(src, n);

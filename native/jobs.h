@@ -6,7 +6,12 @@
 //
 // decodeRuns' decoded chunk, a few MiB, stays in its core's cache for the copy: a bulk read (a
 // latent slice) thus never makes a decoded chunk of its own, and the main thread copies nothing.
-// The caller's array is written only once the whole chunk decoded to exactly its size.
+// A byte-shuffled Blosc chunk is not even assembled: each block is unshuffled straight into its
+// runs (run-sink.h). The caller's array is written only once the whole chunk decoded to exactly
+// its size, except there: a chunk whose header does not fit writes nothing, but a block that fails
+// (an offset outside the chunk, a stream that does not decode to its size) leaves the runs of the
+// blocks before it written; the caller then decodes that chunk another way, which rewrites the same
+// runs, or fails.
 //
 // A job holds references to the arrays it reads and writes until it is done, so the GC cannot free
 // them under it.
@@ -25,6 +30,7 @@
 #include "codecs.h"
 #include "napi-args.h"
 #include "regions.h"
+#include "run-sink.h"
 #include "thread-buffers.h"
 
 typedef struct {
@@ -53,11 +59,21 @@ typedef struct {
   double result;
 } Job;
 
-// decodeRuns' job: the chunk decoded into this thread's buffer, then its runs copied into dst.
+// decodeRuns' job: a byte-shuffled Blosc chunk unshuffled block by block into its runs in dst;
+// any other chunk decoded into this thread's buffer, then its runs copied into dst.
 // The bytes decoded (copied only when exactly chunk_len), or a negative result as decode_chunk's.
 static double decode_runs(Job *job) {
   const char *from = (const char *)job->src;
   unsigned char *own = NULL;
+  if (job->codec == 0 && job->geom[2] > 0 &&
+      blosc_runs_ok((const unsigned char *)job->src, job->src_len, job->item, job->geom)) {
+    RunCursor c;
+    run_cursor_init(&c, (char *)job->dst, job->item, job->geom);
+    BlockSink sink = {run_sink_block, &c};
+    double n = blosc_chunk_to(job->src, job->src_len, NULL, job->chunk_len, &sink);
+    if (n != (double)job->chunk_len) return n;
+    return c.finished && !c.bad ? n : BAD_STREAM;
+  }
   if (job->codec != 2) {
     int mine = 0;
     unsigned char *buf = chunk_scratch(job->chunk_len, &mine);

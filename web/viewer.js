@@ -134,6 +134,8 @@ function showOrientation(catalog) {
     pane: "orientation",
     className: "orientation-tiles",
     attribution: ORIENTATION_ATTRIBUTION,
+    // Its @2x tiles are drawn at twice the scale: sharp lines and labels on dense screens.
+    hidpiMaxZoom: layer.hidpi_maxzoom ?? -1,
   });
   orientation.gridcastUrl = url;
   orientation.addTo(map);

@@ -30,8 +30,9 @@ function routeFor(layer: string, token: string, hours: number): string {
 
 function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number): CatalogLayer {
   const legend = legendPaths(l.id);
-  // render-job.ts writes @2x tiles for base fields up to this zoom (archive builds drop the fields).
-  const hidpi = l.recipe.kind === "field" || l.recipe.kind === "speed" ? hidpiMaxZoom : -1;
+  // render-job.ts writes @2x tiles for base fields up to this zoom, orientation-job.ts for the
+  // orientation layer (archive builds drop the fields).
+  const hidpi = ["field", "speed", "orientation"].includes(l.recipe.kind) ? hidpiMaxZoom : -1;
   return {
     id: l.id,
     group: l.group,

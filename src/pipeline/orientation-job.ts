@@ -1,38 +1,61 @@
 // The orientation layer's job: every tile of z0..max zoom (it covers the world), drawn from each
-// zoom's global label placement and line buckets (render/orientation.ts), as RGBA PNGs. Tiles with
-// nothing on them (open ocean) are one encoded empty tile, hard-linked.
+// zoom's global label placement and line buckets (render/orientation.ts), as RGBA PNGs, and up to
+// the build's high-DPI zoom the 512 px {y}@2x.png of each, drawn at twice the scale (lines twice
+// as wide in pixels, labels rendered at twice the size), so that a dense screen shows them sharp
+// at the same size. Tiles with nothing on them (open ocean) are one encoded empty tile per size,
+// hard-linked.
 import { join } from "node:path";
+import { HIDPI_SUFFIX } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
-import { paintOrientationTile, zoomLayout } from "../render/orientation.ts";
+import { hidpiLabels, paintOrientationTile, zoomLayout } from "../render/orientation.ts";
 import { encodeRgbaPng } from "../render/png.ts";
-import { TILE_SIZE } from "../render/tiles.ts";
+import type { LabelMask } from "../render/text.ts";
+import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
 import type { Job } from "./jobs.ts";
 
+/** The highest zoom with @2x orientation tiles in a build (-1: none), as for base layers. */
+export const orientationHidpiMax = (ctx: Pick<RenderContext, "hidpiMaxZoom" | "maxZoom">): number =>
+  Math.min(ctx.hidpiMaxZoom, ctx.maxZoom - 1);
+
 export async function renderOrientationJob(ctx: RenderContext, job: Job): Promise<LeadResult[]> {
   const rgba = new Uint8Array(TILE_SIZE * TILE_SIZE * 4);
+  const big = new Uint8Array(HIDPI_SIZE * HIDPI_SIZE * 4);
+  const hidpiMax = orientationHidpiMax(ctx);
+  let hidpiPerLead = 0;
+  for (let z = 0; z <= hidpiMax; z++) hidpiPerLead += 4 ** z;
   const counter = progress(ctx);
-  const results = await eachLead(ctx, job, 0, async (lead) => {
+  const results = await eachLead(ctx, job, hidpiPerLead, async (lead) => {
     const result = emptyResult(lead);
     let empty: string | undefined;
+    let empty2x: string | undefined;
     let layout: Awaited<ReturnType<typeof zoomLayout>>;
+    let masks2x: LabelMask[] | undefined;
     const begin = async (z: number) => {
       layout = await zoomLayout(z);
+      masks2x = z <= hidpiMax ? await hidpiLabels(layout) : undefined;
+    };
+    const write = (path: string, pixels: Uint8Array, size: number, drawn: boolean, emptyPath: string | undefined) => {
+      if (!drawn && emptyPath !== undefined) {
+        ctx.writer.link(emptyPath, path);
+        return emptyPath;
+      }
+      const png = encodeRgbaPng(pixels, size, size);
+      ctx.writer.write(path, png);
+      result.encoded++;
+      result.bytes += png.length;
+      return drawn ? emptyPath : path;
     };
     const visit = (_z: number, x: number, y: number, dir: string) => {
-      const path = `${dir}/${y}.png`;
       const drawn = paintOrientationTile(layout, x, y, rgba);
-      if (!drawn && empty !== undefined) {
-        ctx.writer.link(empty, path);
-      } else {
-        const png = encodeRgbaPng(rgba, TILE_SIZE, TILE_SIZE);
-        ctx.writer.write(path, png);
-        result.encoded++;
-        result.bytes += png.length;
-        if (!drawn) empty = path;
-      }
+      empty = write(`${dir}/${y}.png`, rgba, TILE_SIZE, drawn, empty);
       if (!drawn) result.uniform++;
       result.tiles++;
+      if (masks2x) {
+        const drawn2x = paintOrientationTile(layout, x, y, big, masks2x);
+        empty2x = write(`${dir}/${y}${HIDPI_SUFFIX}.png`, big, HIDPI_SIZE, drawn2x, empty2x);
+        result.hidpi = (result.hidpi ?? 0) + 1;
+      }
       counter.tick();
     };
     await eachTile(ctx, job, join(ctx.buildDir, lead.dir), (z) => 4 ** z, visit, begin);

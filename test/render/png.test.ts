@@ -180,6 +180,59 @@ test("the addon and JavaScript write the same image, tile for tile (the addon de
   }
 });
 
+/** Nearest-sampled cells of a rotated grid: slanted staircase edges, no row equal to the one above. */
+function staircaseTile(width: number, height: number, cell: number, angle: number, spread: number): Uint8Array {
+  const t = new Uint8Array(width * height);
+  const [c, s] = [Math.cos(angle), Math.sin(angle)];
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const u = Math.floor((x * c + y * s) / cell);
+      const v = Math.floor((y * c - x * s) / cell);
+      // Off the grid (a corner) transparent, else a colour per cell: 40..40+spread*8 in steps of spread.
+      t[y * width + x] = u + v < -3 ? 0 : 40 + spread * ((((u * 7919) ^ (v * 104729)) >>> 0) % 8);
+    }
+  }
+  return t;
+}
+
+test("staircase, repeated and random rows of every width: the addon's rows are the JavaScript's", () => {
+  const palette = buildPalette({ colormap: "thermal", min: 0, max: 255 });
+  let seed = 3;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) & 0xff;
+  const tiles: [Uint8Array, number, number, string][] = [];
+  for (const w of [1, 15, 16, 17, 63, 64, 65, 100, 255, 256, 257]) {
+    const h = w === 1 ? 40 : 70;
+    // Colours with gaps (spread 3: renumbered through the table) and a run of them (spread 1).
+    for (const spread of [1, 3]) tiles.push([staircaseTile(w, h, 5.5, 0.2, spread), w, h, `staircase ×${spread}`]);
+    tiles.push([staircaseTile(w, h, 0.7, 1.1, 5), w, h, "cells under a pixel"]);
+    const repeated = new Uint8Array(w * h);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) repeated[y * w + x] = ((y >> 3) * 13 + (x >> 2) * 5) % 30;
+    tiles.push([repeated, w, h, "rows repeated eight times"]);
+    tiles.push([Uint8Array.from({ length: w * h }, rand), w, h, "random"]);
+    tiles.push([Uint8Array.from({ length: w * h }, () => (rand() < 16 ? 200 : 7)), w, h, "two colours far apart"]);
+  }
+  try {
+    for (const [t, w, h, kind] of tiles) {
+      useNativeAddon(true);
+      const c = image(encodeIndexedPng(t, w, h, palette.rgba));
+      useNativeAddon(false);
+      const js = image(encodeIndexedPng(t, w, h, palette.rgba));
+      assert.deepEqual(c.chunks, js.chunks, `${kind} ${w}×${h}: IHDR, PLTE, tRNS`);
+      assert.ok(c.rows.equals(js.rows), `${kind} ${w}×${h}: the filtered rows differ`);
+    }
+  } finally {
+    useNativeAddon(true);
+  }
+});
+
+test("a staircase tile through the addon decodes to its pixels", async () => {
+  const palette = buildPalette({ colormap: "thermal", min: 0, max: 255 });
+  for (const spread of [1, 3]) {
+    const t = staircaseTile(256, 256, 6.5, -0.25, spread);
+    await assertDecodesTo(encodeIndexedPng(t, 256, 256, palette.rgba), t, palette.rgba, 256);
+  }
+});
+
 test("the addon's run-length deflate inflates back exactly, the size of zlib's Z_RLE", () => {
   const addon = nativeAddon();
   assert.ok(addon?.deflateRle, "the addon is built by the test prerequisites");
@@ -190,7 +243,15 @@ test("the addon's run-length deflate inflates back exactly, the size of zlib's Z
     Uint8Array.of(9),
     new Uint8Array(70_000),
     new Uint8Array(300).fill(5),
+    new Uint8Array(300_000), // one run: 1,162 matches of 258
   ];
+  // Runs of 1..600 bytes (the 258s and their rests, 0..2 literals after), across the 64-byte
+  // blocks the coder scans; and every length up to 130 of short alternating runs.
+  const runs: number[] = [];
+  for (let len = 1, v = 0; len <= 600; len += len < 20 || (len > 250 && len < 270) || len > 510 ? 1 : 7, v ^= 1)
+    for (let i = 0; i < len; i++) runs.push(v * 9);
+  inputs.push(Uint8Array.from(runs));
+  for (let n = 1; n <= 130; n++) inputs.push(Uint8Array.from({ length: n }, (_, i) => (i % 7 < 4 ? 1 : i % 3)));
   for (let k = 0; k < 60; k++) {
     const n = Math.floor(rand() * 70_000);
     const u = new Uint8Array(n);

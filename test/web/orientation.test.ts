@@ -1,8 +1,10 @@
 // The orientation layer in a real browser (Debian's Chromium through playwright-core) against a
 // real server and a real `gridcast build`: at zoom 6 the viewer shows the layer's tiles over the
 // forecast, with a place label at a known city and a state border at a known line, read back
-// from the tiles the page drew; and a label that runs over a tile seam is the same label on both
-// sides of it (drawn once, not cut, not doubled).
+// from the tiles the page drew; a label that runs over a tile seam is the same label on both
+// sides of it (drawn once, not cut, not doubled); and at device pixel ratio 3 the viewer draws the
+// layer's @2x tiles, drawn at twice the scale: labels and lines as large as at 1x, but sharper
+// than the 1x tile scaled up.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
@@ -106,6 +108,10 @@ describe("orientation layer in Chromium", () => {
       o.runs.map((r: { leads: unknown[] }) => r.leads.length),
       [1],
     );
+    // @2x tiles to one zoom below the top, as for base layers.
+    assert.equal(o.hidpi_maxzoom, Z - 1);
+    assert.match(o.runs[0].leads[0].tiles_2x, /@2x\.png$/);
+    assert.match(o.runs[0].leads[0].route_2x, /scale=2/);
   });
 
   /** The page opened on Berlin, shared by the label and the seam checks (one page load on a busy machine). */
@@ -195,5 +201,96 @@ describe("orientation layer in Chromium", () => {
     }
     assert.ok(counts.textLeft > 10 && counts.textRight > 10 && counts.halo > 5, JSON.stringify(counts));
     await page.close();
+  });
+
+  test("device pixel ratio 3: the @2x tiles, as large as the 1x ones on screen and sharper", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 600 }, deviceScaleFactor: 3 });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    const z = Z - 1;
+    await page.goto(`${server.url}/#map=${z}/50.5/10.5`);
+    await page.waitForFunction(
+      () => {
+        const imgs = document.querySelectorAll<HTMLImageElement>(".orientation-tiles img.leaflet-tile");
+        return (
+          imgs.length > 0 && Array.from(imgs).every((i) => i.complete && i.classList.contains("leaflet-tile-loaded"))
+        );
+      },
+      null,
+      { timeout: 120_000 }, // a hang detector, as above
+    );
+    // Each @2x tile as the page drew it, and the 1x tile of the same place scaled up to 512 px by
+    // the browser (what a dense screen showed before): alpha of both, by tile.
+    const pairs = await page.evaluate(async () => {
+      const imgs = Array.from(
+        document.querySelectorAll<HTMLImageElement>(".orientation-tiles img.leaflet-tile-loaded"),
+      );
+      const canvas = document.createElement("canvas");
+      canvas.width = canvas.height = 512;
+      const ctx = canvas.getContext("2d", { willReadFrequently: true })!;
+      const alpha = (img: HTMLImageElement) => {
+        ctx.clearRect(0, 0, 512, 512);
+        ctx.imageSmoothingEnabled = true;
+        ctx.imageSmoothingQuality = "high";
+        ctx.drawImage(img, 0, 0, 512, 512);
+        const d = ctx.getImageData(0, 0, 512, 512).data;
+        const a = new Array<number>(512 * 512);
+        for (let i = 0; i < a.length; i++) a[i] = d[i * 4 + 3];
+        return a;
+      };
+      const out: { src: string; natural: number; hi: number[]; lo: number[] }[] = [];
+      for (const img of imgs) {
+        const one = new Image();
+        one.src = img.src.replace("&scale=2", "");
+        await one.decode();
+        out.push({ src: img.src, natural: img.naturalWidth, hi: alpha(img), lo: alpha(one) });
+      }
+      return out;
+    });
+    await page.close();
+    assert.deepEqual(errors, []);
+    assert.ok(pairs.length > 0);
+    for (const p of pairs) {
+      assert.match(p.src, new RegExp(`/tile/${z}/\\d+/\\d+\\?.*scale=2`), p.src);
+      assert.equal(p.natural, 512, p.src);
+    }
+    // Strong steps between neighbouring pixels (edges), total ink and its centre, over the tiles with ink.
+    const measure = (a: number[]) => {
+      let edges = 0;
+      let ink = 0;
+      let cx = 0;
+      let cy = 0;
+      for (let y = 0; y < 512; y++) {
+        for (let x = 0; x < 512; x++) {
+          const v = a[y * 512 + x];
+          if (x > 0 && Math.abs(v - a[y * 512 + x - 1]) >= 96) edges++;
+          ink += v;
+          cx += v * x;
+          cy += v * y;
+        }
+      }
+      return { edges, ink, cx: cx / (ink || 1), cy: cy / (ink || 1) };
+    };
+    let hiEdges = 0;
+    let loEdges = 0;
+    let inked = 0;
+    for (const p of pairs) {
+      const hi = measure(p.hi);
+      const lo = measure(p.lo);
+      if (lo.ink < 255 * 200) continue; // nearly empty tiles say nothing
+      inked++;
+      // The same drawing at the same size: ink in the same place, about as much of it.
+      assert.ok(
+        Math.abs(hi.cx - lo.cx) < 6 && Math.abs(hi.cy - lo.cy) < 6,
+        `${p.src}: centre ${JSON.stringify([hi, lo])}`,
+      );
+      const ratio = hi.ink / lo.ink;
+      assert.ok(ratio > 0.6 && ratio < 1.5, `${p.src}: ink ratio ${ratio.toFixed(2)}`);
+      hiEdges += hi.edges;
+      loEdges += lo.edges;
+    }
+    assert.ok(inked >= 4, `${inked} tiles with ink`);
+    // Sharper: an anti-aliased edge one device pixel wide, where the scaled-up tile spreads it over two.
+    assert.ok(hiEdges > 3 * loEdges, `strong edges: @2x ${hiEdges}, 1x scaled up ${loEdges}`);
   });
 });

@@ -164,7 +164,7 @@ const CatalogLayer = Type.Object({
     Type.Integer({
       description:
         "Present when the build has 512 px @2x tiles of this layer (tiles_2x, route_2x): the highest zoom with them. " +
-        "Base layers of z/x/y builds; a PMTiles build has none",
+        "Base layers and the orientation layer of z/x/y builds (overlays have none); a PMTiles build has none",
     }),
   ),
   runs: Type.Array(

@@ -1,0 +1,110 @@
+// Byte-shuffled Blosc chunks unshuffled straight into the runs of the region they feed (decodeRuns,
+// jobs.h): each block's byte planes, decoded into the thread's block scratch, are interleaved
+// directly into their places in the caller's array, so no decoded chunk is assembled and then
+// copied run by run. The runs are those of a copyRuns geometry (regions.h) whose source positions
+// rise from one run to the next without overlapping, as every region of a chunk stored in C order
+// does; blocks are handed over in chunk order, so one cursor walks the runs once.
+#ifndef GRIDCAST_RUN_SINK_H
+#define GRIDCAST_RUN_SINK_H
+
+#include <stddef.h>
+
+#include "codecs.h"
+#include "regions.h"
+
+typedef struct {
+  char *dst;
+  size_t item;
+  /** Items a run; outer counts and strides (source, output), as in the geometry. */
+  long long n;
+  int k;
+  long long cnt[MAX_OUTER], ss[MAX_OUTER], ds[MAX_OUTER], idx[MAX_OUTER];
+  /** The current run's first item in the chunk and in dst, and how many of its items are done. */
+  long long s, t, done;
+  /** Every run placed; a run found behind the block being placed (never, for rising runs). */
+  int finished, bad;
+} RunCursor;
+
+// Whether a checked, non-empty geometry's runs rise through the source without overlapping: every
+// outer stride (where its count is above 1) at least the span of everything inside it.
+static int runs_rise(const double *g) {
+  int k = (int)g[3];
+  double span = g[2];
+  for (int d = k - 1; d >= 0; d--) {
+    double cnt = g[4 + d], ss = g[4 + k + d];
+    if (cnt > 1) {
+      if (ss < span) return 0;
+      span += (cnt - 1) * ss;
+    }
+  }
+  return 1;
+}
+
+static void run_cursor_init(RunCursor *c, char *dst, size_t item, const double *g) {
+  c->dst = dst;
+  c->item = item;
+  c->n = (long long)g[2];
+  c->k = (int)g[3];
+  for (int d = 0; d < c->k; d++) {
+    c->cnt[d] = (long long)g[4 + d];
+    c->ss[d] = (long long)g[4 + c->k + d];
+    c->ds[d] = (long long)g[4 + 2 * c->k + d];
+    c->idx[d] = 0;
+  }
+  c->s = (long long)g[0];
+  c->t = (long long)g[1];
+  c->done = 0;
+  c->finished = 0;
+  c->bad = 0;
+}
+
+// The next run, as move_runs steps (the last outer dimension fastest).
+static void run_cursor_next(RunCursor *c) {
+  c->done = 0;
+  int d = c->k - 1;
+  while (d >= 0) {
+    c->s += c->ss[d];
+    c->t += c->ds[d];
+    if (++c->idx[d] < c->cnt[d]) return;
+    c->s -= c->cnt[d] * c->ss[d];
+    c->t -= c->cnt[d] * c->ds[d];
+    c->idx[d] = 0;
+    d--;
+  }
+  c->finished = 1;
+}
+
+// A block's planes: the parts of runs inside it unshuffled into their places.
+static void run_sink_block(void *ctx, const unsigned char *planes, size_t size, size_t ts, size_t first) {
+  RunCursor *c = (RunCursor *)ctx;
+  long long e0 = (long long)(first / ts), m = (long long)(size / ts), e1 = e0 + m;
+  while (!c->finished) {
+    long long at = c->s + c->done;
+    if (at >= e1) return;
+    long long end = c->s + c->n < e1 ? c->s + c->n : e1;
+    if (at < e0) {
+      // Only when the runs do not rise (the caller checked they do); never read before the block.
+      c->bad = 1;
+      c->finished = 1;
+      return;
+    }
+    unshuffle_part(planes, (size_t)m, (size_t)(at - e0), (size_t)(end - at),
+                   (unsigned char *)c->dst + (size_t)(c->t + c->done) * c->item, ts);
+    c->done += end - at;
+    if (c->done < c->n) return;
+    run_cursor_next(c);
+  }
+}
+
+// Whether decodeRuns can unshuffle this Blosc chunk straight into the runs: byte-shuffled, not
+// stored as is, Blosc's element size that of the output's items, blocks of whole elements, and
+// runs that rise through the chunk.
+static int blosc_runs_ok(const unsigned char *src, size_t src_len, size_t item, const double *g) {
+  if (src_len < HEADER) return 0;
+  unsigned flags = src[2], ts = src[3];
+  size_t blocksize = u32le(src + 8);
+  return (flags & DO_SHUFFLE) && !(flags & (MEMCPYED | DO_BITSHUFFLE | DO_DELTA)) && ts == item && blocksize > 0 &&
+         blocksize % ts == 0 && runs_rise(g);
+}
+
+#endif

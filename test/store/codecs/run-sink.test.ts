@@ -1,0 +1,137 @@
+// decodeRuns with byte-shuffled Blosc chunks: each block is unshuffled straight into the runs of the
+// output (native/run-sink.h) instead of into a decoded chunk copied out afterwards. Compared with
+// numpy's bytes of chunks numcodecs wrote, for every element size a typed array has, every shuffle
+// mode (the unshuffled and bit-shuffled ones take the copying way, and must agree too), blocks small
+// enough that runs straddle them, and geometries whose runs are contiguous, spread out, reversed in
+// the output, or reversed in the chunk (which the direct way declines).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { describe, test } from "node:test";
+import { nativeAddon } from "../../../src/native.ts";
+import { PYTHON } from "../../helpers/harness.ts";
+
+const off = process.env.GRIDCAST_NATIVE === "0";
+// The chunk: 12 × 20 × 7 items.
+const SHAPE = [12, 20, 7];
+const ITEMS = SHAPE[0] * SHAPE[1] * SHAPE[2];
+const TYPES = [
+  { np: "uint8", Arr: Uint8Array },
+  { np: "uint16", Arr: Uint16Array },
+  { np: "uint32", Arr: Uint32Array },
+  { np: "uint64", Arr: BigUint64Array },
+] as const;
+
+interface Case {
+  dtype: string;
+  cname: string;
+  shuffle: number;
+  blocksize: number;
+  enc: string;
+}
+
+function fixtures(): { raw: Record<string, string>; cases: Case[] } {
+  const code = [
+    "import json, base64, numpy as np",
+    "from numcodecs.blosc import Blosc",
+    "rng = np.random.default_rng(26)",
+    `n = ${ITEMS}`,
+    "out = {'raw': {}, 'cases': []}",
+    "for dt in ['uint8', 'uint16', 'uint32', 'uint64']:",
+    "    x = (np.cumsum(rng.integers(0, 5, size=n)) + (np.arange(n) % 7) * 1000).astype(dt)",
+    "    out['raw'][dt] = base64.b64encode(x.tobytes()).decode()",
+    "    for cname in ['lz4', 'blosclz', 'zstd']:",
+    "        for shuffle in [Blosc.NOSHUFFLE, Blosc.SHUFFLE, Blosc.BITSHUFFLE]:",
+    "            for blocksize in [0, 256, 1000]:",
+    "                enc = Blosc(cname=cname, clevel=5, shuffle=shuffle, blocksize=blocksize).encode(x)",
+    "                out['cases'].append(dict(dtype=dt, cname=cname, shuffle=shuffle, blocksize=blocksize,",
+    "                                         enc=base64.b64encode(bytes(enc)).decode()))",
+    "print(json.dumps(out))",
+  ].join("\n");
+  return JSON.parse(execFileSync(PYTHON, ["-c", code], { maxBuffer: 1 << 26 }).toString());
+}
+
+type Geom = number[];
+/** The runs of a geometry copied item by item: what decodeRuns must produce. */
+function expected<T extends ArrayLike<unknown> & { [i: number]: unknown }>(src: T, dst: T, g: Geom): void {
+  const [s0, t0, n, k] = g;
+  const cnt = g.slice(4, 4 + k);
+  const ss = g.slice(4 + k, 4 + 2 * k);
+  const ds = g.slice(4 + 2 * k, 4 + 3 * k);
+  const idx = new Array(k).fill(0);
+  for (;;) {
+    let s = s0;
+    let t = t0;
+    for (let d = 0; d < k; d++) {
+      s += idx[d] * ss[d];
+      t += idx[d] * ds[d];
+    }
+    for (let i = 0; i < n; i++) dst[t + i] = src[s + i];
+    let d = k - 1;
+    while (d >= 0 && ++idx[d] === cnt[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+const [Y, X, F] = SHAPE;
+const GEOMS: Record<string, { geom: Geom; out: number }> = {
+  "the whole chunk as one run": { geom: [0, 0, ITEMS, 0], out: ITEMS },
+  "whole rows into a wider output": { geom: [0, 3, X * F, 1, Y, X * F, X * F + 5], out: Y * (X * F + 5) + 3 },
+  "a box of rows 1–4, columns 2–8, features 1–5": {
+    geom: [1 * X * F + 2 * F + 1, 0, 5, 2, 4, 7, X * F, F, 7 * 5, 5],
+    out: 4 * 7 * 5,
+  },
+  "single items, every other one": { geom: [1, 0, 1, 1, ITEMS >> 1, 2, 1], out: ITEMS >> 1 },
+  "rows reversed in the output": { geom: [0, (Y - 1) * X * F, X * F, 1, Y, X * F, -X * F], out: ITEMS },
+  "rows reversed in the chunk": { geom: [(Y - 1) * X * F, 0, X * F, 1, Y, -X * F, X * F], out: ITEMS },
+};
+
+describe("decodeRuns unshuffling Blosc blocks straight into the runs", { skip: off && "GRIDCAST_NATIVE=0" }, () => {
+  test("matches numpy's bytes for every element size, shuffle, block size and geometry; leaves the rest alone", async () => {
+    const addon = nativeAddon();
+    assert.ok(addon?.decodeRuns, "the addon is not built (npm run native)");
+    const { raw, cases } = fixtures();
+    assert.equal(cases.length, 4 * 3 * 3 * 3);
+    let checked = 0;
+    let direct = 0;
+    for (const c of cases) {
+      const { Arr } = TYPES.find((t) => t.np === c.dtype)!;
+      const bytes = Buffer.from(raw[c.dtype], "base64");
+      const chunk = new Arr(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+      const stored = new Uint8Array(Buffer.from(c.enc, "base64"));
+      // Byte-shuffled, not stored whole, more than one block: the direct way, runs straddling blocks.
+      const [flags, ts] = [stored[2], stored[3]];
+      if (flags & 1 && !(flags & 2) && ts > 1 && Buffer.from(stored).readUInt32LE(8) < bytes.length) direct++;
+      for (const [name, { geom, out: size }] of Object.entries(GEOMS)) {
+        const sentinel = c.dtype === "uint64" ? 0xdeadn : 0x5a;
+        const want = new Arr(size).fill(sentinel as never);
+        expected(chunk as never, want as never, geom);
+        const got = new Arr(size).fill(sentinel as never);
+        const what = `${c.dtype} ${c.cname} shuffle ${c.shuffle} blocksize ${c.blocksize}: ${name}`;
+        const n: number = await addon.decodeRuns(0, stored, bytes.length, got as never, Float64Array.from(geom));
+        assert.equal(n, bytes.length, what);
+        assert.deepEqual(got, want, what);
+        checked++;
+      }
+    }
+    assert.equal(checked, cases.length * Object.keys(GEOMS).length);
+    assert.ok(direct >= 10, `only ${direct} chunks took the direct way`);
+  });
+
+  test("a stream that does not decode is reported, never taken for the chunk", async () => {
+    const addon = nativeAddon();
+    assert.ok(addon?.decodeRuns);
+    const { raw, cases } = fixtures();
+    const c = cases.find((k) => k.dtype === "uint32" && k.cname === "zstd" && k.shuffle === 1 && k.blocksize === 256)!;
+    const stored = Buffer.from(c.enc, "base64");
+    const bytes = Buffer.from(raw.uint32, "base64").length;
+    assert.equal(stored[2] & 3, 1, "byte-shuffled, not stored whole");
+    assert.equal(stored.readUInt32LE(8), 256);
+    // The last block's first stream cut to one byte: the blocks before it may be placed, but the
+    // result says the chunk did not decode.
+    const bad = Buffer.from(stored);
+    const last = bad.readUInt32LE(16 + 4 * (Math.ceil(bytes / 256) - 1));
+    bad.writeUInt32LE(1, last);
+    const geom = Float64Array.from(GEOMS["the whole chunk as one run"].geom);
+    assert.notEqual(await addon.decodeRuns(0, new Uint8Array(bad), bytes, new Uint32Array(ITEMS), geom), bytes);
+  });
+});

@@ -12,7 +12,7 @@
 //   regions.h         copyRuns: runs of items between typed arrays, and their geometry checks
 //   beneath.h         opening a store file without leaving the store's root
 //   jobs.h            decode, zstdDecode, readFile and decodeRuns on libuv's thread pool
-//   raster.h          bilinearTile, projectedTile, gatherTile: map tiles sampled from a field
+//   raster.h          bilinearTile, projectedTile, gatherTile, gatherRuns: map tiles sampled from a field
 //   deflate-rle.h     a run-length deflate coder for PNG rows
 //   png-rows.h        pngRows and deflateRle
 #include <node_api.h>
@@ -77,6 +77,7 @@ NAPI_MODULE_INIT() {
       {"bilinearTile", NULL, bilinear_tile, NULL, NULL, NULL, napi_default, NULL},
       {"projectedTile", NULL, projected_tile, NULL, NULL, NULL, napi_default, NULL},
       {"gatherTile", NULL, gather_tile, NULL, NULL, NULL, napi_default, NULL},
+      {"gatherRuns", NULL, gather_runs, NULL, NULL, NULL, napi_default, NULL},
       // Only when Zstandard was found (Node's own or libzstd.so.1): callers test for these.
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},

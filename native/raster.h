@@ -1,8 +1,8 @@
 // Raster sampling of map tiles: 256 × 256 palette indices sampled from a decoded field.
 // bilinearTile samples a regular lat/lon grid with the bracketing tables render/resample-tables.ts
 // solves once per grid and level; projectedTile samples a projected grid bilinearly over the per-pixel
-// tables render/resample-projected.ts keeps per tile, and gatherTile samples it nearest, as a
-// gather of per-node palette indices. Each runs the JavaScript's arithmetic in the same order
+// tables render/resample-projected.ts keeps per tile, and gatherTile and gatherRuns sample it nearest,
+// as a gather of per-node palette indices. Each runs the JavaScript's arithmetic in the same order
 // (doubles, no fused multiply-add) with its missing-value rule, so it gives the same indices as
 // the JavaScript it stands in for; every table entry is checked against the field first.
 #ifndef GRIDCAST_RASTER_H
@@ -234,6 +234,59 @@ static napi_value gather_tile(napi_env env, napi_callback_info info) {
       return NULL;
     }
     out[k] = colours[i];
+  }
+  return NULL;
+}
+
+// gatherRuns(colours, nodes, lengths, out): gatherTile over a table kept as runs of pixels (in
+// row-major order) that share their node: run r fills lengths[r] + 1 pixels with colours[nodes[r]].
+// Zoomed in, a cell spans several pixels of a row, so the runs are a few times fewer than the
+// pixels and the table a few times smaller. RangeError when a node lies outside `colours` or the
+// runs do not cover `out` exactly (`out` is then partly written).
+static napi_value gather_runs(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  void *cp, *np, *lp, *op;
+  size_t clen, nlen, llen, olen;
+  if (argc < 4 || !bytes_of(env, argv[0], &cp, &clen) || !array_of(env, argv[1], napi_int32_array, &np, &nlen) ||
+      !bytes_of(env, argv[2], &lp, &llen) || !bytes_of(env, argv[3], &op, &olen)) {
+    return throw_type(env, "gatherRuns(colours: Uint8Array, nodes: Int32Array, lengths: Uint8Array, out: Uint8Array)");
+  }
+  if (nlen != llen || clen == 0 || clen > UINT32_MAX) {
+    napi_throw_range_error(env, NULL, "gatherRuns: sizes do not match");
+    return NULL;
+  }
+  const unsigned char *colours = (const unsigned char *)cp;
+  const uint32_t *nodes = (const uint32_t *)np;
+  const unsigned char *lengths = (const unsigned char *)lp;
+  unsigned char *out = (unsigned char *)op;
+  size_t pos = 0;
+  for (size_t r = 0; r < nlen; r++) {
+    uint32_t i = nodes[r];  // a negative node reads as a huge one
+    size_t len = (size_t)lengths[r] + 1;
+    if (i >= clen || len > olen - pos) {
+      napi_throw_range_error(env, NULL, "gatherRuns: the table points outside the field or the tile");
+      return NULL;
+    }
+    uint64_t v = (uint64_t)colours[i] * 0x0101010101010101ULL;
+    unsigned char *o = out + pos, *end = o + len;
+    if (olen - pos >= len + 15) {
+      // Sixteen bytes a store: the few past the run's end lie inside `out` and the next runs,
+      // which cover the rest of it, write them again.
+      do {
+        memcpy(o, &v, 8);
+        memcpy(o + 8, &v, 8);
+        o += 16;
+      } while (o < end);
+    } else {
+      memset(o, (int)(v & 0xff), len);
+    }
+    pos += len;
+  }
+  if (pos != olen) {
+    napi_throw_range_error(env, NULL, "gatherRuns: the runs do not cover the tile");
+    return NULL;
   }
   return NULL;
 }

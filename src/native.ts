@@ -79,6 +79,10 @@ interface Addon {
   ): void;
   /** out[k] = colours[nodes[k]], 0 where nodes[k] < 0 (nearest sampling of a projected grid). */
   gatherTile(colours: Uint8Array, nodes: Int32Array, out: Uint8Array): void;
+  /** gatherTile over runs of pixels sharing a node: run r fills lengths[r] + 1 pixels of out, in
+   * order, with colours[nodes[r]]. RangeError when a node lies outside colours or the runs do not
+   * cover out exactly. Absent from addons built before it. */
+  gatherRuns?(colours: Uint8Array, nodes: Int32Array, lengths: Uint8Array, out: Uint8Array): void;
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../build/native/gridcast.node", import.meta.url));

@@ -2,13 +2,14 @@
 import { InvalidParameterError } from "../errors.ts";
 import type { Registry, VariableEntry } from "../registry/registry.ts";
 import type { ResolvedTemporal } from "../registry/temporal.ts";
-import { type Soon, then } from "../soon.ts";
+import { isPending, type Soon, then } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { coverageMiss, nearestNode } from "./grid-select.ts";
+import type { PointSource } from "./point-source.ts";
 import { readValues, regionOf } from "./read.ts";
 import {
-  choosePatch,
+  bestPatch,
   intervalsOf,
   requireGroup,
   requireVariable,
@@ -96,8 +97,8 @@ function inGroup(store: Store, entry: VariableEntry, req: PointRequest, requeste
   const runIndex = resolveRun(requested, req.run);
   const runTime = requested.runs[runIndex];
   if (!v0.grid.global) return atNode(entry, req, requested, v0, runIndex, runTime, undefined);
-  return then(choosePatch(store, requested, entry, runTime, req.lat, req.lon), (patch) =>
-    atNode(entry, req, requested, v0, runIndex, runTime, patch),
+  return then(store.readableGroups(requested.id), (groups) =>
+    atNode(entry, req, requested, v0, runIndex, runTime, groups),
   );
 }
 
@@ -108,8 +109,9 @@ function atNode(
   v0: GroupVariable,
   runIndex: number,
   runTime: number,
-  patch: ForecastGroup | undefined,
+  others: readonly ForecastGroup[] | undefined,
 ): Soon<PointSeries> {
+  const patch = others && bestPatch(others, entry, runTime, req.lat, req.lon);
   let group: ForecastGroup = requested;
   let v = v0;
   // A patch answers only when it can answer the same question (an ensemble member needs members).
@@ -133,7 +135,26 @@ function atNode(
   const node = nearestNode(v.grid, req.lat, req.lon);
   const memberRange: [number, number] | number | undefined = member === "all" ? [0, group.members!.length] : member;
   const region = columnRegion(group, v, run, level, node.iy, node.ix, memberRange);
-  return then(readValues(v, region), (column) => answer(entry, req, group, v, run, level, member, node, column));
+  const column = readValues(v, region);
+  if (isPending(column)) return column.then((c) => answer(entry, req, group, v, run, level, member, node, c));
+  const out = answer(entry, req, group, v, run, level, member, node, column);
+  // Read at once, so the chunk's version now is the one its values came from.
+  const chunk = v.array.chunkKeyNow(region);
+  if (chunk !== undefined) sources.set(out, { requested, others, array: v.array, region, chunk });
+  return out;
+}
+
+// What each series answered at once was read from (see pointSource).
+const sources = new WeakMap<PointSeries, PointSource>();
+
+/**
+ * What a series was read from, for a series pointSeries() answered at once from one chunk whose
+ * version was known: the groups that chose where to read and the chunk's versioned key.
+ * sourceCurrent() tells whether the store still holds exactly that, so whatever was computed
+ * from the series may be given again. Undefined for any other series.
+ */
+export function pointSource(s: PointSeries): PointSource | undefined {
+  return sources.get(s);
 }
 
 function answer(

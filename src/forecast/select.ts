@@ -169,23 +169,12 @@ export function resolveLevel(group: ForecastGroup, v: GroupVariable, level: numb
 }
 
 /**
- * The most local regional patch that covers the point, has the variable and the wanted run:
- * finest grid first, then smallest area. Undefined when none does. At once when every group is
- * in hand.
+ * The most local regional patch among `groups` (the store's readable groups) that covers the
+ * point, has the variable and the wanted run: finest grid first, then smallest area. Undefined
+ * when none does.
  */
-export function choosePatch(
-  store: Store,
-  base: ForecastGroup,
-  entry: VariableEntry,
-  runTime: number,
-  lat: number,
-  lon: number,
-): Soon<ForecastGroup | undefined> {
-  return then(store.readableGroups(base.id), (groups) => bestPatch(groups, entry, runTime, lat, lon));
-}
-
-function bestPatch(
-  groups: ForecastGroup[],
+export function bestPatch(
+  groups: readonly ForecastGroup[],
   entry: VariableEntry,
   runTime: number,
   lat: number,

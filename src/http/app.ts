@@ -28,6 +28,31 @@ export interface App {
   registered: () => Record<string, string[]>;
 }
 
+/**
+ * Queries parsed and accepted, by route and query text: parsing is a function of the two, and a
+ * warm client asks the same query again and again. Frozen, as every request with that text shares
+ * the object. Bounded: texts up to QUERY_MEMO_TEXT characters, QUERY_MEMO_MAX per route, then it
+ * starts again empty. A query refused is not kept (it is parsed again, and refused again).
+ */
+const QUERY_MEMO_MAX = 256;
+const QUERY_MEMO_TEXT = 512;
+const parsedQueries = new WeakMap<RouteDef, Map<string, Readonly<Record<string, unknown>>>>();
+
+function parsedQuery(def: RouteDef, text: string): Readonly<Record<string, unknown>> | undefined {
+  return parsedQueries.get(def)?.get(text);
+}
+
+function keepParsed(def: RouteDef, text: string, query: Record<string, unknown>): void {
+  if (text.length > QUERY_MEMO_TEXT) return;
+  let m = parsedQueries.get(def);
+  if (!m) {
+    m = new Map();
+    parsedQueries.set(def, m);
+  }
+  if (m.size >= QUERY_MEMO_MAX) m.clear();
+  m.set(text, Object.freeze(query));
+}
+
 export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   const waiter = new TokenWaiter(
     ctx.ledger,
@@ -84,7 +109,12 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     res: ServerResponse,
     meta: Meta,
   ): Promise<void> {
-    const rawQuery = queryValues(req.url ?? "");
+    const url = req.url ?? "";
+    let rawQuery: Map<string, string[]> | undefined;
+    const raw = () => {
+      rawQuery ??= queryValues(url);
+      return rawQuery;
+    };
     let key: KeyInfo | undefined;
     let rateHeaders: Record<string, string> = {};
     if (def.auth !== "public") {
@@ -94,7 +124,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         res.once("close", () => gone.abort());
         take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal);
       }
-      const gated = gate(req, rawQuery, def.auth, ctx.ledger, take);
+      const gated = gate(req, raw, def.auth, ctx.ledger, take);
       const g = gated instanceof Promise ? await gated : gated;
       key = g.key;
       rateHeaders = g.rateHeaders;
@@ -102,9 +132,15 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     }
     // A parameter the route does not take is refused before anything is read or charged: ignored,
     // it would answer (and bill) something other than what the client asked for.
-    rejectUnknown(def, rawQuery);
+    const q = url.indexOf("?");
+    const queryText = q < 0 ? "" : url.slice(q + 1);
+    let query = parsedQuery(def, queryText);
+    if (query === undefined) rejectUnknown(def, raw());
     const params = pathParams(def, req.params ?? {}, pathOf(req));
-    const query = def.query ? parseParams<Record<string, unknown>>(def.query, rawQuery) : {};
+    if (query === undefined) {
+      query = def.query ? parseParams<Record<string, unknown>>(def.query, raw()) : {};
+      keepParsed(def, queryText, query);
+    }
     if (def.cost && key) {
       // Refuse an empty balance before doing the work; the exact cost is charged after it.
       const balance = await ctx.ledger.balance(key.id);

@@ -19,14 +19,16 @@ export type TakeToken = (keyId: string, rate: number, burst: number) => Promise<
 
 export function gate(
   req: IncomingMessage,
-  query: Map<string, string[]>,
+  /** The request's query parameters (asked only to word the refusal of a missing key). */
+  query: () => Map<string, string[]>,
   auth: Exclude<Auth, "public">,
   ledger: Ledger,
   take: TakeToken = (id, rate, burst) => ledger.checkRate(id, rate, burst),
 ): GateResult | Promise<GateResult> {
   const raw = req.headers["x-api-key"];
   if (raw === undefined || raw === "") {
-    const inQuery = QUERY_KEY_NAMES.some((n) => query.has(n));
+    const params = query();
+    const inQuery = QUERY_KEY_NAMES.some((n) => params.has(n));
     throw new UnauthorizedError(
       inQuery
         ? "API keys are accepted only in the X-API-Key header, never in the URL"

@@ -33,12 +33,24 @@ const N = TILE_SIZE / LATTICE + 1;
 const PIXELS = TILE_SIZE * TILE_SIZE;
 const W_ONE = 65535;
 
+/**
+ * A tile's nearest nodes as runs of pixels (row-major, across row ends) that share one: run r is
+ * lengths[r] + 1 pixels of node nodes[r]. Zoomed in, where a cell spans several pixels, this is a
+ * few times smaller than a node per pixel (5 bytes a run against 4 a pixel), and the gather
+ * writes a run at a time.
+ */
+export interface NearestRuns {
+  nodes: Int32Array;
+  lengths: Uint8Array;
+}
+
 /** A tile's positions and the tables made from them on first use. */
 interface TileTables {
   fx: Float32Array;
   fy: Float32Array;
   covered: boolean;
-  nearest?: Int32Array;
+  /** Nearest node per pixel (off-grid pixels: nx * ny), kept as runs where that is smaller. */
+  nearest?: Int32Array | NearestRuns;
   base?: Int32Array;
   wx?: Uint16Array;
   wy?: Uint16Array;
@@ -119,10 +131,63 @@ function nodeColours(field: Field, palette: Palette): Uint8Array {
   return colours;
 }
 
+/** Longest run of a NearestRuns (its lengths are bytes, less one). */
+const MAX_RUN = 256;
+
+/** `nodes` (one per pixel) as runs of equal nodes, or undefined where the runs would take as many bytes or more. */
+export function nearestRuns(nodes: Int32Array): NearestRuns | undefined {
+  let count = 0;
+  for (let k = 0, len = 0; k < nodes.length; k++, len++) {
+    if (k === 0 || nodes[k] !== nodes[k - 1] || len === MAX_RUN) {
+      count++;
+      len = 0;
+    }
+  }
+  if (count * 5 >= nodes.length * 4) return undefined;
+  const runs = { nodes: new Int32Array(count), lengths: new Uint8Array(count) };
+  let r = -1;
+  for (let k = 0, len = 0; k < nodes.length; k++, len++) {
+    if (k === 0 || nodes[k] !== nodes[k - 1] || len === MAX_RUN) {
+      r++;
+      runs.nodes[r] = nodes[k];
+      len = 0;
+    }
+    runs.lengths[r] = len;
+  }
+  return runs;
+}
+
+/** The node of every pixel, from a table kept either way. */
+export function nodesOf(table: Int32Array | NearestRuns, pixels = PIXELS): Int32Array {
+  if (table instanceof Int32Array) return table;
+  const out = new Int32Array(pixels);
+  for (let r = 0, k = 0; r < table.nodes.length; r++) {
+    const end = k + table.lengths[r] + 1;
+    out.fill(table.nodes[r], k, end);
+    k = end;
+  }
+  return out;
+}
+
 /** The palette's arithmetic as the addon takes it: scale, offset, below, top. */
 const paletteArgs = new Float64Array(4);
 
-export function createProjectedSampler(spec: ProjectedGridSpec, z: number, tableMb = PROJECTED_TABLE_MB): LevelSampler {
+/** A projected level's sampler, and (for tests) the nearest node of every pixel of a tile as it keeps them. */
+export interface ProjectedLevelSampler extends LevelSampler {
+  /** undefined for a tile the grid does not cover; `runs` says whether the table is kept as runs. */
+  nearestNodes(x: number, y: number): { nodes: Int32Array; runs: boolean } | undefined;
+}
+
+/**
+ * `runs` false keeps every tile's nearest table as a node per pixel (tests compare the two
+ * forms); by default a tile's table is kept as runs wherever they are smaller.
+ */
+export function createProjectedSampler(
+  spec: ProjectedGridSpec,
+  z: number,
+  tableMb = PROJECTED_TABLE_MB,
+  runs = true,
+): ProjectedLevelSampler {
   validateTile(z, 0, 0);
   const { nx, ny } = spec;
   if (nx < 2 || ny < 2) throw new InvalidParameterError("grid", "a projected grid needs at least 2 × 2 nodes");
@@ -205,9 +270,12 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
     return t;
   }
 
-  function nearestTable(t: TileTables): Int32Array {
+  // The per-pixel table is made here and kept only where runs do not pay.
+  const nodeScratch = new Int32Array(PIXELS);
+
+  function nearestTable(t: TileTables): Int32Array | NearestRuns {
     if (t.nearest) return t.nearest;
-    const out = new Int32Array(PIXELS);
+    const out = nodeScratch;
     // Off-grid pixels name the entry after the last node, which nodeColours keeps transparent:
     // the gather needs no test per pixel.
     const off = nx * ny;
@@ -222,9 +290,10 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
       const iy = Math.min(ny - 1, Math.max(0, Math.ceil(t.fy[k] - 0.5)));
       out[k] = iy * nx + ix;
     }
-    t.nearest = out;
-    cache.grow(t, PIXELS * 4);
-    return out;
+    const kept = (runs && nearestRuns(out)) || out.slice();
+    t.nearest = kept;
+    cache.grow(t, kept instanceof Int32Array ? kept.byteLength : kept.nodes.byteLength + kept.lengths.byteLength);
+    return kept;
   }
 
   function bilinearTables(t: TileTables): { base: Int32Array; wx: Uint16Array; wy: Uint16Array } {
@@ -330,12 +399,28 @@ export function createProjectedSampler(spec: ProjectedGridSpec, z: number, table
       const near = nearestTable(t);
       // Palette index per node, once per field and palette: a tile is then a gather.
       const colours = nodeColours(field, palette);
-      if (addon) {
-        addon.gatherTile(colours, near, out);
+      if (near instanceof Int32Array) {
+        if (addon) addon.gatherTile(colours, near, out);
+        else for (let k = 0; k < PIXELS; k++) out[k] = colours[near[k]];
         return out;
       }
-      for (let k = 0; k < PIXELS; k++) out[k] = colours[near[k]];
+      if (addon?.gatherRuns) {
+        addon.gatherRuns(colours, near.nodes, near.lengths, out);
+        return out;
+      }
+      for (let r = 0, k = 0; r < near.nodes.length; r++) {
+        const end = k + near.lengths[r] + 1;
+        out.fill(colours[near.nodes[r]], k, end);
+        k = end;
+      }
       return out;
+    },
+    nearestNodes(x, y) {
+      validateTile(z, x, y);
+      const t = tables(x, y);
+      if (!t?.covered) return undefined;
+      const near = nearestTable(t);
+      return { nodes: nodesOf(near).slice(), runs: !(near instanceof Int32Array) };
     },
   };
 }

@@ -132,6 +132,24 @@ export class StoredArray {
    */
   #cached(coords: number[]): Chunk | undefined {
     if (this.meta.array?.problem) return undefined;
+    const key = this.#keyNow(coords);
+    return key === undefined ? undefined : this.#cache.peek(key);
+  }
+
+  /**
+   * The cache key of the one chunk holding a region (array path, revision, chunk, the stored
+   * object's version) when that version is known at once; undefined otherwise. The key a warm
+   * read of the region used: two equal keys name the same stored bytes, so a caller that kept
+   * something computed from a read can tell whether the store still holds what it read.
+   */
+  chunkKeyNow(region: Range[]): string | undefined {
+    if (region.some(([a, b]) => b <= a)) return undefined;
+    const one = this.#soleChunk(region);
+    return one && this.#keyNow(one);
+  }
+
+  /** The chunk's cache key with its version, when the version is known without waiting. */
+  #keyNow(coords: number[]): string | undefined {
     const keys = this.#keysOf(coords);
     if (!keys) return undefined;
     const b = this.#backend;
@@ -151,7 +169,7 @@ export class StoredArray {
       keys.version = version;
       keys.cache = `${keys.prefix}${version}`;
     }
-    return this.#cache.peek(keys.cache);
+    return keys.cache;
   }
 
   /**

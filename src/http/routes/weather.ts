@@ -7,7 +7,8 @@ import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
 import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
-import { pointJson, pointSeries, type PointSeries as Series } from "../../forecast/point.ts";
+import { pointJson, pointSeries, pointSource, type PointSeries as Series } from "../../forecast/point.ts";
+import { AnswerMemo } from "../../forecast/point-source.ts";
 import { defaultGroup } from "../../forecast/select.ts";
 import {
   chooseUnits,
@@ -18,7 +19,7 @@ import {
 } from "../../forecast/units-option.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import type { Registry } from "../../registry/registry.ts";
-import { then } from "../../soon.ts";
+import { type Soon, then } from "../../soon.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
 import { type Reply, route } from "../route.ts";
@@ -180,6 +181,48 @@ function pointReply(registry: Registry, series: Series, units: string | undefine
   return { json: s, text: pointJson(s) };
 }
 
+/**
+ * Replies of warm /point requests by request, per server, each given again only while the store
+ * holds the groups and the chunk version it was read from (AnswerMemo): a rewritten chunk, a
+ * rebuilt group or a changed list of patches reads afresh. The same text object each time, so
+ * its ETag is a lookup that hashes nothing. Bounded in count and in the size of a body kept.
+ */
+const POINT_MEMO_MAX = 512;
+const POINT_MEMO_TEXT = 16_384;
+const pointMemos = new WeakMap<AppContext, AnswerMemo<Reply>>();
+
+function pointMemo(app: AppContext): AnswerMemo<Reply> {
+  let m = pointMemos.get(app);
+  if (!m) {
+    m = new AnswerMemo(POINT_MEMO_MAX);
+    pointMemos.set(app, m);
+  }
+  return m;
+}
+
+/** The request as the memo knows it; undefined when a value holds the separator. */
+function pointKey(q: PointParams, group: string): string | undefined {
+  const texts = [group, q.var, q.run ?? "", q.member ?? "", q.units ?? ""];
+  for (const t of texts) if (t.includes("\0")) return undefined;
+  return `${texts.join("\0")}\0${q.lat}\0${q.lon}\0${q.level ?? ""}`;
+}
+
+function point(app: AppContext, q: PointParams, group: string): Soon<Reply> {
+  const key = pointKey(q, group);
+  const memo = pointMemo(app);
+  const kept = key === undefined ? undefined : memo.get(app.store, key);
+  if (kept) return kept;
+  const series = pointSeries(app.store, app.registry, { ...q, group });
+  return then(series, (s) => {
+    const reply = pointReply(app.registry, s, q.units);
+    const source = pointSource(s);
+    if (key !== undefined && source && "text" in reply && reply.text!.length <= POINT_MEMO_TEXT) {
+      memo.set(key, source, Object.freeze(reply));
+    }
+    return reply;
+  });
+}
+
 export const weatherRoutes = [
   route({
     method: "GET",
@@ -207,8 +250,7 @@ export const weatherRoutes = [
     handler: ({ app, query }) => {
       const q = query as PointParams;
       const group = q.group ?? defaultGroup(app.store, app.settings.default_forecast_group);
-      const series = then(group, (g) => pointSeries(app.store, app.registry, { ...q, group: g }));
-      return then(series, (s) => pointReply(app.registry, s, q.units));
+      return then(group, (g) => point(app, q, g));
     },
   }),
   route({

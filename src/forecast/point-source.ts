@@ -2,6 +2,7 @@
 // store still holds exactly that. A warm /point asks the same few questions over and over; with
 // the groups and the chunk version unchanged its answer is the same text, so the memo gives that
 // text again instead of choosing the patch, copying the column and writing the JSON each time.
+import { BoundedMap } from "../bounded-map.ts";
 import { isPending, type Soon } from "../soon.ts";
 import type { Range } from "../store/region.ts";
 import type { ForecastGroup, Store, StoredArray } from "../store/store.ts";
@@ -49,12 +50,11 @@ export function sourceCurrent(store: Store, s: PointSource): boolean {
 
 /** Answers by request key, each given only while sourceCurrent() holds for what it was read from. */
 export class AnswerMemo<T> {
-  #entries = new Map<string, { value: T; source: PointSource }>();
-  readonly #max: number;
+  readonly #entries: BoundedMap<string, { value: T; source: PointSource }>;
 
   /** At most `max` answers: once full it starts again empty. */
   constructor(max: number) {
-    this.#max = max;
+    this.#entries = new BoundedMap(max);
   }
 
   get size(): number {
@@ -71,7 +71,6 @@ export class AnswerMemo<T> {
   }
 
   set(key: string, source: PointSource, value: T): void {
-    if (this.#entries.size >= this.#max) this.#entries.clear();
     this.#entries.set(key, { value, source });
   }
 }

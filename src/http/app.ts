@@ -4,6 +4,7 @@
 // Errors become problem+json (error-reply.ts); charged replies are metered (metering.ts).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import polka from "polka";
+import { BoundedMap } from "../bounded-map.ts";
 import { BusyError, InsufficientCreditsError } from "../errors.ts";
 import { gate, type TakeToken } from "./auth.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
@@ -36,7 +37,7 @@ export interface App {
  */
 const QUERY_MEMO_MAX = 256;
 const QUERY_MEMO_TEXT = 512;
-const parsedQueries = new WeakMap<RouteDef, Map<string, Readonly<Record<string, unknown>>>>();
+const parsedQueries = new WeakMap<RouteDef, BoundedMap<string, Readonly<Record<string, unknown>>>>();
 
 function parsedQuery(def: RouteDef, text: string): Readonly<Record<string, unknown>> | undefined {
   return parsedQueries.get(def)?.get(text);
@@ -46,10 +47,9 @@ function keepParsed(def: RouteDef, text: string, query: Record<string, unknown>)
   if (text.length > QUERY_MEMO_TEXT) return;
   let m = parsedQueries.get(def);
   if (!m) {
-    m = new Map();
+    m = new BoundedMap(QUERY_MEMO_MAX);
     parsedQueries.set(def, m);
   }
-  if (m.size >= QUERY_MEMO_MAX) m.clear();
   m.set(text, Object.freeze(query));
 }
 

@@ -3,6 +3,7 @@
 // charged response, which counts what the kernel took.
 import { hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BoundedMap } from "../bounded-map.ts";
 import { ifNoneMatch } from "../conditional.ts";
 import type { Delivery } from "./delivery.ts";
 import type { Reply } from "./route.ts";
@@ -25,14 +26,13 @@ export interface Prepared {
 const ETAG_MEMO_MAX = 1024;
 /** Bodies longer than this are hashed every time (hashing dwarfs a lookup there anyway). */
 const ETAG_MEMO_TEXT = 4096;
-const etagMemo = new Map<string, string>();
+const etagMemo = new BoundedMap<string, string>(ETAG_MEMO_MAX);
 
 function etagOf(body: string | Buffer): string {
   if (typeof body !== "string" || body.length > ETAG_MEMO_TEXT) return `"${hash("sha1", body, "base64url")}"`;
   let tag = etagMemo.get(body);
   if (tag === undefined) {
     tag = `"${hash("sha1", body, "base64url")}"`;
-    if (etagMemo.size >= ETAG_MEMO_MAX) etagMemo.clear();
     etagMemo.set(body, tag);
   }
   return tag;

@@ -200,11 +200,14 @@ function pointMemo(app: AppContext): AnswerMemo<Reply> {
   return m;
 }
 
-/** The request as the memo knows it; undefined when a value holds the separator. */
+/** Every parameter /point takes: the memo key holds them all, so none can be left out of it. */
+const POINT_PARAMS = Object.keys(PointQuery.properties) as (keyof PointParams)[];
+
+/** The request as the memo knows it (the group resolved); undefined when a value holds the separator. */
 function pointKey(q: PointParams, group: string): string | undefined {
-  const texts = [group, q.var, q.run ?? "", q.member ?? "", q.units ?? ""];
+  const texts = POINT_PARAMS.map((k) => (k === "group" ? group : String(q[k] ?? "")));
   for (const t of texts) if (t.includes("\0")) return undefined;
-  return `${texts.join("\0")}\0${q.lat}\0${q.lon}\0${q.level ?? ""}`;
+  return texts.join("\0");
 }
 
 function point(app: AppContext, q: PointParams, group: string): Soon<Reply> {

@@ -1,15 +1,3 @@
-// What 512 px @2x tiles cost the transparent layers, on one core, in the same run:
-// - the orientation layer (one set per build): its tiles to the high-DPI zoom (one below the top)
-//   at 1x against its @2x tiles (paintOrientationTile at twice the scale, labels rendered at twice
-//   the size), as the build writes them (RGBA PNG; empty tiles are one hard-linked file);
-// - the overlays (a set per lead): the demo store's isobars and wind arrows, the z0..maxZoom
-//   pyramid a build writes at 1x, against what an @2x pyramid to the high-DPI zoom would draw.
-//   The overlay renderers (arrows.ts, contours.ts) draw only 256 px tiles, so the @2x cost is
-//   estimated by the same pixel work: each @2x tile as the four 1x tiles of the zoom below,
-//   drawn, quantised and encoded as one 512 px palette PNG (the way render-job.ts builds a base
-//   layer's @2x tile). Lines drawn at twice the width would cost a little more coverage work.
-//   node bench/hidpi-transparent.ts [maxZoom=7]
-import { latestRun } from "../src/forecast/select.ts";
 import { arrowSpacing, renderArrows } from "../src/render/arrows.ts";
 import { finiteRange, prepareContourText } from "../src/render/contour-labels.ts";
 import { renderContours } from "../src/render/contours.ts";
@@ -20,8 +8,7 @@ import { encodeIndexedPng, encodeRgbaPng } from "../src/render/png.ts";
 import { createLevelSampler, type LevelSampler } from "../src/render/resample.ts";
 import { HIDPI_MAX_ZOOM, HIDPI_SIZE, TILE_SIZE } from "../src/render/tiles.ts";
 import { isUniform } from "../src/render/uniform.ts";
-import { Store } from "../src/store/store.ts";
-import { benchStore } from "./lib.ts";
+import { overlayFields } from "./lib.ts";
 
 const maxZoom = Number(process.argv.slice(2).find((a) => !a.startsWith("--")) ?? 7);
 const hidpiMax = Math.min(HIDPI_MAX_ZOOM, maxZoom - 1);
@@ -82,19 +69,7 @@ const rows: string[] = [];
 
 // ---- overlays
 {
-  const store = new Store(await benchStore("demo"));
-  const group = await store.forecastGroup("forecast/global");
-  const run = latestRun(group);
-  const f: Record<string, Float32Array> = {};
-  for (const name of ["msl", "u10", "v10"]) {
-    const v = group.variables.get(name)!;
-    const region = v.roles.map((r, d): [number, number] => {
-      if (r === "time") return [run, run + 1];
-      return r === "lat" || r === "lon" ? [0, v.array.shape[d]] : [0, 1];
-    });
-    f[name] = Float32Array.from(await v.array.read(region));
-  }
-  const grid = group.grid;
+  const { grid, f } = await overlayFields();
   const label = (v: number) => String(Math.round(v / 100));
   await prepareContourText(...finiteRange(f.msl), { interval: 400, label });
   const cellPx = (z: number) => (grid.dlon / 360) * TILE_SIZE * 2 ** z;

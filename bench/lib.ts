@@ -7,8 +7,10 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import { DEFAULTS, type Settings } from "../src/config.ts";
+import { latestRun } from "../src/forecast/select.ts";
 import { type Running, startServer } from "../src/http/server.ts";
 import { writeSample } from "../src/sample/index.ts";
+import { Store } from "../src/store/store.ts";
 
 export interface BenchRow {
   bench: string;
@@ -164,4 +166,24 @@ async function timedGet(url: string, job: Parameters<typeof runCurl>[0]): Promis
   const [code, size, total] = (await run).trim().split(" ");
   if (code !== "200") throw new Error(`${url} answered ${code}`);
   return { seconds: Number(total), bytes: Number(size) };
+}
+
+/** The overlay benches' fields: msl, u10 and v10 of the demo store's global group, latest run, first lead. */
+export async function overlayFields(): Promise<{
+  grid: { lat: Float64Array; lon: Float64Array; dlon: number };
+  f: Record<string, Float32Array>;
+}> {
+  const store = new Store(await benchStore("demo"));
+  const group = await store.forecastGroup("forecast/global");
+  const run = latestRun(group);
+  const f: Record<string, Float32Array> = {};
+  for (const name of ["msl", "u10", "v10"]) {
+    const v = group.variables.get(name)!;
+    const region = v.roles.map((r, d): [number, number] => {
+      if (r === "time") return [run, run + 1];
+      return r === "lat" || r === "lon" ? [0, v.array.shape[d]] : [0, 1];
+    });
+    f[name] = Float32Array.from(await v.array.read(region));
+  }
+  return { grid: group.grid, f };
 }

@@ -12,7 +12,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { latestRun } from "../src/forecast/select.ts";
 import { arrowSpacing, renderArrows } from "../src/render/arrows.ts";
 import { finiteRange, prepareContourText } from "../src/render/contour-labels.ts";
 import { renderContours } from "../src/render/contours.ts";
@@ -22,8 +21,7 @@ import { encodeIndexedPng, encodeRgbaPng } from "../src/render/png.ts";
 import { createLevelSampler } from "../src/render/resample.ts";
 import { TILE_SIZE } from "../src/render/tiles.ts";
 import { isUniform } from "../src/render/uniform.ts";
-import { Store } from "../src/store/store.ts";
-import { benchStore } from "./lib.ts";
+import { overlayFields } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const positional = process.argv.slice(2).filter((a) => !a.startsWith("--"));
@@ -64,25 +62,6 @@ async function oldOverlay(dir: string): Promise<OldOverlay> {
   return (await import(pathToFileURL(file).href)) as OldOverlay;
 }
 
-async function fields(): Promise<{
-  grid: { lat: Float64Array; lon: Float64Array; dlon: number };
-  f: Record<string, Float32Array>;
-}> {
-  const store = new Store(await benchStore("demo"));
-  const group = await store.forecastGroup("forecast/global");
-  const run = latestRun(group);
-  const f: Record<string, Float32Array> = {};
-  for (const name of ["msl", "u10", "v10"]) {
-    const v = group.variables.get(name)!;
-    const region = v.roles.map((r, d): [number, number] => {
-      if (r === "time") return [run, run + 1];
-      return r === "lat" || r === "lon" ? [0, v.array.shape[d]] : [0, 1];
-    });
-    f[name] = Float32Array.from(await v.array.read(region));
-  }
-  return { grid: group.grid, f };
-}
-
 interface Tally {
   ms: number;
   tiles: number;
@@ -93,7 +72,7 @@ interface Tally {
 const dir = mkdtempSync(join(tmpdir(), "gridcast-bench-overlays-"));
 try {
   const old = await oldOverlay(dir);
-  const { grid, f } = await fields();
+  const { grid, f } = await overlayFields();
   const label = (v: number) => String(Math.round(v / 100));
   await prepareContourText(...finiteRange(f.msl), { interval: 400, label });
   const cellPx = (z: number) => (grid.dlon / 360) * TILE_SIZE * 2 ** z;

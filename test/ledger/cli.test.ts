@@ -51,7 +51,10 @@ describe("gridcast keys", () => {
       keys.map((k: { id: string }) => k.id),
       [record.id],
     );
-    assert.ok(!listed.stdout.includes(key.split("_").pop()), "list shows the secret");
+    // The secret is everything after "gck_<id>_" (base64url: it may hold "_" itself).
+    const secret = key.slice(key.indexOf("_", 4) + 1);
+    assert.equal(secret.length, 43);
+    assert.ok(!listed.stdout.includes(secret), "list shows the secret");
 
     // The printed key opens the ledger the CLI wrote to.
     const ledger = await openLedger(db);

@@ -37,6 +37,7 @@
 // Prototypes of the stable entry points used, declared here instead of taken from -dev headers
 // (they have kept these signatures across every release with the sonames below).
 typedef int (*lz4_decompress_safe_t)(const char *src, char *dst, int src_size, int dst_capacity);
+typedef int (*lz4_decompress_partial_t)(const char *src, char *dst, int src_size, int target, int dst_capacity);
 typedef const char *(*version_string_t)(void);
 typedef void *(*zstd_create_dctx_t)(void);
 typedef size_t (*zstd_free_dctx_t)(void *dctx);
@@ -47,6 +48,8 @@ typedef int (*zlib_uncompress_t)(unsigned char *dst, unsigned long *dst_len, con
 
 static struct {
   lz4_decompress_safe_t lz4;
+  /** LZ4_decompress_safe_partial (LZ4 1.8.3 and later; NULL before): a stream's first bytes only. */
+  lz4_decompress_partial_t lz4_partial;
   version_string_t lz4_version;
   zstd_create_dctx_t zstd_create;
   zstd_free_dctx_t zstd_free;
@@ -98,6 +101,7 @@ static void load_codec_libraries(void) {
     lib.lz4 = (lz4_decompress_safe_t)dlsym(h, "LZ4_decompress_safe");
     lib.lz4_version = (version_string_t)dlsym(h, "LZ4_versionString");
     if (!lib.lz4 || !lib.lz4_version) lib.lz4 = NULL;
+    lib.lz4_partial = lib.lz4 ? (lz4_decompress_partial_t)dlsym(h, "LZ4_decompress_safe_partial") : NULL;
   }
   // Zstandard: the copy Node itself carries and exports, when it does (one version throughout, and
   // a newer one than many systems'), else the system's libzstd.so.1.
@@ -227,6 +231,17 @@ static int decode_stream(int compressor, const unsigned char *src, size_t len, u
     }
   }
   return 0;
+}
+
+// The first `need` bytes of a stream whose whole decoded size is `cap`: LZ4 stops there (its
+// partial decoder checks the stream up to that point); the other codecs decode it all. 1, or 0 when
+// it does not decode.
+static int decode_stream_head(int compressor, const unsigned char *src, size_t len, unsigned char *dst, size_t cap,
+                              size_t need) {
+  if (need < cap && compressor == LZ4 && lib.lz4_partial && len <= INT_MAX && cap <= INT_MAX) {
+    return lib.lz4_partial((const char *)src, (char *)dst, (int)len, (int)need, (int)cap) == (int)need;
+  }
+  return decode_stream(compressor, src, len, dst, cap);
 }
 
 static int available(int compressor) {
@@ -363,9 +378,12 @@ static void bitunshuffle(const unsigned char *src, unsigned char *dst, size_t si
 // Where a byte-shuffled chunk's blocks go instead of into dst (see blosc_chunk_to): called once per
 // block, in order, with its byte planes (`size` bytes, `size / ts` elements a plane) and the
 // offset of its first byte in the chunk.
+// `lo`, `hi`: the bytes of the chunk the sink reads ([lo, hi), hi 0 for all of them): blocks outside
+// are not decoded at all, and in the last block it reads only the head of each byte plane is.
 typedef struct {
   void (*block)(void *ctx, const unsigned char *planes, size_t size, size_t ts, size_t first);
   void *ctx;
+  size_t lo, hi;
 } BlockSink;
 
 // A Blosc (format 1/2) chunk into dst, which must be exactly the size its header states: the
@@ -411,6 +429,18 @@ static double blosc_chunk_to(const unsigned char *src, size_t src_len, unsigned 
       break;
     }
     size_t neblock = bsize / splits;
+    // Decoded bytes of each stream the sink reads: every plane up to its last element wanted (a
+    // single stream holds the planes one after another, so all but the last plane's tail).
+    size_t need = neblock;
+    if (sink && sink->hi) {
+      size_t first = b * blocksize, end = first + bsize;
+      if (end <= sink->lo || first >= sink->hi) continue;
+      if (sink->hi < end) {
+        size_t elems = (sink->hi - first + ts - 1) / ts, plane = bsize / ts;
+        need = splits == ts ? elems : (ts - 1) * plane + elems;
+        if (need > neblock) need = neblock;
+      }
+    }
     unsigned char *dest = sink ? NULL : dst + b * blocksize, *target = shuffled ? scratch : dest;
     for (size_t s = 0; s < splits && result >= 0; s++) {
       if (cbytes - at < 4) {
@@ -425,8 +455,8 @@ static double blosc_chunk_to(const unsigned char *src, size_t src_len, unsigned 
       }
       // A stream exactly as long as its decoded size was stored uncompressed.
       if (csize == neblock) {
-        memcpy(target + s * neblock, src + at, neblock);
-      } else if (!decode_stream(compressor, src + at, csize, target + s * neblock, neblock)) {
+        memcpy(target + s * neblock, src + at, need);
+      } else if (!decode_stream_head(compressor, src + at, csize, target + s * neblock, neblock, need)) {
         result = BAD_STREAM;
       }
       at += csize;

@@ -69,7 +69,9 @@ static double decode_runs(Job *job) {
       blosc_runs_ok((const unsigned char *)job->src, job->src_len, job->item, job->geom)) {
     RunCursor c;
     run_cursor_init(&c, (char *)job->dst, job->item, job->geom);
-    BlockSink sink = {run_sink_block, &c};
+    size_t lo, hi;
+    runs_span(job->geom, &lo, &hi);
+    BlockSink sink = {run_sink_block, &c, lo * job->item, hi * job->item};
     double n = blosc_chunk_to(job->src, job->src_len, NULL, job->chunk_len, &sink);
     if (n != (double)job->chunk_len) return n;
     return c.finished && !c.bad ? n : BAD_STREAM;

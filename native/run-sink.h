@@ -96,6 +96,17 @@ static void run_sink_block(void *ctx, const unsigned char *planes, size_t size, 
   }
 }
 
+// The items of the chunk a rising geometry reads: [*lo, *hi).
+static void runs_span(const double *g, size_t *lo, size_t *hi) {
+  int k = (int)g[3];
+  double end = g[0] + g[2];
+  for (int d = 0; d < k; d++) {
+    if (g[4 + d] > 1) end += (g[4 + d] - 1) * g[4 + k + d];
+  }
+  *lo = (size_t)g[0];
+  *hi = (size_t)end;
+}
+
 // Whether decodeRuns can unshuffle this Blosc chunk straight into the runs: byte-shuffled, not
 // stored as is, Blosc's element size that of the output's items, blocks of whole elements, and
 // runs that rise through the chunk.

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { StoreUnavailableError } from "../errors.ts";
 import { gridRelative, rotateToTrue } from "../forecast/grid-projected.ts";
-import { readValues, regionOf } from "../forecast/read.ts";
+import { readBulk, readValues, regionOf } from "../forecast/read.ts";
 import { HIDPI_SUFFIX } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
 import { displayUnit, toDisplay } from "../registry/display.ts";
@@ -25,17 +25,30 @@ import { eachLead, eachTile, emptyResult, progress, type RenderContext } from ".
 import type { Job, LeadJob } from "./jobs.ts";
 
 /**
+ * Whether a lead is the only one this job renders from its chunks along the lead axis: then its
+ * field is read in bulk outside the chunk cache (readBulk: only the part of each chunk it lies in
+ * is decoded), else through the cache, so the job's other leads find the chunks decoded.
+ */
+function aloneInChunks(v: GroupVariable, job: Job, lead: number): boolean {
+  const d = v.roles.indexOf("lead");
+  if (d < 0) return false;
+  const step = v.array.chunks[d];
+  const at = Math.floor(lead / step);
+  return job.leads.filter((l) => !l.reuse && Math.floor(l.index / step) === at).length === 1;
+}
+
+/**
  * The (lat, lon) field of one run, lead and level, in C order whatever the storage order, in the
  * units the style is in. Ensemble variables draw the control member (regionOf's default).
  */
 async function readField(
   group: ForecastGroup,
   v: GroupVariable,
-  run: number,
+  job: Job,
   lead: number,
-  level: number | null,
 ): Promise<Float32Array | Float64Array> {
-  const field = await readValues(v, regionOf(group, v, { run, lead, level: level ?? undefined }));
+  const region = regionOf(group, v, { run: job.run, lead, level: job.levelIndex ?? undefined });
+  const field = await (aloneInChunks(v, job, lead) ? readBulk(v, region) : readValues(v, region));
   const latDim = v.roles.indexOf("lat");
   const lonDim = v.roles.indexOf("lon");
   if (latDim < lonDim) return field;
@@ -147,7 +160,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
 
   const renderLead = async (lead: LeadJob): Promise<LeadResult> => {
     const result = emptyResult(lead);
-    let read = await Promise.all(sources.map((v) => readField(group, v, job.run, lead.index, job.levelIndex)));
+    let read = await Promise.all(sources.map((v) => readField(group, v, job, lead.index)));
     // Arrows point the true way: components stored along a projected grid's axes are turned to
     // east/north first (the speed is the same either way).
     const proj = grid.projection;

@@ -347,6 +347,23 @@ export class StoredArray {
   }
 
   /**
+   * Whether this array's stored values are its physical ones as float32 and the addon decodes its
+   * chunks into place: no scale, offset, _Unsigned or missing marker (a float's NaN fill needs
+   * none), so readStoredInto into a Float32Array gives what read gives.
+   */
+  readsPhysicalInPlace(): boolean {
+    const p = this.packing;
+    return (
+      !p.problem &&
+      p.scale === 1 &&
+      p.offset === 0 &&
+      p.missing.length === 0 &&
+      p.unsigned === 0 &&
+      this.decodesInto(Float32Array)
+    );
+  }
+
+  /**
    * Stored values (nothing unpacked) of a region written into their place, as readInto(…, null),
    * outside the chunk cache: when decodesInto(out) holds, each chunk is read, decoded and copied
    * into `out` by one job on libuv's pool, so the main thread neither makes a decoded chunk nor

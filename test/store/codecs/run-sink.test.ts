@@ -83,6 +83,12 @@ const GEOMS: Record<string, { geom: Geom; out: number }> = {
   "single items, every other one": { geom: [1, 0, 1, 1, ITEMS >> 1, 2, 1], out: ITEMS >> 1 },
   "rows reversed in the output": { geom: [0, (Y - 1) * X * F, X * F, 1, Y, X * F, -X * F], out: ITEMS },
   "rows reversed in the chunk": { geom: [(Y - 1) * X * F, 0, X * F, 1, Y, -X * F, X * F], out: ITEMS },
+  // Runs in part of the chunk: the blocks outside them are not decoded, and in the last block
+  // they reach only the head of each byte plane is (LZ4's partial decoder).
+  "the first row only": { geom: [0, 0, X * F, 0], out: X * F },
+  "the first item only": { geom: [0, 0, 1, 0], out: 1 },
+  "the last row only": { geom: [(Y - 1) * X * F, 0, X * F, 0], out: X * F },
+  "features 2–4 of row 5": { geom: [5 * X * F + 2, 0, 3, 1, X, F, 3], out: X * 3 },
 };
 
 describe("decodeRuns unshuffling Blosc blocks straight into the runs", { skip: off && "GRIDCAST_NATIVE=0" }, () => {
@@ -133,5 +139,29 @@ describe("decodeRuns unshuffling Blosc blocks straight into the runs", { skip: o
     bad.writeUInt32LE(1, last);
     const geom = Float64Array.from(GEOMS["the whole chunk as one run"].geom);
     assert.notEqual(await addon.decodeRuns(0, new Uint8Array(bad), bytes, new Uint32Array(ITEMS), geom), bytes);
+  });
+
+  test("only the blocks the runs read are decoded: damage there is reported, elsewhere it is never read", async () => {
+    const addon = nativeAddon();
+    assert.ok(addon?.decodeRuns);
+    const { raw, cases } = fixtures();
+    const c = cases.find((k) => k.dtype === "uint32" && k.cname === "lz4" && k.shuffle === 1 && k.blocksize === 256)!;
+    const stored = Buffer.from(c.enc, "base64");
+    const plain = Buffer.from(raw.uint32, "base64");
+    const chunk = new Uint32Array(plain.buffer.slice(plain.byteOffset, plain.byteOffset + plain.length));
+    const bytes = plain.length;
+    assert.equal(stored.readUInt32LE(8), 256, "blocks of 256 bytes");
+    // The first block's first stream (byte plane 0) cut to one byte.
+    const cut = Buffer.from(stored);
+    cut.writeUInt32LE(1, stored.readUInt32LE(16));
+    const run = (geom: number[], out: Uint32Array) =>
+      addon.decodeRuns!(0, new Uint8Array(cut), bytes, out, Float64Array.from(geom));
+    // Every run that reads the first block sees the damage: the whole chunk, and its first item.
+    assert.notEqual(await run(GEOMS["the whole chunk as one run"].geom, new Uint32Array(ITEMS)), bytes);
+    assert.notEqual(await run(GEOMS["the first item only"].geom, new Uint32Array(1)), bytes);
+    // The last row lies in the last block: the first is never decoded, and the answer is exact.
+    const got = new Uint32Array(X * F);
+    assert.equal(await run(GEOMS["the last row only"].geom, got), bytes);
+    assert.deepEqual(got, chunk.subarray((Y - 1) * X * F));
   });
 });

@@ -3,6 +3,7 @@
 // encoded once per job and hard-linked; a lead whose fingerprint the previous build already has
 // is hard-linked from there instead of rendered.
 import { join } from "node:path";
+import { BoundedMap } from "../bounded-map.ts";
 import { StoreUnavailableError } from "../errors.ts";
 import { gridRelative, rotateToTrue } from "../forecast/grid-projected.ts";
 import { readBulk, readValues, regionOf } from "../forecast/read.ts";
@@ -38,10 +39,34 @@ function aloneInChunks(v: GroupVariable, job: Job, lead: number): boolean {
 }
 
 /**
+ * Fields this thread read lately, by group, variable, run, lead and level: the parts of a split
+ * pyramid (job-split.ts) that land on one thread read their lead's field once. Nothing that draws
+ * a field writes into it (prepare and the painters make new arrays), so one array serves them all.
+ */
+const recentFields = new BoundedMap<string, Promise<Float32Array | Float64Array>>(4);
+
+/**
  * The (lat, lon) field of one run, lead and level, in C order whatever the storage order, in the
  * units the style is in. Ensemble variables draw the control member (regionOf's default).
  */
-async function readField(
+function readField(
+  group: ForecastGroup,
+  v: GroupVariable,
+  job: Job,
+  lead: number,
+): Promise<Float32Array | Float64Array> {
+  const key = [group.id, v.name, job.run, lead, job.levelIndex].join("\0");
+  let field = recentFields.get(key);
+  if (!field) {
+    field = readFieldOnce(group, v, job, lead);
+    recentFields.set(key, field);
+    // A failed read is not kept: the next part asks the store again (and reports what it says).
+    field.catch(() => recentFields.delete(key));
+  }
+  return field;
+}
+
+async function readFieldOnce(
   group: ForecastGroup,
   v: GroupVariable,
   job: Job,

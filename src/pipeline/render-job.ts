@@ -38,32 +38,34 @@ function aloneInChunks(v: GroupVariable, job: Job, lead: number): boolean {
   return job.leads.filter((l) => !l.reuse && Math.floor(l.index / step) === at).length === 1;
 }
 
+type Field = Float32Array | Float64Array;
+
 /**
- * Fields this thread read lately, by group, variable, run, lead and level: the parts of a split
- * pyramid (job-split.ts) that land on one thread read their lead's field once. Nothing that draws
- * a field writes into it (prepare and the painters make new arrays), so one array serves them all.
+ * What this thread read and prepared lately: the parts of a split pyramid (job-split.ts) that land
+ * on one thread read their lead's fields, and prepare them for their layer, once. Nothing that
+ * draws a field writes into it (prepare and the painters make new arrays), so one array serves all.
  */
-const recentFields = new BoundedMap<string, Promise<Float32Array | Float64Array>>(4);
+const recentFields = new BoundedMap<string, Promise<Field>>(4);
+const recentPrepared = new BoundedMap<string, Promise<Field[]>>(4);
+
+/** The kept promise under `key`, else make's (kept unless it fails: the next asks afresh and reports). */
+function kept<T>(memo: BoundedMap<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let p = memo.get(key);
+  if (!p) {
+    p = make();
+    memo.set(key, p);
+    p.catch(() => memo.delete(key));
+  }
+  return p;
+}
 
 /**
  * The (lat, lon) field of one run, lead and level, in C order whatever the storage order, in the
  * units the style is in. Ensemble variables draw the control member (regionOf's default).
  */
-function readField(
-  group: ForecastGroup,
-  v: GroupVariable,
-  job: Job,
-  lead: number,
-): Promise<Float32Array | Float64Array> {
+function readField(group: ForecastGroup, v: GroupVariable, job: Job, lead: number): Promise<Field> {
   const key = [group.id, v.name, job.run, lead, job.levelIndex].join("\0");
-  let field = recentFields.get(key);
-  if (!field) {
-    field = readFieldOnce(group, v, job, lead);
-    recentFields.set(key, field);
-    // A failed read is not kept: the next part asks the store again (and reports what it says).
-    field.catch(() => recentFields.delete(key));
-  }
-  return field;
+  return kept(recentFields, key, () => readFieldOnce(group, v, job, lead));
 }
 
 async function readFieldOnce(
@@ -85,7 +87,6 @@ async function readFieldOnce(
   return out;
 }
 
-type Field = Float32Array | Float64Array;
 /** Palette indices of one tile from the lead's source fields. */
 type TilePainter = (sampler: LevelSampler, x: number, y: number, fields: Field[], out: Uint8Array) => void;
 
@@ -185,12 +186,15 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
 
   const renderLead = async (lead: LeadJob): Promise<LeadResult> => {
     const result = emptyResult(lead);
-    let read = await Promise.all(sources.map((v) => readField(group, v, job, lead.index)));
-    // Arrows point the true way: components stored along a projected grid's axes are turned to
-    // east/north first (the speed is the same either way).
-    const proj = grid.projection;
-    if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative)) read = rotateToTrue(proj, read[0], read[1]);
-    const fields = await prepare(read);
+    const fields = await kept(recentPrepared, [job.layer, job.run, lead.index].join("\0"), async () => {
+      let read = await Promise.all(sources.map((v) => readField(group, v, job, lead.index)));
+      // Arrows point the true way: components stored along a projected grid's axes are turned to
+      // east/north first (the speed is the same either way).
+      const proj = grid.projection;
+      if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative))
+        read = rotateToTrue(proj, read[0], read[1]);
+      return prepare(read);
+    });
     let sampler: LevelSampler;
     const level = (z: number) => {
       const at = ctx.coverage.level(coverage, grid, z);

@@ -51,11 +51,14 @@ export function regionOf(group: ForecastGroup, v: GroupVariable, p: Pick): Range
  * converted in place. At once when the array answers at once (a warm point column).
  */
 export function readValues(v: GroupVariable, region: Range[]): Soon<Float32Array | Float64Array> {
-  return then(v.array.read(region), (values) => {
-    const f = v.convert;
-    if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
-    return values;
-  });
+  return then(v.array.read(region), (values) => inAnswerUnits(v, values));
+}
+
+/** Physical values converted in place to the variable's answer units. */
+function inAnswerUnits<T extends Float32Array | Float64Array>(v: GroupVariable, values: T): T {
+  const f = v.convert;
+  if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
+  return values;
 }
 
 /**
@@ -71,7 +74,5 @@ export async function readBulk(v: GroupVariable, region: Range[]): Promise<Float
   const shape = region.map(([a, b]) => b - a);
   const values = new Float32Array(shape.reduce((a, b) => a * b, 1));
   await v.array.readStoredInto(region, values, { offset: 0, strides: strides(shape) });
-  const f = v.convert;
-  if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
-  return values;
+  return inAnswerUnits(v, values);
 }

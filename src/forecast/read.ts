@@ -72,7 +72,9 @@ function inAnswerUnits<T extends Float32Array | Float64Array>(v: GroupVariable, 
 export async function readBulk(v: GroupVariable, region: Range[]): Promise<Float32Array | Float64Array> {
   if (!v.array.readsPhysicalInPlace()) return readValues(v, region);
   const shape = region.map(([a, b]) => b - a);
-  const values = new Float32Array(shape.reduce((a, b) => a * b, 1));
+  const n = shape.reduce((a, b) => a * b, 1);
+  // Not zero-filled: readStoredInto writes every value (a chunk not stored as its fill value).
+  const values = new Float32Array(Buffer.allocUnsafeSlow(n * 4).buffer, 0, n);
   await v.array.readStoredInto(region, values, { offset: 0, strides: strides(shape) });
   return inAnswerUnits(v, values);
 }

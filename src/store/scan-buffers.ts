@@ -14,8 +14,11 @@ const inPool = new WeakSet<ArrayBuffer>();
 const lent = new WeakSet<ArrayBuffer>();
 let pooled = 0;
 let poison = false;
-/** Buffers handed out, and how many of them had to be allocated (benches read both). */
-export const bufferStats = { taken: 0, fresh: 0 };
+/**
+ * Buffers handed out, how many of them had to be allocated (benches read both), how many are out
+ * now (handed out, not yet back) and the most that were out at once (tests read those).
+ */
+export const bufferStats = { taken: 0, fresh: 0, out: 0, peak: 0 };
 
 /**
  * Tests: fill every buffer handed back with a marker (0x7f bytes; 3.4e38 as float32), so a value
@@ -38,6 +41,7 @@ export function sizeClass(n: number): number {
 export function takeBytes(n: number): Uint8Array {
   const c = sizeClass(n);
   bufferStats.taken++;
+  bufferStats.peak = Math.max(bufferStats.peak, ++bufferStats.out);
   const ab = free.get(c)?.pop();
   if (ab) {
     pooled -= c;
@@ -61,6 +65,7 @@ export function giveBytes(view: { readonly buffer: ArrayBufferLike } | ArrayLike
   if (ab instanceof ArrayBuffer && inPool.has(ab)) throw new Error("scan buffer handed back twice");
   if (!(ab instanceof ArrayBuffer) || !lent.has(ab)) return;
   lent.delete(ab);
+  bufferStats.out--;
   if (poison) new Uint8Array(ab).fill(0x7f);
   if (pooled + ab.byteLength > POOL_BYTES) return;
   let list = free.get(ab.byteLength);

@@ -119,7 +119,9 @@ function curlRunner() {
   return runner;
 }
 
-async function runCurl(args: string[] | { get: string; headers: Record<string, string> }): Promise<string> {
+async function runCurl(
+  args: string[] | { get: string; headers: Record<string, string> },
+): Promise<{ out: string; cpu?: number }> {
   const r = curlRunner();
   // Held only while a request is out, so the runner never keeps a finished bench alive.
   const pipes = [r.child.stdout, r.child.stdin, r.child.stderr] as unknown as Socket[];
@@ -129,9 +131,9 @@ async function runCurl(args: string[] | { get: string; headers: Record<string, s
   const next = await r.replies.next();
   r.child.unref();
   for (const p of pipes) p.unref();
-  const { out, err } = JSON.parse(next.value as string) as { out: string; err?: string };
+  const { out, err, cpu } = JSON.parse(next.value as string) as { out: string; err?: string; cpu?: number };
   if (err) throw new Error(`curl: ${err}`);
-  return out;
+  return { out, cpu };
 }
 
 /**
@@ -142,7 +144,7 @@ async function runCurl(args: string[] | { get: string; headers: Record<string, s
 export function curlGet(
   url: string,
   headers: Record<string, string> = {},
-): Promise<{ seconds: number; bytes: number }> {
+): Promise<{ seconds: number; bytes: number; clientCpu: number }> {
   const args = ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}"];
   for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
   return timedGet(url, [...args, url]);
@@ -155,17 +157,24 @@ export function curlGet(
 export function keepAliveGet(
   url: string,
   headers: Record<string, string> = {},
-): Promise<{ seconds: number; bytes: number }> {
+): Promise<{ seconds: number; bytes: number; clientCpu: number }> {
   return timedGet(url, { get: url, headers });
 }
 
-/** One job for the runner, queued behind the others; its "status bytes seconds" answer read. */
-async function timedGet(url: string, job: Parameters<typeof runCurl>[0]): Promise<{ seconds: number; bytes: number }> {
+/**
+ * One job for the runner, queued behind the others; its "status bytes seconds" answer read, and for
+ * curl its CPU seconds (start-up included; 10 ms ticks, so only sums over many requests mean much).
+ */
+async function timedGet(
+  url: string,
+  job: Parameters<typeof runCurl>[0],
+): Promise<{ seconds: number; bytes: number; clientCpu: number }> {
   const run = queue.then(() => runCurl(job));
   queue = run.catch(() => {});
-  const [code, size, total] = (await run).trim().split(" ");
+  const { out, cpu } = await run;
+  const [code, size, total] = out.trim().split(" ");
   if (code !== "200") throw new Error(`${url} answered ${code}`);
-  return { seconds: Number(total), bytes: Number(size) };
+  return { seconds: Number(total), bytes: Number(size), clientCpu: cpu ?? 0 };
 }
 
 /** The overlay benches' fields: msl, u10 and v10 of the demo store's global group, latest run, first lead. */

@@ -9,6 +9,11 @@
 //     planned and read into one .npy body in memory.
 //   - zarr-python 2 in its own process: the array opened afresh (.zarray read again, no decoded
 //     chunks kept) and the slice read into a numpy array.
+//   - the transport alone: a bare node:http server sending a ready body of the same size to the
+//     same curl. With it, a ceiling: the best ratio any HTTP service could reach on this machine,
+//     the peer's time over the larger of the bare transport's time and the CPU an HTTP answer
+//     needs at the least (the bare server's, curl's for the body, a decode as cheap as the peer's)
+//     spread over every core. A bar above the ceiling cannot be met here by any server.
 // Chunk files are in the page cache for all three (warm-up round first); none keeps decoded chunks.
 // The store layer's body is freed as soon as its read is timed (Python frees the peer's array
 // likewise), so its garbage is not collected during, and billed to, the next HTTP round.
@@ -19,6 +24,8 @@
 //   node bench/npy-zarr.ts [rounds]
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { DEFAULTS, MIB } from "../src/config.ts";
@@ -73,6 +80,15 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
   const srv = await benchServer(store, { out, embeddings_api_max_mb: 64 });
   const peer = startPeer();
   const rows: BenchRow[] = [];
+  // The transport alone: a bare node:http server sending a ready body of the slice's size to the
+  // same curl, and an empty one (curl's own start-up, taken off its CPU for the body).
+  let body = new Uint8Array(0);
+  const bare = createServer((_req, res) => {
+    res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": body.byteLength });
+    res.end(body);
+  });
+  await new Promise<void>((ok) => bare.listen(0, "127.0.0.1", ok));
+  const bareUrl = `http://127.0.0.1:${(bare.address() as { port: number }).port}/`;
   try {
     await peer.ready;
     const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["embeddings"], credits: 1e9, rate: 0 });
@@ -81,12 +97,14 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
       const name = item(family);
       const dir = join(store, "embeddings", ...name.split("~"));
       const url = `${srv.url}/api/embeddings/npy/${name}?y_stop=${Y_STOP}`;
-      const sum = { http: [0, 0, 0], layer: [0, 0, 0], zarr: [0, 0, 0] };
+      const sum = { http: [0, 0, 0], layer: [0, 0, 0], zarr: [0, 0, 0], bare: [0, 0, 0] };
       const add = (k: keyof typeof sum, r: { seconds: number; bytes: number; cpu: number }) => {
         sum[k][0] += r.seconds;
         sum[k][1] += r.bytes;
         sum[k][2] += r.cpu;
       };
+      /** curl's CPU seconds for the bare body and for an empty one, summed over the rounds. */
+      const client = { body: 0, empty: 0 };
       /** CPU seconds (user + system, all threads) of this process over f. */
       const cpuOf = async <T>(f: () => Promise<T>): Promise<T & { cpu: number }> => {
         const c0 = process.cpuUsage();
@@ -107,8 +125,21 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
         (body.buffer as ArrayBuffer).transfer(0);
         return { seconds, bytes };
       };
+      /** The bare transport of the same number of bytes: curl's time, this process's CPU. */
+      const bareRound = async () => {
+        const r = await cpuOf(() => curlGet(bareUrl));
+        client.body += r.clientCpu;
+        const empty = body;
+        body = new Uint8Array(0);
+        client.empty += (await curlGet(bareUrl)).clientCpu;
+        body = empty;
+        return r;
+      };
       // Warm-up of all three (page cache, workers, imports), then interleaved rounds.
-      await curlGet(url, H);
+      body = new Uint8Array((await curlGet(url, H)).bytes).fill(7);
+      await bareRound();
+      client.body = 0;
+      client.empty = 0;
       await layer();
       await peer.ask(`read ${dir}`);
       for (let i = 0; i < rounds; i++) {
@@ -116,11 +147,20 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
         add("http", await cpuOf(() => curlGet(url, H)));
         add("zarr", await peer.ask(`read ${dir}`));
         add("layer", await cpuOf(layer));
+        add("bare", await bareRound());
       }
       const mbs = (k: keyof typeof sum) => sum[k][1] / 1e6 / sum[k][0];
       const cpuMs = (k: keyof typeof sum) => ((sum[k][2] / rounds) * 1000).toFixed(1);
       const z = mbs("zarr");
       const zCpu = `zarr-python ${cpuMs("zarr")} ms`;
+      // The best any HTTP service could do here: at least the bare transport's time, and at least
+      // the CPU it needs spread over every core: the bare server's, curl's for the body, and a
+      // decode as cheap as zarr-python's own (c-blosc / libzstd in the peer's process).
+      const per = (x: number) => x / rounds;
+      const bareWall = per(sum.bare[0]);
+      const transportCpu = per(sum.bare[2]) + per(client.body - client.empty);
+      const floor = Math.max(bareWall, (transportCpu + per(sum.zarr[2])) / availableParallelism());
+      const zarrWall = per(sum.zarr[0]);
       rows.push(
         {
           bench: `npy-zarr ${family}`,
@@ -141,11 +181,25 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
           ratio: mbs("layer") / z,
           note: `CPU per slice: gridcast ${cpuMs("layer")} ms, ${zCpu}`,
         },
+        {
+          bench: `npy-zarr ${family}`,
+          figure: "ceiling: the best ratio any HTTP service could reach here",
+          value: zarrWall / floor,
+          baseline: "the bar",
+          baselineValue: 1,
+          ratio: zarrWall / floor / 1,
+          note:
+            `zarr-python ${(zarrWall * 1000).toFixed(1)} ms per slice against a floor of ${(floor * 1000).toFixed(1)} ms: ` +
+            `the bare transport (a ready body to curl) ${(bareWall * 1000).toFixed(1)} ms, and CPU over ` +
+            `${availableParallelism()} cores of the bare server ${(per(sum.bare[2]) * 1000).toFixed(1)} ms + curl's for the body ` +
+            `${(per(client.body - client.empty) * 1000).toFixed(1)} ms + zarr-python's own decode ${cpuMs("zarr")} ms`,
+        },
       );
     }
   } finally {
     peer.close();
     await srv.close();
+    await new Promise((ok) => bare.close(ok));
   }
   return rows;
 }

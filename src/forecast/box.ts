@@ -207,14 +207,23 @@ export function slabRegions(plan: BoxPlan, l0: number, l1: number) {
 /**
  * The float32 values of leads [l0, l1) of a planned box, (lead, lat ascending, lon eastward),
  * each stored column run written straight into its place, rows reversed where the store runs
- * north to south.
+ * north to south. Through `scan` when given; with `direct`, the stored values are decoded into
+ * place by the addon (StoredArray.readStoredInto: for arrays whose stored values are physical).
  */
-export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number, scan?: ChunkScan): Promise<Float32Array> {
+export async function readBoxSlab(
+  plan: BoxPlan,
+  l0: number,
+  l1: number,
+  scan?: ChunkScan,
+  direct = false,
+): Promise<Float32Array> {
   const { variable: v, sel } = plan;
   const [, nLat, nLon] = plan.shape;
   const plane = nLat * nLon;
-  const out = slab((l1 - l0) * plane);
   const hasLead = v.roles.includes("lead");
+  // readStoredInto writes every value of its regions (a chunk not stored as its fill value), so
+  // a direct slab of a field with a lead axis needs no NaN first.
+  const out = slab((l1 - l0) * plane, !(direct && hasLead));
   let colOffset = 0;
   const reads: Promise<void>[] = [];
   for (const [k, region] of slabRegions(plan, l0, l1).entries()) {
@@ -228,7 +237,8 @@ export async function readBoxSlab(plan: BoxPlan, l0: number, l1: number, scan?: 
       return 0;
     });
     const offset = colOffset + (sel.flipRows ? (nLat - 1) * nLon : 0);
-    reads.push((scan ?? v.array).readInto(region, out, { offset, strides }));
+    const place = { offset, strides };
+    reads.push(direct ? v.array.readStoredInto(region, out, place) : (scan ?? v.array).readInto(region, out, place));
     colOffset += c1 - c0;
   }
   await Promise.all(reads);
@@ -265,6 +275,14 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: num
   // and let go once the slabs have passed it; otherwise through the chunk cache, the part after
   // the next warmed into it.
   const array = plan.variable.array;
+  // Slabs of whole chunk steps along the lead axis need each chunk once, and float32 values
+  // stored as they are meant (no scale, offset or missing marker but NaN) need no unpacking: each
+  // chunk is then read and decoded straight into its slab on libuv's pool, only the values the
+  // box takes unshuffled, with no decoded chunk made, copied or NaN-filled on the main thread.
+  if (leadDim >= 0 && per >= chunkLeads && array.readsPhysicalInPlace()) {
+    yield* readAhead(slabs, ([a, b]) => readBoxSlab(plan, a, b, undefined, true));
+    return;
+  }
   const scan = leadDim >= 0 ? ChunkScan.open(array, slabRegions(plan, first, last + 1), leadDim, scanBytes) : undefined;
   if (!scan) {
     yield* readAhead(

@@ -369,9 +369,10 @@ export class StoredArray {
    * Stored values (nothing unpacked) of a region written into their place, as readInto(…, null),
    * outside the chunk cache: when decodesInto(out) holds, each chunk is read, decoded and copied
    * into `out` by one job on libuv's pool, so the main thread neither makes a decoded chunk nor
-   * copies one. A chunk that is not stored, one the addon declines (a compressor it lacks here) or
-   * cannot decode, and every chunk of another array go the cached way instead, which gives the fill
-   * value, decodes in JavaScript or names what is wrong, exactly as readInto does.
+   * copies one. A stored chunk the addon declines (a layout it does not take) or cannot decode is
+   * read again and decoded outside the cache (decodeDirect: damage is named, never answered from
+   * an earlier decode); a chunk that is not stored, and every chunk of an array without a direct
+   * decoder, go the cached way, which gives the fill value or names what is wrong as readInto does.
    */
   async readStoredInto(region: Range[], out: OutValues, place: Placement): Promise<void> {
     checkPlacement(region, out.length, place);
@@ -387,6 +388,18 @@ export class StoredArray {
       while (next < list.length) {
         const cc = list[next++];
         if (fast && (await this.#decodeRuns(cc, region, out, place))) continue;
+        // Read again and decoded outside the cache, so a chunk damaged since the cache decoded it
+        // is reported, never answered from the earlier decode; only a chunk that is not stored
+        // (its fill value) or one without a direct decoder goes the cached way.
+        const got = await this.decodeDirect(cc, takeBytes, giveBytes);
+        if (got) {
+          try {
+            copyRegion(got.chunk, cc, this.chunks, region, place, out, null);
+          } finally {
+            giveBytes(got.buffer);
+          }
+          continue;
+        }
         copyRegion(await this.chunk(cc), cc, this.chunks, region, place, out, null);
       }
     };

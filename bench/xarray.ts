@@ -18,6 +18,7 @@ import { createInterface } from "node:readline";
 import { DEFAULTS, MIB } from "../src/config.ts";
 import { boxLeads, planBox } from "../src/forecast/box.ts";
 import { useNativeAddon } from "../src/native.ts";
+import { recycleSlab } from "../src/read-ahead.ts";
 import { bufferStats } from "../src/store/scan-buffers.ts";
 import { BENCH_DIR, type BenchRow, benchServer, curlGet, keepAliveGet, percentile } from "./lib.ts";
 
@@ -128,8 +129,11 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
         const t0 = performance.now();
         const req = { group: "forecast/global", var: "t2m", time_index: 0, lead_start: 0, lead_stop: 24, ...b };
         const plan = await planBox(srv.ctx.store, srv.ctx.registry, req, 1024);
-        for await (const slab of boxLeads(plan, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB))
+        // Each slab handed back once counted, as the export route does once its bytes are sent.
+        for await (const slab of boxLeads(plan, DEFAULTS.read_slab_mb * MIB, DEFAULTS.scan_hold_mb * MIB)) {
           bytes += slab.byteLength;
+          recycleSlab(slab);
+        }
         seconds += (performance.now() - t0) / 1000;
       }
       return { seconds, bytes };

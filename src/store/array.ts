@@ -387,11 +387,13 @@ export class StoredArray {
     const lane = async () => {
       while (next < list.length) {
         const cc = list[next++];
-        if (fast && (await this.#decodeRuns(cc, region, out, place))) continue;
+        const runs = fast ? await this.#decodeRuns(cc, region, out, place) : "declined";
+        if (runs === "done") continue;
         // Read again and decoded outside the cache, so a chunk damaged since the cache decoded it
         // is reported, never answered from the earlier decode; only a chunk that is not stored
-        // (its fill value) or one without a direct decoder goes the cached way.
-        const got = await this.decodeDirect(cc, takeBytes, giveBytes);
+        // (its fill value, looked up once more only there) or one without a direct decoder goes
+        // the cached way.
+        const got = runs === "absent" ? undefined : await this.decodeDirect(cc, takeBytes, giveBytes);
         if (got) {
           try {
             copyRegion(got.chunk, cc, this.chunks, region, place, out, null);
@@ -406,15 +408,23 @@ export class StoredArray {
     await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, list.length) }, lane));
   }
 
-  /** One chunk's part of a region into `out` by decodeRuns; false when the cached way must do it. */
-  async #decodeRuns(cc: number[], region: Range[], out: OutValues, place: Placement): Promise<boolean> {
+  /**
+   * One chunk's part of a region into `out` by decodeRuns: "done", "absent" when the chunk is not
+   * stored, "declined" when the addon does not take the layout or cannot decode the chunk.
+   */
+  async #decodeRuns(
+    cc: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+  ): Promise<"done" | "absent" | "declined"> {
     const dec = this.direct!;
     const decodeRuns = nativeAddon()!.decodeRuns!;
     const runs = runsOf(cc, this.chunks, strides(this.chunks), region, place);
-    if (!runs) return true;
+    if (!runs) return "done";
     const { lo, hi, cStride, oStride } = runs;
     const k = lo.length - 1;
-    if (k > 16 || cStride[k] !== 1 || oStride[k] !== 1) return false;
+    if (k > 16 || cStride[k] !== 1 || oStride[k] !== 1) return "declined";
     const geom = new Float64Array(4 + 3 * k);
     geom[0] = runs.src;
     geom[1] = runs.dst;
@@ -434,9 +444,9 @@ export class StoredArray {
     } catch (cause) {
       throw located(wrap(cause), b, key, cc);
     }
-    if (stored === undefined) return false;
+    if (stored === undefined) return "absent";
     try {
-      return (await decodeRuns(dec.runs, stored, dec.bytes, out, geom)) === dec.bytes;
+      return (await decodeRuns(dec.runs, stored, dec.bytes, out, geom)) === dec.bytes ? "done" : "declined";
     } finally {
       giveBytes(stored);
     }

@@ -2,6 +2,7 @@
 // same run, and their ratio), a sample store cached under .gridcast/bench, and a loopback server.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:http";
 import type { Socket } from "node:net";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -45,6 +46,25 @@ export async function benchServer(store: string, overrides: Partial<Settings> = 
     { ...DEFAULTS, store, out: join(BENCH_DIR, "output"), db: join(dir, "ledger.db"), port: 0, ...overrides },
     { log: () => {} },
   );
+}
+
+/**
+ * The transport alone: a bare node:http server answering every GET with a ready body (`body`,
+ * empty until set), what any HTTP service pays on this machine before it reads or decodes a byte.
+ */
+export async function bareServer(): Promise<{ url: string; body: Uint8Array; close: () => Promise<void> }> {
+  const bare = {
+    url: "",
+    body: new Uint8Array(0),
+    close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": bare.body.byteLength });
+    res.end(bare.body);
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  bare.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+  return bare;
 }
 
 export interface Load {

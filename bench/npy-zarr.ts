@@ -24,7 +24,6 @@
 //   node bench/npy-zarr.ts [rounds]
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer } from "node:http";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -34,7 +33,7 @@ import { tileGeometry } from "../src/embeddings/mgrs.ts";
 import { parseItemName } from "../src/embeddings/names.ts";
 import { planSlice, readSlice } from "../src/embeddings/slice.ts";
 import { Store } from "../src/store/store.ts";
-import { BENCH_DIR, type BenchRow, benchServer, curlGet, printRows } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, bareServer, benchServer, curlGet, printRows } from "./lib.ts";
 
 const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
 const PEER = resolve(import.meta.dirname, "npy_zarr_peer.py");
@@ -80,15 +79,9 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
   const srv = await benchServer(store, { out, embeddings_api_max_mb: 64 });
   const peer = startPeer();
   const rows: BenchRow[] = [];
-  // The transport alone: a bare node:http server sending a ready body of the slice's size to the
-  // same curl, and an empty one (curl's own start-up, taken off its CPU for the body).
-  let body = new Uint8Array(0);
-  const bare = createServer((_req, res) => {
-    res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": body.byteLength });
-    res.end(body);
-  });
-  await new Promise<void>((ok) => bare.listen(0, "127.0.0.1", ok));
-  const bareUrl = `http://127.0.0.1:${(bare.address() as { port: number }).port}/`;
+  // The transport alone: a ready body of the slice's size to the same curl, and an empty one
+  // (curl's own start-up, taken off its CPU for the body).
+  const bare = await bareServer();
   try {
     await peer.ready;
     const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["embeddings"], credits: 1e9, rate: 0 });
@@ -127,16 +120,16 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
       };
       /** The bare transport of the same number of bytes: curl's time, this process's CPU. */
       const bareRound = async () => {
-        const r = await cpuOf(() => curlGet(bareUrl));
+        const r = await cpuOf(() => curlGet(bare.url));
         client.body += r.clientCpu;
-        const empty = body;
-        body = new Uint8Array(0);
-        client.empty += (await curlGet(bareUrl)).clientCpu;
-        body = empty;
+        const full = bare.body;
+        bare.body = new Uint8Array(0);
+        client.empty += (await curlGet(bare.url)).clientCpu;
+        bare.body = full;
         return r;
       };
       // Warm-up of all three (page cache, workers, imports), then interleaved rounds.
-      body = new Uint8Array((await curlGet(url, H)).bytes).fill(7);
+      bare.body = new Uint8Array((await curlGet(url, H)).bytes).fill(7);
       await bareRound();
       client.body = 0;
       client.empty = 0;
@@ -199,7 +192,7 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
   } finally {
     peer.close();
     await srv.close();
-    await new Promise((ok) => bare.close(ok));
+    await bare.close();
   }
   return rows;
 }

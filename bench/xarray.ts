@@ -11,7 +11,6 @@
 //   node bench/xarray.ts [rounds]
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import { createInterface } from "node:readline";
@@ -20,7 +19,7 @@ import { boxLeads, planBox } from "../src/forecast/box.ts";
 import { useNativeAddon } from "../src/native.ts";
 import { recycleSlab } from "../src/read-ahead.ts";
 import { bufferStats } from "../src/store/scan-buffers.ts";
-import { BENCH_DIR, type BenchRow, benchServer, curlGet, keepAliveGet, percentile } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, bareServer, benchServer, curlGet, keepAliveGet, percentile } from "./lib.ts";
 
 const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
 const BOXES = [
@@ -68,15 +67,9 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
   const store = xarrayStore();
   const peer = startPeer(store);
   const srv = await benchServer(store, { field_export_max_mb: 1024, max_heavy_requests: 64 });
-  // The transport alone: a bare node:http server sending a ready body of one box's size to the
-  // same client. What any HTTP service pays on this machine and the in-process peer does not.
-  let body = new Uint8Array(0);
-  const bare = createServer((_req, res) => {
-    res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": body.byteLength });
-    res.end(body);
-  });
-  await new Promise<void>((ok) => bare.listen(0, "127.0.0.1", ok));
-  const bareUrl = `http://127.0.0.1:${(bare.address() as { port: number }).port}/`;
+  // The transport alone: a ready body of one box's size to the same client. What any HTTP
+  // service pays on this machine and the in-process peer does not.
+  const bare = await bareServer();
   try {
     await peer.ready;
     const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["weather"], credits: 0, rate: 0 });
@@ -138,11 +131,11 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
       }
       return { seconds, bytes };
     };
-    body = new Uint8Array((await curlGet(urls[0], H)).bytes);
+    bare.body = new Uint8Array((await curlGet(urls[0], H)).bytes);
     const bareRound = async () => {
       let seconds = 0;
-      for (let i = 0; i < urls.length; i++) seconds += (await curlGet(bareUrl)).seconds;
-      return { seconds, bytes: body.byteLength * urls.length };
+      for (let i = 0; i < urls.length; i++) seconds += (await curlGet(bare.url)).seconds;
+      return { seconds, bytes: bare.body.byteLength * urls.length };
     };
     await exportRound();
     await storeRound();
@@ -274,7 +267,7 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
   } finally {
     peer.close();
     await srv.close();
-    await new Promise((ok) => bare.close(ok));
+    await bare.close();
   }
 }
 

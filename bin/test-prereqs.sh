@@ -27,6 +27,15 @@ for pair in numpy:python3-numpy numcodecs:python3-numcodecs xarray:python3-xarra
   if ! [ -x "$PY" ] || ! "$PY" -c "import ${pair%%:*}" >/dev/null 2>&1; then missing+=("${pair#*:}"); fi
 done
 [ -x "$CHROMIUM" ] || missing+=(chromium)
+# GIS clients (GDAL, rasterio, OWSLib, QGIS headless), a real Slurm, and the peers the benches
+# compare with (nginx as the static server, wrk as the external load client): each checked by a
+# file it installs, so a machine that has them all costs no interpreter start here.
+for pair in /usr/bin/gdalinfo:gdal-bin /usr/lib/python3/dist-packages/osgeo:python3-gdal \
+  /usr/lib/python3/dist-packages/rasterio:python3-rasterio /usr/lib/python3/dist-packages/owslib:python3-owslib \
+  /usr/lib/python3/dist-packages/pyproj:python3-pyproj /usr/lib/python3/dist-packages/qgis:python3-qgis \
+  /usr/bin/qgis:qgis /usr/sbin/slurmctld:slurm-wlm /usr/sbin/munged:munge /usr/sbin/nginx:nginx-light /usr/bin/wrk:wrk; do
+  [ -e "${pair%%:*}" ] || missing+=("${pair#*:}")
+done
 # The native addon needs only a C compiler (its Blosc decoder is its own C; LZ4, Zstandard and
 # zlib come from the runtime libraries a base Debian has). The codec tests compare it with
 # numcodecs (python3-numcodecs, which python3-zarr brings), not with a C library of our own.

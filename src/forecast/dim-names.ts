@@ -11,10 +11,13 @@ export const DIM_NAMES = {
   member: "member",
   lat: "lat",
   lon: "lon",
+  fixed: "fixed",
 } as const;
 
 /** Dimension names of a group: a projected grid's rows and columns are y and x, as CF names them. */
 export function dimNamesOf(g: ForecastGroup): Record<keyof typeof DIM_NAMES, string> {
+  // An unstructured grid's one cell axis takes the column role.
+  if (g.grid.cells) return { ...DIM_NAMES, lon: "cell" };
   return g.grid.projection ? { ...DIM_NAMES, lat: "y", lon: "x" } : DIM_NAMES;
 }
 

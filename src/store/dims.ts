@@ -3,7 +3,9 @@
 // and WeatherBench2 (prediction_timedelta, level), dynamical.org (init_time, lead_time,
 // ensemble_member), CF (forecast_reference_time, forecast_period, realization), CDS ERA5 (valid_time,
 // pressure_level), CMIP (plev).
-export type Role = "time" | "lead" | "level" | "member" | "lat" | "lon";
+// "fixed" marks a dimension read at one index per variable, never by name: anemoi-datasets' variables
+// axis (each variable is one entry of it) and its single-member ensemble axis.
+export type Role = "time" | "lead" | "level" | "member" | "lat" | "lon" | "fixed";
 
 const ROLE_NAMES: Record<Role, string[]> = {
   // valid_time last: cfgrib writes it beside time and step as an auxiliary coordinate; only the new
@@ -14,6 +16,7 @@ const ROLE_NAMES: Record<Role, string[]> = {
   member: ["number", "ensemble_member", "realization", "member"],
   lat: ["lat", "latitude", "y_lat"],
   lon: ["lon", "longitude", "x_lon"],
+  fixed: [],
 };
 
 const BY_NAME = new Map<string, Role>();

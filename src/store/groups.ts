@@ -130,7 +130,12 @@ export class ForecastGroups {
       for (const n of ["latitude", "lat", "longitude", "lon"]) if (await this.#source.node(n)) names.push(n);
     }
     const roles = new Set(names.map((n) => roleOf(n)));
-    if (!roles.has("lat") || !roles.has("lon")) return false;
+    // Per-cell coordinates of an unstructured grid count too (ICON's clat/clon, anemoi-datasets'
+    // latitudes/longitudes); HEALPix stores hold none: they are found below forecast/ only.
+    const cellCoords = (a: string, b: string) => names.includes(a) && names.includes(b);
+    const located =
+      (roles.has("lat") && roles.has("lon")) || cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes");
+    if (!located) return false;
     const root = await this.#source.node("");
     return root?.kind === "group";
   }

@@ -28,10 +28,19 @@ export function nearestCellOf(cells: CellGrid, lat: number, lon: number): { cell
   return cells.index().nearest(lat, wrap180(lon));
 }
 
+/** The cell nearest to the point within the grid's reach (-1 beyond it: outside a regional grid). */
+function reachableCell(grid: Grid, lat: number, lon: number): { cell: number; angle: number } {
+  const cells = grid.cells!;
+  if (grid.global) return nearestCellOf(cells, lat, lon);
+  const [west, south, east, north] = grid.bbox;
+  if (lat < south || lat > north || wrap360(lon - west) > east - west)
+    return { cell: -1, angle: Number.POSITIVE_INFINITY };
+  return cells.index().nearest(lat, wrap180(lon), -1, cells.spacing);
+}
+
 /** True when some cell lies within the grid's spacing of the point (always, for a global grid). */
 export function coversCells(grid: Grid, lat: number, lon: number): boolean {
-  if (grid.global) return true;
-  return nearestCellOf(grid.cells!, lat, lon).angle <= grid.cells!.spacing;
+  return reachableCell(grid, lat, lon).cell >= 0;
 }
 
 /** The nearest cell as a node: no row (iy 0), the cell as the column, its centre's latitude/longitude. */
@@ -73,7 +82,6 @@ export function selectCellBox(
   lonMax: number,
   maxNodes: number,
 ): CellBox {
-  const cells = grid.cells!;
   if (latMin > latMax) throw new InvalidParameterError("lat_min", "lat_min must not exceed lat_max");
   const step = grid.dlat;
   const lats = nodesWithin(latMin, latMax, step);
@@ -84,16 +92,14 @@ export function selectCellBox(
     throw new InvalidParameterError("lat_min", `the box holds no node of the ${step}° grid the cells are exported on`);
   }
   if (lats.length * lons.length > maxNodes) return { lats, lons, runs: [], gather: new Int32Array(0), width: 0 };
-  const index = cells.index();
   const nearest = new Int32Array(lats.length * lons.length);
   let any = false;
   let k = 0;
   for (const lat of lats) {
     for (const lon of lons) {
-      const { cell, angle } = index.nearest(lat, wrap180(lon));
-      const inside = grid.global || angle <= cells.spacing;
-      nearest[k++] = inside ? cell : -1;
-      if (inside) any = true;
+      const { cell } = reachableCell(grid, lat, lon);
+      nearest[k++] = cell;
+      if (cell >= 0) any = true;
     }
   }
   if (!any) throw new InvalidParameterError("lat_min", "the box holds no cells of this group");

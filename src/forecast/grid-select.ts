@@ -77,6 +77,12 @@ export interface BoxSelection {
   flipRows: boolean;
   /** A projected grid: `lats`/`lons` hold the window's y/x coordinates (ascending), in the CRS's units. */
   projected?: boolean;
+  /**
+   * An unstructured grid: `cols` are the runs of the cell axis read (one after another, `width`
+   * values), and each output node (lat-major) takes the value at its `gather` position (-1: missing).
+   */
+  gather?: Int32Array;
+  width?: number;
 }
 
 export function selectBox(grid: Grid, latMin: number, latMax: number, lonMin: number, lonMax: number): BoxSelection {

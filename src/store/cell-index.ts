@@ -40,56 +40,47 @@ export class CellIndex {
       this.#y[i] = Math.cos(f) * Math.sin(l);
       this.#z[i] = Math.sin(f);
     }
-    // Buckets of about CELLS_PER_BUCKET cells each, were the cells spread over the whole sphere.
-    this.#nBands = Math.max(
-      1,
-      Math.min(180 * 64, Math.round(Math.PI / Math.sqrt((4 * Math.PI * CELLS_PER_BUCKET) / Math.max(1, n)))),
-    );
-    this.#band = Math.PI / this.#nBands;
-    this.#cols = new Int32Array(this.#nBands);
-    this.#first = new Int32Array(this.#nBands + 1);
-    for (let b = 0; b < this.#nBands; b++) {
-      // The band's edge nearest the equator is its widest: buckets are sized there.
-      const south = -Math.PI / 2 + b * this.#band;
-      const widest = Math.min(Math.abs(south), Math.abs(south + this.#band));
-      const equatorial = south < 0 && south + this.#band > 0 ? 1 : Math.cos(widest);
-      this.#cols[b] = Math.max(1, Math.ceil((2 * Math.PI * equatorial) / this.#band));
-      this.#first[b + 1] = this.#first[b] + this.#cols[b];
+    // Buckets of about CELLS_PER_BUCKET cells each were the cells spread over the whole sphere; a
+    // regional grid crowds its buckets, so they are made finer by how crowded the occupied ones are.
+    let bands = Math.round(Math.PI / Math.sqrt((4 * Math.PI * CELLS_PER_BUCKET) / Math.max(1, n)));
+    // About 4/π · bands² buckets in all: bounded by BUCKETS_PER_CELL per cell.
+    const most = Math.floor(Math.sqrt((Math.PI * (BUCKETS_PER_CELL * n + 1024)) / 4));
+    const clampBands = (b: number) => Math.max(MIN_BANDS, Math.min(MAX_BANDS, most, b));
+    let layout = bucketLayout(lat, lon, clampBands(bands));
+    const crowding = n / Math.max(1, layout.occupied) / CELLS_PER_BUCKET;
+    if (crowding > 2) {
+      bands = Math.round(bands * Math.sqrt(crowding));
+      layout = bucketLayout(lat, lon, clampBands(bands));
     }
+    this.#nBands = layout.nBands;
+    this.#band = Math.PI / layout.nBands;
+    this.#cols = layout.cols;
+    this.#first = layout.first;
     const buckets = this.#first[this.#nBands];
-    const bucketOf = new Int32Array(n);
     const count = new Int32Array(buckets + 1);
-    for (let i = 0; i < n; i++) {
-      bucketOf[i] = this.#bucket(lat[i], lon[i]);
-      count[bucketOf[i] + 1]++;
-    }
+    for (let i = 0; i < n; i++) count[layout.bucketOf[i] + 1]++;
     for (let k = 0; k < buckets; k++) count[k + 1] += count[k];
     this.#start = count.slice();
     this.#cells = new Int32Array(n);
     const fill = count;
-    for (let i = 0; i < n; i++) this.#cells[fill[bucketOf[i]]++] = i;
+    for (let i = 0; i < n; i++) this.#cells[fill[layout.bucketOf[i]]++] = i;
   }
 
   #bandOf(lat: number): number {
-    return Math.min(this.#nBands - 1, Math.max(0, Math.floor((lat * RAD + Math.PI / 2) / this.#band)));
+    return bandOf(this.#nBands, lat);
   }
 
   #colOf(band: number, lon: number): number {
-    const w = (((lon + 180) % 360) + 360) % 360;
-    return Math.min(this.#cols[band] - 1, Math.floor((w / 360) * this.#cols[band]));
-  }
-
-  #bucket(lat: number, lon: number): number {
-    const b = this.#bandOf(lat);
-    return this.#first[b] + this.#colOf(b, lon);
+    return colOf(this.#cols[band], lon);
   }
 
   /**
    * The cell nearest to (lat, lon) by great-circle distance (ties to the lower cell number), and
    * that distance in radians; -1 for an empty grid. `exclude` leaves one cell out (a cell's own
-   * nearest neighbour).
+   * nearest neighbour). With `within`, the search gives up once no cell can lie that close (cell
+   * -1, angle Infinity): a point far outside a regional grid costs no more than one inside.
    */
-  nearest(lat: number, lon: number, exclude = -1): { cell: number; angle: number } {
+  nearest(lat: number, lon: number, exclude = -1, within = Number.POSITIVE_INFINITY): { cell: number; angle: number } {
     const f = lat * RAD;
     const l = lon * RAD;
     const qx = Math.cos(f) * Math.cos(l);
@@ -135,7 +126,9 @@ export class CellIndex {
         }
       }
       const angle = best < 0 ? Number.POSITIVE_INFINITY : Math.acos(Math.min(1, Math.max(-1, bestDot)));
-      if (angle <= r || whole) return { cell: best, angle };
+      if (angle <= r || whole)
+        return angle <= within ? { cell: best, angle } : { cell: -1, angle: Number.POSITIVE_INFINITY };
+      if (r >= within) return { cell: -1, angle: Number.POSITIVE_INFINITY };
     }
   }
 
@@ -157,4 +150,46 @@ export class CellIndex {
       }
     }
   }
+}
+
+/** Fewest and most latitude bands an index uses. */
+const MIN_BANDS = 1;
+const MAX_BANDS = 180 * 64;
+/** Buckets an index may make per cell (a regional grid's finer buckets span the whole sphere too). */
+const BUCKETS_PER_CELL = 8;
+
+function bandOf(nBands: number, lat: number): number {
+  return Math.min(nBands - 1, Math.max(0, Math.floor(((lat * RAD + Math.PI / 2) / Math.PI) * nBands)));
+}
+
+function colOf(ncol: number, lon: number): number {
+  const w = (((lon + 180) % 360) + 360) % 360;
+  return Math.min(ncol - 1, Math.floor((w / 360) * ncol));
+}
+
+/** Buckets of `nBands` bands, each band cut into buckets about as wide on the ground as the band is high. */
+function bucketLayout(lat: Float64Array, lon: Float64Array, nBands: number) {
+  const band = Math.PI / nBands;
+  const cols = new Int32Array(nBands);
+  const first = new Int32Array(nBands + 1);
+  for (let b = 0; b < nBands; b++) {
+    // The band's edge nearest the equator is its widest: buckets are sized there.
+    const south = -Math.PI / 2 + b * band;
+    const widest = south < 0 && south + band > 0 ? 1 : Math.cos(Math.min(Math.abs(south), Math.abs(south + band)));
+    cols[b] = Math.max(1, Math.ceil((2 * Math.PI * widest) / band));
+    first[b + 1] = first[b] + cols[b];
+  }
+  const bucketOf = new Int32Array(lat.length);
+  const seen = new Uint8Array(first[nBands]);
+  let occupied = 0;
+  for (let i = 0; i < lat.length; i++) {
+    const b = bandOf(nBands, lat[i]);
+    const k = first[b] + colOf(cols[b], lon[i]);
+    bucketOf[i] = k;
+    if (!seen[k]) {
+      seen[k] = 1;
+      occupied++;
+    }
+  }
+  return { nBands, cols, first, bucketOf, occupied };
 }

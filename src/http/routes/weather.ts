@@ -292,7 +292,13 @@ export const weatherRoutes = [
       "grid_mapping_name) and `lat_lon`, which says where the nodes' 2-D latitude/longitude are (the Zarr view " +
       "under /data).\n\n" +
       "In a group whose variables sit on several grids the box selects the variable's own grid, and X-SVC-Field " +
-      "says which in `grid_coordinates`.",
+      "says which in `grid_coordinates`.\n\n" +
+      "An unstructured or reduced grid (ICON, octahedral reduced Gaussian, anemoi-datasets, HEALPix) exports a " +
+      "regular latitude/longitude grid at the cells' nominal step (the largest of 1, 2 or 5 × 10^k degrees not " +
+      "above their spacing; nodes on multiples of it inside the box), each node holding the value of its nearest " +
+      "cell by great-circle distance; nodes farther than a cell spacing from every cell of a regional grid are " +
+      "NaN. X-SVC-Field's `cells` says so (`layout`, `resampled`, `step_deg`). The 413 limit counts the exported " +
+      "nodes, and is checked before any node is located or chunk read.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,

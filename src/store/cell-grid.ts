@@ -24,6 +24,8 @@ export interface CellGrid {
   /** Largest distance from a (sampled) cell to its nearest neighbour, radians: a point farther than this from every cell is outside. */
   spacing: number;
   axes: CellAxes;
+  /** A HEALPix grid's pixel ids when the store names them (a regional subset); undefined: the cells are 0..n-1. */
+  ids?: Float64Array;
   /** The nearest-cell index (made on first use). */
   index(): CellIndex;
 }
@@ -47,7 +49,7 @@ async function degrees(c: {
 }
 
 /** Centres of the cells: read (and converted from radians where stored so) or, for HEALPix, computed. */
-async function centres(axes: CellAxes): Promise<{ lat: Float64Array; lon: Float64Array }> {
+async function centres(axes: CellAxes): Promise<{ lat: Float64Array; lon: Float64Array; ids?: Float64Array }> {
   if (axes.healpix) {
     const h = axes.healpix;
     const total = 12 * h.nside * h.nside;
@@ -60,7 +62,7 @@ async function centres(axes: CellAxes): Promise<{ lat: Float64Array; lon: Float6
         );
       }
     }
-    return healpixCentres(h.nside, h.order, ids);
+    return { ...healpixCentres(h.nside, h.order, ids), ids: Float64Array.from(ids) };
   }
   const [lat, lon] = await Promise.all([degrees(axes.lat!), degrees(axes.lon!)]);
   if (lat.length !== lon.length) throw new CorruptDataError(`${axes.lat!.name} and ${axes.lon!.name} differ in length`);
@@ -92,7 +94,7 @@ export interface CellGridGeometry {
 }
 
 export async function cellGridOf(axes: CellAxes): Promise<CellGridGeometry> {
-  const { lat, lon } = await centres(axes);
+  const { lat, lon, ids } = await centres(axes);
   const n = lat.length;
   if (n < 2) throw new CorruptDataError(`the cell axis ${axes.dim} has ${n} cell(s): gridcast needs at least two`);
   let index: CellIndex | undefined;
@@ -104,6 +106,7 @@ export async function cellGridOf(axes: CellAxes): Promise<CellGridGeometry> {
     lon,
     spacing: 0,
     axes,
+    ...(ids ? { ids } : {}),
     index: () => {
       index ??= new CellIndex(lat, lon);
       return index;

@@ -3,7 +3,8 @@
 #   python stores.py write DIR   writes DIR/cells.zarr (forecast/icon, forecast/octa, forecast/healpix),
 #                                DIR/anemoi.zarr (an anemoi-datasets dataset at the root) and
 #                                DIR/icon-d2.zarr (a regional ICON patch at the root)
-#   python stores.py ref         reads {"store", "var", "points"|"box"} as JSON on stdin, prints answers
+#   python stores.py ref         reads a list of {"store", "group", "var", "points"|"grid"} as JSON on
+#                                stdin, prints the answers (with every cell tied for nearest)
 import json
 import sys
 
@@ -152,9 +153,11 @@ def centres(ds):
 
 
 def nearest(lat, lon, plat, plon):
+    """The nearest cell, its distance (degrees), and every cell as near to within 1e-9° (ties)."""
     f, l, pf, pl = map(np.radians, (lat, lon, plat, plon))
-    d = np.sin((f - pf) / 2) ** 2 + np.cos(f) * np.cos(pf) * np.sin((l - pl) / 2) ** 2
-    return int(np.argmin(d)), float(np.degrees(2 * np.arcsin(np.sqrt(d.min()))))
+    d = np.degrees(2 * np.arcsin(np.sqrt(np.sin((f - pf) / 2) ** 2 + np.cos(f) * np.cos(pf) * np.sin((l - pl) / 2) ** 2)))
+    i = int(np.argmin(d))
+    return i, float(d[i]), np.nonzero(d <= d[i] + 1e-9)[0]
 
 
 def values(ds, name):
@@ -164,24 +167,29 @@ def values(ds, name):
     return ds[name].isel(time=0).values  # (step, cells)
 
 
-def ref(req):
+def ref(req, opened):
     import xarray as xr
 
-    ds = xr.open_zarr(req["store"], group=req.get("group"))
+    key = (req["store"], req.get("group"))
+    if key not in opened:
+        opened[key] = xr.open_zarr(req["store"], group=req.get("group"))
+    ds = opened[key]
     lat, lon = centres(ds)
     vals = values(ds, req["var"])
     out = {"n": int(lat.size)}
     if "points" in req:
         out["points"] = []
         for plat, plon in req["points"]:
-            i, dist = nearest(lat, lon, plat, plon)
+            i, dist, ties = nearest(lat, lon, plat, plon)
             out["points"].append({"cell": i, "lat": float(lat[i]), "lon": float(((lon[i] + 180) % 360) - 180),
-                                  "dist": dist, "values": vals[:, i].astype(float).tolist()})
+                                  "dist": dist, "values": vals[:, i].astype(float).tolist(),
+                                  "ties": [{"lat": float(lat[t]), "lon": float(((lon[t] + 180) % 360) - 180),
+                                            "values": vals[:, t].astype(float).tolist()} for t in ties]})
     if "grid" in req:
-        # Nodes of a regular grid filled from their nearest cell: (lead, lat, lon).
+        # Nodes of a regular grid filled from their nearest cell: per lead, lat, lon, every tied value.
         glat, glon = req["grid"]
-        cells = np.array([[nearest(lat, lon, a, b)[0] for b in glon] for a in glat])
-        out["grid"] = vals[:, cells].astype(float).tolist()
+        cells = [[nearest(lat, lon, a, b)[2] for b in glon] for a in glat]
+        out["grid"] = [[[vals[k, c].astype(float).tolist() for c in row] for row in cells] for k in range(vals.shape[0])]
     return out
 
 
@@ -189,4 +197,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2])
     else:
-        print(json.dumps(ref(json.load(sys.stdin))))
+        opened = {}
+        print(json.dumps([ref(r, opened) for r in json.load(sys.stdin)]))

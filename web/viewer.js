@@ -56,6 +56,8 @@ const state = {
   /** Chosen unit label per default display unit ("m/s" → "km/h"), so all wind layers agree. */
   units: new Map(),
   timer: 0,
+  /** False once the user picks (or the URL names) a run other than the newest: a new cycle leaves it be. */
+  followNewest: true,
   /** Where the open value popup points, or null. */
   popupAt: null,
 };
@@ -101,7 +103,10 @@ map.on("popupclose", (e) => {
   if (e.popup === valuePopup) state.popupAt = null;
 });
 ui.layer.addEventListener("change", () => selectLayer(ui.layer.value, undefined, undefined, true));
-ui.run.addEventListener("change", () => selectRun(ui.run.value));
+ui.run.addEventListener("change", () => {
+  state.followNewest = ui.run.value === newestRun(state.layer).token;
+  selectRun(ui.run.value);
+});
 ui.lead.addEventListener("input", () => selectLead(Number(ui.lead.value)));
 ui.play.addEventListener("click", () => togglePlay());
 
@@ -182,6 +187,7 @@ function start(catalog) {
   const fallback = bases.find((l) => l.kind === "global" && l.variable === "t2m") ?? bases[0];
   const lead = view.has("lead") ? Number(view.get("lead")) : undefined;
   selectLayer((wanted ?? fallback).id, view.get("run") ?? undefined, lead, !view.has("over"));
+  state.followNewest = state.run.token === newestRun(state.layer).token;
   if (!view.has("map")) fitLayer(state.layer);
 }
 
@@ -211,18 +217,25 @@ async function refreshCatalog() {
   ui.layer.value = keep;
   state.layer = layers.find((l) => l.id === state.layer.id);
   fillRuns();
-  const run = state.layer.runs.find((r) => r.token === state.run.token) ?? newestRun(state.layer);
-  state.run = run;
-  ui.run.value = run.token;
-  ui.lead.max = String(run.leads.length - 1);
+  // After a cycle switch the run shown may be gone, or a newer one there: a viewer that showed the
+  // newest run follows to the new newest; one the user pinned to an older run stays while it exists.
+  const kept = !state.followNewest && state.layer.runs.find((r) => r.token === state.run.token);
+  const run = kept || newestRun(state.layer);
   const i = run.leads.findIndex((l) => l.hours === state.lead.hours);
-  if (i >= 0) {
-    // Same lead, only the slider's range changed: no tile reload.
+  if (run.token === state.run.token && i >= 0 && run.leads[i].valid_time === state.lead.valid_time) {
+    // Same run and lead, only the slider's range changed: no tile reload.
+    state.run = run;
     state.lead = run.leads[i];
+    ui.run.value = run.token;
+    ui.lead.max = String(run.leads.length - 1);
     ui.lead.value = String(i);
     fillOverlays();
     showTiles(false);
-  } else selectLead(0);
+  } else {
+    // Another run or valid time: menu, slider, label and tiles all move through the one path.
+    fillOverlays();
+    selectRun(run.token);
+  }
 }
 
 const NOTHING_PUBLISHED =

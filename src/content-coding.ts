@@ -28,6 +28,9 @@ export function compressibleType(type: string): boolean {
   return /^(application\/(json|[\w.+-]*\+json|xml|[\w.+-]*\+xml)|text\/|image\/svg\+xml)/i.test(type);
 }
 
+/** The weight of identity when the header does not name it: acceptable, after anything named. */
+const IDENTITY_UNNAMED = 0.001;
+
 /** The q-value of each coding a header names (lower-cased); a missing or broken q is 1. */
 function qValues(header: string): Map<string, number> {
   const q = new Map<string, number>();
@@ -50,8 +53,9 @@ function qValues(header: string): Map<string, number> {
  * The coding to answer with among `available` (besides identity), by the client's Accept-Encoding.
  * No header: identity (RFC 9110: any coding is acceptable, but a client that sends none may not
  * decode one). Ties go to the server's preference. Identity is acceptable unless excluded by
- * "identity;q=0" or by "*;q=0" without identity named; when nothing at all is acceptable the
- * identity body is sent anyway, which RFC 9110 allows and a client can still read.
+ * "identity;q=0" or by "*;q=0" without identity named, and when not named it ranks below every
+ * coding the client names; when nothing at all is acceptable the identity body is sent anyway,
+ * which RFC 9110 allows and a client can still read.
  */
 export function chooseCoding(header: string | undefined, available: readonly Coding[]): Chosen {
   if (header === undefined || available.length === 0) return "identity";
@@ -60,9 +64,10 @@ export function chooseCoding(header: string | undefined, available: readonly Cod
   const weight = (c: Chosen): number => {
     const named = q.get(c) ?? (c === "gzip" ? q.get("x-gzip") : undefined);
     if (named !== undefined) return named;
-    if (star !== undefined) return star;
-    // Identity is acceptable unless excluded; a coding not named (and no "*") is not.
-    return c === "identity" ? 1 : 0;
+    // Identity not named stays acceptable, but below any coding the client did name (the lowest
+    // weight a qvalue can carry), unless "*" gives it a weight; a coding not named is not acceptable.
+    if (c === "identity") return star === undefined || star > 0 ? IDENTITY_UNNAMED : 0;
+    return star ?? 0;
   };
   let best: Chosen = "identity";
   let bestQ = weight("identity");

@@ -140,6 +140,20 @@ export class Snapshot {
     return true;
   }
 
+  /**
+   * Answers with one of the build's documents (e.g. catalog.json for the catalog route) exactly as
+   * the static path would, compressed twin and all; false when the build has no such file.
+   */
+  async sendDocument(req: IncomingMessage, res: ServerResponse, rel: string, cache: string): Promise<boolean> {
+    const parts = rel.split("/");
+    const files = this.#cache(undefined);
+    const found = files.peek(rel) ?? (await files.load(rel, parts));
+    if (found === "large") return sendFile(req, res, this.dir, parts, cache);
+    if (!found) return false;
+    sendCached(req, res, found, cache);
+    return true;
+  }
+
   /** A build file's bytes by its path below the root (no leading slash), through the cache. */
   async #bytes(rel: string): Promise<Buffer | undefined> {
     const parts = rel.split("/");

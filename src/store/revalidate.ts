@@ -115,6 +115,9 @@ export class Revalidated<T> {
   }
 
   async #check(): Promise<void> {
+    // The check counts from when its stamps were taken, not from when it ended: a document written
+    // while the check ran is then certain to be looked at again within one interval of the write.
+    const startedAt = performance.now();
     let cur: Loaded<T>;
     try {
       cur = await this.#current!;
@@ -124,7 +127,7 @@ export class Revalidated<T> {
     }
     const stamp = await this.#stampOf(cur.keys);
     if (stamp === cur.stamp) {
-      this.#checkedAt = performance.now();
+      this.#checkedAt = startedAt;
       return;
     }
     // Load the new value beside the old one; swap only once it has loaded.
@@ -132,6 +135,6 @@ export class Revalidated<T> {
     const value = await next;
     this.#current = next;
     this.#settled = { of: next, value };
-    this.#checkedAt = performance.now();
+    this.#checkedAt = startedAt;
   }
 }

@@ -8,6 +8,7 @@ import { TYPED_ARRAYS } from "../store/typed-values.ts";
 import { compress, inCOrder, type Values, valueBytes } from "./chunk-codec.ts";
 import type { PublishedArray } from "./dataset.ts";
 import { itemSize } from "./dtype.ts";
+import { flippedChunk, storedChunksOf } from "./north-up.ts";
 
 /** Byte budget of re-encoded chunks kept per store. */
 export const REENCODED_CACHE_MB = 64;
@@ -19,6 +20,8 @@ export class ChunkBytes {
   readonly #reencoded = new ChunkCache<Bytes>(REENCODED_CACHE_MB * 1024 * 1024);
   // Per published array: coordinate bytes, and the filled chunk of the v2 view.
   readonly #memo = new WeakMap<PublishedArray, Promise<Uint8Array>>();
+  // Per coordinate of fixed chunk length: its chunks by index (a handful: axis length / chunk).
+  readonly #coordParts = new WeakMap<PublishedArray, Map<number, Promise<Uint8Array>>>();
   // Cache keys name the published array, not its path: a refreshed store publishes new arrays.
   readonly #serial = new WeakMap<PublishedArray, number>();
   #next = 0;
@@ -29,7 +32,7 @@ export class ChunkBytes {
 
   async get(a: PublishedArray, coords: number[], view: 2 | 3): Promise<Uint8Array> {
     const src = a.source;
-    if (src.kind === "coordinate") return this.#once(a, async () => valueBytes(src.coord.values, "little"));
+    if (src.kind === "coordinate") return this.#coordinateChunk(a, src.coord.values, coords[0] ?? 0);
     if (a.encoding.passthrough) {
       const stored = await this.#store.rawBytes(src.sourceKey(coords));
       if (stored) return stored;
@@ -44,8 +47,21 @@ export class ChunkBytes {
     let serial = this.#serial.get(a);
     if (serial === undefined) this.#serial.set(a, (serial = this.#next++));
     // The stored object's version is part of the key: a chunk rewritten in place is re-encoded anew.
-    const version = await src.array.chunkVersion(coords);
+    const flip = a.flip;
+    const version = flip
+      ? (
+          await Promise.all(
+            storedChunksOf(coords[flip.dim], a.chunks[flip.dim], a.shape[flip.dim]).map((j) =>
+              src.array.chunkVersion(coords.map((c, d) => (d === flip.dim ? j : c))),
+            ),
+          )
+        ).join("+")
+      : await src.array.chunkVersion(coords);
     return this.#reencoded.get(`${serial}|${coords.join(",")}|${version}`, async () => {
+      if (flip) {
+        const values = await flippedChunk(src.array, a.chunks, a.shape, a.dtype, coords, flip, a.fill.absentValue);
+        return compress(valueBytes(values, "little"), a.encoding.v2Compressor, itemSize(a.dtype));
+      }
       // Leased: the compressor reads the chunk's memory from the thread pool, after an await.
       const ch = await src.array.leaseChunk(coords);
       try {
@@ -59,6 +75,26 @@ export class ChunkBytes {
         src.array.releaseChunk(ch);
       }
     });
+  }
+
+  /**
+   * Chunk i of a coordinate: its values, padded to the chunk length where the axis ends inside
+   * the chunk (a whole chunk is what Zarr readers decode; the padding lies beyond the shape).
+   */
+  #coordinateChunk(a: PublishedArray, values: Values, i: number): Promise<Uint8Array> {
+    const len = a.chunks[0] ?? values.length;
+    if (i === 0 && len === values.length) return this.#once(a, async () => valueBytes(values, "little"));
+    let parts = this.#coordParts.get(a);
+    if (!parts) this.#coordParts.set(a, (parts = new Map()));
+    let p = parts.get(i);
+    if (!p) {
+      const out = new (values.constructor as new (n: number) => Values)(len);
+      if (out instanceof Float64Array) out.fill(Number.NaN);
+      out.set(values.subarray(i * len, Math.min(values.length, (i + 1) * len)) as never);
+      p = Promise.resolve(valueBytes(out, "little"));
+      parts.set(i, p);
+    }
+    return p;
   }
 
   #once(a: PublishedArray, make: () => Promise<Uint8Array>): Promise<Uint8Array> {

@@ -48,8 +48,18 @@ test("per-tile nearest-cell tables: exact per pixel, solved once, reused by ever
   // Two fields (two leads, or two layers) drawn on the tile: no search made again, one table solved.
   const palette = buildPalette({ colormap: "thermal", min: 0, max: 100 } as never);
   const before = searches;
-  const a = sampler.renderTile(x, y, Float32Array.from(lat, (v) => 50 + v / 2), palette);
-  const b = sampler.renderTile(x, y, Float32Array.from(lon, (v) => 50 + v / 4), palette);
+  const a = sampler.renderTile(
+    x,
+    y,
+    Float32Array.from(lat, (v) => 50 + v / 2),
+    palette,
+  );
+  const b = sampler.renderTile(
+    x,
+    y,
+    Float32Array.from(lon, (v) => 50 + v / 4),
+    palette,
+  );
   assert.equal(searches, before);
   assert.equal(sampler.tablesSolved, 1);
   assert.notDeepEqual(a, b);
@@ -60,7 +70,9 @@ test("per-tile nearest-cell tables: exact per pixel, solved once, reused by ever
 test("a regional grid's tiles are transparent beyond a cell spacing from its cells, and skipped far away", () => {
   // A patch of HEALPix cells over 40..50° N, 0..20° E.
   const all = healpixCentres(64, "nested");
-  const keep = Array.from(all.lat.keys()).filter((i) => all.lat[i] > 40 && all.lat[i] < 50 && all.lon[i] > 0 && all.lon[i] < 20);
+  const keep = Array.from(all.lat.keys()).filter(
+    (i) => all.lat[i] > 40 && all.lat[i] < 50 && all.lon[i] > 0 && all.lon[i] < 20,
+  );
   const lat = Float64Array.from(keep, (i) => all.lat[i]);
   const lon = Float64Array.from(keep, (i) => all.lon[i]);
   const index = new CellIndex(lat, lon);

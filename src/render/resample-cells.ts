@@ -30,6 +30,8 @@ export const CELL_BLOCK = 16;
 export const CELL_BLOCK_MIN_ZOOM = 3;
 
 const PIXELS = TILE_SIZE * TILE_SIZE;
+/** Tiles whose cells stay unpacked for overlays' questions (a tile and its eight neighbours). */
+const UNPACKED_TILES = 9;
 
 /** A level's sampler, plus (for tests) the nearest cell of every pixel and how many tables were solved. */
 export interface CellLevelSampler extends LevelSampler {
@@ -50,7 +52,7 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
   const scratch = new Int32Array(PIXELS);
   const lats = new Float64Array(TILE_SIZE);
   const lons = new Float64Array(TILE_SIZE);
-  const unpacked = { key: -1, cells: new Int32Array(0) };
+  const unpacked = new Map<number, Int32Array>();
 
   /** The nearest cell of every pixel of tile (x, y); null when none lies on the grid. */
   function solve(x: number, y: number): Int32Array | NearestRuns | null {
@@ -132,12 +134,15 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
       const t = table(Math.floor(col / TILE_SIZE), Math.floor(row / TILE_SIZE));
       if (t === null) return Number.NaN;
       const key = Math.floor(col / TILE_SIZE) * n + Math.floor(row / TILE_SIZE);
-      // Overlays ask tile by tile: the tile's cells are unpacked once for all its questions.
-      if (unpacked.key !== key) {
-        unpacked.key = key;
-        unpacked.cells = nodesOf(t, PIXELS).slice();
+      // Overlays ask about a tile and its neighbours (lines and arrows cross tile edges): the
+      // cells of the last few tiles asked about stay unpacked.
+      let cells = unpacked.get(key);
+      if (!cells) {
+        cells = t instanceof Int32Array ? t : nodesOf(t, PIXELS).slice();
+        if (unpacked.size >= UNPACKED_TILES) unpacked.delete(unpacked.keys().next().value!);
+        unpacked.set(key, cells);
       }
-      const cell = unpacked.cells[(row % TILE_SIZE) * TILE_SIZE + (col % TILE_SIZE)];
+      const cell = cells[(row % TILE_SIZE) * TILE_SIZE + (col % TILE_SIZE)];
       return cell === off ? Number.NaN : field[cell];
     },
     renderTile(x, y, field, palette: Palette, out = new Uint8Array(PIXELS), _method?: Resample) {

@@ -14,6 +14,7 @@ import { buildPalette } from "../../src/render/colormap.ts";
 import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { pythonJson } from "../helpers/python-json.ts";
+import { zarr3Python } from "../helpers/zarr3-python.ts";
 import { build } from "../pipeline/build-fixture.ts";
 import { decodeRgba } from "../render/decode.ts";
 
@@ -35,6 +36,9 @@ interface RefPoint extends Tie {
 interface Ref {
   n: number;
   points?: RefPoint[];
+  lat?: number[];
+  lon?: number[];
+  values?: number[];
   /** Per lead, lat, lon: the values of every cell tied for nearest. */
   grid?: number[][][][];
 }
@@ -264,15 +268,16 @@ describe("export of a box from unstructured grids", () => {
 });
 
 describe("map tiles of unstructured grids", () => {
-  const Z = 4;
+  // Zoom 2 keeps the builds small; the tables are the same at every zoom (resample-cells.test.ts).
+  const Z = 2;
   // Pixels (tile x, tile y, column, row) at zoom Z: Europe, the tropics, the seam, the far south.
   const PROBES: [number, number, number, number][] = [
-    [8, 5, 100, 37],
-    [8, 5, 13, 201],
-    [12, 7, 250, 128],
-    [15, 8, 255, 3],
-    [0, 9, 0, 64],
-    [5, 12, 77, 190],
+    [2, 1, 30, 150],
+    [2, 2, 13, 20],
+    [3, 2, 200, 128],
+    [3, 1, 255, 3],
+    [0, 2, 0, 64],
+    [1, 3, 77, 100],
   ];
   const outs: Record<string, string> = {};
   preparations.push(async () => {
@@ -309,22 +314,25 @@ describe("map tiles of unstructured grids", () => {
     const arrows = JSON.parse(readFileSync(join(outs.anemoi, "current", "catalog.json"), "utf8"));
     assert.ok(arrows.layers.some((l: { id: string }) => l.id === "anemoi.wind_arrows"));
     // An isobar tile over the mid-latitudes holds drawn (opaque) pixels; so does an arrow tile.
-    const isobars = await decodeRgba(readFileSync(tileFile(outs.cells, "octa.isobars", 2, 2, 1)!));
+    const isobars = await decodeRgba(readFileSync(tileFile(outs.cells, "octa.isobars", Z, 2, 1)!));
     assert.ok(
       isobars.data.some((v, i) => i % 4 === 3 && v > 200),
       "isobar lines drawn",
     );
-    const wind = await decodeRgba(readFileSync(tileFile(outs.anemoi, "anemoi.wind_arrows", 2, 2, 1)!));
+    const wind = await decodeRgba(readFileSync(tileFile(outs.anemoi, "anemoi.wind_arrows", Z, 2, 1)!));
     assert.ok(
       wind.data.some((v, i) => i % 4 === 3 && v > 200),
       "arrows drawn",
     );
     // ICON-D2-like patch: written only around central Europe; a pixel far from its cells is clear.
-    assert.equal(tileFile(outs["icon-d2"], "icon-d2.t2m", Z, 2, 2), undefined);
-    const edge = await decodeRgba(readFileSync(tileFile(outs["icon-d2"], "icon-d2.t2m", Z, 8, 5)!));
-    // Column 255 of tile 8 sits at 22.5° E, well east of the patch (0..17° E); column 64 at 5.6° E inside it.
-    assert.equal(edge.data[(100 * 256 + 255) * 4 + 3], 0, "east of the patch: transparent");
-    assert.equal(edge.data[(100 * 256 + 64) * 4 + 3], 255, "inside the patch: opaque");
+    assert.equal(tileFile(outs["icon-d2"], "icon-d2.t2m", Z, 0, 0), undefined);
+    const edge = await decodeRgba(readFileSync(tileFile(outs["icon-d2"], "icon-d2.t2m", Z, 2, 1)!));
+    // In tile 2/2/1 (0..90° E): column 8 lies at 2.8° E inside the patch (0..17° E), column 64 at
+    // 22.5° E east of it; the row nearest 50° N.
+    let row = 0;
+    for (let r = 0; r < 256; r++) if (Math.abs(pixelLat(Z, 1, r) - 50) < Math.abs(pixelLat(Z, 1, row) - 50)) row = r;
+    assert.equal(edge.data[(row * 256 + 64) * 4 + 3], 0, "east of the patch: transparent");
+    assert.equal(edge.data[(row * 256 + 8) * 4 + 3], 255, "inside the patch: opaque");
   });
 });
 
@@ -336,3 +344,48 @@ function tileFile(out: string, layer: string, z: number, x: number, y: number): 
   const path = join(out, "current", l.runs.at(-1).leads[0].tiles.replace("{z}", z).replace("{x}", x).replace("{y}", y));
   return existsSync(path) ? path : undefined;
 }
+
+describe("/data views of unstructured grids", () => {
+  // Asked of Debian's xarray (zarr 2: the v2 view) and of the zarr 3 virtualenv (the v3 view).
+  const reads: Record<
+    string,
+    { dims: string[]; lat: number[]; lon: number[]; crs: Record<string, unknown>; values: number[] }
+  > = {};
+  const own = ask({ store: "STORES/cells.zarr", group: "forecast/healpix", var: "t2m", centres: true });
+  const ownIcon = ask({ store: "STORES/cells.zarr", group: "forecast/icon", var: "t_2m", centres: true });
+  preparations.push(async () => {
+    const zarr3 = zarr3Python();
+    for (const [python, tag] of [[PYTHON, "v2"], ...(zarr3 ? [[zarr3, "v3"] as const] : [])] as const) {
+      for (const g of ["healpix", "icon"]) {
+        const req = {
+          url: `${servers.cells.url}/data/datasets/forecast~${g}/zarr/`,
+          headers: { "X-API-Key": keys.cells },
+          var: "t2m",
+        };
+        const [got] = await pythonJson<(typeof reads)[string][]>(python, SCRIPT, ["ref"], [req]);
+        reads[`${g} ${tag}`] = got;
+      }
+    }
+  });
+  test("xarray reads the cells on a cell dimension, their centres, the grid's crs and the stored values", () => {
+    assert.ok(Object.keys(reads).length >= 2, Object.keys(reads).join());
+    for (const [k, got] of Object.entries(reads)) {
+      assert.deepEqual(got.dims, ["time", "lead_time", "cell"], k);
+      if (k.startsWith("healpix")) {
+        assert.equal(got.crs.grid_mapping_name, "healpix", k);
+        assert.equal(got.crs.healpix_nside, 16, k);
+        assert.equal(got.lat.length, 3072, k);
+      } else {
+        assert.equal(got.crs.gridcast_cell_layout, "icon", k);
+        assert.equal(got.lat.length, 2880, k);
+      }
+      // The centres are the ones /point answers with; the last lead's values are the store's.
+      const ref = k.startsWith("healpix") ? own() : ownIcon();
+      for (let i = 0; i < ref.n; i += 7) {
+        assert.ok(Math.abs(got.lat[i] - ref.lat![i]) < 1e-9, `${k} lat[${i}]`);
+        assert.ok(Math.abs(got.lon[i] - ref.lon![i]) < 1e-9, `${k} lon[${i}]`);
+      }
+      assert.deepEqual(got.values.map(Math.fround), ref.values!.map(Math.fround), k);
+    }
+  });
+});

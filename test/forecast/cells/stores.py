@@ -167,9 +167,23 @@ def values(ds, name):
     return ds[name].isel(time=0).values  # (step, cells)
 
 
+def data_view(req):
+    """What xarray reads from gridcast's /data view of a group: dims, cell centres, the crs, one lead."""
+    import xarray as xr
+
+    ds = xr.open_zarr(req["url"], consolidated=False, storage_options={"headers": req["headers"]})
+    v = ds[req["var"]]
+    return {"dims": list(v.dims), "lat": ds["latitude"].values.tolist(), "lon": ds["longitude"].values.tolist(),
+            "crs": {k: (v2.item() if hasattr(v2, "item") else v2) for k, v2 in ds["crs"].attrs.items()},
+            "grid_mapping": v.attrs.get("grid_mapping") or v.encoding.get("grid_mapping"),
+            "values": v.isel({v.dims[0]: -1}).values.astype(float).ravel().tolist()[: req.get("limit", 10**9)]}
+
+
 def ref(req, opened):
     import xarray as xr
 
+    if "url" in req:
+        return data_view(req)
     key = (req["store"], req.get("group"))
     if key not in opened:
         opened[key] = xr.open_zarr(req["store"], group=req.get("group"))
@@ -177,6 +191,10 @@ def ref(req, opened):
     lat, lon = centres(ds)
     vals = values(ds, req["var"])
     out = {"n": int(lat.size)}
+    if req.get("centres"):
+        out["lat"] = lat.astype(float).tolist()
+        out["lon"] = (((lon + 180) % 360) - 180).astype(float).tolist()
+        out["values"] = vals.astype(float).ravel().tolist()
     if "points" in req:
         out["points"] = []
         for plat, plon in req["points"]:

@@ -132,7 +132,9 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         res.once("close", () => gone.abort());
         take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal, client);
       }
-      const gated = gate(req, raw, def.auth, ctx.ledger, take);
+      const gated = gate(req, raw, def.auth, ctx.ledger, take, (id) => {
+        meta.key = id;
+      });
       const g = gated instanceof Promise ? await gated : gated;
       key = g.key;
       rateHeaders = g.rateHeaders;

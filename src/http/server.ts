@@ -77,7 +77,9 @@ export async function startServer(
     ledger,
     settlements,
     registry,
-    published: new Published(settings.out),
+    // A new build announces new runs: the store's metadata is checked before the next read of it,
+    // so /point, value and /data never lag behind the catalog the server hands out.
+    published: new Published(settings.out, () => store.refresh()),
     metrics: new Metrics(),
     log,
     webDir: opts.webDir ?? WEB_DIR,

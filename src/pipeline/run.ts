@@ -43,6 +43,8 @@ export interface BuildOptions {
   store: string;
   out: string;
   maxZoom?: number;
+  /** Base URL clients reach the published files at (setting public_url). */
+  publicUrl?: string;
   groups?: string[];
   vars?: string[];
   runs?: "latest" | "all";
@@ -265,6 +267,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       webDir: o.webDir === undefined ? DEFAULT_WEB_DIR : o.webDir,
       allowDroppedLayers: o.allowDroppedLayers,
       rendering: o.rendering,
+      publicUrl: o.publicUrl,
     });
     const seconds = (performance.now() - started) / 1000;
     return { ...report, ...done, published: true, seconds };

@@ -31,6 +31,15 @@ export const TileQuery = Type.Object({
   layer: LayerParam,
   run: Type.Optional(RunParam),
   lead: Type.Optional(LeadParam),
+  time: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 40,
+      description:
+        "Instead of lead: the valid time of the lead in ISO 8601, UTC (2026-11-20T15:00:00Z), as the WMTS Time " +
+        "dimension lists it",
+    }),
+  ),
   scale: Type.Optional(
     Type.Integer({
       minimum: 1,
@@ -179,6 +188,16 @@ const CatalogLayer = Type.Object({
 
 export const Catalog = Type.Object({
   build_id: Type.String(),
+  public_url: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        "Base URL the published files and routes are reached at (setting public_url; on the live route also the " +
+        "trusted proxy's X-Forwarded-Proto/-Host when trust_proxy is 1); null when unknown",
+    }),
+  ),
+  public_url_missing: Type.Optional(
+    Type.String({ description: "Present when public_url is unknown: what that means" }),
+  ),
   generated_at: Type.String(),
   tile_url_template: Type.String({ description: "Tile route template with {layer}, {run} and {lead} to fill in" }),
   tile_format: Type.Optional(

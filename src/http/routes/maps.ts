@@ -13,7 +13,7 @@ import type { AppContext } from "../context.ts";
 import { publicBase } from "../public-base.ts";
 import { route } from "../route.ts";
 import { Problem } from "../schemas/common.ts";
-import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery } from "../schemas/maps.ts";
+import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery, WmtsCapabilitiesQuery } from "../schemas/maps.ts";
 
 /** A tile named by its run never changes; one that follows "latest" does at the next build. */
 const TILE_PINNED = "public, max-age=31536000, immutable";
@@ -91,11 +91,20 @@ export const mapRoutes = [
       "the same document beside its tiles for a CDN.",
     tags: ["maps"],
     auth: "public",
+    query: WmtsCapabilitiesQuery,
     responses: {
       200: { description: "Capabilities", content: { "application/xml": { schema: { type: "string" } } } },
       503: NOT_PUBLISHED,
     },
-    handler: async ({ app, req }) => {
+    handler: async ({ app, req, query }) => {
+      const q = query as Record<string, string | undefined>;
+      const asked = q.request ?? q.REQUEST;
+      if (asked !== undefined && asked.toLowerCase() !== "getcapabilities") {
+        throw new InvalidParameterError(
+          "request",
+          "this document answers GetCapabilities; tiles come from its ResourceURL",
+        );
+      }
       const snap = await published(app);
       const base = publicBase(app.settings, req);
       if (!base) {

@@ -27,6 +27,17 @@ export const TilePath = Type.Object({
   y: Type.Integer({ description: "Tile row, 0..2^z-1, counted south from the top of the Web Mercator square" }),
 });
 
+/** What WMTS clients append to a capabilities URL (KVP GetCapabilities); the document is the same. */
+const KVP_WORD = Type.String({ maxLength: 40, description: "Ignored; WMTS clients send it with GetCapabilities" });
+export const WmtsCapabilitiesQuery = Type.Object({
+  service: Type.Optional(KVP_WORD),
+  request: Type.Optional(KVP_WORD),
+  version: Type.Optional(KVP_WORD),
+  SERVICE: Type.Optional(KVP_WORD),
+  REQUEST: Type.Optional(KVP_WORD),
+  VERSION: Type.Optional(KVP_WORD),
+});
+
 export const TileQuery = Type.Object({
   layer: LayerParam,
   run: Type.Optional(RunParam),

@@ -16,6 +16,9 @@ from osgeo import gdal
 from owslib.wmts import WebMapTileService
 
 gdal.UseExceptions()
+# GDAL's WMTS driver caches tiles in ./gdalwmscache by default: nothing is to be left behind.
+gdal.SetConfigOption("GDAL_ENABLE_WMS_CACHE", "NO")
+gdal.SetConfigOption("GDAL_DEFAULT_WMS_CACHE_PATH", "/vsimem/gdalwmscache")
 req = json.load(sys.stdin)
 z, x, y = req["tile"]
 wmts = WebMapTileService(req["wmts"])

@@ -3,7 +3,7 @@
 import { ConfigError, InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
-import { type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
+import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
 import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
 import { WMTS_CAPABILITIES, wmtsCapabilities } from "../../published/wmts.ts";
 import { emptyTilePng } from "../../render/empty-tile.ts";
@@ -76,6 +76,24 @@ function pick(layer: CatalogLayer, run: string | undefined, lead: number | undef
   return { token: r.token, hours: l.hours };
 }
 
+/** Catalog texts with a base URL of this server's, per published catalog (the latest two bases). */
+const rebased = new WeakMap<CatalogDoc, Map<string, { json: CatalogDoc; text: string }>>();
+const REBASED_PER_CATALOG = 2;
+
+function catalogWithBase(catalog: CatalogDoc, base: string): { json: CatalogDoc; text: string } {
+  let texts = rebased.get(catalog);
+  if (!texts) rebased.set(catalog, (texts = new Map()));
+  let doc = texts.get(base);
+  if (doc === undefined) {
+    const { public_url_missing: _, ...rest } = catalog;
+    const json = { ...rest, public_url: base };
+    doc = { json, text: JSON.stringify(json) };
+    if (texts.size >= REBASED_PER_CATALOG) texts.delete(texts.keys().next().value as string);
+    texts.set(base, doc);
+  }
+  return doc;
+}
+
 export const mapRoutes = [
   route({
     method: "GET",
@@ -135,12 +153,17 @@ export const mapRoutes = [
       200: { description: "Catalog", content: { "application/json": { schema: Catalog } } },
       503: NOT_PUBLISHED,
     },
-    handler: async ({ app, req }) => {
-      const catalog = (await published(app)).catalog;
+    // The build's catalog.json itself, with its compressed twins (a real build's catalog runs to
+    // megabytes); the parsed copy is the answer only if the file has gone. A server that knows a
+    // base URL the build did not write answers the catalog with it, made once per build and base.
+    handler: async ({ app, req, res }) => {
+      const snap = await published(app);
       const base = publicBase(app.settings, req);
-      if (!base) return { json: catalog, cache: FOLLOWS_LATEST };
-      const { public_url_missing: _, ...rest } = catalog;
-      return { json: { ...rest, public_url: base }, cache: FOLLOWS_LATEST };
+      if (!base || base === snap.catalog.public_url) {
+        if (await snap.sendDocument(req, res, CATALOG, FOLLOWS_LATEST)) return { handled: true };
+        return { json: snap.catalog, cache: FOLLOWS_LATEST };
+      }
+      return { ...catalogWithBase(snap.catalog, base), cache: FOLLOWS_LATEST };
     },
   }),
   route({

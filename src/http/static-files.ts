@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import sirv from "sirv";
+import type { Snapshot } from "../published/snapshot.ts";
 import type { AppContext } from "./context.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
 import { isPublicLocation, publicPath } from "./public-path.ts";
@@ -58,16 +59,17 @@ export function staticFiles(
       mount.serve(req, res, notFound);
       return;
     }
-    ctx.published.current().then(
-      (snap) => {
-        const fallback = () => {
-          noSuffixRange();
-          webStatic(req, res, notFound);
-        };
-        if (snap) snap.serveStatic(req, res, decided.path, fallback, (e) => onError(e, req, res), isPublicLocation);
-        else fallback();
-      },
-      (e) => onError(e, req, res),
-    );
+    const serve = (snap: Snapshot | undefined) => {
+      const fallback = () => {
+        noSuffixRange();
+        webStatic(req, res, notFound);
+      };
+      if (snap) snap.serveStatic(req, res, decided.path, fallback, (e) => onError(e, req, res), isPublicLocation);
+      else fallback();
+    };
+    // A build already open is served in this turn: a warm file goes out without a promise.
+    const open = ctx.published.now();
+    if (open) serve(open);
+    else ctx.published.current().then(serve, (e) => onError(e, req, res));
   };
 }

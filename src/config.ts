@@ -63,7 +63,10 @@ export interface Settings {
    * Retry-After and is closed. 0: sized from the process's open-file limit (see http/fd-limit.ts).
    */
   max_connections: number;
-  /** Open connections one client address may hold at once (0: no cap); beyond it 503 + Retry-After. */
+  /**
+   * Open connections one client address may hold at once; beyond it 503 + Retry-After. 0: a tenth
+   * of max_connections, so ten addresses at their cap fit (see http/fd-limit.ts).
+   */
   max_connections_per_client: number;
   /** Credits charged for one embedding item metadata request. */
   credit_cost_item: number;
@@ -104,7 +107,7 @@ export const DEFAULTS: Settings = {
   send_stall_ms: 30_000,
   send_floor_bytes_per_s: 1024,
   max_connections: 0,
-  max_connections_per_client: 128,
+  max_connections_per_client: 0,
   credit_cost_item: 1,
   credit_cost_npy_base: 1,
   keep_builds: 3,

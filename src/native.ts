@@ -91,9 +91,6 @@ interface Addon {
   /** Bytes the kernel holds for a TCP socket's peer that the peer has not acknowledged (SIOCOUTQ),
    * or -errno. Absent from addons built before it. */
   sendQueue?(fd: number): number;
-  /** The soft open-file limit raised to the hard one where allowed: [soft, hard] afterwards (an
-   * unlimited one as Number.MAX_SAFE_INTEGER), or negative errnos. Absent from addons built before it. */
-  raiseOpenFileLimit?(): [number, number];
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../build/native/gridcast.node", import.meta.url));

@@ -29,6 +29,12 @@ interface BuildFlags {
 
 /** Exit status of a build that published but left out groups it could not read (see README). */
 export const EXIT_GROUPS_SKIPPED = 3; // listed in program.ts's EXIT and --help
+/** Exit status of a build or publish that found nothing new and published nothing (see README). */
+export const EXIT_NOTHING_NEW = 4; // listed in program.ts's EXIT and --help
+
+/** The line said when a build held nothing the published one lacks. */
+export const nothingNewLine = (id: string): string =>
+  `nothing new since build ${id}: nothing was published and no kept build was removed`;
 
 const list = (s: string | undefined): string[] | undefined =>
   s === undefined
@@ -67,7 +73,8 @@ function summary(r: BuildReport, out: string): string {
     );
   }
   lines.push(`Blosc decoder: ${nativeDecoderInUse()}`);
-  if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
+  if (r.unchanged) lines.push(nothingNewLine(r.unchanged));
+  else if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
   if (r.embeddings) {
     lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);
@@ -121,6 +128,7 @@ export function registerBuild(program: Command): void {
       const exitFor = (r: BuildReport) => {
         const skipped = r.skipped.length + (r.embeddings?.skipped.length ?? 0);
         if (skipped && !opts.allowSkipped) process.exitCode = EXIT_GROUPS_SKIPPED;
+        if (r.unchanged) process.exitCode = EXIT_NOTHING_NEW;
       };
       if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
       if (!TILE_FORMATS.includes(opts.tiles as TileFormat))

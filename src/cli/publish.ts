@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { publishShards } from "../pipeline/finalize.ts";
+import { EXIT_NOTHING_NEW, nothingNewLine } from "./build.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingDefault, settingsFor } from "./settings.ts";
 
@@ -38,7 +39,9 @@ export function registerPublish(program: Command): void {
         allowDroppedLayers: opts.allowDroppedLayers === true,
         lockLeaseS: settings.build_lock_lease_s,
       });
+      if (r.unchanged) process.exitCode = EXIT_NOTHING_NEW;
       if (opts.json) return printJson(r);
+      if (r.unchanged) return void process.stdout.write(`${nothingNewLine(r.unchanged)}\n`);
       const lines = [
         `published ${settings.out}/current -> builds/${r.build_id}: ${r.shards} shards, ${r.totals.entries} ` +
           `layer-run-leads (${r.totals.rendered} rendered, ${r.totals.reused} reused), ${r.totals.tiles} tiles`,

@@ -15,7 +15,7 @@ import { Store } from "../store/store.ts";
 import { type App, createApp } from "./app.ts";
 import { ConnectionGate } from "./connection-gate.ts";
 import type { AppContext } from "./context.ts";
-import { connectionCap, openFileLimit } from "./fd-limit.ts";
+import { connectionCap, openFileLimit, perClientCap } from "./fd-limit.ts";
 import { Metrics } from "./metrics.ts";
 import { TITLES } from "./problem.ts";
 import { allRoutes } from "./routes/index.ts";
@@ -72,7 +72,9 @@ export async function startServer(
     store,
     ledger,
     registry,
-    published: new Published(settings.out),
+    // A new build announces new runs: the store's metadata is checked before the next read of it,
+    // so /point, value and /data never lag behind the catalog the server hands out.
+    published: new Published(settings.out, () => store.refresh()),
     metrics: new Metrics(),
     log,
     webDir: opts.webDir ?? WEB_DIR,
@@ -88,10 +90,8 @@ export async function startServer(
   server.on("request", app.handler);
   // Open connections are capped in all (from the open-file limit) and per client address.
   const fdLimit = openFileLimit();
-  const gate = new ConnectionGate(
-    connectionCap(settings.max_connections, fdLimit),
-    settings.max_connections_per_client,
-  );
+  const maxConnections = connectionCap(settings.max_connections, fdLimit);
+  const gate = new ConnectionGate(maxConnections, perClientCap(settings.max_connections_per_client, maxConnections));
   gate.install(server);
   ctx.metrics.connections = gate;
   ctx.metrics.fdLimit = fdLimit;

@@ -43,6 +43,8 @@ export interface BuildOptions {
   store: string;
   out: string;
   maxZoom?: number;
+  /** Base URL clients reach the published files at (setting public_url). */
+  publicUrl?: string;
   groups?: string[];
   vars?: string[];
   runs?: "latest" | "all";
@@ -267,6 +269,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       webDir: o.webDir === undefined ? DEFAULT_WEB_DIR : o.webDir,
       allowDroppedLayers: o.allowDroppedLayers,
       rendering: o.rendering,
+      publicUrl: o.publicUrl,
       republish: o.reuse === false,
     });
     const seconds = (performance.now() - started) / 1000;

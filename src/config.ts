@@ -68,6 +68,11 @@ export interface Settings {
    * of max_connections, so ten addresses at their cap fit (see http/fd-limit.ts).
    */
   max_connections_per_client: number;
+  /**
+   * Directory where settlements the ledger could not take are kept until they land ("": next to a
+   * sqlite ledger file as <db>.settlements, or ./gridcast-settlements for PostgreSQL).
+   */
+  settlement_journal: string;
   /** Credits charged for one embedding item metadata request. */
   credit_cost_item: number;
   /** Credits for one embedding .npy request: this base plus one per started MiB. */
@@ -118,6 +123,7 @@ export const DEFAULTS: Settings = {
   send_floor_bytes_per_s: 1024,
   max_connections: 0,
   max_connections_per_client: 0,
+  settlement_journal: "",
   credit_cost_item: 1,
   credit_cost_npy_base: 1,
   keep_builds: 3,

@@ -91,6 +91,29 @@ export function entryOf(registry: Registry, stored: string, attrs: Json): Variab
   return undefined;
 }
 
+/**
+ * The height above the surface (metres) a variable's height coordinate gives: a squeezed
+ * dimension's one-entry coordinate (MET Norway's height1 = 2 m) or a scalar coordinate its CF
+ * `coordinates` attribute names (the Met Office's height = 1.5 m), when it is a height in metres.
+ */
+export async function heightOf(
+  arrays: Map<string, StoredArray>,
+  arr: StoredArray,
+  squeezed: string[],
+): Promise<number | undefined> {
+  const listed = (strAttr(arr.meta.attrs, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  for (const name of [...squeezed, ...listed]) {
+    const c = arrays.get(name);
+    if (!c || c.shape.reduce((a, b) => a * b, 1) !== 1) continue;
+    const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
+    const units = strAttr(c.meta.attrs, "units")?.trim().toLowerCase() ?? "m";
+    if (std !== "height" || !["m", "metre", "meter", "metres", "meters"].includes(units)) continue;
+    const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
+    return raw[0] * c.packing.scale + c.packing.offset;
+  }
+  return undefined;
+}
+
 export function leadHours(raw: number[], attrs: Json): number[] {
   const units = typeof attrs.units === "string" ? attrs.units : "hours";
   if (/since/i.test(units)) throw new CorruptDataError("the lead time is stored as a date, not a duration");

@@ -22,7 +22,10 @@ interface Rule {
   height?: number[];
   /** Needs a level dimension (true) or its absence (false); undefined: either. */
   levels?: boolean;
-  /** The cell_methods statistic over time the rule needs ("sum", "maximum"); "none": no time method. */
+  /**
+   * The cell_methods statistic over time the rule needs ("sum", "maximum"); "any": whichever;
+   * undefined: none (or "point"), as an instantaneous value has.
+   */
   method?: string;
   /** With `method`: the interval in hours (undefined: none stated, as since-the-start amounts are). */
   intervalHours?: number;
@@ -45,7 +48,7 @@ const RULES: readonly Rule[] = [
   { standard: EASTWARD, levels: true, canonical: "u" },
   { standard: NORTHWARD, levels: true, canonical: "v" },
   { standard: ["wind_speed_of_gust"], height: TEN_M, method: "maximum", canonical: "fg10" },
-  { standard: ["wind_speed_of_gust"], height: TEN_M, method: "none", canonical: "gust" },
+  { standard: ["wind_speed_of_gust"], height: TEN_M, canonical: "gust" },
   { standard: ["air_pressure_at_sea_level", "air_pressure_at_mean_sea_level"], levels: false, canonical: "msl" },
   { standard: ["surface_air_pressure"], levels: false, canonical: "sp" },
   { standard: ["cloud_area_fraction"], levels: false, canonical: "tcc" },
@@ -53,7 +56,7 @@ const RULES: readonly Rule[] = [
   { standard: PRECIPITATION, method: "sum", intervalHours: 1, canonical: "tp_1h" },
   { standard: PRECIPITATION, method: "sum", intervalHours: 6, canonical: "tp_6h" },
   { standard: PRECIPITATION, method: "sum", intervalHours: 24, canonical: "tp_24h" },
-  { standard: ["precipitation_flux", "lwe_precipitation_rate"], canonical: "prate" },
+  { standard: ["precipitation_flux", "lwe_precipitation_rate"], method: "any", canonical: "prate" },
   { standard: ["sea_surface_wave_significant_height"], canonical: "swh" },
   { standard: ["specific_humidity"], levels: true, canonical: "q" },
   { standard: ["geopotential"], levels: true, canonical: "z" },
@@ -107,20 +110,21 @@ export function canonicalByMeaning(m: CfMeaning): { canonical: string; rule: str
     if (r.height !== undefined && !(h !== undefined && r.height.some((x) => Math.abs(h - x) < HEIGHT_TOLERANCE_M))) {
       continue;
     }
-    if (r.method === "none" && tm) continue;
-    if (r.method !== undefined && r.method !== "none") {
+    if (r.method === undefined && tm && tm.method !== "point") continue;
+    if (r.method !== undefined && r.method !== "any") {
       if (tm?.method !== r.method) continue;
       if (r.intervalHours !== tm.intervalHours) continue;
     }
     const at = h !== undefined && r.height !== undefined ? ` at ${h} m` : "";
-    const how = r.method && r.method !== "none" ? `, cell_methods time: ${r.method}` : "";
+    const how = tm && r.method !== undefined ? `, cell_methods time: ${tm.method}` : "";
     return { canonical: r.canonical, rule: `standard_name ${sn}${at}${how}` };
   }
   const needs = candidates.map((r) => {
     const parts = [r.canonical];
     if (r.height !== undefined) parts.push(`a ${r.height.join(" or ")} m height coordinate`);
     if (r.levels) parts.push("a pressure-level dimension");
-    if (r.method && r.method !== "none") {
+    if (r.method === undefined) parts.push("no time statistic in cell_methods");
+    else if (r.method !== "any") {
       parts.push(
         `cell_methods "time: ${r.method}${r.intervalHours !== undefined ? ` (interval: ${r.intervalHours} hours)` : ""}"`,
       );

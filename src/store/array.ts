@@ -95,7 +95,7 @@ export class StoredArray {
           : await zarr.open.v2(loc, { kind: "array", attrs: false });
       } catch (cause) {
         this.#opened = undefined;
-        throw wrap(cause);
+        throw wrap(cause, this.meta.path);
       }
     })();
     return this.#opened;
@@ -123,7 +123,7 @@ export class StoredArray {
       const b = this.#backend;
       return (await (b.stamp ? b.stamp(key) : b.remoteStamp?.(key))) ?? "";
     } catch (cause) {
-      throw located(wrap(cause), this.#backend, key, coords);
+      throw located(wrap(cause, this.meta.path), this.#backend, key, coords);
     }
   }
 
@@ -243,7 +243,7 @@ export class StoredArray {
         checkChunk(c, this.chunks);
         return Object.assign(c, { byteLength: c.data.byteLength });
       } catch (cause) {
-        throw located(wrap(cause), this.#backend, key, coords);
+        throw located(wrap(cause, this.meta.path), this.#backend, key, coords);
       }
     };
     return lease ? this.#cache.lease(cacheKey, load) : this.#cache.get(cacheKey, load);
@@ -305,7 +305,7 @@ export class StoredArray {
         buffer: decoded,
       };
     } catch (cause) {
-      throw located(wrap(cause), b, key, coords);
+      throw located(wrap(cause, this.meta.path), b, key, coords);
     }
   }
 
@@ -442,7 +442,7 @@ export class StoredArray {
       // As decodeDirect: a stored chunk is at most a little larger than a decoded one.
       stored = b.getInto ? await b.getInto(key, takeBytes, dec.bytes + (dec.bytes >> 6) + 4096) : await b.get(key);
     } catch (cause) {
-      throw located(wrap(cause), b, key, cc);
+      throw located(wrap(cause, this.meta.path), b, key, cc);
     }
     if (stored === undefined) return "absent";
     try {

@@ -36,6 +36,14 @@ export function findCoordinates(arrays: Map<string, StoredArray>): {
     const dims = arr.dims;
     if (arr.shape.length === 1 && (dims[0] === name || roleOf(dims[0]) === role)) coords[role] = name;
   }
+  // An ensemble axis by its CF meaning, whatever its name (MOGREPS's realization, a BoM `ens`).
+  if (!coords.member) {
+    const name = names.find((n) => {
+      const a = arrays.get(n)!;
+      return a.shape.length === 1 && a.dims[0] === n && strAttr(a.meta.attrs, "standard_name") === "realization";
+    });
+    if (name) coords.member = name;
+  }
   for (const role of ["time", "lead"] as Role[]) {
     if (coords[role]) continue;
     const name = names.find((n) => roleOf(n) === role && arrays.get(n)!.shape.length === 0);

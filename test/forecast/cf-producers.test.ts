@@ -1,9 +1,12 @@
 // CF-first producers' stores exactly as they write them, nothing renamed (test/python/cf_producers.py):
 // MET Norway MEPS (valid times in `time`, the run in a scalar forecast_reference_time, size-1
-// height dims, CF names on a Lambert grid) and GraphCast's saved rollout (a duration `time`, the
-// valid time in `datetime` on (batch, time), a size-1 batch). Every answer — /point's run, leads
-// and values, the export, the map click and /data — is held to what xarray (+ pyproj for the
-// projected grid) reads from the same bytes.
+// height dims, CF names on a Lambert grid), GraphCast's saved rollout (a duration `time`, the
+// valid time in `datetime` on (batch, time), a size-1 batch), a Met Office UKV-like Lambert
+// azimuthal store (CF names, 1.5 m height, a rate in m s-1), a BoM-like ensemble (realization by
+// standard_name, a one-entry forecast_reference_time axis) and Earth2Studio's Zarr output in zarr 2
+// and zarr 3 (numpy.datetime64/timedelta64 data types). Every answer — /point's run, leads and
+// values, the export, the map click and /data — is held to what xarray (+ pyproj for projected
+// grids) reads from the same bytes.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
@@ -12,13 +15,15 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { pythonJson } from "../helpers/python-json.ts";
+import { requireZarr3Python } from "../helpers/zarr3-python.ts";
 import { pyprojReference } from "./projected/reference.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/cf_producers.py");
-const LAYOUTS = ["meps", "graphcast"];
+const LAYOUTS = ["meps", "graphcast", "ukv", "bom", "twice", "e2s_zarr2"];
 const run = promisify(execFile);
 
 let dir: string;
+let venv: string;
 let srv: TestServer;
 let key: string;
 const H = () => ({ "X-API-Key": key });
@@ -35,12 +40,16 @@ const xread = (queries: { store: string; var: string; isel?: Record<string, numb
 
 before(async () => {
   dir = tempDir("gridcast-cf-producers-");
-  await run(PYTHON, [SCRIPT, "write", dir, ...LAYOUTS], { timeout: 120_000 });
+  venv = requireZarr3Python("Earth2Studio's zarr 3 layout");
+  await Promise.all([
+    run(PYTHON, [SCRIPT, "write", dir, ...LAYOUTS], { timeout: 120_000 }),
+    run(venv, [SCRIPT, "write", dir, "e2s_zarr3"], { timeout: 120_000 }),
+  ]);
   const combo = join(dir, "combo");
   mkdirSync(join(combo, "forecast"), { recursive: true });
   writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
   writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
-  for (const n of LAYOUTS) cpSync(store(n), join(combo, "forecast", n), { recursive: true });
+  for (const n of [...LAYOUTS, "e2s_zarr3"]) cpSync(store(n), join(combo, "forecast", n), { recursive: true });
   srv = await testServer(combo);
   key = await srv.key(["weather"]);
 });
@@ -168,4 +177,140 @@ describe("GraphCast rollout: duration time, datetime on (batch, time), size-1 ba
     const models = (await get(`${srv.url}/api/models`)).json();
     assert.equal(models.forecast.find((g: { id: string }) => g.id === "forecast/graphcast").analysis, false);
   });
+});
+
+/** What pyproj + xarray find at the node gridcast answered from: how far it lies from a stored node, and its values. */
+const projectedNode = (queries: { store: string; var: string; lat: number; lon: number }[]) =>
+  pythonJson<{ ix: number; iy: number; miss_m: number; values: number[] }[]>(PYTHON, SCRIPT, ["project"], queries);
+
+describe("Met Office UKV-like: CF names, a 1.5 m height, a precipitation rate in m s-1", () => {
+  test("air_temperature at 1.5 m is t2m, the rate converts to mm/h; run, leads and values are pyproj + xarray's", async () => {
+    const t = await point("lat=52.2&lon=-1.5&var=air_temperature&group=forecast/ukv");
+    assert.equal(t.var, "t2m");
+    assert.equal(t.run, "2024-05-01T06:00:00");
+    assert.deepEqual(t.lead_hours, [0, 1, 2]);
+    const pr = await point("lat=52.2&lon=-1.5&var=prate&group=forecast/ukv");
+    assert.equal(pr.units, "mm h-1");
+    assert.equal(pr.temporal.kind, "mean");
+    const [nt, np] = await projectedNode([
+      { store: store("ukv"), var: "air_temperature", lat: t.grid_lat, lon: t.grid_lon },
+      { store: store("ukv"), var: "precipitation_rate", lat: pr.grid_lat, lon: pr.grid_lon },
+    ]);
+    assert.ok(nt.miss_m < 1, `the answering node lies ${nt.miss_m} m from a stored node`);
+    assert.deepEqual(
+      t.values,
+      nt.values.map((v) => f32(v)),
+    );
+    pr.values.forEach((v: number, i: number) => {
+      const want = f32(np.values[i]) * 3_600_000;
+      assert.ok(Math.abs(v - want) <= 1e-5 * want, `prate[${i}]: ${v} vs ${want}`);
+    });
+  });
+
+  test("what is left out is named with its reason and remedy in /api/registry and /data/datasets", async () => {
+    const reg = (await get(`${srv.url}/api/registry`)).json();
+    const ws = reg.unregistered.find((u: { group: string; stored: string }) => u.group === "forecast/ukv");
+    assert.equal(ws.stored, "wind_speed");
+    assert.match(ws.reason, /standard_name wind_speed is not one gridcast maps/);
+    const data = (await get(`${srv.url}/data/datasets`, H())).json();
+    const ukv = data.datasets.find((d: { id: string }) => d.id === "forecast~ukv");
+    assert.ok(ukv.unregistered.some((u: { stored: string }) => u.stored === "wind_speed"));
+  });
+});
+
+describe("BoM-like ensemble: realization by standard_name, names by alias and by CF meaning", () => {
+  test("every member answers xarray's values; ttl_cld is tcc by meaning; accum_prcp in metres", async () => {
+    const all = await point("lat=-34&lon=151&var=temp_scrn&member=all&group=forecast/bom");
+    assert.equal(all.run, "2024-05-01T06:00:00");
+    assert.deepEqual(all.lead_hours, [0, 3, 6, 9, 12]);
+    const xs = await xread(
+      [0, 1, 2].map((m) => ({ store: store("bom"), var: "temp_scrn", isel: { ens: m, lat: 5, lon: 19 } })),
+    );
+    assert.deepEqual(
+      all.members.map((m: { member: number }) => m.member),
+      [0, 1, 2],
+    );
+    for (let m = 0; m < 3; m++) {
+      assert.deepEqual(
+        all.members[m].values,
+        xs[m].values.map((v) => f32(v as number)),
+      );
+    }
+    const [cld, acc] = await xread([
+      { store: store("bom"), var: "ttl_cld", isel: { ens: 0, lat: 5, lon: 19 } },
+      { store: store("bom"), var: "accum_prcp", isel: { ens: 0, lat: 5, lon: 19 } },
+    ]);
+    const tcc = await point("lat=-34&lon=151&var=tcc&group=forecast/bom");
+    assert.equal(tcc.units, "1");
+    assert.deepEqual(
+      tcc.values,
+      cld.values.map((v) => f32(v as number)),
+    );
+    const tp = await point("lat=-34&lon=151&var=accum_prcp&group=forecast/bom");
+    assert.equal(tp.var, "tp");
+    assert.equal(tp.temporal.window, "since_start");
+    tp.values.forEach((v: number, i: number) => {
+      const want = f32(acc.values[i] as number) / 1000;
+      assert.ok(Math.abs(v - want) <= 1e-6 * Math.max(1, want), `tp[${i}]`);
+    });
+  });
+
+  test("a time mean of air temperature is no t2m: refused with what it would need", async () => {
+    const models = (await get(`${srv.url}/api/registry`)).json();
+    const av = models.unregistered.find((u: { stored: string }) => u.stored === "av_temp_scrn");
+    assert.match(av.reason, /cell_methods "time: mean" matches no registered variable .*t2m needs/);
+  });
+});
+
+describe("two arrays meaning one variable", () => {
+  test("both are refused by name, neither guessed; the rest of the group serves", async () => {
+    const r = await get(`${srv.url}/point?lat=45&lon=5&var=t2m&group=forecast/twice`, H());
+    assert.equal(r.status, 404, r.body.toString());
+    const reg = (await get(`${srv.url}/api/registry`)).json();
+    const why = reg.unregistered.filter((u: { group: string }) => u.group === "forecast/twice");
+    assert.deepEqual(why.map((u: { stored: string }) => u.stored).sort(), [
+      "screen_temperature",
+      "temperature_bias_corrected",
+    ]);
+    for (const u of why) assert.match(u.reason, /ambiguous, neither is served/);
+    assert.equal((await get(`${srv.url}/point?lat=45&lon=5&var=msl&group=forecast/twice`, H())).status, 200);
+  });
+});
+
+describe("Earth2Studio Zarr output with an ensemble, zarr 2 and zarr 3", () => {
+  for (const [name, fmt] of [
+    ["e2s_zarr2", "zarr 2: numpy datetime64/timedelta64 dtypes"],
+    ["e2s_zarr3", "zarr 3: numpy.datetime64/numpy.timedelta64 data types"],
+  ] as const) {
+    test(`${fmt}: runs, leads, members and values are xarray's; tp06 is 6-hour precipitation`, async () => {
+      const py = name === "e2s_zarr3" ? venv : PYTHON;
+      const read = (qs: { store: string; var: string; isel?: Record<string, number>; headers?: object }[]) =>
+        pythonJson<Read[]>(py, SCRIPT, ["read"], qs);
+      const all = await point(`lat=40&lon=10&var=t2m&member=all&run=1&group=forecast/${name}`);
+      assert.equal(all.run, "2024-06-01T12:00:00");
+      assert.deepEqual(all.lead_hours, [0, 6, 12]);
+      const xs = await read(
+        [0, 1, 2].map((m) => ({ store: store(name), var: "t2m", isel: { ensemble: m, time: 1, lat: 5, lon: 1 } })),
+      );
+      for (let m = 0; m < 3; m++) {
+        assert.deepEqual(
+          all.members[m].values,
+          xs[m].values.map((v) => f32(v as number)),
+        );
+      }
+      const tp = await point(`lat=40&lon=10&var=tp06&group=forecast/${name}`);
+      assert.equal(tp.var, "tp_6h");
+      assert.equal(tp.temporal.interval, "PT6H");
+      const [over, direct] = await read([
+        {
+          store: `${srv.url}/data/datasets/forecast~${name}/zarr/`,
+          headers: H(),
+          var: "u10",
+          isel: { member: 2, time: 0, lead_time: 1 },
+        },
+        { store: store(name), var: "u10m", isel: { ensemble: 2, time: 0, lead_time: 1 } },
+      ]);
+      assert.deepEqual(over.values, direct.values);
+    });
+  }
 });

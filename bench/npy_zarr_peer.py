@@ -4,6 +4,7 @@
 #   "read <item dir>"  zarr-python opens the latent afresh (it keeps no decoded chunks) and reads
 #                      the bench's slice into numpy; answers {seconds, bytes, cpu} (cpu: the
 #                      process's user + system seconds over the read, all its threads)
+#   "read <item URL>"  the same over HTTP (fsspec + aiohttp) from a static server of the store
 # usage: npy_zarr_peer.py write ROOT TILE EASTING NORTHING EPSG | npy_zarr_peer.py serve Y_STOP
 import json
 import resource

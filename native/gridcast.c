@@ -15,6 +15,8 @@
 //   raster.h          bilinearTile, projectedTile, gatherTile, gatherRuns: map tiles sampled from a field
 //   deflate-rle.h     a run-length deflate coder for PNG rows
 //   png-rows.h        pngRows and deflateRle
+//   socket-queue.h    sendQueue: the bytes a TCP socket's peer has not acknowledged yet
+//   fd-limit.h        raiseOpenFileLimit: the soft open-file limit raised to the hard one
 #include <node_api.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,6 +29,8 @@
 #include "jobs.h"
 #include "raster.h"
 #include "png-rows.h"
+#include "socket-queue.h"
+#include "fd-limit.h"
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
@@ -78,6 +82,8 @@ NAPI_MODULE_INIT() {
       {"projectedTile", NULL, projected_tile, NULL, NULL, NULL, napi_default, NULL},
       {"gatherTile", NULL, gather_tile, NULL, NULL, NULL, napi_default, NULL},
       {"gatherRuns", NULL, gather_runs, NULL, NULL, NULL, napi_default, NULL},
+      {"sendQueue", NULL, send_queue, NULL, NULL, NULL, napi_default, NULL},
+      {"raiseOpenFileLimit", NULL, raise_open_file_limit, NULL, NULL, NULL, napi_default, NULL},
       // Only when Zstandard was found (Node's own or libzstd.so.1): callers test for these.
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},

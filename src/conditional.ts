@@ -28,3 +28,15 @@ export function ifNoneMatch(req: IncomingMessage, etag: string, star = true): bo
   if (inm.trim() === "*") return star;
   return inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
 }
+
+/**
+ * Whether If-Modified-Since says the client's copy is current (RFC 9110 §13.1.3): only without
+ * If-None-Match (which takes precedence), only for an HTTP date, compared at whole seconds.
+ */
+export function notModifiedSince(req: IncomingMessage, mtimeMs: number): boolean {
+  if (req.headers["if-none-match"] !== undefined) return false;
+  const ims = req.headers["if-modified-since"];
+  if (!ims) return false;
+  const since = Date.parse(ims);
+  return Number.isFinite(since) && Math.floor(mtimeMs / 1000) * 1000 <= since;
+}

@@ -54,6 +54,11 @@ export interface Settings {
   /** Milliseconds a client may leave sent bytes unread before its response is dropped. */
   send_stall_ms: number;
   /**
+   * The slowest reading that is never a stall (bytes per second): a response whose client took
+   * fewer than this × send_stall_ms / 1000 bytes in the last send_stall_ms is dropped.
+   */
+  send_floor_bytes_per_s: number;
+  /**
    * Open client connections the server keeps at once; beyond it a new connection gets 503 +
    * Retry-After and is closed. 0: sized from the process's open-file limit (see http/fd-limit.ts).
    */
@@ -97,6 +102,7 @@ export const DEFAULTS: Settings = {
   request_timeout_ms: 60_000,
   response_timeout_ms: 300_000,
   send_stall_ms: 30_000,
+  send_floor_bytes_per_s: 1024,
   max_connections: 0,
   max_connections_per_client: 128,
   credit_cost_item: 1,

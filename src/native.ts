@@ -83,6 +83,12 @@ interface Addon {
    * order, with colours[nodes[r]]. RangeError when a node lies outside colours or the runs do not
    * cover out exactly. Absent from addons built before it. */
   gatherRuns?(colours: Uint8Array, nodes: Int32Array, lengths: Uint8Array, out: Uint8Array): void;
+  /** Bytes the kernel holds for a TCP socket's peer that the peer has not acknowledged (SIOCOUTQ),
+   * or -errno. Absent from addons built before it. */
+  sendQueue?(fd: number): number;
+  /** The soft open-file limit raised to the hard one where allowed: [soft, hard] afterwards (an
+   * unlimited one as Number.MAX_SAFE_INTEGER), or negative errnos. Absent from addons built before it. */
+  raiseOpenFileLimit?(): [number, number];
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../build/native/gridcast.node", import.meta.url));

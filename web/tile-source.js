@@ -98,8 +98,10 @@ function feather(layer, tile, coords) {
  * a bright line every 256 px. Instead each tile is drawn one device pixel larger than its step,
  * with plain blending: the next tile covers the overlap with the same colours.
  */
-function overlap(tile, size) {
-  const extra = 1 / (globalThis.devicePixelRatio || 1);
+function overlap(tile, size, layer) {
+  // A translucent layer would show the overlap as a line of doubled veil: its tiles abut exactly,
+  // and the viewer keeps the map on whole device pixels (snapToDevicePixels) so they meet cleanly.
+  const extra = layer.options.translucent ? 0 : 1 / (globalThis.devicePixelRatio || 1);
   tile.style.width = `${size.x + extra}px`;
   tile.style.height = `${size.y + extra}px`;
   tile.style.mixBlendMode = "normal";
@@ -130,7 +132,7 @@ const ForecastTiles = TileLayer.extend({
   },
   _initTile(tile) {
     TileLayer.prototype._initTile.call(this, tile);
-    overlap(tile, this.getTileSize());
+    overlap(tile, this.getTileSize(), this);
   },
 });
 
@@ -141,7 +143,7 @@ const ArchiveLayer = GridLayer.extend({
   },
   _initTile(tile) {
     GridLayer.prototype._initTile.call(this, tile);
-    overlap(tile, this.getTileSize());
+    overlap(tile, this.getTileSize(), this);
   },
   createTile(coords, done) {
     const img = document.createElement("img");

@@ -28,6 +28,8 @@ const REFRESH_MS = 1000 * (Number(new URLSearchParams(location.search).get("refr
 const RENDERING_REFRESH_MS = Math.min(REFRESH_MS, 5000);
 /** From this zoom on, the coarse 1:110m outlines give way to 1:50m ones. */
 const DETAIL_ZOOM = 3;
+/** Ramps with partly transparent colours: their tiles must meet edge to edge, not overlap. */
+const TRANSLUCENT_COLORMAPS = new Set(["clouds"]);
 const FORECAST_ATTRIBUTION = "gridcast synthetic forecast";
 const OUTLINE_ATTRIBUTION = "Natural Earth via world-atlas";
 const ORIENTATION_ATTRIBUTION = "Places: GeoNames; rivers, lakes, states: Natural Earth";
@@ -56,6 +58,8 @@ const state = {
   /** Chosen unit label per default display unit ("m/s" → "km/h"), so all wind layers agree. */
   units: new Map(),
   timer: 0,
+  /** False once the user picks (or the URL names) a run other than the newest: a new cycle leaves it be. */
+  followNewest: true,
   /** Where the open value popup points, or null. */
   popupAt: null,
 };
@@ -71,7 +75,10 @@ let valuePopup = null;
 const map = createMap("map", { minZoom: 1, maxZoom: MAX_ZOOM, worldCopyJump: true, fadeAnimation: false });
 // The control bar can wrap when the catalog fills it, which resizes the map; keep Leaflet's size (and
 // so the place under each pixel) in step, with the centre kept.
-new ResizeObserver(() => map.invalidateSize()).observe(map.getContainer());
+new ResizeObserver(() => {
+  snapToDevicePixels(map.getContainer());
+  map.invalidateSize();
+}).observe(map.getContainer());
 map.createPane("land").style.zIndex = "150"; // under the forecast tiles (tilePane is 200)
 map.createPane("outlines").style.zIndex = "450"; // over the tiles, under popups
 map.getPane("outlines").style.pointerEvents = "none";
@@ -101,7 +108,10 @@ map.on("popupclose", (e) => {
   if (e.popup === valuePopup) state.popupAt = null;
 });
 ui.layer.addEventListener("change", () => selectLayer(ui.layer.value, undefined, undefined, true));
-ui.run.addEventListener("change", () => selectRun(ui.run.value));
+ui.run.addEventListener("change", () => {
+  state.followNewest = ui.run.value === newestRun(state.layer).token;
+  selectRun(ui.run.value);
+});
 ui.lead.addEventListener("input", () => selectLead(Number(ui.lead.value)));
 ui.play.addEventListener("click", () => togglePlay());
 
@@ -182,6 +192,7 @@ function start(catalog) {
   const fallback = bases.find((l) => l.kind === "global" && l.variable === "t2m") ?? bases[0];
   const lead = view.has("lead") ? Number(view.get("lead")) : undefined;
   selectLayer((wanted ?? fallback).id, view.get("run") ?? undefined, lead, !view.has("over"));
+  state.followNewest = state.run.token === newestRun(state.layer).token;
   if (!view.has("map")) fitLayer(state.layer);
 }
 
@@ -211,18 +222,25 @@ async function refreshCatalog() {
   ui.layer.value = keep;
   state.layer = layers.find((l) => l.id === state.layer.id);
   fillRuns();
-  const run = state.layer.runs.find((r) => r.token === state.run.token) ?? newestRun(state.layer);
-  state.run = run;
-  ui.run.value = run.token;
-  ui.lead.max = String(run.leads.length - 1);
+  // After a cycle switch the run shown may be gone, or a newer one there: a viewer that showed the
+  // newest run follows to the new newest; one the user pinned to an older run stays while it exists.
+  const kept = !state.followNewest && state.layer.runs.find((r) => r.token === state.run.token);
+  const run = kept || newestRun(state.layer);
   const i = run.leads.findIndex((l) => l.hours === state.lead.hours);
-  if (i >= 0) {
-    // Same lead, only the slider's range changed: no tile reload.
+  if (run.token === state.run.token && i >= 0 && run.leads[i].valid_time === state.lead.valid_time) {
+    // Same run and lead, only the slider's range changed: no tile reload.
+    state.run = run;
     state.lead = run.leads[i];
+    ui.run.value = run.token;
+    ui.lead.max = String(run.leads.length - 1);
     ui.lead.value = String(i);
     fillOverlays();
     showTiles(false);
-  } else selectLead(0);
+  } else {
+    // Another run or valid time: menu, slider, label and tiles all move through the one path.
+    fillOverlays();
+    selectRun(run.token);
+  }
 }
 
 const NOTHING_PUBLISHED =
@@ -409,6 +427,7 @@ function addTiles(slot, l, lead, url) {
       // The global field under a patch, the patch over it with its edge faded in.
       zIndex: slot === "under" ? 0 : 1,
       hidpiMaxZoom: l.hidpi_maxzoom ?? -1,
+      translucent: overlay || TRANSLUCENT_COLORMAPS.has(l.style?.colormap),
       ...(slot === "base" && l.kind === "regional" ? { feather: boundsOf(l) } : {}),
     },
   );
@@ -424,6 +443,26 @@ function addTiles(slot, l, lead, url) {
   if (pending.has(slot)) map.removeLayer(pending.get(slot));
   pending.set(slot, next);
   next.addTo(map);
+}
+
+/**
+ * Moves the map by less than a device pixel so its corner sits on a whole device pixel: a control
+ * bar 86.7 CSS px tall at DPR 3 would otherwise put every tile edge across a device pixel, and the
+ * translucent layers' tiles, which meet edge to edge, would leave a half-covered (lighter) row.
+ */
+function snapToDevicePixels(el) {
+  const dpr = globalThis.devicePixelRatio || 1;
+  el.style.top = "";
+  el.style.left = "";
+  const r = el.getBoundingClientRect();
+  const shift = (v) => (Math.ceil(v * dpr - 1e-6) - v * dpr) / dpr;
+  // Layout, not a transform: a sub-pixel transform would move each tile's composited layer
+  // between device pixels instead of the map.
+  const cs = getComputedStyle(el);
+  const dy = shift(r.top);
+  const dx = shift(r.left);
+  if (dy) el.style.top = `${Number.parseFloat(cs.top) + dy}px`;
+  if (dx) el.style.left = `${Number.parseFloat(cs.left) + dx}px`;
 }
 
 /** Performance marks let anyone (and the browser test) time the first paint of forecast data. */

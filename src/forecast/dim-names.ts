@@ -26,8 +26,8 @@ export function dimNamesOf(g: ForecastGroup): Record<keyof typeof DIM_NAMES, str
 export function gridDimNames(g: ForecastGroup): Map<GroupGrid, { lat: string; lon: string }> {
   const first = dimNamesOf(g);
   const out = new Map<GroupGrid, { lat: string; lon: string }>();
-  // A projected grid's 2-D latitude/longitude and grid mapping are published under these names.
-  const aux = g.grid.projection ? ["spatial_ref", "latitude", "longitude"] : [];
+  // The grid mapping, and a projected grid's 2-D latitude/longitude, are published under these names.
+  const aux = g.grid.projection ? ["spatial_ref", "latitude", "longitude"] : ["spatial_ref"];
   const taken = new Set<string>([...Object.values(first), ...aux, ...g.variables.keys()]);
   g.grids.forEach((grid, k) => {
     if (k === 0) {

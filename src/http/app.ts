@@ -62,7 +62,11 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   );
   ctx.metrics.dataWaiting = () => waiter.total;
   ctx.metrics.dataWaitersMax = waiter.maxTotal;
-  const watchdog = new Watchdog({ deadlineMs: ctx.settings.response_timeout_ms, stallMs: ctx.settings.send_stall_ms });
+  const watchdog = new Watchdog({
+    deadlineMs: ctx.settings.response_timeout_ms,
+    stallMs: ctx.settings.send_stall_ms,
+    floorBytesPerS: ctx.settings.send_floor_bytes_per_s,
+  });
 
   const onError = errorReply(ctx);
   const serveStatic = staticFiles(ctx, onError);

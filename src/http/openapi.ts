@@ -141,7 +141,8 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
         ". Every route takes only the query parameters it lists: any other is answered 400 (invalid-parameter, " +
         "naming it) before the store is read or credits are charged. Keys are issued by operators with " +
         "`gridcast keys create`. Every response, public files included, is " +
-        "dropped once its client leaves sent bytes unread for send_stall_ms or it has taken response_timeout_ms; " +
+        "dropped once its client took fewer than send_floor_bytes_per_s on average over send_stall_ms while " +
+        "bytes waited for it, or it has taken response_timeout_ms; " +
         "a connection beyond max_connections_per_client from one address, or beyond max_connections in all, " +
         "gets 503 /problems/busy with Retry-After before its request is read (see /readyz `limits`).",
     },

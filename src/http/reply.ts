@@ -5,6 +5,8 @@ import { hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BoundedMap } from "../bounded-map.ts";
 import { ifNoneMatch } from "../conditional.ts";
+import { chooseCoding, codedEtag, compressibleType } from "../content-coding.ts";
+import { compressDynamic, type DynamicCoding } from "./compress-reply.ts";
 import type { Delivery } from "./delivery.ts";
 import type { Reply } from "./route.ts";
 
@@ -27,6 +29,8 @@ const ETAG_MEMO_MAX = 1024;
 /** Bodies longer than this are hashed every time (hashing dwarfs a lookup there anyway). */
 const ETAG_MEMO_TEXT = 4096;
 const etagMemo = new BoundedMap<string, string>(ETAG_MEMO_MAX);
+/** Text replies smaller than this go out as they are: compressing them saves less than it costs. */
+export const DYNAMIC_COMPRESS_MIN_BYTES = 1024;
 
 function etagOf(body: string | Buffer): string {
   if (typeof body !== "string" || body.length > ETAG_MEMO_TEXT) return `"${hash("sha1", body, "base64url")}"`;
@@ -63,14 +67,30 @@ export function prepareReply(
   if (reply.headers) Object.assign(headers, reply.headers);
   headers["Cache-Control"] = reply.cache ?? "no-store";
   const status = reply.status ?? 200;
+  // A text body of an unmetered reply may go out compressed (a metered one is billed by the bytes
+  // of its body as listed, so it never is): Vary says so whatever this body's size.
+  const compressible = !metered && status === 200 && compressibleType(headers["Content-Type"]);
+  if (compressible) headers.Vary = "Accept-Encoding";
   if (status === 200 && ("json" in reply || reply.cache)) {
     // The one-shot hash of the UTF-8 text: the same digest as hashing its bytes, without a Hash
     // object or a copy of the body per reply.
-    const etag = etagOf(body);
+    let etag = etagOf(body);
+    let coding: DynamicCoding | undefined;
+    if (compressible && Buffer.byteLength(body) >= DYNAMIC_COMPRESS_MIN_BYTES) {
+      const chosen = chooseCoding(req.headers["accept-encoding"], ["br", "gzip"]);
+      if (chosen !== "identity") {
+        coding = chosen;
+        etag = codedEtag(etag, chosen);
+      }
+    }
     headers.ETag = etag;
     if (ifNoneMatch(req, etag, !metered)) {
       delete headers["Content-Type"];
       return { status: 304, body: "", bytes: 0, headers };
+    }
+    if (coding) {
+      body = compressDynamic(body, coding, etag);
+      headers["Content-Encoding"] = coding;
     }
   }
   return { status, body, bytes: typeof body === "string" ? Buffer.byteLength(body) : body.length, headers };

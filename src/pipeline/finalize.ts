@@ -1,6 +1,7 @@
 // Turning a partial build into the published one: manifest, catalog, TileJSON, legends, embedding
 // indexes and viewer files are written, the directory is renamed into place and <out>/current is
 // switched; then old builds are pruned. `gridcast publish` first merges the shards' manifests.
+
 import { cpSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type SkippedEmbedding, writeEmbeddingIndexes } from "../embeddings/index-writer.ts";
@@ -11,6 +12,7 @@ import { markArchives } from "../published/catalog-fields.ts";
 import { MANIFEST } from "../published/layout.ts";
 import { type Manifest, mergeShards, readManifest, writeJsonAtomic } from "../published/manifest.ts";
 import { type BuildOutput, measureBuild } from "../published/measure.ts";
+import { precompressBuild } from "../published/precompress.ts";
 import { copyViewerVendor } from "../published/vendor.ts";
 import { Store } from "../store/store.ts";
 import { writeBuildDocs } from "./catalog.ts";
@@ -27,7 +29,7 @@ import {
 } from "./publish.ts";
 
 /** The map viewer shipped beside the build, so a CDN can host everything. */
-export const DEFAULT_WEB_DIR = resolve(import.meta.dirname, "../../../web");
+export const DEFAULT_WEB_DIR = resolve(import.meta.dirname, "../../web");
 
 export interface FinalizeOptions {
   keepBuilds: number;
@@ -117,6 +119,8 @@ export async function finalizeBuild(
   }
   copyViewer(opts.webDir, partial);
   for (const rel of opts.drop ?? []) rmSync(join(partial, rel), { force: true });
+  // Last of the writes: every document the build will serve gets its compressed twins.
+  precompressBuild(partial);
   const output = { ...measureBuild(partial, format, manifest), assemble_seconds: assembleSeconds };
   const dir = finalDir(out, manifest.build_id);
   renameSync(partial, dir);

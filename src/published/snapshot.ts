@@ -12,6 +12,8 @@ import { archiveTile, refuseDamagedArchive } from "./archive-reader.ts";
 import { ARCHIVE_EXT, type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
 import { type Catalog, CURRENT, EMPTY_TILE, HIDPI_SUFFIX, tileDir } from "./layout.ts";
 import { IMMUTABLE, type LocationCheck, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
+import { StaticCache } from "./static-cache.ts";
+import { sendCached } from "./static-reply.ts";
 
 export type PublishedCatalog = Catalog & ArchiveCatalogFields;
 
@@ -29,6 +31,11 @@ export class Snapshot {
   readonly format: TileFormat;
   /** Parsed JSON documents of this build (catalog, indexes): a handful, loaded on first use. */
   readonly #json = new Map<string, Promise<unknown>>();
+  /**
+   * This build's files as served, one cache per location check (the static paths' and the tile
+   * route's): an entry holds what a confined open under that very check returned.
+   */
+  readonly #caches = new Map<LocationCheck | undefined, StaticCache>();
 
   constructor(dir: string, buildId: string, catalog: PublishedCatalog | undefined) {
     this.dir = dir;
@@ -69,10 +76,18 @@ export class Snapshot {
     }
     const cache = parts[0] === "tiles" ? IMMUTABLE : SHORT;
     res.setHeader(BUILD_HEADER, this.buildId);
-    const served =
-      this.format === "pmtiles" && isTilePath(parts)
-        ? this.#sendArchived(req, res, parts)
-        : this.#sendChecked(req, res, parts, cache, isPublic);
+    const archived = this.format === "pmtiles" && isTilePath(parts);
+    // A file served before is answered from memory in this turn: no open, no stat, no promise.
+    const files = this.#cache(isPublic);
+    const key = parts.join("/");
+    const hit = archived ? undefined : files.peek(key);
+    if (hit && hit !== "large") {
+      sendCached(req, res, hit, cache);
+      return;
+    }
+    const served = archived
+      ? this.#sendArchived(req, res, parts)
+      : this.#sendChecked(req, res, parts, key, cache, isPublic);
     served.then(
       (sent) => {
         if (!sent) {
@@ -91,16 +106,60 @@ export class Snapshot {
     );
   }
 
-  /** A build file; an archive already found damaged is refused rather than handed out raw. */
+  #cache(isPublic: LocationCheck | undefined): StaticCache {
+    let c = this.#caches.get(isPublic);
+    if (!c) {
+      c = new StaticCache(this.dir, isPublic);
+      this.#caches.set(isPublic, c);
+    }
+    return c;
+  }
+
+  /**
+   * A build file: from memory once read (static-cache.ts), streamed from disk when large. An
+   * archive is never kept (it is checked, and one already found damaged is refused rather than
+   * handed out raw).
+   */
   async #sendChecked(
     req: IncomingMessage,
     res: ServerResponse,
     parts: string[],
+    key: string,
     cache: string,
     isPublic?: LocationCheck,
   ): Promise<boolean> {
-    if (parts.at(-1)!.endsWith(ARCHIVE_EXT)) await refuseDamagedArchive(join(this.dir, ...parts));
-    return sendFile(req, res, this.dir, parts, cache, isPublic);
+    if (parts.at(-1)!.endsWith(ARCHIVE_EXT)) {
+      await refuseDamagedArchive(join(this.dir, ...parts));
+      return sendFile(req, res, this.dir, parts, cache, isPublic);
+    }
+    const found = await this.#cache(isPublic).load(key, parts);
+    if (found === "large") return sendFile(req, res, this.dir, parts, cache, isPublic);
+    if (!found) return false;
+    if (res.destroyed) return true;
+    sendCached(req, res, found, cache);
+    return true;
+  }
+
+  /**
+   * Answers with one of the build's documents (e.g. catalog.json for the catalog route) exactly as
+   * the static path would, compressed twin and all; false when the build has no such file.
+   */
+  async sendDocument(req: IncomingMessage, res: ServerResponse, rel: string, cache: string): Promise<boolean> {
+    const parts = rel.split("/");
+    const files = this.#cache(undefined);
+    const found = files.peek(rel) ?? (await files.load(rel, parts));
+    if (found === "large") return sendFile(req, res, this.dir, parts, cache);
+    if (!found) return false;
+    sendCached(req, res, found, cache);
+    return true;
+  }
+
+  /** A build file's bytes by its path below the root (no leading slash), through the cache. */
+  async #bytes(rel: string): Promise<Buffer | undefined> {
+    const parts = rel.split("/");
+    const found = await this.#cache(undefined).load(rel, parts);
+    if (found === "large") return readBelow(this.dir, join(this.dir, ...parts));
+    return found?.identity.bytes;
   }
 
   /** tiles/<layer>/<run>/<lead>/<z>/<x>/<y>.png of an archive build, read from the lead's archive. */
@@ -133,7 +192,7 @@ export class Snapshot {
       return tile;
     }
     const file = `${y}${hidpi ? HIDPI_SUFFIX : ""}.png`;
-    return readBelow(this.dir, join(this.dir, tileDir(layer, token, hours), String(z), String(x), file));
+    return this.#bytes(`${tileDir(layer, token, hours)}/${z}/${x}/${file}`);
   }
 
   /**
@@ -148,7 +207,7 @@ export class Snapshot {
 
   /** The build's transparent tile, if it has one. */
   emptyTile(): Promise<Buffer | undefined> {
-    return readBelow(this.dir, join(this.dir, EMPTY_TILE));
+    return this.#bytes(EMPTY_TILE);
   }
 }
 

@@ -12,8 +12,9 @@ import type { FileHandle } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, sep } from "node:path";
 import { pipeline } from "node:stream";
-import { ifNoneMatch, parseRange } from "../conditional.ts";
+import { ifNoneMatch, notModifiedSince, parseRange } from "../conditional.ts";
 import { openBelow } from "../confined.ts";
+import { type Chosen, CODING_SUFFIX, chooseCoding, codedEtag, compressibleName } from "../content-coding.ts";
 
 /** Content types by extension; anything else is sent as bytes. */
 const TYPES: Record<string, string> = {
@@ -87,27 +88,38 @@ export async function sendFile(
 ): Promise<boolean> {
   const file = await openInside(root, parts, isPublic);
   if (!file) return false;
-  const { fh, st } = file;
-  const etag = etagOf(st);
-  res.setHeader("Content-Type", contentType(parts.at(-1)!));
+  const name = parts.at(-1)!;
+  const identityTag = etagOf(file.st);
+  const lastModified = file.st.mtime.toUTCString();
+  const varies = compressibleName(name);
+  // A large document goes out as its build-time twin when the client takes one (static-cache.ts
+  // keeps the smaller ones in memory); the twin is opened under the same confinement.
+  const { fh, st, coding } = varies
+    ? await codedTwin(req, root, parts, file, isPublic)
+    : { ...file, coding: "identity" as const };
+  const etag = codedEtag(identityTag, coding);
+  if (varies) res.setHeader("Vary", "Accept-Encoding");
   res.setHeader("Cache-Control", cache);
   res.setHeader("ETag", etag);
-  res.setHeader("Last-Modified", st.mtime.toUTCString());
-  res.setHeader("Accept-Ranges", "bytes");
-  if (ifNoneMatch(req, etag)) {
+  res.setHeader("Last-Modified", lastModified);
+  if (ifNoneMatch(req, etag) || notModifiedSince(req, file.st.mtimeMs)) {
     await fh.close();
     res.statusCode = 304;
-    res.removeHeader("Content-Type");
     res.end();
     return true;
   }
+  res.setHeader("Content-Type", contentType(name));
+  res.setHeader("Accept-Ranges", "bytes");
+  if (coding !== "identity") res.setHeader("Content-Encoding", coding);
   const ifRange = req.headers["if-range"];
-  const span = ifRange && ifRange !== etag ? undefined : parseRange(req.headers.range, st.size);
+  const current = ifRange === undefined || ifRange === etag || ifRange === lastModified;
+  const span = current ? parseRange(req.headers.range, st.size) : undefined;
   if (span === "unsatisfiable") {
     await fh.close();
     res.statusCode = 416;
     res.setHeader("Content-Range", `bytes */${st.size}`);
     res.setHeader("Content-Type", "application/problem+json");
+    res.removeHeader("Content-Encoding");
     const body = JSON.stringify({
       type: "/problems/range-not-satisfiable",
       title: "Range Not Satisfiable",
@@ -122,7 +134,7 @@ export async function sendFile(
   res.statusCode = span ? 206 : 200;
   if (span) res.setHeader("Content-Range", `bytes ${start}-${end}/${st.size}`);
   res.setHeader("Content-Length", Math.max(0, end - start + 1));
-  if (req.method === "HEAD" || st.size === 0) {
+  if (req.method === "HEAD" || st.size === 0 || res.destroyed) {
     await fh.close();
     res.end();
     return true;
@@ -131,6 +143,31 @@ export async function sendFile(
   const body = createReadStream("", { fd: fh, start, end, autoClose: true });
   pipeline(body, res, () => undefined);
   return true;
+}
+
+/**
+ * The twin of an open document in the coding the client prefers among those the build wrote, or
+ * the document itself (identity). The document's handle is closed when a twin is chosen.
+ */
+async function codedTwin(
+  req: IncomingMessage,
+  root: string,
+  parts: string[],
+  file: { fh: FileHandle; st: Stats },
+  isPublic?: LocationCheck,
+): Promise<{ fh: FileHandle; st: Stats; coding: Chosen }> {
+  const available: ("br" | "gzip")[] = ["br", "gzip"];
+  for (;;) {
+    const coding = chooseCoding(req.headers["accept-encoding"], available);
+    if (coding === "identity") return { ...file, coding };
+    const twin = await openInside(root, [...parts.slice(0, -1), parts.at(-1)! + CODING_SUFFIX[coding]], isPublic);
+    if (twin && twin.st.size < file.st.size) {
+      await file.fh.close();
+      return { ...twin, coding };
+    }
+    await twin?.fh.close();
+    available.splice(available.indexOf(coding), 1);
+  }
 }
 
 /** A small body already in memory (a tile out of an archive): ETag from its bytes, 304 and HEAD. */

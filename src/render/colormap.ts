@@ -234,6 +234,14 @@ const PRECIPITATION_CLASSES: Rgb[] = [
 ];
 
 // Wind speed in m/s: the Beaufort scale's edges (force 0 … 12).
+/** Cloud veil from one tenth of cover (first of each pair) to overcast (second), per channel. */
+const CLOUD_THIN: [number, number][] = [
+  [238, 92],
+  [240, 102],
+  [244, 118],
+];
+const CLOUD_ALPHA: [number, number] = [80, 235];
+
 const BEAUFORT_EDGES = [0.5, 1.6, 3.4, 5.5, 8, 10.8, 13.9, 17.2, 20.8, 24.5, 28.5, 32.7];
 const WIND_ANCHORS: [number, string][] = [
   [0, "#eef5fb"],
@@ -268,15 +276,19 @@ export const STEPPED: Record<string, (min: number, max: number) => SteppedScale 
     colors: classColors(BEAUFORT_EDGES, (v) => [...anchoredColor(WIND_ANCHORS, v), 255] as const),
     labels: [1.6, 5.5, 10.8, 17.2, 24.5, 32.7],
   }),
-  // Tenths of cover: clear sky shows the map, each tenth a thicker grey-white veil.
+  // Tenths of cover: under a tenth shows the map; from there each tenth a denser, darker veil, from
+  // a light grey to a slate grey that stands out on both the beige land and the blue-grey sea
+  // (white cloud, as on a dark satellite base, would vanish on this light map).
   clouds: () => {
     const edges = range(10, 90, 10);
     return {
       units: "%",
       edges,
       colors: [0, ...edges].map((_edge, k) => {
-        const g = Math.round(250 - k * 5);
-        return [g, g, Math.min(255, g + 5), Math.round(k * 23)] as const;
+        if (k === 0) return [255, 255, 255, 0] as const;
+        const t = (k - 1) / 8;
+        const mix = (a: number, b: number) => Math.round(a + (b - a) * t);
+        return [mix(...CLOUD_THIN[0]), mix(...CLOUD_THIN[1]), mix(...CLOUD_THIN[2]), mix(...CLOUD_ALPHA)] as const;
       }),
       labels: [20, 40, 60, 80],
     };

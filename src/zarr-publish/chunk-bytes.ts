@@ -8,6 +8,7 @@ import { TYPED_ARRAYS } from "../store/typed-values.ts";
 import { compress, inCOrder, type Values, valueBytes } from "./chunk-codec.ts";
 import type { PublishedArray } from "./dataset.ts";
 import { itemSize } from "./dtype.ts";
+import { flippedChunk, storedChunksOf } from "./north-up.ts";
 
 /** Byte budget of re-encoded chunks kept per store. */
 export const REENCODED_CACHE_MB = 64;
@@ -44,8 +45,21 @@ export class ChunkBytes {
     let serial = this.#serial.get(a);
     if (serial === undefined) this.#serial.set(a, (serial = this.#next++));
     // The stored object's version is part of the key: a chunk rewritten in place is re-encoded anew.
-    const version = await src.array.chunkVersion(coords);
+    const flip = a.flip;
+    const version = flip
+      ? (
+          await Promise.all(
+            storedChunksOf(coords[flip.dim], a.chunks[flip.dim], a.shape[flip.dim]).map((j) =>
+              src.array.chunkVersion(coords.map((c, d) => (d === flip.dim ? j : c))),
+            ),
+          )
+        ).join("+")
+      : await src.array.chunkVersion(coords);
     return this.#reencoded.get(`${serial}|${coords.join(",")}|${version}`, async () => {
+      if (flip) {
+        const values = await flippedChunk(src.array, a.chunks, a.shape, a.dtype, coords, flip, a.fill.absentValue);
+        return compress(valueBytes(values, "little"), a.encoding.v2Compressor, itemSize(a.dtype));
+      }
       // Leased: the compressor reads the chunk's memory from the thread pool, after an await.
       const ch = await src.array.leaseChunk(coords);
       try {

@@ -2,14 +2,16 @@
 // with dimensions named by role, plus coordinate arrays, each with one chunk grid and one encoding
 // shared by the Zarr v2 and v3 views. Built from metadata and the already-decoded coordinates.
 
-import { dimNamesOf, publishedDims } from "../forecast/dim-names.ts";
+import { dimNamesOf, gridDimNames, publishedDims } from "../forecast/dim-names.ts";
 import { cfDecoding } from "../store/cf.ts";
 import { encodingOf } from "../store/chunk-key.ts";
 import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
 import { type CoordArray, coordinateArrays } from "./coordinates.ts";
 import { isPublishable } from "./dtype.ts";
-import { type Encoding, planEncoding } from "./encoding.ts";
+import { type Encoding, planEncoding, reencoded } from "./encoding.ts";
 import { type FillPlan, planFill } from "./fill.ts";
+import { GRID_MAPPING_NAME, groupCrs } from "./grid-crs.ts";
+import { ascending, type Flip } from "./north-up.ts";
 import type { Json } from "./zarr-json.ts";
 
 export type ChunkSource =
@@ -29,6 +31,8 @@ export interface PublishedArray {
   encoding: Encoding;
   fill: FillPlan;
   source: ChunkSource;
+  /** Rows reversed along this dimension (a south-to-north axis published north-up). */
+  flip?: Flip;
   /** Part of the grid's description (a projected grid's 2-D latitude/longitude, its grid mapping), not a variable. */
   auxiliary?: boolean;
 }
@@ -76,10 +80,11 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
   const skipped: { stored: string; reason: string }[] = [];
   const coords = coordinateArrays(group, nodes);
   const length = new Map(coords.map((c) => [c.name, c.values.length]));
+  const flipped = northUp(group, coords);
   for (const c of coords) arrays.set(c.name, coordinate(c));
   const names = dimNamesOf(group);
   const grid = gridArrays(group, nodes, names);
-  for (const a of grid.arrays) arrays.set(a.name, a);
+  for (const a of grid.arrays) arrays.set(a.name, withFlip(a, flipped));
 
   for (const v of [...group.variables.values()].sort((a, b) => a.name.localeCompare(b.name))) {
     const meta = v.array.meta;
@@ -96,17 +101,23 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
       skipped.push({ stored: v.stored, reason: `dimension ${dims[bad]} does not match its coordinate` });
       continue;
     }
-    arrays.set(v.name, {
-      name: v.name,
-      dims,
-      shape: a.shape,
-      chunks: a.chunks,
-      grid: a.shape.map((s, d) => Math.ceil(s / a.chunks[d])),
-      dtype: a.dtype,
-      encoding: planEncoding(meta),
-      fill: withAttrs(planFill(meta, v.array.packing), grid.variableAttrs),
-      source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
-    });
+    arrays.set(
+      v.name,
+      withFlip(
+        {
+          name: v.name,
+          dims,
+          shape: a.shape,
+          chunks: a.chunks,
+          grid: a.shape.map((s, d) => Math.ceil(s / a.chunks[d])),
+          dtype: a.dtype,
+          encoding: planEncoding(meta),
+          fill: withAttrs(planFill(meta, v.array.packing), grid.variableAttrs),
+          source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
+        },
+        flipped,
+      ),
+    );
   }
   for (const u of group.unregistered) skipped.push({ stored: u.stored, reason: u.reason });
   const attrs = { ...group.attrs };
@@ -114,18 +125,43 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
   return { id, group, attrs, arrays, skipped };
 }
 
+/**
+ * Reverse, in place, every latitude (projected y) coordinate that runs south to north; the names
+ * of the dimensions whose arrays must then be published with their rows reversed.
+ */
+function northUp(group: ForecastGroup, coords: CoordArray[]): Set<string> {
+  const lats = new Set(
+    group.grids.length > 1 ? [...gridDimNames(group).values()].map((n) => n.lat) : [dimNamesOf(group).lat],
+  );
+  const out = new Set<string>();
+  for (const c of coords) {
+    if (!lats.has(c.name) || c.values instanceof BigInt64Array || !ascending(c.values)) continue;
+    c.values.reverse();
+    out.add(c.name);
+  }
+  return out;
+}
+
+/** A stored array along a reversed dimension: its chunks are assembled reversed, so re-encoded. */
+function withFlip(a: PublishedArray, flipped: Set<string>): PublishedArray {
+  if (a.source.kind !== "stored") return a;
+  const dim = a.dims.findIndex((d) => flipped.has(d));
+  if (dim < 0) return a;
+  return { ...a, flip: { dim }, encoding: reencoded("published north-up") };
+}
+
 function withAttrs(fill: FillPlan, attrs: Json): FillPlan {
   const out = { ...fill, v2Attrs: { ...fill.v2Attrs }, v3Attrs: { ...fill.v3Attrs } };
   for (const side of [out.v2Attrs, out.v3Attrs]) {
-    for (const k of ["grid_mapping", "coordinates"]) delete side[k];
+    for (const k of ["grid_mapping", "coordinates", "_CRS"]) delete side[k];
     Object.assign(side, attrs);
   }
   return out;
 }
 
 /**
- * A projected grid's CF description beside its variables: the grid mapping as a scalar variable
- * with the store's attributes (so xarray/rioxarray/pyproj find the CRS), and the stored 2-D
+ * The grid's description beside its variables: the CRS as a scalar grid mapping variable (so
+ * GDAL, QGIS, xarray/rioxarray and pyproj find it) and, for a projected grid, the stored 2-D
  * latitude/longitude as latitude(y, x) and longitude(y, x), their chunks passed through.
  */
 function gridArrays(
@@ -133,21 +169,20 @@ function gridArrays(
   nodes: Map<string, NodeMeta>,
   names: Record<string, string>,
 ): { arrays: PublishedArray[]; variableAttrs: Json } {
+  const crs = groupCrs(group);
+  const mapping: CoordArray = {
+    name: GRID_MAPPING_NAME,
+    dtype: "int32",
+    values: Int32Array.of(0),
+    attrs: crs.mappingAttrs,
+  };
+  const arrays: PublishedArray[] = [
+    { ...coordinate(mapping), dims: [], shape: [], chunks: [], grid: [], auxiliary: true },
+  ];
+  // Listed in `coordinates` too, so xarray keeps the mapping beside the variables, not as one.
+  const variableAttrs: Json = { grid_mapping: GRID_MAPPING_NAME, coordinates: GRID_MAPPING_NAME, _CRS: crs.gdal };
   const p = group.grid.projection;
-  if (!p) return { arrays: [], variableAttrs: {} };
-  const arrays: PublishedArray[] = [];
-  const mappingAttrs: Json = { ...p.attrs };
-  for (const k of ["_FillValue", "missing_value", "_ARRAY_DIMENSIONS", "units", "dtype"]) delete mappingAttrs[k];
-  if (!("crs_wkt" in mappingAttrs) && !p.definition.startsWith("+")) mappingAttrs.crs_wkt = p.definition;
-  const mapping: CoordArray = { name: "spatial_ref", dtype: "int32", values: Int32Array.of(0), attrs: mappingAttrs };
-  arrays.push({
-    ...coordinate(mapping),
-    dims: [],
-    shape: [],
-    chunks: [],
-    grid: [],
-    auxiliary: true,
-  });
+  if (!p) return { arrays, variableAttrs };
   const coordsAttr: string[] = [];
   for (const [array, name, standard, units] of [
     [p.lat2dArray, "latitude", "latitude", "degrees_north"],
@@ -176,8 +211,6 @@ function gridArrays(
     });
     coordsAttr.push(name);
   }
-  return {
-    arrays,
-    variableAttrs: { grid_mapping: "spatial_ref", ...(coordsAttr.length ? { coordinates: coordsAttr.join(" ") } : {}) },
-  };
+  variableAttrs.coordinates = [...coordsAttr, GRID_MAPPING_NAME].join(" ");
+  return { arrays, variableAttrs };
 }

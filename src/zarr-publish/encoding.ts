@@ -59,7 +59,8 @@ function compressorViews(name: string, cfg: Json, dtype: string): { v2: Json; v3
   };
 }
 
-function reencoded(reason: string): Encoding {
+/** Chunks decoded by the store layer and re-encoded as little-endian C-order bytes through zstd. */
+export function reencoded(reason: string): Encoding {
   const z = compressorViews("zstd", { level: REENCODE_ZSTD_LEVEL }, "uint8");
   return {
     passthrough: false,

@@ -219,14 +219,17 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
         ],
         python,
       );
+      // /data publishes every grid north-up: a grid stored south to north comes out reversed.
+      const mslWant = northFirst(want[0].var_coords.lat_1 as number[], want[0].values);
+      const t2mWant = northFirst(want[1].var_coords.latitude as number[], want[1].values);
       assert.deepEqual(msl.var_dims, ["time", "lead_time", "lat_1", "lon_1"], python);
-      assert.deepEqual(msl.var_coords.lat_1, want[0].var_coords.lat_1, python);
+      assert.deepEqual(msl.var_coords.lat_1, mslWant.lat, python);
       assert.deepEqual(msl.var_coords.lon_1, want[0].var_coords.lon_1, python);
-      assert.deepEqual(msl.values, want[0].values, python);
+      assert.deepEqual(msl.values, mslWant.rows, python);
       assert.deepEqual(t2m.var_dims, ["time", "lead_time", "lat", "lon"], python);
-      assert.deepEqual(t2m.var_coords.lat, want[1].var_coords.latitude, python);
+      assert.deepEqual(t2m.var_coords.lat, t2mWant.lat, python);
       assert.deepEqual(t2m.var_coords.lon, want[1].var_coords.longitude, python);
-      assert.deepEqual(t2m.values, want[1].values, python);
+      assert.deepEqual(t2m.values, t2mWant.rows, python);
     }
   });
 
@@ -406,3 +409,12 @@ describe("atmosphere and waves in one dataset (v3): swh on latitude_wave/longitu
     assert.deepEqual(swh.bounds, [-40.5, 19.5, 30.5, 70.5]);
   });
 });
+
+/** Latitudes and (flat, row by row) values of a 2-D field north first, as /data publishes them. */
+function northFirst(lat: number[], values: unknown[]): { lat: number[]; rows: unknown[] } {
+  if (!(lat.length > 1 && lat[lat.length - 1] > lat[0])) return { lat, rows: values };
+  const width = values.length / lat.length;
+  const rows: unknown[] = [];
+  for (let r = lat.length - 1; r >= 0; r--) rows.push(...values.slice(r * width, (r + 1) * width));
+  return { lat: [...lat].reverse(), rows };
+}

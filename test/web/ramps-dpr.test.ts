@@ -7,7 +7,9 @@
 //     of the background between tiles; at ratio 1 it asks for 256 px tiles;
 //   - a regional patch sits on the global field: just outside its edge the global colour, just
 //     inside a blend (the feathered edge), deep inside the patch's own colour;
-//   - times in UTC and the reader's zone; legend labels inside the legend.
+//   - times in UTC and the reader's zone; legend labels inside the legend;
+//   - overcast cloud stands out from clear sky on the land (ΔE*ab, DPR 1 and 2), and the
+//     translucent cloud layer's tiles meet without a seam at DPR 2 and 3.
 // The land fill and outlines are hidden before pixels are read, so "nothing drawn" is the map's
 // own background colour.
 import assert from "node:assert/strict";
@@ -38,6 +40,32 @@ function rampColour(variable: string, value: number): Rgb {
   const i = p.lut(Math.fround(value)) * 4;
   assert.equal(p.rgba[i + 3], 255, `${variable} ${value} is drawn opaque`);
   return [p.rgba[i], p.rgba[i + 1], p.rgba[i + 2]];
+}
+
+/**
+ * Overcast against clear sky on the land, in CIE 1976 ΔE*ab: the old pale ramp measured 8.3 here
+ * (barely told apart); this ramp 41.7. Above 35 no one misses the difference.
+ */
+const CLOUD_DELTA_E = 35;
+
+/** sRGB (0–255) to CIE L*a*b* (D65). */
+function lab([r, g, b]: Rgb): Rgb {
+  const lin = (c: number) => ((c /= 255) <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  const [R, G, B] = [lin(r), lin(g), lin(b)];
+  const X = (0.4124 * R + 0.3576 * G + 0.1805 * B) / 0.95047;
+  const Y = 0.2126 * R + 0.7152 * G + 0.0722 * B;
+  const Z = (0.0193 * R + 0.1192 * G + 0.9505 * B) / 1.08883;
+  const f = (t: number) => (t > 216 / 24389 ? Math.cbrt(t) : (24389 / 27 / 116) * t + 16 / 116);
+  return [116 * f(Y) - 16, 500 * (f(X) - f(Y)), 200 * (f(Y) - f(Z))];
+}
+
+const deltaE = (a: Rgb, b: Rgb) => distance(lab(a), lab(b));
+
+/** The median colour of the 9×9 CSS px around a place: a border line through it does not decide. */
+function median(shot: Shot, lat: number, lon: number): Rgb {
+  const px: Rgb[] = [];
+  for (let dy = -4; dy <= 4; dy++) for (let dx = -4; dx <= 4; dx++) px.push(shot.at(lat, lon, dx, dy));
+  return [0, 1, 2].map((k) => px.map((p) => p[k]).sort((a, b) => a - b)[px.length >> 1]) as Rgb;
 }
 
 const distance = (a: Rgb, b: Rgb) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
@@ -99,7 +127,17 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
     await run(PYTHON, [join(import.meta.dirname, "../python/ramps_store.py"), store]);
     server = await testServer(store);
     const args = ["build", "--store", store, "--out", join(server.dir, "output"), "--max-zoom", "5"];
-    args.push("--groups", "global,alps", "--vars", "t2m,tp_1h", "--leads", "1", "--runs", "all", "--no-orientation");
+    args.push(
+      "--groups",
+      "global,alps",
+      "--vars",
+      "t2m,tp_1h,tcc",
+      "--leads",
+      "1",
+      "--runs",
+      "all",
+      "--no-orientation",
+    );
     await run(process.execPath, ["bin/gridcast", ...args], { cwd: ROOT });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   });
@@ -111,7 +149,7 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
   });
 
   /** A page on a view, land and outlines hidden once the base tiles (and the global ones under a patch) are in. */
-  async function open(hash: string, scale: number, extra: { timezoneId?: string } = {}) {
+  async function open(hash: string, scale: number, extra: { timezoneId?: string } = {}, keepLand = false) {
     const ctx = await browser.newContext({
       viewport: { width: WIDTH, height: HEIGHT },
       deviceScaleFactor: scale,
@@ -124,7 +162,9 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
     page.on("pageerror", (e) => errors.push(e.message));
     await page.goto(`${server.url}/#${hash}`);
     await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0);
-    await page.addStyleTag({ content: ".leaflet-land-pane, .leaflet-outlines-pane { display: none !important; }" });
+    if (!keepLand) {
+      await page.addStyleTag({ content: ".leaflet-land-pane, .leaflet-outlines-pane { display: none !important; }" });
+    }
     // Every tile image in the tile pane decoded (the global field under a patch loads on its own).
     await page.waitForFunction(() => {
       const imgs = Array.from(document.querySelectorAll(".leaflet-tile-pane img")) as HTMLImageElement[];
@@ -132,6 +172,63 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
     });
     await page.waitForTimeout(300); // one more frame after the style change
     return { ctx, page, requests, errors };
+  }
+
+  /** Where the map's controls are, in device pixels of a map screenshot, with room for their shadows. */
+  async function controlsOf(page: Page, scale: number) {
+    const boxes = await page.evaluate(() =>
+      [".leaflet-control-zoom", ".legend", ".leaflet-control-attribution"].map((q) => {
+        const r = document.querySelector(q)!.getBoundingClientRect();
+        const m = document.getElementById("map")!.getBoundingClientRect();
+        return [r.left - m.left, r.top - m.top, r.right - m.left, r.bottom - m.top];
+      }),
+    );
+    const m = 8 * scale;
+    return (x: number, y: number) =>
+      boxes.some(
+        ([l, t, r, b]) => x >= l * scale - m && x <= r * scale + m && y >= t * scale - m && y <= b * scale + m,
+      );
+  }
+
+  for (const scale of [1, 2]) {
+    test(`clouds at DPR ${scale}: overcast stands out from clear sky on the land by ΔE*ab ≥ ${CLOUD_DELTA_E}`, async () => {
+      const view = { z: 4, lat: 48, lon: 20 };
+      const { ctx, page } = await open(
+        `layer=global.tcc&lead=1&map=${view.z}/${view.lat}/${view.lon}`,
+        scale,
+        {},
+        true,
+      );
+      const shot = await shoot(page, view, scale);
+      // Land in both: France under a clear sky, Ukraine under overcast (the store's 10..60° E box).
+      const clear = median(shot, 47, 2);
+      const overcast = median(shot, 50, 30);
+      const dE = deltaE(clear, overcast);
+      assert.ok(dE >= CLOUD_DELTA_E, `clear ${clear} overcast ${overcast}: ΔE*ab ${dE.toFixed(1)}`);
+      await ctx.close();
+    });
+  }
+
+  for (const scale of [2, 3]) {
+    test(`clouds at DPR ${scale}: no seam between the translucent layer's tiles`, async () => {
+      // All of this view is inside the overcast box: one flat colour over the map's background.
+      const view = { z: 5, lat: 50, lon: 35 };
+      const { ctx, page } = await open(`layer=global.tcc&lead=1&map=${view.z}/${view.lat}/${view.lon}`, scale);
+      const shot = await shoot(page, view, scale);
+      const flat = shot.at(view.lat, view.lon);
+      const covered = await controlsOf(page, scale);
+      let seams = 0;
+      // The outermost CSS pixel aside: the element screenshot's rounded edge may take in the bar.
+      for (let y = scale; y < shot.height - scale; y++) {
+        for (let x = scale; x < shot.width - scale; x++) {
+          if (covered(x, y)) continue;
+          const i = (y * shot.width + x) * 3;
+          if (distance([shot.data[i], shot.data[i + 1], shot.data[i + 2]], flat) > 2) seams++;
+        }
+      }
+      assert.equal(seams, 0, `${seams} device pixels off the flat cloud colour ${flat} (a seam between tiles)`);
+      await ctx.close();
+    });
   }
 
   test("the map's own background, for 'nothing drawn'", async () => {

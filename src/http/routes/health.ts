@@ -9,6 +9,7 @@ const Health = Type.Object({
     Type.Object(
       {
         send_stall_ms: Type.Number(),
+        send_floor_bytes_per_s: Type.Number(),
         response_timeout_ms: Type.Number(),
         max_connections: Type.Number(),
         max_connections_per_client: Type.Number(),
@@ -18,7 +19,7 @@ const Health = Type.Object({
       {
         description:
           "The limits in force: every response is dropped after response_timeout_ms, or once its client has " +
-          "left sent bytes unread for send_stall_ms; max_connections (from the open-file limit unless set) " +
+          "taken fewer than send_floor_bytes_per_s on average over send_stall_ms while bytes waited for it; max_connections (from the open-file limit unless set) " +
           "and max_connections_per_client (0: none) cap open connections, beyond them 503 + Retry-After",
       },
     ),
@@ -91,6 +92,7 @@ export const healthRoutes = [
       checks.data_waiters = `${waiting}/${waitMax}`;
       const limits = {
         send_stall_ms: app.settings.send_stall_ms,
+        send_floor_bytes_per_s: app.settings.send_floor_bytes_per_s,
         response_timeout_ms: app.settings.response_timeout_ms,
         max_connections: gate?.max ?? app.settings.max_connections,
         max_connections_per_client: app.settings.max_connections_per_client,

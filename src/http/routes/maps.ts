@@ -3,7 +3,7 @@
 import { NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
-import { type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
+import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
 import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
 import { emptyTilePng } from "../../render/empty-tile.ts";
 import { validateTile } from "../../render/tiles.ts";
@@ -71,7 +71,13 @@ export const mapRoutes = [
       200: { description: "Catalog", content: { "application/json": { schema: Catalog } } },
       503: NOT_PUBLISHED,
     },
-    handler: async ({ app }) => ({ json: (await published(app)).catalog, cache: FOLLOWS_LATEST }),
+    // The build's catalog.json itself, with its compressed twins (a real build's catalog runs to
+    // megabytes); the parsed copy is the answer only if the file has gone.
+    handler: async ({ app, req, res }) => {
+      const snap = await published(app);
+      if (await snap.sendDocument(req, res, CATALOG, FOLLOWS_LATEST)) return { handled: true };
+      return { json: snap.catalog, cache: FOLLOWS_LATEST };
+    },
   }),
   route({
     method: "GET",

@@ -1,0 +1,261 @@
+// Public files against the HTTP stack's own floor: wrk (an external C client) with 32 connections
+// on loopback against /healthz, a static tile, the tile route, the catalog, a TileJSON, a legend
+// and the viewer of one small build, and nginx (one worker) serving the same tile file from the
+// same build directory. Rounds alternate the targets so drifting machine load hits all alike;
+// every figure is printed as a ratio to /healthz (and the tile to nginx) of the same run.
+//   node bench/public.ts [seconds per target, default 5] [rounds, default 2]
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { gunzipSync } from "node:zlib";
+import { runBuild } from "../src/pipeline/run.ts";
+import { BENCH_DIR, type BenchRow, benchServer, benchStore } from "./lib.ts";
+
+const run$ = promisify(execFile);
+/** The issue's figures: ratios to /healthz and nginx, and the p99 bound under 32 connections. */
+const CONNECTIONS = 32;
+const P99_MS = 2;
+
+interface Wrk {
+  rps: number;
+  p99ms: number;
+  non2xx: number;
+  errors: number;
+  bytes: number;
+  requests: number;
+}
+
+function ms(text: string): number {
+  const m = /([\d.]+)(us|ms|s)/.exec(text);
+  if (!m) return Number.NaN;
+  return Number(m[1]) * (m[2] === "us" ? 1e-3 : m[2] === "s" ? 1e3 : 1);
+}
+
+async function wrk(url: string, seconds: number, headers: string[] = []): Promise<Wrk> {
+  const args = ["-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", ...headers.flatMap((h) => ["-H", h]), url];
+  const { stdout } = await run$("wrk", args, { maxBuffer: 1 << 20 });
+  const num = (re: RegExp) => Number(re.exec(stdout)?.[1] ?? 0);
+  const errs = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  const requests = num(/(\d+) requests in/);
+  const mb = /requests in [\d.]+\w+, ([\d.]+)(B|KB|MB|GB) read/.exec(stdout);
+  const unit = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[mb?.[2] ?? "B"] ?? 1;
+  return {
+    rps: num(/Requests\/sec:\s+([\d.]+)/),
+    p99ms: ms(/\n\s+99%\s+(\S+)/.exec(stdout)?.[1] ?? ""),
+    non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+    errors: errs ? errs.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+    bytes: mb ? Number(mb[1]) * unit : 0,
+    requests,
+  };
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return port;
+}
+
+/** nginx with one worker serving `root` on a loopback port; temp config, stopped by `stop`. */
+async function nginx(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), "gridcast-nginx-"));
+  const port = await freePort();
+  const conf = join(dir, "nginx.conf");
+  writeFileSync(
+    conf,
+    `worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  types { image/png png; application/json json; text/html html; }
+  server { listen 127.0.0.1:${port}; root ${root}; }
+}
+`,
+  );
+  const child = spawn("nginx", ["-c", conf, "-p", dir], { stdio: "ignore" });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const up = await fetch(`${url}/`).then(
+      () => true,
+      () => false,
+    );
+    if (up) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    stop: async () => {
+      const gone = new Promise((r) => child.once("exit", r));
+      child.kill("SIGQUIT");
+      await gone;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The first z3 tile file of the build: tiles/<layer>/<run>/<lead>/3/<x>/<y>.png. */
+function aTile(build: string, layer: string): string {
+  const base = join(build, "tiles", layer);
+  const run = readdirSync(base).sort()[0];
+  const lead = readdirSync(join(base, run)).sort()[0];
+  const xs = readdirSync(join(base, run, lead, "3")).sort();
+  const x = xs[Math.floor(xs.length / 2)];
+  const y = readdirSync(join(base, run, lead, "3", x)).filter((n) => /^\d+\.png$/.test(n))[0];
+  return `/tiles/${layer}/${run}/${lead}/3/${x}/${y}`;
+}
+
+export async function run(seconds = 5, rounds = 2): Promise<BenchRow[]> {
+  const store = await benchStore("demo");
+  const out = join(BENCH_DIR, "public-output");
+  rmSync(out, { recursive: true, force: true });
+  await runBuild({ store, out, maxZoom: 3, groups: ["forecast/global"], progress: false });
+  const build = realpathSync(join(out, "current"));
+  const srv = await benchServer(store, { out });
+  const ngx = await nginx(build);
+  try {
+    const catalog = (await (await fetch(`${srv.url}/api/forecast/catalog`)).json()) as {
+      layers: {
+        id: string;
+        legend: { json: string; png: string };
+        runs: { token: string; leads: { hours: number; tilejson: string }[] }[];
+      }[];
+    };
+    // The temperature field: a full-colour base tile, the kind a viewer asks for most.
+    const layer = catalog.layers.find((l) => l.id === "global.t2m") ?? catalog.layers[0];
+    const r = layer.runs[0];
+    const lead = r.leads[0];
+    const tile = aTile(build, layer.id);
+    const [, , , , , z, x, yPng] = tile.split("/");
+    const targets: [string, string, string[]][] = [
+      ["/healthz", `${srv.url}/healthz`, []],
+      ["static tile", `${srv.url}${tile}`, []],
+      ["static tile, 304", `${srv.url}${tile}`, ["If-None-Match: ETAG"]],
+      [
+        "tile route",
+        `${srv.url}/api/forecast/tile/${z}/${x}/${yPng.replace(".png", "")}?layer=${layer.id}&run=${r.token}&lead=${lead.hours}`,
+        [],
+      ],
+      ["catalog (gzip, br accepted)", `${srv.url}/api/forecast/catalog`, ["Accept-Encoding: gzip, br"]],
+      ["catalog.json file (gzip, br accepted)", `${srv.url}/catalog.json`, ["Accept-Encoding: gzip, br"]],
+      ["TileJSON (gzip, br accepted)", `${srv.url}${lead.tilejson}`, ["Accept-Encoding: gzip, br"]],
+      ["legend PNG", `${srv.url}/${layer.legend.png}`, []],
+      ["legend JSON (gzip, br accepted)", `${srv.url}/${layer.legend.json}`, ["Accept-Encoding: gzip, br"]],
+      ["viewer page (gzip, br accepted)", `${srv.url}/`, ["Accept-Encoding: gzip, br"]],
+      ["nginx, same tile file", `${ngx.url}${tile}`, []],
+    ];
+    // The ETag a revalidating client names.
+    const etag = (await fetch(`${srv.url}${tile}`)).headers.get("etag") ?? '"none"';
+    for (const t of targets) t[2] = t[2].map((h) => h.replace("ETAG", etag));
+    const sum = new Map<string, Wrk>();
+    for (let i = 0; i < rounds; i++) {
+      for (const [name, url, headers] of targets) {
+        const w = await wrk(url, seconds, headers);
+        if (w.errors || (w.non2xx && !name.includes("304")))
+          throw new Error(`errors under load on ${name}: ${JSON.stringify(w)}`);
+        const s = sum.get(name) ?? { rps: 0, p99ms: 0, non2xx: 0, errors: 0, bytes: 0, requests: 0 };
+        s.rps += w.rps / rounds;
+        s.p99ms = Math.max(s.p99ms, w.p99ms);
+        s.bytes += w.bytes;
+        s.requests += w.requests;
+        sum.set(name, s);
+        process.stderr.write(`round ${i + 1}: ${name} ${w.rps.toFixed(0)} req/s, p99 ${w.p99ms.toFixed(2)} ms\n`);
+      }
+    }
+    // Sizes on the wire of the compressed documents, against their identity bodies.
+    const sizes: string[] = [];
+    for (const [name, path] of [
+      ["catalog", "/api/forecast/catalog"],
+      ["catalog.json", "/catalog.json"],
+      ["TileJSON", lead.tilejson],
+      ["legend JSON", `/${layer.legend.json}`],
+      ["viewer page", "/"],
+    ] as const) {
+      const plain = await fetch(`${srv.url}${path}`, { headers: { "Accept-Encoding": "identity" } });
+      const plainBytes = (await plain.arrayBuffer()).byteLength;
+      const enc = await rawGet(`${srv.url}${path}`, "gzip, br");
+      sizes.push(`${name}: ${plainBytes} B identity, ${enc.bytes} B ${enc.encoding || "identity"}`);
+      if (enc.encoding === "gzip") gunzipSync(enc.body);
+    }
+    process.stderr.write(`${sizes.join("\n")}\n`);
+    const health = sum.get("/healthz")!;
+    const nginxTile = sum.get("nginx, same tile file")!;
+    const rows: BenchRow[] = [];
+    for (const [name, s] of sum) {
+      if (name === "/healthz") continue;
+      const againstNginx = name === "nginx, same tile file";
+      rows.push({
+        bench: "public",
+        figure: `${name} req/s (p99 ${s.p99ms.toFixed(2)} ms, ${CONNECTIONS} connections)`,
+        value: Math.round(s.rps),
+        baseline: "/healthz req/s",
+        baselineValue: Math.round(health.rps),
+        ratio: s.rps / health.rps,
+        target: againstNginx
+          ? undefined
+          : name.startsWith("static tile") || name.startsWith("catalog") || name.startsWith("TileJSON")
+            ? 0.7
+            : undefined,
+        note: s.p99ms > P99_MS ? `p99 above ${P99_MS} ms` : undefined,
+      });
+      if (name === "static tile") {
+        rows.push({
+          bench: "public",
+          figure: "static tile req/s",
+          value: Math.round(s.rps),
+          baseline: "nginx (1 worker) on the same file",
+          baselineValue: Math.round(nginxTile.rps),
+          ratio: s.rps / nginxTile.rps,
+          target: 0.2,
+        });
+      }
+    }
+    const tileBytes = statSync(join(build, tile)).size;
+    process.stderr.write(`tile ${tile}: ${tileBytes} bytes\n`);
+    return rows;
+  } finally {
+    await ngx.stop();
+    await srv.close();
+  }
+}
+
+/** One GET with the given Accept-Encoding, body left encoded (fetch would decode it). */
+async function rawGet(url: string, acceptEncoding: string): Promise<{ encoding: string; bytes: number; body: Buffer }> {
+  const { request } = await import("node:http");
+  return new Promise((ok, fail) => {
+    const req = request(url, { headers: { "Accept-Encoding": acceptEncoding } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const body = Buffer.concat(chunks);
+        ok({ encoding: String(res.headers["content-encoding"] ?? ""), bytes: body.length, body });
+      });
+    });
+    req.on("error", fail);
+    req.end();
+  });
+}
+
+if (import.meta.main) {
+  const nums = process.argv
+    .slice(2)
+    .filter((a) => /^\d+$/.test(a))
+    .map(Number);
+  const { printRows } = await import("./lib.ts");
+  printRows(await run(nums[0], nums[1]));
+  process.stdout.write(`${(await run$("uptime")).stdout}`);
+}

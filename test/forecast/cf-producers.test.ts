@@ -145,7 +145,9 @@ describe("MET Norway MEPS: scalar forecast_reference_time, valid times in time",
       { store: store("meps"), var: "air_temperature_2m", isel: { time: 1 } },
     ]);
     assert.deepEqual(over.dims, ["height1", "y", "x"]);
-    assert.deepEqual(over.values, direct.values);
+    // /data publishes the grid north-up: the stored rows (y ascending) in reverse.
+    const rows = Array.from({ length: 30 }, (_, j) => direct.values.slice(j * 24, (j + 1) * 24));
+    assert.deepEqual(over.values, rows.reverse().flat());
     const [run] = await xread([{ store: base, headers: H(), var: "time" }]);
     assert.deepEqual(run.values, ["2024-05-01T06:00:00"]);
     const [leads] = await xread([{ store: base, headers: H(), var: "lead_time" }]);

@@ -28,6 +28,7 @@ import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-g
 import type { Json } from "./metadata.ts";
 import { findProjectedAxes, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 import { timeAxesOf } from "./time-axes.ts";
+import { type Claim, servedClaims } from "./variable-claims.ts";
 
 export interface GroupVariable {
   /** Canonical registry name. */
@@ -271,7 +272,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
 
   const variables = new Map<string, GroupVariable>();
   const unregistered: UnregisteredArray[] = [];
-  const byMeaning: { v: GroupVariable; skip: (reason: string) => void }[] = [];
+  // Variables found by name and by CF meaning, served once the loop has seen every claimant.
+  const byName: Claim[] = [];
+  const byMeaning: Claim[] = [];
   const coordSet = new Set(Object.values(coordNames));
   const aux = auxiliaryNames(input.arrays);
   for (const n of projected?.auxiliary ?? []) aux.add(n);
@@ -355,10 +358,6 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       skip(`${entry.name} refused: ${problem}`, { variable: entry.name, problem });
       continue;
     }
-    if (variables.has(entry.name)) {
-      skip(`a second array for ${entry.name} (${variables.get(entry.name)!.stored} is served)`);
-      continue;
-    }
     const storedUnits = strAttr(attrs, "units") ?? entry.units;
     const convert = converter(storedUnits, entry.units);
     const identity = convert !== undefined && convert(0) === 0 && convert(1) === 1;
@@ -378,27 +377,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       grid: on.grid,
       gridCoords: { lat: on.lat, lon: on.lon },
     };
-    if (meaning) byMeaning.push({ v, skip });
-    else variables.set(entry.name, v);
+    (meaning ? byMeaning : byName).push({ v, skip });
   }
-  // Arrays named by their CF meaning come second: a name says more than a meaning, and two arrays
-  // meaning one variable are refused, both named, never one of them guessed.
-  for (const { v, skip } of byMeaning) {
-    const named = variables.get(v.name);
-    if (named && named.meaning === undefined) {
-      skip(`its ${v.meaning} means ${v.name}, but ${named.stored} is ${v.name} by name and is served`);
-      continue;
-    }
-    const rivals = byMeaning.filter((o) => o.v.name === v.name && o.v !== v).map((o) => o.v.stored);
-    if (rivals.length) {
-      skip(
-        `its ${v.meaning} means ${v.name}, and so does ${rivals.join(", ")}: ambiguous, neither is served ` +
-          `(name the one meant ${v.name}, or remove the other's standard_name)`,
-      );
-      continue;
-    }
-    variables.set(v.name, v);
-  }
+  for (const v of servedClaims(byName, byMeaning)) variables.set(v.name, v);
   for (const v of variables.values()) {
     if (v.temporal.kind === "instantaneous" || v.temporal.window !== "since_start" || analysis || leads.length < 2) {
       continue;

@@ -13,6 +13,7 @@ import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { pythonJson } from "../helpers/python-json.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
@@ -186,6 +187,12 @@ const projectedNode = (queries: { store: string; var: string; lat: number; lon: 
   pythonJson<{ ix: number; iy: number; miss_m: number; values: number[] }[]>(PYTHON, SCRIPT, ["project"], queries);
 
 describe("Met Office UKV-like: CF names, a 1.5 m height, a precipitation rate in m s-1", () => {
+  test("served at its root: projection_x/y_coordinate make the root a dataset without latitude/longitude arrays", async () => {
+    const s = new Store(store("ukv"));
+    assert.deepEqual(await s.forecastGroupIds(), ["forecast/ukv"]);
+    assert.ok((await s.forecastGroup("forecast/ukv")).variables.has("t2m"));
+  });
+
   test("air_temperature at 1.5 m is t2m, the rate converts to mm/h; run, leads and values are pyproj + xarray's", async () => {
     const t = await point("lat=52.2&lon=-1.5&var=air_temperature&group=forecast/ukv");
     assert.equal(t.var, "t2m");
@@ -264,18 +271,35 @@ describe("BoM-like ensemble: realization by standard_name, names by alias and by
   });
 });
 
-describe("two arrays meaning one variable", () => {
-  test("both are refused by name, neither guessed; the rest of the group serves", async () => {
-    const r = await get(`${srv.url}/point?lat=45&lon=5&var=t2m&group=forecast/twice`, H());
-    assert.equal(r.status, 404, r.body.toString());
+describe("two arrays claiming one variable", () => {
+  test("refused by name, neither guessed, unless one is named exactly so; the rest of the group serves", async () => {
+    for (const v of ["t2m", "msl"]) {
+      const r = await get(`${srv.url}/point?lat=45&lon=5&var=${v}&group=forecast/twice`, H());
+      assert.equal(r.status, 404, r.body.toString());
+    }
     const reg = (await get(`${srv.url}/api/registry`)).json();
-    const why = reg.unregistered.filter((u: { group: string }) => u.group === "forecast/twice");
-    assert.deepEqual(why.map((u: { stored: string }) => u.stored).sort(), [
+    const why = Object.fromEntries(
+      reg.unregistered
+        .filter((u: { group: string }) => u.group === "forecast/twice")
+        .map((u: { stored: string; reason: string }) => [u.stored, u.reason]),
+    );
+    assert.deepEqual(Object.keys(why).sort(), [
+      "mslp",
+      "prmsl",
       "screen_temperature",
+      "surface_pressure",
       "temperature_bias_corrected",
     ]);
-    for (const u of why) assert.match(u.reason, /ambiguous, neither is served/);
-    assert.equal((await get(`${srv.url}/point?lat=45&lon=5&var=msl&group=forecast/twice`, H())).status, 200);
+    assert.match(why.screen_temperature, /and so does temperature_bias_corrected: ambiguous, neither is served/);
+    assert.match(why.temperature_bias_corrected, /and so does screen_temperature: ambiguous/);
+    assert.match(why.mslp, /mslp and prmsl are all names of msl: ambiguous, neither is served/);
+    assert.match(why.surface_pressure, /sp is sp by its very name and is served/);
+    const sp = await point("lat=45&lon=5&var=sp&group=forecast/twice");
+    const [x] = await xread([{ store: store("twice"), var: "sp", isel: { lat: 5, lon: 5 } }]);
+    assert.deepEqual(
+      sp.values,
+      x.values.map((v) => f32(v as number)),
+    );
   });
 });
 

@@ -23,7 +23,8 @@ Layouts:
                cell_methods time: sum), each with its CF standard_name.
   e2s_zarr2    Earth2Studio's Zarr IO with an ensemble, zarr 2 (Debian's zarr): ensemble, time,
                lead_time, lat, lon as numpy datetime64/timedelta64 arrays; t2m, u10m, v10m, msl, tp06.
-  twice        two arrays meaning 2 m air temperature by their CF description (refused, both named).
+  twice        two arrays meaning 2 m air temperature by their CF description, two aliases of msl
+               (both refused, named), sp named exactly beside surface_pressure (sp served).
   e2s_zarr3    the same with zarr 3 (the venv): numpy.datetime64/numpy.timedelta64 data types.
 """
 import json
@@ -267,7 +268,8 @@ def e2s_zarr3(path):
 
 
 def twice(path):
-    """Two arrays whose CF meaning is the same variable (2 m air temperature): refused, both named."""
+    """Two arrays whose CF meaning is the same variable (2 m air temperature), two aliases of msl
+    (refused, each naming the other), and sp beside an alias of it (the exact name is served)."""
     lat = np.arange(40.0, 50.1, 1.0)
     lon = np.arange(0.0, 10.1, 1.0)
     times = RUN + np.arange(2) * np.timedelta64(1, "h")
@@ -278,7 +280,10 @@ def twice(path):
         {
             "screen_temperature": (dims, field(shape, 81, 270, 300), t),
             "temperature_bias_corrected": (dims, field(shape, 82, 270, 300), t),
-            "air_pressure_at_sea_level": (dims, field(shape, 83, 98000, 103000), {"units": "Pa"}),
+            "mslp": (dims, field(shape, 83, 98000, 103000), {"units": "Pa"}),
+            "prmsl": (dims, field(shape, 84, 98000, 103000), {"units": "Pa"}),
+            "sp": (dims, field(shape, 85, 90000, 103000), {"units": "Pa"}),
+            "surface_pressure": (dims, field(shape, 86, 90000, 103000), {"units": "Pa"}),
         },
         coords={
             "time": ("time", times, {"standard_name": "time"}),

@@ -9,14 +9,18 @@
 // grids) reads from the same bytes.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
+import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { pythonJson } from "../helpers/python-json.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
+import { build, expectedPixels, withAxis } from "../pipeline/build-fixture.ts";
+import { decodeRgba, pixel } from "../render/decode.ts";
 import { pyprojReference } from "./projected/reference.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/cf_producers.py");
@@ -24,6 +28,7 @@ const LAYOUTS = ["meps", "graphcast", "ukv", "bom", "twice", "e2s_zarr2"];
 const run = promisify(execFile);
 
 let dir: string;
+let combo: string;
 let venv: string;
 let srv: TestServer;
 let key: string;
@@ -46,7 +51,7 @@ before(async () => {
     run(PYTHON, [SCRIPT, "write", dir, ...LAYOUTS], { timeout: 120_000 }),
     run(venv, [SCRIPT, "write", dir, "e2s_zarr3"], { timeout: 120_000 }),
   ]);
-  const combo = join(dir, "combo");
+  combo = join(dir, "combo");
   mkdirSync(join(combo, "forecast"), { recursive: true });
   writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
   writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
@@ -339,4 +344,54 @@ describe("Earth2Studio Zarr output with an ensemble, zarr 2 and zarr 3", () => {
       assert.deepEqual(over.values, direct.values);
     });
   }
+});
+
+describe("map tiles", () => {
+  test("GraphCast (squeezed batch) and Earth2Studio zarr 3 (control member) tiles show xarray's values", async () => {
+    const out = tempDir("gridcast-cf-producers-build-");
+    try {
+      await build({
+        store: combo,
+        out,
+        maxZoom: 1,
+        groups: ["forecast/graphcast", "forecast/e2s_zarr3"],
+        vars: ["t2m"],
+      });
+      const current = realpathSync(join(out, "current"));
+      const manifest = JSON.parse(readFileSync(join(current, "manifest.json"), "utf8")) as { layers: LayerSpec[] };
+      const cases: [string, string, string, Record<string, number>][] = [
+        ["graphcast.t2m", "graphcast", "2m_temperature", { batch: 0, time: 0 }],
+        ["e2s_zarr3.t2m", "e2s_zarr3", "t2m", { ensemble: 0, time: 1, lead_time: 0 }],
+      ];
+      for (const [id, name, v, isel] of cases) {
+        const spec = manifest.layers.find((l) => l.id === id)!;
+        const py = name === "e2s_zarr3" ? venv : PYTHON;
+        const [x] = await pythonJson<Read[]>(py, SCRIPT, ["read"], [{ store: store(name), var: v, isel }]);
+        const group = await new Store(store(name)).forecastGroup(`forecast/${name}`);
+        const p = buildPalette(spec.style);
+        const values = Float64Array.from(x.values, (a) => f32(a as number));
+        const lf = withAxis({ group, field: values, rgba: p.rgba, lut: p.lut }, p);
+        const run = spec.runs.at(-1)!;
+        const lead = run.leads[0];
+        const file = join(current, "tiles", id, run.token, String(lead.hours), "1", "1", "0.png");
+        const img = await decodeRgba(readFileSync(file));
+        let checked = 0;
+        for (let row = 1; row < 256; row += 5) {
+          for (let col = 2; col < 256; col += 5) {
+            const want = expectedPixels(lf as never, 1, 1, 0, col, row);
+            const got = pixel(img.data, row * 256 + col);
+            if (want[0][3] === 0) continue;
+            assert.ok(
+              want.some((w) => w.join() === got.join()),
+              `${id} ${col},${row}: ${got} not in ${want.join(" | ")}`,
+            );
+            checked++;
+          }
+        }
+        assert.ok(checked > 200, `${id}: ${checked} pixels`);
+      }
+    } finally {
+      cleanup(out);
+    }
+  });
 });

@@ -16,7 +16,6 @@
 //   deflate-rle.h     a run-length deflate coder for PNG rows
 //   png-rows.h        pngRows and deflateRle
 //   socket-queue.h    sendQueue: the bytes a TCP socket's peer has not acknowledged yet
-//   fd-limit.h        raiseOpenFileLimit: the soft open-file limit raised to the hard one
 #include <node_api.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -30,7 +29,6 @@
 #include "raster.h"
 #include "png-rows.h"
 #include "socket-queue.h"
-#include "fd-limit.h"
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
@@ -83,7 +81,6 @@ NAPI_MODULE_INIT() {
       {"gatherTile", NULL, gather_tile, NULL, NULL, NULL, napi_default, NULL},
       {"gatherRuns", NULL, gather_runs, NULL, NULL, NULL, napi_default, NULL},
       {"sendQueue", NULL, send_queue, NULL, NULL, NULL, napi_default, NULL},
-      {"raiseOpenFileLimit", NULL, raise_open_file_limit, NULL, NULL, NULL, napi_default, NULL},
       // Only when Zstandard was found (Node's own or libzstd.so.1): callers test for these.
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecodeSync", NULL, zstd_sync, NULL, NULL, NULL, napi_default, NULL},

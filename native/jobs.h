@@ -55,27 +55,36 @@ typedef struct {
   int codec;
   size_t chunk_len;
   size_t item;
+  /** For decodeRuns: the window of chunk items placed, [win_lo, win_hi). */
+  size_t win_lo, win_hi;
   double geom[4 + 3 * MAX_OUTER];
   double result;
 } Job;
 
-// decodeRuns' job: a byte-shuffled Blosc chunk unshuffled block by block into its runs in dst;
-// any other chunk decoded into this thread's buffer, then its runs copied into dst.
+// decodeRuns' job: a byte-shuffled Blosc chunk unshuffled block by block into its runs in dst,
+// only the blocks holding items of the window decoded and only those items placed; any other chunk
+// decoded into this thread's buffer, then all its runs copied into dst by the job whose window
+// starts at item 0 (a job whose window starts later leaves such a chunk to that one).
 // The bytes decoded (copied only when exactly chunk_len), or a negative result as decode_chunk's.
 static double decode_runs(Job *job) {
   const char *from = (const char *)job->src;
   unsigned char *own = NULL;
   if (job->codec == 0 && job->geom[2] > 0 &&
       blosc_runs_ok((const unsigned char *)job->src, job->src_len, job->item, job->geom)) {
-    RunCursor c;
-    run_cursor_init(&c, (char *)job->dst, job->item, job->geom);
     size_t lo, hi;
     runs_span(job->geom, &lo, &hi);
+    if (lo < job->win_lo) lo = job->win_lo;
+    if (hi > job->win_hi) hi = job->win_hi;
+    // No item of the runs in the window: nothing to decode or place.
+    if (lo >= hi) return (double)job->chunk_len;
+    RunCursor c;
+    run_cursor_init(&c, (char *)job->dst, job->item, job->geom, (long long)job->win_lo, (long long)job->win_hi);
     BlockSink sink = {run_sink_block, &c, lo * job->item, hi * job->item};
     double n = blosc_chunk_to(job->src, job->src_len, NULL, job->chunk_len, &sink);
     if (n != (double)job->chunk_len) return n;
     return c.finished && !c.bad ? n : BAD_STREAM;
   }
+  if (job->win_lo > 0) return (double)job->chunk_len;
   if (job->codec != 2) {
     int mine = 0;
     unsigned char *buf = chunk_scratch(job->chunk_len, &mine);
@@ -268,16 +277,22 @@ static napi_value read_file(napi_env env, napi_callback_info info) {
   return queue(env, job, NULL, argv[1]);
 }
 
-// decodeRuns(codec, src, chunkBytes, dst, geom): codec 0 (Blosc), 1 (Zstandard frame) or 2 (raw
-// bytes); src the stored chunk, chunkBytes its decoded size, dst a typed array of the chunk's item
-// size, geom as copyRuns' with the chunk's items as the source. A promise of the bytes decoded
-// (the runs copied only when that is chunkBytes) or a negative result; the geometry is checked
-// here first (RangeError, nothing queued).
+// decodeRuns(codec, src, chunkBytes, dst, geom, from?, to?): codec 0 (Blosc), 1 (Zstandard frame)
+// or 2 (raw bytes); src the stored chunk, chunkBytes its decoded size, dst a typed array of the
+// chunk's item size, geom as copyRuns' with the chunk's items as the source. With a window [from,
+// to) of the chunk's items, a byte-shuffled Blosc chunk has only the blocks holding those items
+// decoded and only those items of the runs placed, so two jobs on the same stored bytes can place
+// a chunk's runs in two parts, each block decoded once when the windows meet on a block boundary;
+// any other chunk is placed whole by the job whose window starts at 0, and left alone by the
+// others. A promise of the bytes decoded (the runs copied only when that is chunkBytes) or a
+// negative result; the geometry is checked here first (RangeError, nothing queued).
 static napi_value decode_runs_async(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 7;
+  napi_value argv[7];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  const char *usage = "decodeRuns(codec: 0|1|2, src: Uint8Array, chunkBytes: number, dst: TypedArray, geom: Float64Array)";
+  const char *usage =
+      "decodeRuns(codec: 0|1|2, src: Uint8Array, chunkBytes: number, dst: TypedArray, geom: Float64Array, "
+      "from?: number, to?: number)";
   if (argc < 5) return throw_type(env, usage);
   int32_t codec = -1;
   double chunk = -1;
@@ -299,6 +314,15 @@ static napi_value decode_runs_async(napi_env env, napi_callback_info info) {
   if (!runs_geometry_ok(env, "decodeRuns", g, glen)) return NULL;
   if ((size_t)chunk % dst_item != 0) return throw_type(env, "decodeRuns: geom does not describe a copy");
   int k = (int)g[3];
+  // The window, in the chunk's items: all of them unless given.
+  double items = chunk / (double)dst_item, from = 0, to = INFINITY;
+  if ((argc > 5 && napi_get_value_double(env, argv[5], &from) != napi_ok) ||
+      (argc > 6 && napi_get_value_double(env, argv[6], &to) != napi_ok) || !whole(from) || from < 0 ||
+      !(to >= from) || (!whole(to) && to != INFINITY)) {
+    return throw_type(env, usage);
+  }
+  if (to > items) to = items;
+  if (from > items) from = items;
   int empty = runs_empty(g);
   if (!empty && !runs_inside(g, (size_t)chunk / dst_item, dst_len)) {
     napi_throw_range_error(env, NULL, "decodeRuns: a run lies outside an array");
@@ -317,6 +341,8 @@ static napi_value decode_runs_async(napi_env env, napi_callback_info info) {
   job->dst_len = dst_len * dst_item;
   job->chunk_len = (size_t)chunk;
   job->item = dst_item;
+  job->win_lo = (size_t)from;
+  job->win_hi = (size_t)to;
   memcpy(job->geom, g, sizeof(double) * (4 + 3 * (size_t)k));
   if (empty) job->geom[2] = 0;
   return queue(env, job, argv[1], argv[3]);

@@ -21,6 +21,8 @@ typedef struct {
   long long cnt[MAX_OUTER], ss[MAX_OUTER], ds[MAX_OUTER], idx[MAX_OUTER];
   /** The current run's first item in the chunk and in dst, and how many of its items are done. */
   long long s, t, done;
+  /** The window of chunk items placed, [w0, w1): items of the runs outside it are left alone. */
+  long long w0, w1;
   /** Every run placed; a run found behind the block being placed (never, for rising runs). */
   int finished, bad;
 } RunCursor;
@@ -40,7 +42,10 @@ static int runs_rise(const double *g) {
   return 1;
 }
 
-static void run_cursor_init(RunCursor *c, char *dst, size_t item, const double *g) {
+static void run_cursor_next(RunCursor *c);
+
+// A cursor over a geometry's runs, placing only the chunk items in [w0, w1).
+static void run_cursor_init(RunCursor *c, char *dst, size_t item, const double *g, long long w0, long long w1) {
   c->dst = dst;
   c->item = item;
   c->n = (long long)g[2];
@@ -56,6 +61,12 @@ static void run_cursor_init(RunCursor *c, char *dst, size_t item, const double *
   c->done = 0;
   c->finished = 0;
   c->bad = 0;
+  c->w0 = w0;
+  c->w1 = w1;
+  // Runs wholly before the window are skipped; one it starts inside is entered at its start.
+  while (!c->finished && c->s + c->n <= w0) run_cursor_next(c);
+  if (!c->finished && c->s < w0) c->done = w0 - c->s;
+  if (!c->finished && c->s + c->done >= w1) c->finished = 1;
 }
 
 // The next run, as move_runs steps (the last outer dimension fastest).
@@ -80,8 +91,13 @@ static void run_sink_block(void *ctx, const unsigned char *planes, size_t size, 
   long long e0 = (long long)(first / ts), m = (long long)(size / ts), e1 = e0 + m;
   while (!c->finished) {
     long long at = c->s + c->done;
+    if (at >= c->w1) {
+      c->finished = 1;
+      return;
+    }
     if (at >= e1) return;
     long long end = c->s + c->n < e1 ? c->s + c->n : e1;
+    if (end > c->w1) end = c->w1;
     if (at < e0) {
       // Only when the runs do not rise (the caller checked they do); never read before the block.
       c->bad = 1;
@@ -91,6 +107,10 @@ static void run_sink_block(void *ctx, const unsigned char *planes, size_t size, 
     unshuffle_part(planes, (size_t)m, (size_t)(at - e0), (size_t)(end - at),
                    (unsigned char *)c->dst + (size_t)(c->t + c->done) * c->item, ts);
     c->done += end - at;
+    if (c->s + c->done >= c->w1) {
+      c->finished = 1;
+      return;
+    }
     if (c->done < c->n) return;
     run_cursor_next(c);
   }

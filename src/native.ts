@@ -36,13 +36,18 @@ interface Addon {
    * a buffer of that thread's own, then its runs copied into dst as copyRuns would (geom counts
    * the chunk's items): a promise of the bytes decoded, the runs copied only when that is
    * chunkBytes, or a negative result as decode's. RangeError, nothing queued, when a run would
-   * fall outside the chunk or dst. Absent from addons built before it. */
+   * fall outside the chunk or dst. With a window [from, to) of the chunk's items, a byte-shuffled
+   * Blosc chunk has only the blocks holding them decoded and only those items placed; any other
+   * chunk is placed whole by the job whose window starts at 0 and left alone by the others (see
+   * native/jobs.h). Absent from addons built before it. */
   decodeRuns?(
     codec: 0 | 1 | 2,
     src: Uint8Array,
     chunkBytes: number,
     dst: ArrayBufferView,
     geom: Float64Array,
+    from?: number,
+    to?: number,
   ): Promise<number>;
   /** An indexed PNG's filtered rows and the colours they use (render/png.ts's filterRows in C):
    * the number of colours, listed ascending at the start of `used`. */
@@ -86,9 +91,6 @@ interface Addon {
   /** Bytes the kernel holds for a TCP socket's peer that the peer has not acknowledged (SIOCOUTQ),
    * or -errno. Absent from addons built before it. */
   sendQueue?(fd: number): number;
-  /** The soft open-file limit raised to the hard one where allowed: [soft, hard] afterwards (an
-   * unlimited one as Number.MAX_SAFE_INTEGER), or negative errnos. Absent from addons built before it. */
-  raiseOpenFileLimit?(): [number, number];
 }
 
 export const ADDON_PATH = fileURLToPath(new URL("../build/native/gridcast.node", import.meta.url));

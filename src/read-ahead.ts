@@ -60,8 +60,28 @@ export function slab(n: number, fill = true): Float32Array {
   return fill ? a.fill(Number.NaN) : a;
 }
 
+// A slab sent in two parts (slabParts): the first part, never handed back by itself, and the last
+// part, mapped to the whole slab it ends.
+const heads = new WeakSet<Float32Array>();
+const tails = new WeakMap<Float32Array, Float32Array>();
+
+/**
+ * A slab as two parts to send one after the other, values [0, at) and [at, end): recycleSlab of
+ * the first does nothing (the second may still be being written), of the second hands back the
+ * whole slab (the first, sent before it on the same connection, is on the wire by then).
+ */
+export function slabParts(whole: Float32Array, at: number): [Float32Array, Float32Array] {
+  const head = whole.subarray(0, at);
+  const tail = whole.subarray(at);
+  heads.add(head);
+  tails.set(tail, whole);
+  return [head, tail];
+}
+
 /** Give a slab back once nothing refers to its bytes any more (they are on the wire). */
-export function recycleSlab(a: Float32Array): void {
+export function recycleSlab(part: Float32Array): void {
+  if (heads.has(part)) return;
+  const a = tails.get(part) ?? part;
   const ab = a.buffer;
   if (!(ab instanceof ArrayBuffer) || a.byteOffset !== 0) return;
   if (pooled + ab.byteLength > POOL_BYTES) return;

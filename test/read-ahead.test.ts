@@ -1,8 +1,9 @@
 // Slab buffers: a recycled buffer comes back for a slab that fits, always all NaN, never for one
-// it would be too large or too small for; reading ahead keeps order and surfaces errors in turn.
+// it would be too large or too small for, nor while a later part of it is still out; reading ahead
+// keeps order and surfaces errors in turn.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { readAhead, recycleSlab, slab } from "../src/read-ahead.ts";
+import { readAhead, recycleSlab, slab, slabParts } from "../src/read-ahead.ts";
 
 describe("slab buffers", () => {
   test("a recycled buffer is reused for a slab that fits, and comes back all NaN", () => {
@@ -30,6 +31,18 @@ describe("slab buffers", () => {
     const whole = new Float32Array(4096);
     recycleSlab(whole.subarray(1024));
     assert.notEqual(slab(3072).buffer, whole.buffer);
+  });
+});
+
+describe("a slab sent in two parts", () => {
+  test("the first part hands nothing back (the second may still be being written), the second the whole slab", () => {
+    const whole = slab(4096);
+    const [head, tail] = slabParts(whole, 1024);
+    assert.equal(head.length + tail.length, 4096);
+    recycleSlab(head);
+    assert.notEqual(slab(4096).buffer, whole.buffer, "the first part gave the slab back while the second was out");
+    recycleSlab(tail);
+    assert.equal(slab(4096).buffer, whole.buffer, "the last part did not give the slab back");
   });
 });
 

@@ -19,6 +19,7 @@ interface BuildFlags {
   shard?: string;
   buildId?: string;
   keepBuilds?: string;
+  publicUrl?: string;
   reuse: boolean;
   orientation: boolean;
   tiles: string;
@@ -29,6 +30,12 @@ interface BuildFlags {
 
 /** Exit status of a build that published but left out groups it could not read (see README). */
 export const EXIT_GROUPS_SKIPPED = 3; // listed in program.ts's EXIT and --help
+/** Exit status of a build or publish that found nothing new and published nothing (see README). */
+export const EXIT_NOTHING_NEW = 4; // listed in program.ts's EXIT and --help
+
+/** The line said when a build held nothing the published one lacks. */
+export const nothingNewLine = (id: string): string =>
+  `nothing new since build ${id}: nothing was published and no kept build was removed`;
 
 const list = (s: string | undefined): string[] | undefined =>
   s === undefined
@@ -67,7 +74,8 @@ function summary(r: BuildReport, out: string): string {
     );
   }
   lines.push(`Blosc decoder: ${nativeDecoderInUse()}`);
-  if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
+  if (r.unchanged) lines.push(nothingNewLine(r.unchanged));
+  else if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
   if (r.embeddings) {
     lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);
@@ -87,6 +95,10 @@ export function registerBuild(program: Command): void {
     .option("-s, --store <root>", `store root: directory or http(s) URL ${settingDefault("store")}`)
     .option("-o, --out <dir>", `build output directory: builds/ and the current link ${settingDefault("out")}`)
     .option("--max-zoom <z>", `highest zoom level rendered, 0..7 ${settingDefault("max_zoom")}`)
+    .option(
+      "--public-url <url>",
+      `base URL clients reach the published files at, for TileJSON and WMTS ${settingDefault("public_url")}`,
+    )
     .option("--groups <list>", "comma-separated groups (forecast/global or global); default every group")
     .option("--vars <list>", "comma-separated variables (names or aliases); default every one with a map style")
     .option("--runs <which>", "latest | all", "latest")
@@ -117,10 +129,12 @@ export function registerBuild(program: Command): void {
         out: opts.out,
         keep_builds: opts.keepBuilds,
         max_zoom: integer("--max-zoom", opts.maxZoom),
+        public_url: opts.publicUrl,
       });
       const exitFor = (r: BuildReport) => {
         const skipped = r.skipped.length + (r.embeddings?.skipped.length ?? 0);
         if (skipped && !opts.allowSkipped) process.exitCode = EXIT_GROUPS_SKIPPED;
+        if (r.unchanged) process.exitCode = EXIT_NOTHING_NEW;
       };
       if (opts.runs !== "latest" && opts.runs !== "all") throw new ConfigError(`--runs must be latest or all`);
       if (!TILE_FORMATS.includes(opts.tiles as TileFormat))
@@ -132,6 +146,7 @@ export function registerBuild(program: Command): void {
         store: settings.store,
         out: settings.out,
         maxZoom: settings.max_zoom,
+        publicUrl: settings.public_url,
         groups: list(opts.groups),
         vars: list(opts.vars),
         runs: opts.runs,

@@ -10,7 +10,7 @@ import { registerServe } from "./serve.ts";
 import { registerStart } from "./start.ts";
 
 /** Exit codes, shown by `gridcast --help`; run() sets them. */
-export const EXIT = { ok: 0, unexpected: 1, operator: 2, groupsSkipped: 3 } as const;
+export const EXIT = { ok: 0, unexpected: 1, operator: 2, groupsSkipped: 3, nothingNew: 4 } as const;
 const EXIT_CODES = `
 Exit codes:
   0  done
@@ -20,6 +20,8 @@ Exit codes:
      or cannot be read, a key that is not there
   3  build published, but left out forecast groups it could not read, each named
      on stderr; build --allow-skipped exits 0 instead
+  4  build or publish found nothing new: the published build already holds everything it
+     would publish, so nothing was published and no kept build was removed
 
 Run it as \`npm run -s gridcast -- <command>\` or \`npx gridcast <command>\` in the project directory:
 both use the Node.js 24 that \`npm ci\` installs.`;

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { publishShards } from "../pipeline/finalize.ts";
+import { EXIT_NOTHING_NEW, nothingNewLine } from "./build.ts";
 import { requireStore, requireWritableDir } from "./preflight.ts";
 import { printJson, settingDefault, settingsFor } from "./settings.ts";
 
@@ -9,6 +10,7 @@ interface PublishFlags {
   buildId: string;
   keepBuilds?: string;
   allowDroppedLayers?: boolean;
+  publicUrl?: string;
   json?: boolean;
 }
 
@@ -23,10 +25,11 @@ export function registerPublish(program: Command): void {
       "--keep-builds <n>",
       `builds kept after publishing, the published one included ${settingDefault("keep_builds")}`,
     )
+    .option("--public-url <url>", `base URL clients reach the published files at ${settingDefault("public_url")}`)
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option("--json", "print the report as JSON")
     .action(async (opts: PublishFlags, cmd: Command) => {
-      const settings = settingsFor(cmd, { out: opts.out, keep_builds: opts.keepBuilds });
+      const settings = settingsFor(cmd, { out: opts.out, keep_builds: opts.keepBuilds, public_url: opts.publicUrl });
       if (opts.store !== undefined) requireStore(opts.store);
       requireWritableDir(settings.out);
       const r = await publishShards({
@@ -37,8 +40,11 @@ export function registerPublish(program: Command): void {
         cacheMb: settings.chunk_cache_mb,
         allowDroppedLayers: opts.allowDroppedLayers === true,
         lockLeaseS: settings.build_lock_lease_s,
+        publicUrl: settings.public_url,
       });
+      if (r.unchanged) process.exitCode = EXIT_NOTHING_NEW;
       if (opts.json) return printJson(r);
+      if (r.unchanged) return void process.stdout.write(`${nothingNewLine(r.unchanged)}\n`);
       const lines = [
         `published ${settings.out}/current -> builds/${r.build_id}: ${r.shards} shards, ${r.totals.entries} ` +
           `layer-run-leads (${r.totals.rendered} rendered, ${r.totals.reused} reused), ${r.totals.tiles} tiles`,

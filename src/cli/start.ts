@@ -291,6 +291,10 @@ export function registerStart(program: Command): void {
         process.exitCode = 1;
         return;
       }
+      if (report.unchanged) {
+        say(`${stage.what}: nothing new since build ${report.unchanged}; still serving it`);
+        continue;
+      }
       const t = report.totals;
       say(
         `build ${report.build_id}: ${t.tiles} tiles (${t.rendered} layer-leads rendered, ${t.reused} reused) in ${report.seconds.toFixed(1)} s`,

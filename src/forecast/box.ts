@@ -3,9 +3,10 @@
 import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
 import { npyHeader } from "../npy.ts";
-import { readAhead, slab } from "../read-ahead.ts";
+import { readAhead, slab, slabParts } from "../read-ahead.ts";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
+import type { Placement, Range } from "../store/region.ts";
 import { ChunkScan } from "../store/scan.ts";
 import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
 import { windowOfGridBox } from "./grid-projected.ts";
@@ -214,6 +215,56 @@ export function slabRegions(plan: BoxPlan, l0: number, l1: number) {
   );
 }
 
+/** Each column run's storage region for leads [l0, l1) and where its values go in the slab. */
+function slabPlacements(plan: BoxPlan, l0: number, l1: number): { region: Range[]; place: Placement }[] {
+  const { variable: v, sel } = plan;
+  const [, nLat, nLon] = plan.shape;
+  const plane = nLat * nLon;
+  let colOffset = 0;
+  return slabRegions(plan, l0, l1).map((region, k) => {
+    const [c0, c1] = sel.cols[k];
+    const strides = v.roles.map((role, d) => {
+      if (role === "lead") return plane;
+      if (role === "lat") return sel.flipRows ? -nLon : nLon;
+      if (role === "lon") return 1;
+      // Run, level and member are single indices here; anything longer has no place in the box.
+      if (region[d][1] - region[d][0] !== 1) throw new Error(`box export: ${role} spans more than one index`);
+      return 0;
+    });
+    const offset = colOffset + (sel.flipRows ? (nLat - 1) * nLon : 0);
+    colOffset += c1 - c0;
+    return { region, place: { offset, strides } };
+  });
+}
+
+/**
+ * One slab of leads [l0, l1) holding whole chunks along the lead axis, in two parts: the leads
+ * every chunk's first Blosc blocks complete, as soon as those blocks are decoded, then
+ * the rest once every chunk is (StoredArray.readStoredSplit: each block decoded once). The first
+ * part goes on the wire while the second decodes; a box whose chunks do not split comes whole.
+ */
+async function* slabInParts(plan: BoxPlan, l0: number, l1: number): AsyncGenerator<Float32Array> {
+  const v = plan.variable;
+  const plane = plan.shape[1] * plan.shape[2];
+  const leadDim = v.roles.indexOf("lead");
+  const out = slab((l1 - l0) * plane, false);
+  const parts = slabPlacements(plan, l0, l1).map(({ region, place }) =>
+    v.array.readStoredSplit(region, out, place, leadDim),
+  );
+  const done = Promise.all(parts.map((p) => p.done));
+  done.catch(() => {});
+  const ready = Math.min(...(await Promise.all(parts.map((p) => p.head))));
+  if (ready > 0 && ready < l1 - l0) {
+    const [head, tail] = slabParts(out, ready * plane);
+    yield head;
+    await done;
+    yield tail;
+    return;
+  }
+  await done;
+  yield out;
+}
+
 /**
  * The float32 values of leads [l0, l1) of a planned box, (lead, lat ascending, lon eastward),
  * each stored column run written straight into its place, rows reversed where the store runs
@@ -227,31 +278,18 @@ export async function readBoxSlab(
   scan?: ChunkScan,
   direct = false,
 ): Promise<Float32Array> {
-  const { variable: v, sel } = plan;
+  const v = plan.variable;
   const [, nLat, nLon] = plan.shape;
   const plane = nLat * nLon;
   const hasLead = v.roles.includes("lead");
   // readStoredInto writes every value of its regions (a chunk not stored as its fill value), so
   // a direct slab of a field with a lead axis needs no NaN first.
   const out = slab((l1 - l0) * plane, !(direct && hasLead));
-  let colOffset = 0;
-  const reads: Promise<void>[] = [];
-  for (const [k, region] of slabRegions(plan, l0, l1).entries()) {
-    const [c0, c1] = sel.cols[k];
-    const strides = v.roles.map((role, d) => {
-      if (role === "lead") return plane;
-      if (role === "lat") return sel.flipRows ? -nLon : nLon;
-      if (role === "lon") return 1;
-      // Run, level and member are single indices here; anything longer has no place in the box.
-      if (region[d][1] - region[d][0] !== 1) throw new Error(`box export: ${role} spans more than one index`);
-      return 0;
-    });
-    const offset = colOffset + (sel.flipRows ? (nLat - 1) * nLon : 0);
-    const place = { offset, strides };
-    reads.push(direct ? v.array.readStoredInto(region, out, place) : (scan ?? v.array).readInto(region, out, place));
-    colOffset += c1 - c0;
-  }
-  await Promise.all(reads);
+  await Promise.all(
+    slabPlacements(plan, l0, l1).map(({ region, place }) =>
+      direct ? v.array.readStoredInto(region, out, place) : (scan ?? v.array).readInto(region, out, place),
+    ),
+  );
   // A field without a lead axis is the same at every lead.
   if (!hasLead) for (let l = 1; l < l1 - l0; l++) out.copyWithin(l * plane, 0, plane);
   const f = v.convert;
@@ -290,6 +328,12 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: num
   // chunk is then read and decoded straight into its slab on libuv's pool, only the values the
   // box takes unshuffled, with no decoded chunk made, copied or NaN-filled on the main thread.
   if (leadDim >= 0 && per >= chunkLeads && array.readsPhysicalInPlace()) {
+    // A box of one slab (every lead in one chunk step) would send nothing until all its chunks are
+    // decoded: it goes in two parts instead.
+    if (slabs.length === 1 && !plan.variable.convert) {
+      yield* slabInParts(plan, slabs[0][0], slabs[0][1]);
+      return;
+    }
     yield* readAhead(slabs, ([a, b]) => readBoxSlab(plan, a, b, undefined, true));
     return;
   }

@@ -7,8 +7,10 @@ import polka from "polka";
 import { BoundedMap } from "../bounded-map.ts";
 import { BusyError, InsufficientCreditsError } from "../errors.ts";
 import { gate, type TakeToken } from "./auth.ts";
+import { clientOf } from "./connection-gate.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
 import { errorReply } from "./error-reply.ts";
+import { FairShares, holdersOf, refusalDetail } from "./fair-share.ts";
 import { dataWaitersMax } from "./fd-limit.ts";
 import { charge, type Meta, metaOf, settle } from "./metering.ts";
 import { streamNpy } from "./npy-stream.ts";
@@ -60,6 +62,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     1024,
     dataWaitersMax(ctx.settings.data_rate_waiters_max),
   );
+  const slots = new FairShares(ctx.settings.max_heavy_requests);
   ctx.metrics.dataWaiting = () => waiter.total;
   ctx.metrics.dataWaitersMax = waiter.maxTotal;
   const watchdog = new Watchdog({
@@ -119,6 +122,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       rawQuery ??= queryValues(url);
       return rawQuery;
     };
+    const client = clientOf(req.socket.remoteAddress ?? "");
     let key: KeyInfo | undefined;
     let rateHeaders: Record<string, string> = {};
     if (def.auth !== "public") {
@@ -126,9 +130,11 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       if (def.rateLimit === "wait") {
         const gone = new AbortController();
         res.once("close", () => gone.abort());
-        take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal);
+        take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal, client);
       }
-      const gated = gate(req, raw, def.auth, ctx.ledger, take);
+      const gated = gate(req, raw, def.auth, ctx.ledger, take, (id) => {
+        meta.key = id;
+      });
       const g = gated instanceof Promise ? await gated : gated;
       key = g.key;
       rateHeaders = g.rateHeaders;
@@ -152,8 +158,12 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         throw new InsufficientCreditsError("this key has no credits left", { balance, cost: 1 });
       }
     }
-    if (def.heavy && ctx.metrics.inFlight >= ctx.settings.max_heavy_requests) {
-      throw new BusyError("the server is busy; retry shortly");
+    // A store-reading slot, within the fair share of the request's key and address.
+    let freeSlot: (() => void) | undefined;
+    if (def.heavy) {
+      const got = slots.take(holdersOf(client, key?.id));
+      if (typeof got !== "function") throw new BusyError(refusalDetail(got, "store-reading slots"));
+      freeSlot = got;
     }
     const aborter = new AbortController();
     // A heavy request holds its slot until the response is over, however it ends (sent in full,
@@ -165,10 +175,13 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     let pending = 2;
     const release = () => {
       if (--pending > 0) return;
-      if (def.heavy) ctx.metrics.inFlight--;
+      if (freeSlot) {
+        freeSlot();
+        ctx.metrics.inFlight--;
+      }
       if (meta.meter) void settle(ctx, meta.meter, res);
     };
-    if (def.heavy) ctx.metrics.inFlight++;
+    if (freeSlot) ctx.metrics.inFlight++;
     let closed = false;
     // Before the handler: a handler that writes its own response has sent headers when it returns.
     for (const k in rateHeaders) res.setHeader(k, rateHeaders[k]);

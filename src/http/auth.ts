@@ -24,6 +24,8 @@ export function gate(
   auth: Exclude<Auth, "public">,
   ledger: Ledger,
   take: TakeToken = (id, rate, burst) => ledger.checkRate(id, rate, burst),
+  /** Told the key's id once it is known, before its rate is checked: a 429 is logged with its key. */
+  known?: (keyId: string) => void,
 ): GateResult | Promise<GateResult> {
   const raw = req.headers["x-api-key"];
   if (raw === undefined || raw === "") {
@@ -38,11 +40,16 @@ export function gate(
   if (Array.isArray(raw)) throw new UnauthorizedError("send exactly one X-API-Key header");
   // A key seen in the last seconds is settled without a promise (same checks, same crypto).
   const cached = ledger.authenticateCached?.(raw, auth);
-  if (cached) return admitted(cached, take);
-  return ledger.authenticate(raw, auth).then((record) => admitted(record, take));
+  if (cached) return admitted(cached, take, known);
+  return ledger.authenticate(raw, auth).then((record) => admitted(record, take, known));
 }
 
-function admitted(record: KeyRecord, take: TakeToken): GateResult | Promise<GateResult> {
+function admitted(
+  record: KeyRecord,
+  take: TakeToken,
+  known: ((keyId: string) => void) | undefined,
+): GateResult | Promise<GateResult> {
+  known?.(record.id);
   const key = { id: record.id, name: record.name, scopes: record.scopes };
   if (record.rate <= 0) return { key, rateHeaders: {} };
   return limited(record, key, take);

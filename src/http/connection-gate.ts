@@ -22,7 +22,7 @@ export type Refusal = "server" | "client";
 export class ConnectionGate {
   /** Open connections allowed in all. */
   readonly max: number;
-  /** Open connections allowed per client address (an IPv6 client by its /64); 0: no cap. */
+  /** Open connections allowed per client address (an IPv6 client by its /64). */
   readonly perClient: number;
   /** Admitted connections open now, and the most there have been. */
   open = 0;

@@ -2,7 +2,9 @@
 // file descriptor, and a response streaming a build file holds a second one (the file), so the
 // cap is half of what is left after a reserve for everything else the process opens (store
 // chunks being read, the ledger, archives, log files, Node's own). Past the limit accept() fails
-// with EMFILE and the server stops answering anyone, health probes included.
+// with EMFILE and the server stops answering anyone, health probes included. The limit read is
+// the soft one, which Node itself raises to the hard one when it starts (test/http/fd-limit-shares
+// checks it), so an administrator's hard limit is what counts.
 import { readFileSync } from "node:fs";
 
 /** Descriptors kept out of the connection budget for the store, the ledger and Node itself. */
@@ -45,4 +47,18 @@ export function dataWaitersMax(setting: number, fdLimit = openFileLimit()): numb
   if (setting > 0) return Math.floor(setting);
   const limit = fdLimit ?? ASSUMED_FD_LIMIT;
   return Math.min(AUTO_DATA_WAITERS_CAP, Math.max(16, Math.floor(limit / 4)));
+}
+
+/** Client addresses that can each hold their whole per-address share of connections at once. */
+export const MIN_CLIENTS_SERVED = 10;
+
+/**
+ * Connections one client address may hold: the setting when it is positive, else
+ * ⌊max_connections / MIN_CLIENTS_SERVED⌋ (at least 1), so that ten addresses each at their cap
+ * still fit under the total — 38 for the limit of 1024, where a fixed 128 let three addresses
+ * take everything.
+ */
+export function perClientCap(setting: number, maxConnections: number): number {
+  if (setting > 0) return Math.floor(setting);
+  return Math.max(1, Math.floor(maxConnections / MIN_CLIENTS_SERVED));
 }

@@ -6,11 +6,14 @@
 // asks the ledger at a time, so a burst of N requests costs about N ledger calls, not N².
 //
 // Every waiter holds a socket. Besides the per-key bound (maxQueue, refused 429 like the key's own
-// limit) there is one across all keys (maxTotal, sized from the fd limit in fd-limit.ts): past it
-// a request that would have to wait is refused at once with BusyError (503 + Retry-After), so
-// waiting keys can never take the descriptors every other client needs.
+// limit) there is one across all keys (maxTotal, sized from the fd limit in fd-limit.ts), shared
+// fairly (fair-share.ts) between keys and between client addresses: a key or address that already
+// holds its share of the places, while fewer than a share are free, and anyone once every place is
+// taken, is refused at once with BusyError (503 + Retry-After) naming the limit it hit. So one
+// rate-limited key, from however many addresses, can never take the places another client needs.
 import { BusyError } from "../errors.ts";
 import type { Ledger, RateDecision } from "../ledger/types.ts";
+import { FairShares, holdersOf, refusalDetail } from "./fair-share.ts";
 
 interface Queue {
   tail: Promise<void>;
@@ -23,7 +26,7 @@ export class TokenWaiter {
   readonly maxQueue: number;
   readonly maxTotal: number;
   readonly #queues = new Map<string, Queue>();
-  #total = 0;
+  readonly #places: FairShares;
 
   constructor(
     ledger: Pick<Ledger, "checkRate">,
@@ -35,6 +38,7 @@ export class TokenWaiter {
     this.maxWaitMs = maxWaitMs;
     this.maxQueue = maxQueue;
     this.maxTotal = maxTotal;
+    this.#places = new FairShares(maxTotal);
   }
 
   /** Requests of a key waiting for a token right now (for tests and metrics). */
@@ -44,15 +48,15 @@ export class TokenWaiter {
 
   /** Requests of every key waiting for a token right now. */
   get total(): number {
-    return this.#total;
+    return this.#places.used;
   }
 
   /**
    * Take a token, waiting (FIFO per key) up to maxWaitMs for one. Resolves with the ledger's
    * decision: ok, or the refusal that stood when the wait bound, the queue bound or the client's
-   * departure (signal) ended the wait.
+   * departure (signal) ended the wait. `client` is the request's client address (fair shares).
    */
-  async take(keyId: string, rate: number, burst: number, signal?: AbortSignal): Promise<RateDecision> {
+  async take(keyId: string, rate: number, burst: number, signal?: AbortSignal, client = ""): Promise<RateDecision> {
     const queued = this.#queues.get(keyId);
     // With others already waiting, a newcomer queues behind them instead of taking the token the
     // first of them is waiting for.
@@ -60,12 +64,12 @@ export class TokenWaiter {
     if (first && (first.ok || this.maxWaitMs <= 0)) return first;
     const q = this.#queues.get(keyId) ?? { tail: Promise.resolve(), waiting: 0 };
     if (q.waiting >= this.maxQueue) return first ?? this.#ledger.checkRate(keyId, rate, burst);
-    if (this.#total >= this.maxTotal) {
-      throw new BusyError("too many requests are waiting for rate-limit tokens; retry shortly");
+    const place = this.#places.take(holdersOf(client, keyId));
+    if (typeof place !== "function") {
+      throw new BusyError(refusalDetail(place, "places for /data requests waiting for rate-limit tokens"));
     }
     this.#queues.set(keyId, q);
     q.waiting++;
-    this.#total++;
     const deadline = performance.now() + this.maxWaitMs;
     const prev = q.tail;
     let release!: () => void;
@@ -87,7 +91,7 @@ export class TokenWaiter {
       return last;
     } finally {
       q.waiting--;
-      this.#total--;
+      place();
       // Whoever queued behind us may go once our own turn has come and gone.
       if (turn) release();
       else prev.then(release);

@@ -8,6 +8,7 @@ import type { Settings } from "../config.ts";
 import { KeyCachingLedger } from "../ledger/key-cache.ts";
 import { openLedger } from "../ledger/open.ts";
 import { ReopeningLedger } from "../ledger/reopening.ts";
+import { journalDir, SettlementJournal } from "../ledger/settlement-journal.ts";
 import { Published } from "../published/snapshot.ts";
 import { registry } from "../registry/registry.ts";
 import { setDecodeThreads } from "../store/codecs/decode-pool.ts";
@@ -15,7 +16,7 @@ import { Store } from "../store/store.ts";
 import { type App, createApp } from "./app.ts";
 import { ConnectionGate } from "./connection-gate.ts";
 import type { AppContext } from "./context.ts";
-import { connectionCap, openFileLimit } from "./fd-limit.ts";
+import { connectionCap, openFileLimit, perClientCap } from "./fd-limit.ts";
 import { Metrics } from "./metrics.ts";
 import { TITLES } from "./problem.ts";
 import { allRoutes } from "./routes/index.ts";
@@ -67,12 +68,18 @@ export async function startServer(
     warn(`${message} (${cause})`);
   }
   const ledger = new KeyCachingLedger(reopening);
+  // Settlements an outage kept from the ledger, by this run or an earlier one, are retried.
+  const settlements = new SettlementJournal(journalDir(settings.settlement_journal, settings.db), ledger, log);
+  await settlements.start();
   const ctx: AppContext = {
     settings,
     store,
     ledger,
+    settlements,
     registry,
-    published: new Published(settings.out),
+    // A new build announces new runs: the store's metadata is checked before the next read of it,
+    // so /point, value and /data never lag behind the catalog the server hands out.
+    published: new Published(settings.out, () => store.refresh()),
     metrics: new Metrics(),
     log,
     webDir: opts.webDir ?? WEB_DIR,
@@ -88,10 +95,8 @@ export async function startServer(
   server.on("request", app.handler);
   // Open connections are capped in all (from the open-file limit) and per client address.
   const fdLimit = openFileLimit();
-  const gate = new ConnectionGate(
-    connectionCap(settings.max_connections, fdLimit),
-    settings.max_connections_per_client,
-  );
+  const maxConnections = connectionCap(settings.max_connections, fdLimit);
+  const gate = new ConnectionGate(maxConnections, perClientCap(settings.max_connections_per_client, maxConnections));
   gate.install(server);
   ctx.metrics.connections = gate;
   ctx.metrics.fdLimit = fdLimit;
@@ -130,6 +135,7 @@ export async function startServer(
         server.close(() => ok());
         server.closeIdleConnections();
       });
+      await settlements.close();
       await ledger.close();
     })();
     return closing;

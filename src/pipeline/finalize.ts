@@ -27,6 +27,7 @@ import {
   pruneBuilds,
   switchCurrent,
 } from "./publish.ts";
+import { unchangedSince } from "./unchanged.ts";
 
 /** The map viewer shipped beside the build, so a CDN can host everything. */
 export const DEFAULT_WEB_DIR = resolve(import.meta.dirname, "../../web");
@@ -41,6 +42,10 @@ export interface FinalizeOptions {
   drop?: string[];
   /** The catalog's note on what a later build will add (gridcast start's steps). */
   rendering?: string;
+  /** Base URL of the published files (setting public_url); "" or undefined: not set. */
+  publicUrl?: string;
+  /** Publish even what the published build already holds (build --no-reuse: a forced re-render). */
+  republish?: boolean;
 }
 
 export interface Finalized {
@@ -50,6 +55,8 @@ export interface Finalized {
   removed: string[];
   /** Files and bytes of the build, by tile format. */
   output: BuildOutput & { assemble_seconds: number };
+  /** Set when the build held nothing the published one lacks: it names that build, which stays published. */
+  unchanged?: string;
 }
 
 /**
@@ -109,7 +116,7 @@ export async function finalizeBuild(
   // A damaged archive (assembled now or hard-linked from the previous build) is never published.
   if (format === "pmtiles") verifyBuildArchives(partial, manifest);
   const assembleSeconds = (performance.now() - assembling) / 1000;
-  const catalog = writeBuildDocs(partial, manifest, opts.rendering);
+  const catalog = writeBuildDocs(partial, manifest, opts.rendering, opts.publicUrl);
   if (format === "pmtiles") markArchives(partial, catalog);
   let embeddings: Finalized["embeddings"];
   try {
@@ -122,6 +129,12 @@ export async function finalizeBuild(
   // Last of the writes: every document the build will serve gets its compressed twins.
   precompressBuild(partial);
   const output = { ...measureBuild(partial, format, manifest), assemble_seconds: assembleSeconds };
+  const unchanged = opts.republish ? undefined : unchangedSince(out, partial, manifest);
+  if (unchanged !== undefined) {
+    // Nothing new: the published build stays, and so does every kept one.
+    rmSync(partial, { recursive: true, force: true });
+    return { dir: finalDir(out, unchanged), embeddings, removed: [], output, unchanged };
+  }
   const dir = finalDir(out, manifest.build_id);
   renameSync(partial, dir);
   try {
@@ -173,6 +186,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
       keepBuilds: opts.keepBuilds ?? 3,
       webDir: opts.webDir === undefined ? DEFAULT_WEB_DIR : opts.webDir,
       allowDroppedLayers: opts.allowDroppedLayers,
+      publicUrl: opts.publicUrl,
       // The merged manifest holds what they said; dropped last so a failed publish can be retried.
       drop: names,
     });

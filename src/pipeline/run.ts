@@ -43,6 +43,8 @@ export interface BuildOptions {
   store: string;
   out: string;
   maxZoom?: number;
+  /** Base URL clients reach the published files at (setting public_url). */
+  publicUrl?: string;
   groups?: string[];
   vars?: string[];
   runs?: "latest" | "all";
@@ -92,6 +94,8 @@ export interface BuildReport {
   embeddings: { items: number; indexes: number; skipped: SkippedEmbedding[] } | null;
   removed: string[];
   cleaned: string[];
+  /** The published build this one matched in every file: nothing was published (exit EXIT_NOTHING_NEW). */
+  unchanged?: string;
   /** Files and bytes of the published build (null for a shard: publish reports it). */
   output: (BuildOutput & { assemble_seconds: number }) | null;
   /** Groups that could not be read (not built), with the reason. */
@@ -265,9 +269,11 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       webDir: o.webDir === undefined ? DEFAULT_WEB_DIR : o.webDir,
       allowDroppedLayers: o.allowDroppedLayers,
       rendering: o.rendering,
+      publicUrl: o.publicUrl,
+      republish: o.reuse === false,
     });
     const seconds = (performance.now() - started) / 1000;
-    return { ...report, ...done, published: true, seconds };
+    return { ...report, ...done, published: done.unchanged === undefined, seconds };
   } catch (e) {
     // A shard's partial build belongs to all shards; an unsharded one only to this build.
     if (!shard) rmSync(partial, { recursive: true, force: true });

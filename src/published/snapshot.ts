@@ -240,8 +240,15 @@ export class Published {
   #checkedAt = 0;
   #checking: Promise<Snapshot | undefined> | undefined;
 
-  constructor(out: string) {
+  readonly #onSwitch: (() => void) | undefined;
+
+  /**
+   * `onSwitch` hears of every newly adopted build before any request is served from it (the server
+   * revalidates the store's metadata then, so routes reading the store move with the catalog).
+   */
+  constructor(out: string, onSwitch?: () => void) {
     this.out = resolve(out);
+    this.#onSwitch = onSwitch;
   }
 
   /**
@@ -277,6 +284,7 @@ export class Published {
     if (target === this.#target && this.#snap) return this.#snap;
     try {
       const snap = await openSnapshot(this.out, target);
+      this.#onSwitch?.();
       this.#snap = snap;
       this.#target = target;
     } catch {

@@ -42,6 +42,19 @@ interface ChunkKeys {
 const KEY_MEMO_MAX = 4096;
 /** Chunks one readStoredInto reads and decodes at once (twice libuv's default pool of four). */
 const READS_IN_FLIGHT = 8;
+/**
+ * Most chunks a readStoredSplit reads at once (all of its chunks' stored bytes are held together,
+ * so that every chunk's first part is decoded before any second part); more go readStoredInto's way.
+ */
+const SPLIT_CHUNKS_MAX = 2 * READS_IN_FLIGHT;
+
+/** A read in two parts along one dimension: see StoredArray.readStoredSplit. */
+export interface StoredSplit {
+  /** How many leading indices of the region along the dimension have all their values in place. */
+  head: Promise<number>;
+  /** Every value in place. */
+  done: Promise<void>;
+}
 
 export class StoredArray {
   readonly meta: NodeMeta;
@@ -388,24 +401,136 @@ export class StoredArray {
       while (next < list.length) {
         const cc = list[next++];
         const runs = fast ? await this.#decodeRuns(cc, region, out, place) : "declined";
-        if (runs === "done") continue;
-        // Read again and decoded outside the cache, so a chunk damaged since the cache decoded it
-        // is reported, never answered from the earlier decode; only a chunk that is not stored
-        // (its fill value, looked up once more only there) or one without a direct decoder goes
-        // the cached way.
-        const got = runs === "absent" ? undefined : await this.decodeDirect(cc, takeBytes, giveBytes);
-        if (got) {
-          try {
-            copyRegion(got.chunk, cc, this.chunks, region, place, out, null);
-          } finally {
-            giveBytes(got.buffer);
-          }
-          continue;
-        }
-        copyRegion(await this.chunk(cc), cc, this.chunks, region, place, out, null);
+        if (runs !== "done") await this.#placeOtherwise(cc, region, out, place, runs);
       }
     };
     await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, list.length) }, lane));
+  }
+
+  /**
+   * A chunk decodeRuns did not place ("absent": not stored; "declined"), placed another way: read
+   * again and decoded outside the cache, so a chunk damaged since the cache decoded it is reported,
+   * never answered from the earlier decode; only a chunk that is not stored (its fill value, looked
+   * up once more only there) or one without a direct decoder goes the cached way.
+   */
+  async #placeOtherwise(
+    cc: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    runs: "absent" | "declined",
+  ): Promise<void> {
+    const got = runs === "absent" ? undefined : await this.decodeDirect(cc, takeBytes, giveBytes);
+    if (got) {
+      try {
+        copyRegion(got.chunk, cc, this.chunks, region, place, out, null);
+      } finally {
+        giveBytes(got.buffer);
+      }
+      return;
+    }
+    copyRegion(await this.chunk(cc), cc, this.chunks, region, place, out, null);
+  }
+
+  /**
+   * readStoredInto for a caller that sends what is ready first (a box export, whose one slab needs
+   * every chunk before its first lead is complete): each Blosc chunk's stored bytes are read once
+   * and decoded by two jobs, the blocks before the block boundary nearest the chunk's middle and
+   * those after it (native decodeRuns' window), every chunk's first job done before any second
+   * one is queued. `head` then tells how many leading indices along `dim` (whose earlier dimensions the
+   * region holds at one index) have all their values in place, while the rest decode. Each block
+   * is decoded once. Any other read (more chunks than SPLIT_CHUNKS_MAX, more than one chunk step
+   * along `dim`, chunks the addon does not unshuffle into runs) is readStoredInto's, its head the
+   * whole region once done.
+   */
+  readStoredSplit(region: Range[], out: OutValues, place: Placement, dim: number): StoredSplit {
+    const all = region[dim][1] - region[dim][0];
+    const list = region.some(([a, b]) => b <= a) ? [] : this.chunksFor(region);
+    const splits =
+      list.length > 0 &&
+      list.length <= SPLIT_CHUNKS_MAX &&
+      this.direct?.runs === 0 &&
+      this.decodesInto(out.constructor) &&
+      region.every(([a, b], d) => d >= dim || b - a === 1) &&
+      list.every((cc) => cc[dim] === list[0][dim]);
+    if (!splits) {
+      const done = this.readStoredInto(region, out, place);
+      const head = done.then(() => all);
+      head.catch(() => {});
+      return { head, done };
+    }
+    checkPlacement(region, out.length, place);
+    const item = out.BYTES_PER_ELEMENT;
+    const dec = this.direct!;
+    const decodeRuns = nativeAddon()!.decodeRuns!;
+    const cs = strides(this.chunks);
+    let ready = all;
+    let headsLeft = list.length;
+    let firstsLeft = list.length;
+    let headDone!: (n: number) => void;
+    let headFailed!: (e: unknown) => void;
+    const head = new Promise<number>((ok, fail) => {
+      headDone = ok;
+      headFailed = fail;
+    });
+    // Second jobs wait until every first one is done, so that on a busy pool the first parts are
+    // not slowed by second ones running beside them: the head is sent while the seconds decode.
+    let firstsDone!: () => void;
+    const allFirstsDone = new Promise<void>((ok) => {
+      firstsDone = ok;
+    });
+    const firstDone = () => {
+      if (--firstsLeft === 0) firstsDone();
+    };
+    const headIn = (n: number) => {
+      ready = Math.min(ready, n);
+      if (--headsLeft === 0) headDone(ready);
+    };
+    const one = async (cc: number[]) => {
+      let counted = false;
+      const count = () => {
+        if (!counted) firstDone();
+        counted = true;
+      };
+      let stored: Uint8Array | undefined;
+      try {
+        const geom = this.#runsGeometry(cc, region, place);
+        stored = geom === "declined" || geom === "none" ? undefined : await this.#storedBytes(cc);
+        if (!stored || geom === "declined" || geom === "none") {
+          count();
+          if (geom !== "none") await this.#placeOtherwise(cc, region, out, place, stored ? "declined" : "absent");
+          headIn(all);
+          return;
+        }
+        // The chunk's items of the region's earlier dimensions (one index each) and along `dim`.
+        let pre = 0;
+        for (let d = 0; d < dim; d++) pre += (region[d][0] - cc[d] * this.chunks[d]) * cs[d];
+        const skip = region[dim][0] - cc[dim] * this.chunks[dim];
+        const items = dec.bytes / item;
+        const at = splitItem(stored, item, items);
+        const firstOk = (await decodeRuns(dec.runs, stored, dec.bytes, out, geom, 0, at)) === dec.bytes;
+        count();
+        // Placed whole another way (the same values, or an error naming the chunk).
+        if (!firstOk) await this.#placeOtherwise(cc, region, out, place, "declined");
+        if (!firstOk || at >= items) {
+          headIn(all);
+          return;
+        }
+        // The leading indices are in place while the second part decodes.
+        headIn(Math.max(0, Math.min(all, Math.floor((at - pre) / cs[dim]) - skip)));
+        await allFirstsDone;
+        if ((await decodeRuns(dec.runs, stored, dec.bytes, out, geom, at)) !== dec.bytes) {
+          await this.#placeOtherwise(cc, region, out, place, "declined");
+        }
+      } finally {
+        count();
+        if (stored) giveBytes(stored);
+      }
+    };
+    const done = Promise.all(list.map(one)).then(() => {});
+    done.catch(headFailed);
+    head.catch(() => {});
+    return { head, done };
   }
 
   /**
@@ -420,8 +545,26 @@ export class StoredArray {
   ): Promise<"done" | "absent" | "declined"> {
     const dec = this.direct!;
     const decodeRuns = nativeAddon()!.decodeRuns!;
+    const geom = this.#runsGeometry(cc, region, place);
+    if (geom === "none") return "done";
+    if (geom === "declined") return "declined";
+    const stored = await this.#storedBytes(cc);
+    if (stored === undefined) return "absent";
+    try {
+      return (await decodeRuns(dec.runs, stored, dec.bytes, out, geom)) === dec.bytes ? "done" : "declined";
+    } finally {
+      giveBytes(stored);
+    }
+  }
+
+  /**
+   * decodeRuns' geometry of one chunk's part of a region: "none" when the chunk holds none of it,
+   * "declined" when the runs are not a layout the addon takes (more outer dimensions than it holds,
+   * runs not contiguous on both sides).
+   */
+  #runsGeometry(cc: number[], region: Range[], place: Placement): Float64Array | "none" | "declined" {
     const runs = runsOf(cc, this.chunks, strides(this.chunks), region, place);
-    if (!runs) return "done";
+    if (!runs) return "none";
     const { lo, hi, cStride, oStride } = runs;
     const k = lo.length - 1;
     if (k > 16 || cStride[k] !== 1 || oStride[k] !== 1) return "declined";
@@ -435,20 +578,19 @@ export class StoredArray {
       geom[4 + k + d] = cStride[d];
       geom[4 + 2 * k + d] = oStride[d];
     }
+    return geom;
+  }
+
+  /** One chunk's stored bytes in a buffer from scan-buffers (give it back), or undefined when not stored. */
+  async #storedBytes(cc: number[]): Promise<Uint8Array | undefined> {
+    const dec = this.direct!;
     const key = this.storageKey(cc);
     const b = this.#backend;
-    let stored: Uint8Array | undefined;
     try {
       // As decodeDirect: a stored chunk is at most a little larger than a decoded one.
-      stored = b.getInto ? await b.getInto(key, takeBytes, dec.bytes + (dec.bytes >> 6) + 4096) : await b.get(key);
+      return b.getInto ? await b.getInto(key, takeBytes, dec.bytes + (dec.bytes >> 6) + 4096) : await b.get(key);
     } catch (cause) {
       throw located(wrap(cause, this.meta.path), b, key, cc);
-    }
-    if (stored === undefined) return "absent";
-    try {
-      return (await decodeRuns(dec.runs, stored, dec.bytes, out, geom)) === dec.bytes ? "done" : "declined";
-    } finally {
-      giveBytes(stored);
     }
   }
 
@@ -537,4 +679,20 @@ function cartesian(lists: number[][]): number[][] {
   let acc: number[][] = [[]];
   for (const l of lists) acc = acc.flatMap((prefix) => l.map((v) => [...prefix, v]));
   return acc;
+}
+
+/**
+ * Where readStoredSplit cuts a Blosc chunk: the block boundary nearest its middle (in items), from
+ * the chunk's own header (bytes 4–11: decoded size, block size); all of its items when it has one
+ * block, or a header that does not say (decodeRuns then judges the chunk itself).
+ */
+function splitItem(stored: Uint8Array, item: number, items: number): number {
+  if (stored.length < 16) return items;
+  const view = new DataView(stored.buffer, stored.byteOffset, 16);
+  const nbytes = view.getUint32(4, true);
+  const blocksize = view.getUint32(8, true);
+  if (blocksize === 0 || blocksize % item !== 0 || nbytes !== items * item) return items;
+  const blocks = Math.ceil(nbytes / blocksize);
+  if (blocks < 2) return items;
+  return Math.round(blocks / 2) * (blocksize / item);
 }

@@ -29,6 +29,11 @@ export interface Backend {
    * undefined when absent. Only backends that can tell without a round trip implement it.
    */
   stamp?(key: string): Promise<string | undefined>;
+  /**
+   * stamp() asked of the object now, never a version remembered from an earlier ask: what
+   * metadata revalidation uses, so a new cycle is seen by the first check after it was written.
+   */
+  freshStamp?(key: string): Promise<string | undefined>;
   /** A version that costs a round trip (HEAD), cached by the backend for a short interval. */
   remoteStamp?(key: string): Promise<string | undefined>;
   /**

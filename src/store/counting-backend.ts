@@ -20,6 +20,7 @@ export class CountingBackend implements Backend {
   bytes = 0;
 
   readonly stamp?: (key: string) => Promise<string | undefined>;
+  readonly freshStamp?: (key: string) => Promise<string | undefined>;
   readonly remoteStamp?: (key: string) => Promise<string | undefined>;
   readonly getInto?: Backend["getInto"];
   readonly stampNow?: (key: string) => string | undefined | typeof NOT_YET;
@@ -27,6 +28,7 @@ export class CountingBackend implements Backend {
   constructor(inner: Backend) {
     this.inner = inner;
     if (inner.stamp) this.stamp = (key) => inner.stamp!(key);
+    if (inner.freshStamp) this.freshStamp = (key) => inner.freshStamp!(key);
     if (inner.remoteStamp) this.remoteStamp = (key) => inner.remoteStamp!(key);
     if (inner.stampNow) this.stampNow = (key) => inner.stampNow!(key);
     // Scans read into their own buffers only where the store can (see scan.ts); the count is kept.

@@ -148,6 +148,11 @@ export class DirectoryBackend implements Backend {
     return this.#stamps.get(key, () => this.#stat(key));
   }
 
+  /** A stat now (metadata revalidation: a handful of documents every check interval). */
+  freshStamp(key: string): Promise<string | undefined> {
+    return this.#stat(key);
+  }
+
   stampNow(key: string): string | undefined | typeof NOT_YET {
     return this.#stamps.peek(key, () => this.#stat(key));
   }

@@ -1,8 +1,11 @@
 // A value built from store metadata that is trusted for a bounded interval, then revalidated
-// cheaply and in the background: the keys read while building it are "stamped" (a stat of each file, or a hash of each
+// cheaply: the keys read while building it are "stamped" (a stat of each file, or a hash of each
 // small document over HTTP) and the value is rebuilt only when a stamp changed. A new forecast
 // cycle therefore shows up within one interval, without a restart and without re-reading
-// metadata on every request.
+// metadata on every request. The interval is a bound on staleness, not a hint: once it has
+// passed, the next callers wait for the check (a stat per document) rather than be answered
+// from metadata that may be older, so every route moves to a new cycle within one interval of
+// its metadata being written, however idle the server was before.
 
 export interface Stamped<T> {
   value: T;
@@ -35,31 +38,34 @@ export class Revalidated<T> {
   }
 
   /**
-   * The current value. When the interval has passed, a check starts in the background and this
-   * call (like every other until the check ends) still answers with the value in hand: a request
-   * never waits for a revalidation, only for the very first load. A changed value replaces the
-   * old one once it has loaded.
+   * The current value. Within the interval after the last check, the value in hand; once the
+   * interval has passed, a check starts and this call (like every other until the check ends)
+   * waits for it, and for the new value when a document changed. A store that cannot be reached
+   * for the check keeps the value in hand (an outage is not a new cycle).
    */
   async get(): Promise<Stamped<T>> {
     if (!this.#current) this.#start();
-    else this.#due();
+    else {
+      const checking = this.#due();
+      if (checking) await checking;
+    }
     return this.#current!;
   }
 
   /**
-   * What get() would answer, when it can be had without waiting: the loaded value in hand (and,
-   * like get(), a background check started when the interval has passed). Undefined while the
-   * first load (or a reload after a failure) is under way: the caller then awaits get().
+   * What get() would answer, when it can be had without waiting: the loaded value in hand while
+   * its last check is younger than the interval. Undefined while the first load (or a reload after
+   * a failure) or a due check is under way: the caller then awaits get().
    */
   peek(): Stamped<T> | undefined {
     const cur = this.#current;
-    if (!cur) return undefined;
-    this.#due();
+    if (!cur || this.#due()) return undefined;
     const s = this.#settled;
     return s !== undefined && s.of === this.#current ? s.value : undefined;
   }
 
-  #due(): void {
+  /** The check under way, started now when the interval has passed; undefined when none is due. */
+  #due(): Promise<void> | undefined {
     if (!this.#checking && performance.now() - this.#checkedAt >= this.#intervalMs) {
       this.#checking = this.#check()
         .catch(() => {
@@ -70,6 +76,7 @@ export class Revalidated<T> {
           this.#checking = undefined;
         });
     }
+    return this.#checking;
   }
 
   #adopt(p: Promise<Loaded<T>>): void {
@@ -82,7 +89,7 @@ export class Revalidated<T> {
     );
   }
 
-  /** Revalidate at the next get(), whatever the interval (after a publish, say). */
+  /** Revalidate at the next get() or peek(), whatever the interval (after a publish, say). */
   expire(): void {
     this.#checkedAt = Number.NEGATIVE_INFINITY;
   }
@@ -108,6 +115,9 @@ export class Revalidated<T> {
   }
 
   async #check(): Promise<void> {
+    // The check counts from when its stamps were taken, not from when it ended: a document written
+    // while the check ran is then certain to be looked at again within one interval of the write.
+    const startedAt = performance.now();
     let cur: Loaded<T>;
     try {
       cur = await this.#current!;
@@ -117,7 +127,7 @@ export class Revalidated<T> {
     }
     const stamp = await this.#stampOf(cur.keys);
     if (stamp === cur.stamp) {
-      this.#checkedAt = performance.now();
+      this.#checkedAt = startedAt;
       return;
     }
     // Load the new value beside the old one; swap only once it has loaded.
@@ -125,6 +135,6 @@ export class Revalidated<T> {
     const value = await next;
     this.#current = next;
     this.#settled = { of: next, value };
-    this.#checkedAt = performance.now();
+    this.#checkedAt = startedAt;
   }
 }

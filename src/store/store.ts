@@ -71,12 +71,15 @@ export class Store {
     );
   }
 
-  /** Versions of metadata documents: a stat each on disk, a hash of each document over HTTP. */
+  /**
+   * Versions of metadata documents as they are now: a stat each on disk (never one remembered for
+   * chunk reads, which could be older than the check), a hash of each document over HTTP.
+   */
   async #stamp(keys: string[]): Promise<string> {
     const b = this.backend;
     const parts = await Promise.all(
       keys.map(async (k) => {
-        if (b.stamp) return (await b.stamp(k)) ?? "-";
+        if (b.freshStamp) return (await b.freshStamp(k)) ?? "-";
         const bytes = await b.get(k);
         return bytes ? createHash("sha1").update(bytes).digest("base64url") : "-";
       }),

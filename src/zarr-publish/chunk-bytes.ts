@@ -20,6 +20,8 @@ export class ChunkBytes {
   readonly #reencoded = new ChunkCache<Bytes>(REENCODED_CACHE_MB * 1024 * 1024);
   // Per published array: coordinate bytes, and the filled chunk of the v2 view.
   readonly #memo = new WeakMap<PublishedArray, Promise<Uint8Array>>();
+  // Per coordinate of fixed chunk length: its chunks by index (a handful: axis length / chunk).
+  readonly #coordParts = new WeakMap<PublishedArray, Map<number, Promise<Uint8Array>>>();
   // Cache keys name the published array, not its path: a refreshed store publishes new arrays.
   readonly #serial = new WeakMap<PublishedArray, number>();
   #next = 0;
@@ -30,7 +32,7 @@ export class ChunkBytes {
 
   async get(a: PublishedArray, coords: number[], view: 2 | 3): Promise<Uint8Array> {
     const src = a.source;
-    if (src.kind === "coordinate") return this.#once(a, async () => valueBytes(src.coord.values, "little"));
+    if (src.kind === "coordinate") return this.#coordinateChunk(a, src.coord.values, coords[0] ?? 0);
     if (a.encoding.passthrough) {
       const stored = await this.#store.rawBytes(src.sourceKey(coords));
       if (stored) return stored;
@@ -73,6 +75,26 @@ export class ChunkBytes {
         src.array.releaseChunk(ch);
       }
     });
+  }
+
+  /**
+   * Chunk i of a coordinate: its values, padded to the chunk length where the axis ends inside
+   * the chunk (a whole chunk is what Zarr readers decode; the padding lies beyond the shape).
+   */
+  #coordinateChunk(a: PublishedArray, values: Values, i: number): Promise<Uint8Array> {
+    const len = a.chunks[0] ?? values.length;
+    if (i === 0 && len === values.length) return this.#once(a, async () => valueBytes(values, "little"));
+    let parts = this.#coordParts.get(a);
+    if (!parts) this.#coordParts.set(a, (parts = new Map()));
+    let p = parts.get(i);
+    if (!p) {
+      const out = new (values.constructor as new (n: number) => Values)(len);
+      if (out instanceof Float64Array) out.fill(Number.NaN);
+      out.set(values.subarray(i * len, Math.min(values.length, (i + 1) * len)) as never);
+      p = Promise.resolve(valueBytes(out, "little"));
+      parts.set(i, p);
+    }
+    return p;
   }
 
   #once(a: PublishedArray, make: () => Promise<Uint8Array>): Promise<Uint8Array> {

@@ -14,7 +14,19 @@ export interface CoordArray {
   dtype: "float64" | "int32" | "int64";
   values: CoordValues;
   attrs: Json;
+  /** Fixed chunk length (else one chunk of the whole axis): see GROWING_AXIS_CHUNK. */
+  chunk?: number;
 }
+
+/**
+ * Chunk length of the run and lead coordinates, which grow from one forecast cycle to the next.
+ * A client that read the metadata of one cycle may fetch these chunks after the next was
+ * published; with a chunk length that does not depend on the axis length, every chunk it asks for
+ * holds the values it expects (an appended run only fills the tail), where one chunk of the whole
+ * axis would be longer than its metadata says and fail to decode ("cannot reshape array of size 6
+ * into shape (5,)"). 512 values is 4 KiB of int64: one small request for any real run list.
+ */
+export const GROWING_AXIS_CHUNK = 512;
 
 const HOUR_MS = 3_600_000;
 // Attributes describing a stored encoding that the published array no longer has.
@@ -88,6 +100,7 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
       units: "hours since 1970-01-01 00:00:00",
       calendar: "proleptic_gregorian",
     },
+    chunk: GROWING_AXIS_CHUNK,
   });
   out.push({
     name: DIM_NAMES.lead,
@@ -100,6 +113,7 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
       // Newer xarray decodes a duration only when told the type; older ones go by the units.
       dtype: "timedelta64[ns]",
     },
+    chunk: GROWING_AXIS_CHUNK,
   });
   if (g.levels) {
     const lv = int32Fits(g.levels)

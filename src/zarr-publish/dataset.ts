@@ -50,12 +50,13 @@ export interface PublishedDataset {
 
 function coordinate(c: CoordArray): PublishedArray {
   const n = c.values.length;
+  const chunk = c.chunk ?? Math.max(1, n);
   return {
     name: c.name,
     dims: [c.name],
     shape: [n],
-    chunks: [Math.max(1, n)],
-    grid: [1],
+    chunks: [chunk],
+    grid: [Math.max(1, Math.ceil(n / chunk))],
     dtype: c.dtype,
     encoding: {
       passthrough: false,

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { allRoutes } from "../../src/http/routes/index.ts";
 import { KeyCachingLedger } from "../../src/ledger/key-cache.ts";
-import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { cleanup, get, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 
 let storeDir: string;
 let srv: TestServer;
@@ -100,6 +100,10 @@ describe("rate limit", () => {
     const wait = Number(third.headers.get("retry-after"));
     assert.ok(wait >= 1, `retry-after ${wait}`);
     assert.equal(third.json().retry_after, wait);
+    // The access log line of the refusal names the key it refused (an operator's first question).
+    const id = third.headers.get("x-request-id");
+    const line = await until("the 429's log line", () => srv.logs.find((l) => l.request_id === id && l.status === 429));
+    assert.equal(line.key_id, created.record.id);
     // Retry-After is rounded up to whole seconds; the margin absorbs timer slack only.
     await new Promise((r) => setTimeout(r, wait * 1000 + 100));
     assert.equal((await get(url, H)).status, 200);

@@ -1,6 +1,7 @@
 // The bound across keys on /data requests waiting for rate-limit tokens: real sockets held in the
 // queues of two keys fill it, the next request that would wait gets 503 + Retry-After at once,
-// /readyz shows it, and the places come back when the held clients leave.
+// /readyz shows it, and the places come back when the held clients leave. The places are shared
+// fairly: one key, from however many addresses, cannot take the last share of them.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { type ClientRequest, get as httpGet } from "node:http";
@@ -32,17 +33,18 @@ async function drainedKey(): Promise<string> {
   return k;
 }
 
-/** A /data request on its own socket, left waiting; the returned request is destroyed to leave. */
-function hold(k: string): ClientRequest {
-  const req = httpGet(`${srv.url}/data/datasets`, { headers: { "X-API-Key": k }, agent: false });
+/** A /data request on its own socket from `from`, left waiting; destroy the request to leave. */
+function hold(k: string, from = "127.0.0.1"): ClientRequest {
+  const req = httpGet(`${srv.url}/data/datasets`, { headers: { "X-API-Key": k }, agent: false, localAddress: from });
   req.on("error", () => {});
   return req;
 }
 
 /** A /data request that must be answered at once (a hung one fails the test instead of waiting). */
-function answered(k: string): Promise<{ status: number; retryAfter?: string; body: string }> {
+function answered(k: string, from = "127.0.0.1"): Promise<{ status: number; retryAfter?: string; body: string }> {
   return new Promise((ok, fail) => {
-    const req = httpGet(`${srv.url}/data/datasets`, { headers: { "X-API-Key": k }, agent: false }, (res) => {
+    const opts = { headers: { "X-API-Key": k }, agent: false, localAddress: from };
+    const req = httpGet(`${srv.url}/data/datasets`, opts, (res) => {
       let body = "";
       res.on("data", (c) => (body += c));
       res.on("end", () => ok({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], body }));
@@ -59,7 +61,8 @@ describe("the cap on /data requests waiting for tokens", () => {
     const a = await drainedKey();
     const b = await drainedKey();
     const c = await drainedKey();
-    const held = [hold(a), hold(a), hold(a), hold(b), hold(b)];
+    // From two addresses: one address alone may not take the last share of the places either.
+    const held = [hold(a), hold(a), hold(a), hold(b, "127.0.0.2"), hold(b, "127.0.0.2")];
     try {
       await until("five requests waiting", () => waiting() === CAP);
       for (const k of [a, c]) {
@@ -89,6 +92,35 @@ describe("the cap on /data requests waiting for tokens", () => {
     } finally {
       again.destroy();
     }
+  });
+
+  test("one rate-limited key from three addresses holds at most all but a share; another key's burst still waits", async () => {
+    // CAP 5: a share is 2 places, so one key gets 3, and another client always finds 2.
+    const greedy = await drainedKey();
+    const held = ["127.0.0.3", "127.0.0.4", "127.0.0.5"].flatMap((from) => [hold(greedy, from), hold(greedy, from)]);
+    try {
+      await until("three of the greedy key's requests waiting", () => waiting() === CAP - 2);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(waiting(), CAP - 2, "the greedy key took no more than all but a share");
+      const refused = await answered(greedy, "127.0.0.6");
+      assert.equal(refused.status, 503, refused.body);
+      assert.equal(refused.retryAfter, "1");
+      assert.match(JSON.parse(refused.body).detail, /this key holds 3 of the 5 places .* share of 2/);
+      // Another key's burst from another address waits its turn: nothing refused.
+      const other = await drainedKey();
+      const burst = [hold(other, "127.0.0.7"), hold(other, "127.0.0.7")];
+      try {
+        await until("the other key's burst waiting", () => waiting() === CAP);
+      } finally {
+        for (const r of burst) r.destroy();
+      }
+      // /readyz says the instance is full only while it is.
+      await until("the burst gone", () => waiting() === CAP - 2);
+      assert.equal((await get(`${srv.url}/readyz`)).status, 200);
+    } finally {
+      for (const r of held) r.destroy();
+    }
+    await until("every place freed", () => waiting() === 0);
   });
 
   test("the default is sized from the process's open-file limit", () => {

@@ -39,21 +39,30 @@ function cli(args: string[]): { status: number | null; stderr: string; stdout: s
 }
 
 describe("incremental builds", () => {
-  test("a second build with no change renders nothing and hard-links every tile", async () => {
+  test("a second build with no change renders and publishes nothing; one with a new lead hard-links every other tile", async () => {
     const out = outDir();
     const first = await build({ store: storeDir, out, ...small });
     assert.equal(first.totals.rendered, first.totals.entries);
-    const second = await build({ store: storeDir, out, ...small });
-    assert.equal(second.totals.reused, second.totals.entries);
-    assert.equal(second.totals.rendered, 0);
-    assert.equal(second.totals.tiles, first.totals.tiles);
+    const same = await build({ store: storeDir, out, ...small, keepBuilds: 1 });
+    assert.equal(same.totals.rendered, 0);
+    assert.equal(same.unchanged, first.build_id, "nothing new: the published build is named");
+    assert.equal(same.published, false);
+    assert.deepEqual(same.removed, [], "keep_builds 1 removes nothing when nothing is published");
+    assert.equal(current(out), `builds/${first.build_id}`);
+    assert.deepEqual(readdirSync(join(out, "builds")), [first.build_id], "no partial build left behind");
+
+    const second = await build({ store: storeDir, out, ...small, leads: [0, 3, 6] });
+    assert.equal(second.totals.reused, first.totals.entries);
+    assert.equal(second.totals.rendered, second.totals.entries - first.totals.entries);
     const a = join(out, "builds", first.build_id, "tiles");
     const b = join(out, "builds", second.build_id, "tiles");
     const files = listFiles(a);
-    assert.deepEqual(listFiles(b), files);
+    const now = new Set(listFiles(b));
     // Layer tiles are linked; only the shared empty tile is written afresh.
-    for (const f of files.filter((x) => x !== "empty.png"))
+    for (const f of files.filter((x) => x !== "empty.png")) {
+      assert.ok(now.has(f), f);
       assert.equal(statSync(join(a, f)).ino, statSync(join(b, f)).ino, f);
+    }
     assert.equal(current(out), `builds/${second.build_id}`);
 
     // A new max zoom changes every fingerprint; a lead not built before is rendered, the rest reused.
@@ -126,7 +135,8 @@ describe("shards", () => {
 describe("output dir life cycle", () => {
   test("keeps keep_builds builds, never the published one, and says what it removed", async () => {
     const out = outDir();
-    const tiny = { store: storeDir, out, maxZoom: 1, groups: ["alps"], vars: ["t2m"], leads: [0] };
+    // reuse: false renders anew and publishes even the same tiles (else nothing new is published).
+    const tiny = { store: storeDir, out, maxZoom: 1, groups: ["alps"], vars: ["t2m"], leads: [0], reuse: false };
     const a = await build({ ...tiny, buildId: "a", keepBuilds: 2 });
     const b = await build({ ...tiny, buildId: "b", keepBuilds: 2 });
     assert.deepEqual(b.removed, []);

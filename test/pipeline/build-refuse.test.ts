@@ -3,7 +3,7 @@
 // needs --allow-dropped-layers (build and publish alike).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { publishShards } from "../../src/pipeline/finalize.ts";
@@ -70,6 +70,22 @@ describe("builds that would publish less", () => {
     assert.throws(() => readlinkSync(join(fresh, "current")));
   });
 
+  test("nothing new: exit 4 with one line, nothing published, no kept build removed", async () => {
+    const out = outDir();
+    const args = ["build", "--store", storeDir, "--out", out, "--max-zoom", "1", "--leads", "0", "--vars", "t2m"];
+    args.push("--groups", "alps", "--no-orientation");
+    for (const id of ["older", "good"]) assert.equal(cli([...args, "--build-id", id, "--no-reuse"]).status, 0);
+    const r = cli([...args, "--keep-builds", "1"]);
+    assert.equal(r.status, 4, r.stderr);
+    assert.match(r.stdout, /^nothing new since build good: nothing was published and no kept build was removed$/m);
+    assert.equal(current(out), "builds/good");
+    assert.deepEqual(readdirSync(join(out, "builds")).sort(), ["good", "older"]);
+    // --no-reuse renders anew and publishes, as before.
+    const forced = cli([...args, "--no-reuse", "--json"]);
+    assert.equal(forced.status, 0, forced.stderr);
+    assert.equal(current(out), `builds/${JSON.parse(forced.stdout).build_id}`);
+  });
+
   test("dropping layers needs --allow-dropped-layers; with it the narrower build is published", async () => {
     const out = outDir();
     const good = await build({ store: storeDir, out, ...base, vars: ["t2m", "tp_1h"] });
@@ -77,9 +93,10 @@ describe("builds that would publish less", () => {
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /would drop \d+ layers the published build .* has \(.*tp_1h.*\).*--allow-dropped-layers/);
     assert.equal(current(out), `builds/${good.build_id}`);
-    // The same layers (or more) need no flag.
+    // The same layers (or more) need no flag; with nothing new, nothing is published.
     const same = await build({ store: storeDir, out, ...base, vars: ["tp_1h", "t2m"] });
-    assert.equal(current(out), `builds/${same.build_id}`);
+    assert.equal(same.unchanged, good.build_id);
+    assert.equal(current(out), `builds/${good.build_id}`);
     const narrower = cli([
       ...["build", "--store", storeDir, "--out", out, "--max-zoom", "1", "--leads", "0", "--vars", "t2m"],
       "--allow-dropped-layers",

@@ -1,6 +1,7 @@
 # Writes a forecast group the way users' pipelines do: xarray + zarr-python 2 with their default
 # compressor (Blosc lz4, byte shuffle), CF time/lead coordinates, consolidated metadata.
 # usage: xarray_forecast.py ROOT STEP_DEG RUNS LEADS CHUNK_LATLON [CHUNK_LEADS (default: all)]
+#        [BLOSC_BLOCKSIZE (bytes; default: Blosc's own choice)]
 import sys
 
 import numpy as np
@@ -25,4 +26,9 @@ ds = xr.Dataset(
 )
 lead_chunk = int(sys.argv[6]) if len(sys.argv) > 6 else leads
 enc = {"t2m": {"chunks": (1, lead_chunk, chunk, chunk)}}
+if len(sys.argv) > 7:
+    # zarr's default compressor with blocks of a given size (several to a chunk).
+    from numcodecs import Blosc
+
+    enc["t2m"]["compressor"] = Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE, blocksize=int(sys.argv[7]))
 ds.to_zarr(root, group="forecast/global", mode="w", encoding=enc, consolidated=True)

@@ -1,19 +1,21 @@
 // Clients that go away or stop reading, over real sockets (test/python/raw_client.py keeps its
 // receive buffer small, as a slow link would). Every store-reading slot must come back, the
 // gauge and /readyz must tell the truth while slots are taken, and nothing that did not go out is
-// charged.
+// charged. One key from one address holds at most PER_KEY of the slots (fair shares): filling
+// them all takes several keys and addresses.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { writeSample } from "../../src/sample/index.ts";
-import { PRESETS } from "../../src/sample/presets.ts";
-import { cleanup, get, PYTHON, type TestServer, tempDir, testServer, until } from "../helpers/harness.ts";
+import { BIG_EXPORT, bigStore } from "../helpers/big-store.ts";
+import { cleanup, get, PYTHON, type TestServer, testServer, until } from "../helpers/harness.ts";
 import { build } from "../pipeline/build-fixture.ts";
 
 const CLIENT = join(import.meta.dirname, "../python/raw_client.py");
 const SLOTS = 3;
 const STALL_MS = 3000;
+// All but a fair share (one slot of three): what one key may hold while others may need a slot.
+const PER_KEY = SLOTS - 1;
 
 let storeDir: string;
 let srv: TestServer;
@@ -21,29 +23,7 @@ let key: string;
 let keyId: string;
 let item: string;
 
-// The whole globe at 0.2°, two leads: 13 MB, several times what the kernel buffers hold for a
-// client with a small receive window (the server's send buffer grows to a few MB on loopback).
-const EXPORT =
-  "/api/export/forecast~global/npy?var=t2m&time_index=0&lead_start=0&lead_stop=1" +
-  "&lat_min=-90&lat_max=90&lon_min=-180&lon_max=179.8";
-
-/** The tiny preset's shape with a finer global grid and one large latent (8 MiB of float32). */
-async function bigStore(): Promise<string> {
-  const tiny = PRESETS.tiny;
-  const global = tiny.groups[0];
-  const dir = join(tempDir(), "store");
-  await writeSample(dir, {
-    custom: {
-      ...tiny,
-      runs: [tiny.runs[0]],
-      leads: [0, 1],
-      groups: [{ ...global, step: { num: 1, den: 5 }, chunk: [451, 451], variables: { t2m: "t2m" } }],
-      products: { tokens: [256, 256, 32], map: [16, 16, 8], vector: [1, 1, 8] },
-      tilePoints: [tiny.tilePoints[0]],
-    },
-  });
-  return dir;
-}
+const EXPORT = BIG_EXPORT;
 
 before(async () => {
   storeDir = await bigStore();
@@ -79,10 +59,15 @@ interface Client {
   exited: Promise<void>;
 }
 
-function client(path: string, mode: "reset" | "close" | "stall" | "abandon"): Client {
+function client(
+  path: string,
+  mode: "reset" | "close" | "stall" | "abandon",
+  as: { key?: string; from?: string } = {},
+): Client {
   const u = new URL(srv.url);
-  const proc = spawn(PYTHON, [CLIENT, u.hostname, u.port, path, mode, `X-API-Key: ${key}`], {
+  const proc = spawn(PYTHON, [CLIENT, u.hostname, u.port, path, mode, `X-API-Key: ${as.key ?? key}`], {
     stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, ...(as.from ? { RAW_CLIENT_FROM: as.from } : {}) },
   });
   let out = "";
   const status = new Promise<string>((ok, fail) => {
@@ -109,7 +94,7 @@ describe("clients that go away", () => {
     for (const mode of ["reset", "close"] as const) {
       // Three times the slot count: with a leak the server would be saturated twice over.
       for (let round = 0; round < 3; round++) {
-        const batch = Array.from({ length: SLOTS }, () => client(EXPORT, mode));
+        const batch = Array.from({ length: PER_KEY }, () => client(EXPORT, mode));
         for (const c of batch) assert.match(await c.status, /^HTTP\/1\.1 200/);
         await Promise.all(batch.map((c) => c.exited));
         await until(`slots back after ${mode} round ${round}`, () => inFlight() === 0, 10_000);
@@ -118,11 +103,12 @@ describe("clients that go away", () => {
     const point = await get(`${srv.url}/point?lat=10&lon=10&var=t2m`, { "X-API-Key": key });
     assert.equal(point.status, 200);
     const aborted = srv.logs.filter((l) => l.route === "/api/export/{id}/npy" && l.aborted === true);
-    assert.ok(aborted.length >= 6 * SLOTS - 1, `aborted downloads are logged as such (${aborted.length})`);
+    assert.ok(aborted.length >= 6 * PER_KEY - 1, `aborted downloads are logged as such (${aborted.length})`);
   });
 
   test("readers that stop reading hold their slot only until send_stall_ms; /readyz shows it", async () => {
-    const stalled = Array.from({ length: SLOTS }, () => client(EXPORT, "stall"));
+    const keys = [key, await srv.key(["weather"]), await srv.key(["weather"])];
+    const stalled = keys.map((k, i) => client(EXPORT, "stall", { key: k, from: `127.0.0.${11 + i}` }));
     try {
       for (const c of stalled) assert.match(await c.status, /^HTTP\/1\.1 200/);
       assert.equal(inFlight(), SLOTS, "every slot is held by a stalled reader");
@@ -149,7 +135,7 @@ describe("clients that go away", () => {
     const settled = () => srv.logs.filter((l) => l.event === "settled" && l.key_id === keyId).length;
     let before = await balance();
     const rowsBefore = (await ledger.usage(keyId)).length;
-    const abandoned = Array.from({ length: SLOTS }, () => client(`/api/embeddings/npy/${item}`, "abandon"));
+    const abandoned = Array.from({ length: PER_KEY }, () => client(`/api/embeddings/npy/${item}`, "abandon"));
     await Promise.all(abandoned.map((c) => c.exited));
     await until("slots back", () => inFlight() === 0, 10_000);
     // A request the server charged before it saw the reset is settled to nothing as it closes.
@@ -160,12 +146,12 @@ describe("clients that go away", () => {
     // (8 MiB of data against a send buffer of a few MiB) is never the whole.
     before = await balance();
     const settledBefore = settled();
-    const reset = Array.from({ length: SLOTS }, () => client(`/api/embeddings/npy/${item}`, "reset"));
+    const reset = Array.from({ length: PER_KEY }, () => client(`/api/embeddings/npy/${item}`, "reset"));
     await Promise.all(reset.map((c) => c.exited));
     await until("slots back", () => inFlight() === 0, 10_000);
-    await until("the resets settled", () => settled() - settledBefore >= SLOTS, 10_000);
+    await until("the resets settled", () => settled() - settledBefore >= PER_KEY, 10_000);
     const rows = (await ledger.usage(keyId)).slice(rowsBefore);
-    assert.equal(rows.length, SLOTS);
+    assert.equal(rows.length, PER_KEY);
     const full = 1 + 8; // credit_cost_npy_base + 8 MiB
     for (const r of rows) {
       assert.ok(r.cost >= 1 && r.cost < full, `charged ${r.cost} for ${r.bytes} bytes`);

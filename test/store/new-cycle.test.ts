@@ -4,14 +4,14 @@
 // interval (2 s) over HTTP. A run appended (chunks, then metadata, written while the server runs) shows up on
 // every one of those routes within the metadata check interval, and they agree on the runs.
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
 import { LOCAL_STAMP_TTL_MS } from "../../src/store/directory-backend.ts";
 import { REMOTE_STAMP_TTL_MS } from "../../src/store/http-backend.ts";
 import { METADATA_CHECK_MS } from "../../src/store/store.ts";
+import { appendRun as appendRunTo, copyRun as copyRunOf, runChunks as runChunksOf } from "../helpers/append-run.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
 import { listen, rangeServer } from "../helpers/static-server.ts";
 import { addChecksums } from "../http/data-fixtures.ts";
@@ -20,7 +20,6 @@ let storeDir: string;
 let srv: TestServer;
 let key: string;
 const G = "forecast/global";
-const DATA_VARS = ["msl", "t", "t2m", "tcc", "tp_1h", "u10", "v10"];
 
 const H = () => ({ "X-API-Key": key });
 const point = async (run: number | string) => {
@@ -49,62 +48,9 @@ const runsOfData = async () =>
     (d) => d.id === "forecast~global",
   )!.runs;
 
-/** Chunk files of run `run` of a [time, ...] array: relative keys below its c/<run>/. */
-function runChunks(array: string, run: number): string[] {
-  const root = join(storeDir, G, array, "c", String(run));
-  return readdirSync(root, { recursive: true })
-    .map(String)
-    .filter((f) => statSync(join(root, f)).isFile());
-}
-
-/** Overwrite run `to`'s chunks with run `from`'s bytes, file by file, in place (same inodes). */
-function copyRun(from: number, to: number): void {
-  for (const v of DATA_VARS) {
-    for (const rel of runChunks(v, from)) {
-      const dst = join(storeDir, G, v, "c", String(to), rel);
-      mkdirSync(dirname(dst), { recursive: true });
-      writeFileSync(dst, readFileSync(join(storeDir, G, v, "c", String(from), rel)));
-    }
-  }
-}
-
-type Doc = { shape: number[]; chunk_grid: { configuration: { chunk_shape: number[] } } };
-
-/** Append one run: chunks first, then the time coordinate, then metadata, as a careful writer does. */
-async function appendRun(copyOf: number): Promise<string> {
-  const group = JSON.parse(readFileSync(join(storeDir, G, "zarr.json"), "utf8"));
-  const meta = group.consolidated_metadata.metadata as Record<string, Doc>;
-  const runs = meta.time.shape[0];
-  copyRun(copyOf, runs);
-  const w = new ZarrWriter(storeDir);
-  const timeFile = join(storeDir, G, "time", "c", "0");
-  const before = readFileSync(timeFile);
-  const hours: bigint[] = [];
-  const prev = await srvTimes();
-  for (const iso of prev) hours.push(BigInt(Date.parse(`${iso}Z`) / 3_600_000));
-  const next = hours[hours.length - 1] + (hours[hours.length - 1] - hours[hours.length - 2]);
-  hours.push(next);
-  await w.writeCompressed(`${G}/time/c/0`, BigInt64Array.from(hours));
-  await w.close();
-  assert.notDeepEqual(readFileSync(timeFile), before);
-  const grow = (d: Doc, isTime: boolean) => {
-    d.shape[0] = runs + 1;
-    if (isTime) d.chunk_grid.configuration.chunk_shape = [runs + 1];
-  };
-  for (const name of [...DATA_VARS, "time"]) {
-    const file = join(storeDir, G, name, "zarr.json");
-    const doc = JSON.parse(readFileSync(file, "utf8")) as Doc;
-    grow(doc, name === "time");
-    writeFileSync(file, JSON.stringify(doc));
-    grow(meta[name], name === "time");
-  }
-  const rootFile = join(storeDir, "zarr.json");
-  const root = JSON.parse(readFileSync(rootFile, "utf8"));
-  for (const name of [...DATA_VARS, "time"]) grow(root.consolidated_metadata.metadata[`${G}/${name}`], name === "time");
-  writeFileSync(rootFile, JSON.stringify(root));
-  writeFileSync(join(storeDir, G, "zarr.json"), JSON.stringify(group));
-  return new Date(Number(next) * 3_600_000).toISOString().slice(0, 19);
-}
+const runChunks = (array: string, run: number) => runChunksOf(storeDir, array, run);
+const copyRun = (from: number, to: number) => copyRunOf(storeDir, from, to);
+const appendRun = async (copyOf: number) => appendRunTo(storeDir, await srvTimes(), copyOf);
 
 /** The v2 view's key of a v3 chunk key: t2m/c/1/0/0/0 → t2m/1.0.0.0. */
 const v2Key = (k: string) => k.replace(/^(\w+)\/c\/(.*)$/, (_, v, c) => `${v}/${c.replaceAll("/", ".")}`);

@@ -20,7 +20,7 @@ const Health = Type.Object({
         description:
           "The limits in force: every response is dropped after response_timeout_ms, or once its client has " +
           "taken fewer than send_floor_bytes_per_s on average over send_stall_ms while bytes waited for it; max_connections (from the open-file limit unless set) " +
-          "and max_connections_per_client (0: none) cap open connections, beyond them 503 + Retry-After",
+          "and max_connections_per_client (from max_connections unless set) cap open connections, beyond them 503 + Retry-After",
       },
     ),
   ),
@@ -95,7 +95,7 @@ export const healthRoutes = [
         send_floor_bytes_per_s: app.settings.send_floor_bytes_per_s,
         response_timeout_ms: app.settings.response_timeout_ms,
         max_connections: gate?.max ?? app.settings.max_connections,
-        max_connections_per_client: app.settings.max_connections_per_client,
+        max_connections_per_client: gate?.perClient ?? app.settings.max_connections_per_client,
         max_heavy_requests: max,
         data_rate_waiters_max: waitMax,
         open_file_limit: app.metrics.fdLimit ?? null,

@@ -91,6 +91,33 @@ const GEOMS: Record<string, { geom: Geom; out: number }> = {
   "features 2–4 of row 5": { geom: [5 * X * F + 2, 0, 3, 1, X, F, 3], out: X * 3 },
 };
 
+/** expected() for the items whose place in the chunk lies in [w0, w1) only. */
+function expectedIn<T extends ArrayLike<unknown> & { [i: number]: unknown }>(
+  src: T,
+  dst: T,
+  g: Geom,
+  w0: number,
+  w1: number,
+): void {
+  const [s0, t0, n, k] = g;
+  const cnt = g.slice(4, 4 + k);
+  const ss = g.slice(4 + k, 4 + 2 * k);
+  const ds = g.slice(4 + 2 * k, 4 + 3 * k);
+  const idx = new Array(k).fill(0);
+  for (;;) {
+    let s = s0;
+    let t = t0;
+    for (let d = 0; d < k; d++) {
+      s += idx[d] * ss[d];
+      t += idx[d] * ds[d];
+    }
+    for (let i = 0; i < n; i++) if (s + i >= w0 && s + i < w1) dst[t + i] = src[s + i];
+    let d = k - 1;
+    while (d >= 0 && ++idx[d] === cnt[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
 describe("decodeRuns unshuffling Blosc blocks straight into the runs", { skip: off && "GRIDCAST_NATIVE=0" }, () => {
   test("matches numpy's bytes for every element size, shuffle, block size and geometry; leaves the rest alone", async () => {
     const addon = nativeAddon();
@@ -121,6 +148,75 @@ describe("decodeRuns unshuffling Blosc blocks straight into the runs", { skip: o
     }
     assert.equal(checked, cases.length * Object.keys(GEOMS).length);
     assert.ok(direct >= 10, `only ${direct} chunks took the direct way`);
+  });
+
+  test("a window of the chunk's items places only those; two windows that meet place the whole", async () => {
+    const addon = nativeAddon();
+    assert.ok(addon?.decodeRuns);
+    const { raw, cases } = fixtures();
+    let windowed = 0;
+    for (const c of cases.filter((k) => k.dtype === "uint32" || k.dtype === "uint16")) {
+      const { Arr } = TYPES.find((t) => t.np === c.dtype)!;
+      const bytes = Buffer.from(raw[c.dtype], "base64");
+      const chunk = new Arr(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+      const stored = new Uint8Array(Buffer.from(c.enc, "base64"));
+      // Byte-shuffled and not stored whole: only the window's items are placed. Any other chunk is
+      // placed whole by the window that starts at 0 and left alone by the others.
+      const unshuffled = (stored[2] & 7) === 1 && stored[3] > 1;
+      const blockItems = Math.floor(Buffer.from(stored).readUInt32LE(8) / stored[3]);
+      // On a block boundary (each block decoded by one job) and inside a block (decoded by both).
+      for (const cut of [blockItems, 2 * blockItems, Math.floor(ITEMS / 3), ITEMS - 1]) {
+        for (const [name, { geom, out: size }] of Object.entries(GEOMS)) {
+          // Runs rising through the chunk; the reversed one is declined whatever the window.
+          if (name === "rows reversed in the chunk") continue;
+          const what = `${c.dtype} ${c.cname} shuffle ${c.shuffle} blocksize ${c.blocksize}: ${name}, cut at ${cut}`;
+          const g = Float64Array.from(geom);
+          const head = new Arr(size).fill(0x5a as never);
+          const wantHead = new Arr(size).fill(0x5a as never);
+          expectedIn(chunk as never, wantHead as never, geom, 0, unshuffled ? cut : ITEMS);
+          assert.equal(await addon.decodeRuns(0, stored, bytes.length, head as never, g, 0, cut), bytes.length, what);
+          assert.deepEqual(head, wantHead, `${what}: the first window`);
+          const tail = new Arr(size).fill(0x5a as never);
+          const wantTail = new Arr(size).fill(0x5a as never);
+          if (unshuffled) expectedIn(chunk as never, wantTail as never, geom, cut, ITEMS);
+          assert.equal(await addon.decodeRuns(0, stored, bytes.length, tail as never, g, cut), bytes.length, what);
+          assert.deepEqual(tail, wantTail, `${what}: the second window`);
+          // Both into one output: the whole geometry, as one job places it.
+          const want = new Arr(size).fill(0x5a as never);
+          expected(chunk as never, want as never, geom);
+          await addon.decodeRuns(0, stored, bytes.length, head as never, g, cut, Number.POSITIVE_INFINITY);
+          assert.deepEqual(head, want, `${what}: both windows`);
+          if (unshuffled) windowed++;
+        }
+      }
+    }
+    assert.ok(windowed > 100, `only ${windowed} windowed reads took the direct way`);
+    assert.throws(
+      () => addon.decodeRuns!(0, new Uint8Array(16), 16, new Uint32Array(4), Float64Array.from([0, 0, 4, 0]), 3, 2),
+      TypeError,
+    );
+  });
+
+  test("a window never reads the blocks outside it: damage there goes unseen, damage inside is reported", async () => {
+    const addon = nativeAddon();
+    assert.ok(addon?.decodeRuns);
+    const { raw, cases } = fixtures();
+    const c = cases.find((k) => k.dtype === "uint32" && k.cname === "lz4" && k.shuffle === 1 && k.blocksize === 256)!;
+    const stored = Buffer.from(c.enc, "base64");
+    const plain = Buffer.from(raw.uint32, "base64");
+    const chunk = new Uint32Array(plain.buffer.slice(plain.byteOffset, plain.byteOffset + plain.length));
+    const bytes = plain.length;
+    const blockItems = 256 / 4;
+    // The last block's first stream cut to one byte.
+    const cut = Buffer.from(stored);
+    const blocks = Math.ceil(bytes / 256);
+    cut.writeUInt32LE(1, stored.readUInt32LE(16 + 4 * (blocks - 1)));
+    const whole = Float64Array.from(GEOMS["the whole chunk as one run"].geom);
+    const at = (blocks - 1) * blockItems;
+    const head = new Uint32Array(ITEMS);
+    assert.equal(await addon.decodeRuns(0, new Uint8Array(cut), bytes, head, whole, 0, at), bytes);
+    assert.deepEqual(head.subarray(0, at), chunk.subarray(0, at));
+    assert.notEqual(await addon.decodeRuns(0, new Uint8Array(cut), bytes, head, whole, at), bytes);
   });
 
   test("a stream that does not decode is reported, never taken for the chunk", async () => {

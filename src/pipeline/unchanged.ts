@@ -1,0 +1,50 @@
+// Whether a finished build would publish exactly what is published already: the same layers,
+// the same layer-run-leads drawn from the same data and style (their fingerprints), the same
+// renderer and zooms, and byte-identical embedding indexes. Such a build publishes nothing and
+// removes no kept build (README: "A build with nothing new"); re-running a build after a cycle
+// that has not arrived yet is then harmless.
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ITEMS_FILE } from "../embeddings/index-files.ts";
+import { MANIFEST } from "../published/layout.ts";
+import { type Manifest, readManifest } from "../published/manifest.ts";
+import type { LayerSpec } from "./layer-spec.ts";
+import { currentBuild } from "./publish.ts";
+
+/** What a build publishes, without what names or times the build itself. */
+function content(m: Manifest<LayerSpec>): string {
+  return JSON.stringify({
+    max_zoom: m.max_zoom,
+    hidpi_max_zoom: m.hidpi_max_zoom ?? -1,
+    renderer: m.renderer,
+    plan: m.plan,
+    layers: m.layers,
+    entries: m.entries.map((e) => [e.key, e.fingerprint, e.tiles, e.hidpi ?? 0]),
+  });
+}
+
+/** SHA-256 over every file below a build's embedding index folder (path and bytes). */
+function indexDigest(build: string): string {
+  const root = join(build, ITEMS_FILE.split("/")[0]);
+  const h = createHash("sha256");
+  if (!existsSync(root)) return "none";
+  const files = readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => join(d.parentPath, d.name))
+    .sort();
+  for (const f of files) h.update(f.slice(root.length)).update("\0").update(readFileSync(f)).update("\0");
+  return h.digest("hex");
+}
+
+/**
+ * The published build's id when the finished build in `partial` (with `manifest`) holds nothing
+ * that build does not; undefined when anything differs or nothing is published.
+ */
+export function unchangedSince(out: string, partial: string, manifest: Manifest<LayerSpec>): string | undefined {
+  const prev = currentBuild(out);
+  const published = prev && readManifest<LayerSpec>(join(prev.dir, MANIFEST));
+  if (!prev || !published) return undefined;
+  if (content(published) !== content(manifest)) return undefined;
+  return indexDigest(prev.dir) === indexDigest(partial) ? prev.id : undefined;
+}

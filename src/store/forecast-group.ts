@@ -273,8 +273,8 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   const variables = new Map<string, GroupVariable>();
   const unregistered: UnregisteredArray[] = [];
   // Variables found by name and by CF meaning, served once the loop has seen every claimant.
-  const byName: Claim[] = [];
-  const byMeaning: Claim[] = [];
+  const byName: Claim<GroupVariable>[] = [];
+  const byMeaning: Claim<GroupVariable>[] = [];
   const coordSet = new Set(Object.values(coordNames));
   const aux = auxiliaryNames(input.arrays);
   for (const n of projected?.auxiliary ?? []) aux.add(n);

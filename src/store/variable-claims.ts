@@ -1,17 +1,26 @@
 // Which stored array serves each canonical variable when several claim it. A name says more than a
 // CF meaning; among names, the array named exactly as the variable wins over aliases; any other
 // tie is refused with every claimant named — never one of them guessed.
-import type { GroupVariable } from "./forecast-group.ts";
+
+/** What a claim needs to know of a variable (forecast-group.ts's GroupVariable has it). */
+interface Claimant {
+  /** Canonical name claimed. */
+  name: string;
+  /** Stored array name. */
+  stored: string;
+  /** The CF rule that recognised it, for claims by meaning. */
+  meaning?: string;
+}
 
 /** An array ready to serve a variable, and how to list it as left out instead. */
-export interface Claim {
-  v: GroupVariable;
+export interface Claim<V extends Claimant = Claimant> {
+  v: V;
   skip: (reason: string) => void;
 }
 
 /** The variables served, in claim order; each claim not served is skipped with its reason. */
-export function servedClaims(byName: Claim[], byMeaning: Claim[]): GroupVariable[] {
-  const served = new Map<string, GroupVariable>();
+export function servedClaims<V extends Claimant>(byName: Claim<V>[], byMeaning: Claim<V>[]): V[] {
+  const served = new Map<string, V>();
   for (const { v, skip } of byName) {
     const rivals = byName.filter((o) => o.v.name === v.name && o.v !== v).map((o) => o.v);
     if (rivals.length === 0) {

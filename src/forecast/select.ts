@@ -128,7 +128,10 @@ export function requireVariable(group: ForecastGroup, entry: VariableEntry): Gro
   if (!v) {
     const refused = refusal(group, entry.name);
     if (refused) throw refused;
-    throw new UnknownVariableError(`${entry.name} is not in ${group.id}`, {
+    // Arrays that claimed the variable and were refused (two of them): say why, not just "absent".
+    const contested = group.unregistered.filter((u) => u.contested === entry.name);
+    const why = contested.length ? `: ${contested.map((u) => `${u.stored} (${u.reason})`).join("; ")}` : "";
+    throw new UnknownVariableError(`${entry.name} is not in ${group.id}${why}`, {
       param: "var",
       available: [...group.variables.keys()].sort(),
     });

@@ -85,6 +85,8 @@ export interface UnregisteredArray {
   standard_name: string | null;
   /** Set when the array is a registered variable whose stored encoding gridcast cannot decode. */
   refused?: { variable: string; problem: string };
+  /** The variable this array claimed and was not served for (another claims it too: see reason). */
+  contested?: string;
 }
 
 export interface ForecastGroup {
@@ -283,7 +285,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     // Scalars and 1-D arrays beside the grid are coordinates too (cfgrib's surface, number, ...).
     if (arr.shape.length < 2) continue;
     const attrs = arr.meta.attrs;
-    const skip = (reason: string, refused?: UnregisteredArray["refused"]) =>
+    const skip = (reason: string, refused?: UnregisteredArray["refused"], contested?: string) =>
       unregistered.push({
         stored,
         reason,
@@ -292,6 +294,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
         long_name: strAttr(attrs, "long_name") ?? null,
         standard_name: strAttr(attrs, "standard_name") ?? null,
         ...(refused ? { refused } : {}),
+        ...(contested ? { contested } : {}),
       });
     // A dimension of one entry with no role of its own means nothing to a reader: read at index 0.
     const roles: (DimRole | undefined)[] = arr.dims.map(
@@ -377,7 +380,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       grid: on.grid,
       gridCoords: { lat: on.lat, lon: on.lon },
     };
-    (meaning ? byMeaning : byName).push({ v, skip });
+    (meaning ? byMeaning : byName).push({ v, skip: (reason) => skip(reason, undefined, v.name) });
   }
   for (const v of servedClaims(byName, byMeaning)) variables.set(v.name, v);
   for (const v of variables.values()) {

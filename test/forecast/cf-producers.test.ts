@@ -281,6 +281,7 @@ describe("two arrays claiming one variable", () => {
     for (const v of ["t2m", "msl"]) {
       const r = await get(`${srv.url}/point?lat=45&lon=5&var=${v}&group=forecast/twice`, H());
       assert.equal(r.status, 404, r.body.toString());
+      assert.match(r.json().detail, /ambiguous, neither is served/);
     }
     const reg = (await get(`${srv.url}/api/registry`)).json();
     const why = Object.fromEntries(
@@ -347,16 +348,25 @@ describe("Earth2Studio Zarr output with an ensemble, zarr 2 and zarr 3", () => {
 });
 
 describe("map tiles", () => {
-  test("GraphCast (squeezed batch) and Earth2Studio zarr 3 (control member) tiles show xarray's values", async () => {
+  test("GraphCast (squeezed batch) and Earth2Studio zarr 3 (control member) tiles show xarray's values; refusals in the build output", async () => {
     const out = tempDir("gridcast-cf-producers-build-");
     try {
-      await build({
+      const report = await build({
         store: combo,
         out,
         maxZoom: 1,
-        groups: ["forecast/graphcast", "forecast/e2s_zarr3"],
+        groups: ["forecast/graphcast", "forecast/e2s_zarr3", "forecast/twice"],
         vars: ["t2m"],
       });
+      // The build output names each array refused as t2m, with the reason.
+      for (const a of ["screen_temperature", "temperature_bias_corrected"]) {
+        assert.ok(
+          report.warnings.some(
+            (w) => w.startsWith(`forecast/twice/${a}: not drawn as t2m:`) && w.includes("ambiguous"),
+          ),
+          report.warnings.join("\n"),
+        );
+      }
       const current = realpathSync(join(out, "current"));
       const manifest = JSON.parse(readFileSync(join(current, "manifest.json"), "utf8")) as { layers: LayerSpec[] };
       const cases: [string, string, string, Record<string, number>][] = [

@@ -107,7 +107,8 @@ export function registerBuild(program: Command): void {
     .option(
       "--shard <k/n|auto>",
       "render part k of n into the shared partial build (needs --build-id), then `publish`; auto: " +
-        `from a batch engine's task index (JOB_COMPLETION_INDEX, CLOUD_RUN_TASK_INDEX/COUNT, AWS_BATCH_JOB_ARRAY_INDEX) and ${SHARD_COUNT_VAR}`,
+        `from a batch engine's task index (JOB_COMPLETION_INDEX, CLOUD_RUN_TASK_INDEX/COUNT, AWS_BATCH_JOB_ARRAY_INDEX, ` +
+        `SLURM_ARRAY_TASK_ID with its MIN/MAX/STEP/COUNT, PBS_ARRAY_INDEX) and ${SHARD_COUNT_VAR} where the engine gives no count`,
     )
     .option("--build-id <id>", "name of the build directory (default: a UTC timestamp)")
     .option(

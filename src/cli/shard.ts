@@ -3,6 +3,7 @@
 // PBS Pro). Tasks are counted from 0 (Slurm's from the array's first index); shards are numbered
 // from 1, so task i renders shard i+1.
 import { ConfigError } from "../errors.ts";
+import { MAX_SHARD_COUNT } from "../pipeline/job-split.ts";
 
 export interface Shard {
   index: number;
@@ -123,8 +124,16 @@ export function shardFromEnv(env: NodeJS.ProcessEnv): Shard {
 /** `--shard` as given: undefined, `auto`, or `k/n` with 1 ≤ k ≤ n. */
 export function parseShard(s: string | undefined, env: NodeJS.ProcessEnv): Shard | undefined {
   if (s === undefined) return undefined;
-  if (s.trim() === "auto") return shardFromEnv(env);
+  if (s.trim() === "auto") return bounded(shardFromEnv(env));
   const m = /^(\d+)\/(\d+)$/.exec(s.trim());
   if (!m) throw new ConfigError(`--shard must look like k/n (e.g. 1/4) or auto, got "${s}"`);
-  return { index: Number(m[1]), count: Number(m[2]) };
+  return bounded({ index: Number(m[1]), count: Number(m[2]) });
+}
+
+/** Refuses a shard count above MAX_SHARD_COUNT here, before the out dir is looked at. */
+function bounded(shard: Shard): Shard {
+  if (shard.count > MAX_SHARD_COUNT) {
+    throw new ConfigError(`--shard: at most ${MAX_SHARD_COUNT} shards, got ${shard.count}`);
+  }
+  return shard;
 }

@@ -10,6 +10,14 @@ function first(h: string | string[] | undefined): string | undefined {
   return v?.split(",")[0]?.trim() || undefined;
 }
 
+/** Sent with a document whose base URL came from the proxy headers, so caches keep one per host. */
+export const VARY_FORWARDED = { Vary: "X-Forwarded-Host, X-Forwarded-Proto, Host" };
+
+/** Whether publicBase takes the base URL from the request (no public_url, a trusted proxy). */
+export function baseFromRequest(settings: Settings): boolean {
+  return !settings.public_url && settings.trust_proxy === 1;
+}
+
 /** The base URL (no trailing slash), or "" when it is not known. */
 export function publicBase(settings: Settings, req: IncomingMessage): string {
   if (settings.public_url) return settings.public_url;

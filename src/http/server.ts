@@ -93,6 +93,11 @@ export async function startServer(
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(settings.header_timeout_ms / 4))),
   });
   server.on("request", app.handler);
+  // A client may half-close (shut down its sending side) once its request is sent, and still
+  // expects the answer. Node's default takes that end as an abort of every request in flight on
+  // the connection; with this set, the answer goes out and the connection ends after it. The
+  // watchdog and the request timeouts bound such connections like any other.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // Open connections are capped in all (from the open-file limit) and per client address.
   const fdLimit = openFileLimit();
   const maxConnections = connectionCap(settings.max_connections, fdLimit);

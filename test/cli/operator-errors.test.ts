@@ -175,3 +175,14 @@ test("an older Node gets one readable message naming the Node it needs and how t
     assert.doesNotMatch(text, /ERR_UNKNOWN_FILE_EXTENSION/);
   }
 });
+
+test("a huge shard count is exit 2 with one line, and leaves nothing behind", async () => {
+  const out = join(dir, "shard-out");
+  for (const shard of ["1/99999999999", "1/10001"]) {
+    oneLine(
+      await gridcast(["build", "--store", store, "--out", out, "--shard", shard, "--build-id", "b1"]),
+      /--shard: at most 10000 shards/,
+    );
+    assert.equal(existsSync(out), false, `${shard} left ${out} behind`);
+  }
+});

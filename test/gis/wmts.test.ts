@@ -71,6 +71,8 @@ test("OWSLib and GDAL's WMTS driver open the live capabilities: time steps, limi
   const live = await get(wmtsUrl);
   assert.equal(live.status, 200);
   assert.match(live.headers.get("content-type") ?? "", /application\/xml/);
+  // Its URLs came from the request (trust_proxy 1): caches must keep one per host.
+  assert.match(live.headers.get("vary") ?? "", /X-Forwarded-Host/);
   // A tile of zoom 3 inside the europe patch (10° E, 50° N).
   const [z, x, y] = [MAX_ZOOM, 4, 2];
   const r = await pythonJson<{

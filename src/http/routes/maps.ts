@@ -10,7 +10,7 @@ import { emptyTilePng } from "../../render/empty-tile.ts";
 import { validateTile } from "../../render/tiles.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { AppContext } from "../context.ts";
-import { publicBase } from "../public-base.ts";
+import { baseFromRequest, publicBase, VARY_FORWARDED } from "../public-base.ts";
 import { route } from "../route.ts";
 import { Problem } from "../schemas/common.ts";
 import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery, WmtsCapabilitiesQuery } from "../schemas/maps.ts";
@@ -133,7 +133,7 @@ export const mapRoutes = [
       return {
         body: wmtsCapabilities(snap.catalog, base),
         type: "application/xml; charset=utf-8",
-        headers: { [BUILD_HEADER]: snap.buildId },
+        headers: { [BUILD_HEADER]: snap.buildId, ...(baseFromRequest(app.settings) ? VARY_FORWARDED : {}) },
         cache: FOLLOWS_LATEST,
       };
     },
@@ -163,7 +163,8 @@ export const mapRoutes = [
         if (await snap.sendDocument(req, res, CATALOG, FOLLOWS_LATEST)) return { handled: true };
         return { json: snap.catalog, cache: FOLLOWS_LATEST };
       }
-      return { ...catalogWithBase(snap.catalog, base), cache: FOLLOWS_LATEST };
+      const vary = baseFromRequest(app.settings) ? VARY_FORWARDED : {};
+      return { ...catalogWithBase(snap.catalog, base), headers: vary, cache: FOLLOWS_LATEST };
     },
   }),
   route({

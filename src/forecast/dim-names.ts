@@ -53,3 +53,18 @@ export function variableDimNames(g: ForecastGroup, v: GroupVariable): Record<key
   const own = grid && gridDimNames(g).get(grid);
   return own ? { ...names, ...own } : names;
 }
+
+/**
+ * Published name of each of a variable's dimensions, in storage order: its role's name, or for a
+ * dimension of one entry read at index 0 ("single") the stored name, so /data and the listing say
+ * which stored dimension was squeezed (suffixed when it would clash with a role's name).
+ */
+export function publishedDims(g: ForecastGroup, v: GroupVariable): string[] {
+  const own = variableDimNames(g, v);
+  const taken = new Set<string>(Object.values(own));
+  return v.roles.map((r, d) => {
+    if (r !== "single") return own[r];
+    const stored = v.array.dims[d];
+    return taken.has(stored) ? `${stored}_single` : stored;
+  });
+}

@@ -4,6 +4,8 @@
 // ensemble_member), CF (forecast_reference_time, forecast_period, realization), CDS ERA5 (valid_time,
 // pressure_level), CMIP (plev).
 export type Role = "time" | "lead" | "level" | "member" | "lat" | "lon";
+/** A variable's dimension: one of the roles, or "single", a dimension of one entry read at index 0. */
+export type DimRole = Role | "single";
 
 const ROLE_NAMES: Record<Role, string[]> = {
   // valid_time last: cfgrib writes it beside time and step as an auxiliary coordinate; only the new
@@ -11,7 +13,7 @@ const ROLE_NAMES: Record<Role, string[]> = {
   time: ["init_time", "forecast_reference_time", "reference_time", "time", "run", "init", "valid_time"],
   lead: ["lead_time", "step", "prediction_timedelta", "lead", "forecast_period"],
   level: ["level", "isobaricinhpa", "pressure_level", "plev", "lev"],
-  member: ["number", "ensemble_member", "realization", "member"],
+  member: ["number", "ensemble_member", "realization", "member", "ensemble"],
   lat: ["lat", "latitude", "y_lat"],
   lon: ["lon", "longitude", "x_lon"],
 };

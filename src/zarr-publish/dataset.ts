@@ -2,7 +2,7 @@
 // with dimensions named by role, plus coordinate arrays, each with one chunk grid and one encoding
 // shared by the Zarr v2 and v3 views. Built from metadata and the already-decoded coordinates.
 
-import { dimNamesOf, gridDimNames, variableDimNames } from "../forecast/dim-names.ts";
+import { dimNamesOf, gridDimNames, publishedDims } from "../forecast/dim-names.ts";
 import { cfDecoding } from "../store/cf.ts";
 import { encodingOf } from "../store/chunk-key.ts";
 import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
@@ -90,14 +90,14 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
   for (const v of [...group.variables.values()].sort((a, b) => a.name.localeCompare(b.name))) {
     const meta = v.array.meta;
     const a = meta.array!;
-    const own = group.grids.length > 1 ? variableDimNames(group, v) : names;
-    const dims = v.roles.map((r) => own[r]);
+    const dims = publishedDims(group, v);
     if (!isPublishable(a.dtype)) {
       skipped.push({ stored: v.stored, reason: `data type ${a.dtype}` });
       continue;
     }
     // xarray refuses a dataset whose variable disagrees with its coordinate's length.
-    const bad = dims.findIndex((d, i) => length.get(d) !== a.shape[i]);
+    // A squeezed dimension of one entry has no coordinate (xarray reads it as a bare dimension).
+    const bad = dims.findIndex((d, i) => v.roles[i] !== "single" && length.get(d) !== a.shape[i]);
     if (bad >= 0) {
       skipped.push({ stored: v.stored, reason: `dimension ${dims[bad]} does not match its coordinate` });
       continue;

@@ -32,7 +32,9 @@ const PointQuery = Type.Object({
   var: Type.String({
     minLength: 1,
     maxLength: 64,
-    description: "Canonical variable name or a registered alias (2t, u10m, ...)",
+    description:
+      "Canonical variable name, a registered alias (2t, u10m, ...), or the stored name of a variable the group " +
+      "recognised by its CF standard_name (x_wind_10m)",
   }),
   group: Type.Optional(
     Type.String({
@@ -108,7 +110,11 @@ const PointSeries = Type.Object({
 });
 
 const ExportQuery = Type.Object({
-  var: Type.String({ minLength: 1, maxLength: 64, description: "Canonical variable name or alias" }),
+  var: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: "Canonical variable name, alias, or the stored name of a variable recognised by its CF meaning",
+  }),
   time_index: Type.Integer({ minimum: 0, description: "Index along the time (run) axis" }),
   lead_start: Type.Integer({ minimum: 0, description: "First lead step (index)" }),
   lead_stop: Type.Integer({ minimum: 0, description: "Last lead step (index), included" }),
@@ -293,7 +299,9 @@ export const weatherRoutes = [
       "grid_mapping_name) and `lat_lon`, which says where the nodes' 2-D latitude/longitude are (the Zarr view " +
       "under /data).\n\n" +
       "In a group whose variables sit on several grids the box selects the variable's own grid, and X-SVC-Field " +
-      "says which in `grid_coordinates`.",
+      "says which in `grid_coordinates`. A stored dimension of one entry the values were read at index 0 of " +
+      "(MET Norway's height1, GraphCast's batch) is named in `squeezed`. `var` is a registered name or alias, or the " +
+      "name the store gives a variable recognised by its CF standard_name.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,

@@ -35,7 +35,16 @@ function ms(text: string): number {
 }
 
 async function wrk(url: string, seconds: number, headers: string[] = []): Promise<Wrk> {
-  const args = ["-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", ...headers.flatMap((h) => ["-H", h]), url];
+  const args = [
+    "-t2",
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    "--timeout",
+    "10s",
+    "--latency",
+    ...headers.flatMap((h) => ["-H", h]),
+    url,
+  ];
   const { stdout } = await run$("wrk", args, { maxBuffer: 1 << 20 });
   const num = (re: RegExp) => Number(re.exec(stdout)?.[1] ?? 0);
   const errs = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
@@ -165,13 +174,15 @@ export async function run(seconds = 5, rounds = 2): Promise<BenchRow[]> {
     for (let i = 0; i < rounds; i++) {
       for (const [name, url, headers] of targets) {
         const w = await wrk(url, seconds, headers);
-        if (w.errors || (w.non2xx && !name.includes("304")))
-          throw new Error(`errors under load on ${name}: ${JSON.stringify(w)}`);
+        // A wrong status is a failure; a socket error (a timeout on a machine loaded past its
+        // cores) is counted and printed beside the figure.
+        if (w.non2xx && !name.includes("304")) throw new Error(`non-2xx under load on ${name}: ${JSON.stringify(w)}`);
         const s = sum.get(name) ?? { rps: 0, p99ms: 0, non2xx: 0, errors: 0, bytes: 0, requests: 0 };
         s.rps += w.rps / rounds;
         s.p99ms = Math.max(s.p99ms, w.p99ms);
         s.bytes += w.bytes;
         s.requests += w.requests;
+        s.errors += w.errors;
         sum.set(name, s);
         process.stderr.write(`round ${i + 1}: ${name} ${w.rps.toFixed(0)} req/s, p99 ${w.p99ms.toFixed(2)} ms\n`);
       }
@@ -210,7 +221,10 @@ export async function run(seconds = 5, rounds = 2): Promise<BenchRow[]> {
           : name.startsWith("static tile") || name.startsWith("catalog") || name.startsWith("TileJSON")
             ? 0.7
             : undefined,
-        note: s.p99ms > P99_MS ? `p99 above ${P99_MS} ms` : undefined,
+        note:
+          [s.p99ms > P99_MS ? `p99 above ${P99_MS} ms` : "", s.errors ? `${s.errors} socket errors` : ""]
+            .filter(Boolean)
+            .join("; ") || undefined,
       });
       if (name === "static tile") {
         rows.push({

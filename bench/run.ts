@@ -9,6 +9,7 @@ const benches: [string, () => Promise<BenchRow[]>][] = [
   ["render", async () => (await import("./render.ts")).run()],
   ["point", async () => (await import("./point.ts")).run()],
   ["point-wrk", async () => (await import("./point-wrk.ts")).run()],
+  ["public", async () => (await import("./public.ts")).run()],
   ["key-check", async () => (await import("./key-check.ts")).run()],
   ["data", async () => (await import("./data-chunks.ts")).run()],
   ["export", async () => (await import("./export.ts")).run()],

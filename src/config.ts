@@ -68,6 +68,11 @@ export interface Settings {
    * of max_connections, so ten addresses at their cap fit (see http/fd-limit.ts).
    */
   max_connections_per_client: number;
+  /**
+   * Directory where settlements the ledger could not take are kept until they land ("": next to a
+   * sqlite ledger file as <db>.settlements, or ./gridcast-settlements for PostgreSQL).
+   */
+  settlement_journal: string;
   /** Credits charged for one embedding item metadata request. */
   credit_cost_item: number;
   /** Credits for one embedding .npy request: this base plus one per started MiB. */
@@ -82,6 +87,16 @@ export interface Settings {
   build_lock_lease_s: number;
   /** Highest zoom level `build` renders (0..7); its --max-zoom flag overrides it. */
   max_zoom: number;
+  /**
+   * Base URL the published files and routes are reached at by clients (https://maps.example.org),
+   * written into TileJSON `tiles`, the catalog and the WMTS capabilities. "": not set.
+   */
+  public_url: string;
+  /**
+   * 1: the proxy in front sets X-Forwarded-Proto/-Host honestly, so live documents may take their
+   * base URL from the request when public_url is not set. 0: they never do.
+   */
+  trust_proxy: number;
 }
 
 export const DEFAULTS: Settings = {
@@ -108,11 +123,14 @@ export const DEFAULTS: Settings = {
   send_floor_bytes_per_s: 1024,
   max_connections: 0,
   max_connections_per_client: 0,
+  settlement_journal: "",
   credit_cost_item: 1,
   credit_cost_npy_base: 1,
   keep_builds: 3,
   build_lock_lease_s: 60,
   max_zoom: 7,
+  public_url: "",
+  trust_proxy: 0,
 };
 
 const NUMERIC = new Set<keyof Settings>(
@@ -177,7 +195,26 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
   apply(settings, fromEnv(opts.env ?? process.env), "environment");
   apply(settings, opts.flags ?? {}, "flag");
   if (settings.port > 65535 || !Number.isInteger(settings.port)) throw new ConfigError("port must be 0..65535");
+  if (settings.trust_proxy !== 0 && settings.trust_proxy !== 1) throw new ConfigError("trust_proxy must be 0 or 1");
+  settings.public_url = checkedPublicUrl(settings.public_url);
   return settings;
+}
+
+/** An absolute http(s) base URL without a trailing slash, or "" (not set); anything else refused. */
+export function checkedPublicUrl(raw: string): string {
+  if (raw === "") return "";
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`public_url must be an absolute http(s) URL, got ${JSON.stringify(raw)}`);
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash || u.username) {
+    throw new ConfigError(
+      `public_url must be an http(s) URL without query, fragment or credentials, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return u.href.replace(/\/+$/, "");
 }
 
 export const MIB = 1024 * 1024;

@@ -28,6 +28,12 @@ const REFRESH_MS = 1000 * (Number(new URLSearchParams(location.search).get("refr
 const RENDERING_REFRESH_MS = Math.min(REFRESH_MS, 5000);
 /** From this zoom on, the coarse 1:110m outlines give way to 1:50m ones. */
 const DETAIL_ZOOM = 3;
+/** Web Mercator's edge: the world's tiles end here, north and south. */
+const MERCATOR_MAX_LAT = 85.05112878;
+/** How far east and west the view may pan: the world copies either side wrap back (worldCopyJump). */
+const WRAP_LON = 540;
+/** The phone layout's breakpoint (viewer.css has the same). */
+const NARROW_PX = 560;
 /** Ramps with partly transparent colours: their tiles must meet edge to edge, not overlap. */
 const TRANSLUCENT_COLORMAPS = new Set(["clouds"]);
 const FORECAST_ATTRIBUTION = "gridcast synthetic forecast";
@@ -72,12 +78,29 @@ let valuePopup = null;
 
 // No fade: a new lead time replaces the old one in one step (see showTiles), which reads better
 // in playback than a cross-fade through the land colour.
-const map = createMap("map", { minZoom: 1, maxZoom: MAX_ZOOM, worldCopyJump: true, fadeAnimation: false });
+const map = createMap("map", {
+  minZoom: 1,
+  maxZoom: MAX_ZOOM,
+  worldCopyJump: true,
+  fadeAnimation: false,
+  // Nothing beyond the poles: the view stops at the Mercator world's top and bottom edges.
+  maxBounds: [
+    [-MERCATOR_MAX_LAT, -WRAP_LON],
+    [MERCATOR_MAX_LAT, WRAP_LON],
+  ],
+  maxBoundsViscosity: 1,
+});
+// On a phone the attribution would cover the legend's ticks (both sit at the bottom): top right there.
+const narrow = matchMedia(`(max-width: ${NARROW_PX}px)`);
+const placeAttribution = () => map.attributionControl.setPosition(narrow.matches ? "topright" : "bottomright");
+narrow.addEventListener("change", placeAttribution);
+placeAttribution();
 // The control bar can wrap when the catalog fills it, which resizes the map; keep Leaflet's size (and
 // so the place under each pixel) in step, with the centre kept.
 new ResizeObserver(() => {
   snapToDevicePixels(map.getContainer());
   map.invalidateSize();
+  fitWorldHeight();
 }).observe(map.getContainer());
 map.createPane("land").style.zIndex = "150"; // under the forecast tiles (tilePane is 200)
 map.createPane("outlines").style.zIndex = "450"; // over the tiles, under popups
@@ -443,6 +466,16 @@ function addTiles(slot, l, lead, url) {
   if (pending.has(slot)) map.removeLayer(pending.get(slot));
   pending.set(slot, next);
   next.addTo(map);
+}
+
+/**
+ * The lowest zoom is the one whose world is at least as tall as the map, so zoomed out the map is
+ * one world from pole to pole, with no band beyond the poles and not two and a half worlds across.
+ */
+function fitWorldHeight() {
+  const height = map.getSize().y;
+  const min = Math.max(1, Math.ceil(Math.log2(height / 256) - 1e-9));
+  if (map.getMinZoom() !== min) map.setMinZoom(min);
 }
 
 /**

@@ -19,6 +19,7 @@ interface BuildFlags {
   shard?: string;
   buildId?: string;
   keepBuilds?: string;
+  publicUrl?: string;
   reuse: boolean;
   orientation: boolean;
   tiles: string;
@@ -94,6 +95,10 @@ export function registerBuild(program: Command): void {
     .option("-s, --store <root>", `store root: directory or http(s) URL ${settingDefault("store")}`)
     .option("-o, --out <dir>", `build output directory: builds/ and the current link ${settingDefault("out")}`)
     .option("--max-zoom <z>", `highest zoom level rendered, 0..7 ${settingDefault("max_zoom")}`)
+    .option(
+      "--public-url <url>",
+      `base URL clients reach the published files at, for TileJSON and WMTS ${settingDefault("public_url")}`,
+    )
     .option("--groups <list>", "comma-separated groups (forecast/global or global); default every group")
     .option("--vars <list>", "comma-separated variables (names or aliases); default every one with a map style")
     .option("--runs <which>", "latest | all", "latest")
@@ -102,7 +107,8 @@ export function registerBuild(program: Command): void {
     .option(
       "--shard <k/n|auto>",
       "render part k of n into the shared partial build (needs --build-id), then `publish`; auto: " +
-        `from a batch engine's task index (JOB_COMPLETION_INDEX, CLOUD_RUN_TASK_INDEX/COUNT, AWS_BATCH_JOB_ARRAY_INDEX) and ${SHARD_COUNT_VAR}`,
+        `from a batch engine's task index (JOB_COMPLETION_INDEX, CLOUD_RUN_TASK_INDEX/COUNT, AWS_BATCH_JOB_ARRAY_INDEX, ` +
+        `SLURM_ARRAY_TASK_ID with its MIN/MAX/STEP/COUNT, PBS_ARRAY_INDEX) and ${SHARD_COUNT_VAR} where the engine gives no count`,
     )
     .option("--build-id <id>", "name of the build directory (default: a UTC timestamp)")
     .option(
@@ -124,6 +130,7 @@ export function registerBuild(program: Command): void {
         out: opts.out,
         keep_builds: opts.keepBuilds,
         max_zoom: integer("--max-zoom", opts.maxZoom),
+        public_url: opts.publicUrl,
       });
       const exitFor = (r: BuildReport) => {
         const skipped = r.skipped.length + (r.embeddings?.skipped.length ?? 0);
@@ -140,6 +147,7 @@ export function registerBuild(program: Command): void {
         store: settings.store,
         out: settings.out,
         maxZoom: settings.max_zoom,
+        publicUrl: settings.public_url,
         groups: list(opts.groups),
         vars: list(opts.vars),
         runs: opts.runs,

@@ -38,6 +38,7 @@ export function registerInspect(program: Command): void {
           `${g.id}  (${g.kind}, zarr v${g.zarr_format}, ${g.cells ? `${g.cells.count} ${g.cells.layout} cells on ${g.cells.dimension}` : `${g.shape.lat}x${g.shape.lon}`} at ${g.resolution.lat}°, bbox ${g.bbox.join(",")})`,
           `  runs: ${g.runs.join(", ")}`,
           `  found at: ${g.path === "" ? "the store root" : g.path}${g.analysis ? "  (analysis: each time is a run with lead 0)" : ""}`,
+          `  time axes: ${g.time_axes}`,
           `  leads (h): ${g.lead_hours.join(",")}${g.levels ? `  levels: ${g.levels.join(",")}` : ""}${g.members ? `  members: ${g.members.join(",")}` : ""}`,
         );
         for (const x of g.grids ?? []) {
@@ -47,7 +48,7 @@ export function registerInspect(program: Command): void {
         }
         for (const v of g.variables) {
           lines.push(
-            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}${g.grids ? `  on grid ${v.grid_coordinates.lat},${v.grid_coordinates.lon}` : ""}`,
+            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}${g.grids ? `  on grid ${v.grid_coordinates.lat},${v.grid_coordinates.lon}` : ""}${v.recognised_by ? `  (by its ${v.recognised_by})` : ""}${v.squeezed ? `  (squeezed ${v.squeezed.join(",")})` : ""}`,
           );
         }
         for (const u of g.unregistered) {

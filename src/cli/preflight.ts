@@ -1,8 +1,8 @@
 // Operator mistakes found before a command starts its work (rendering for minutes, then failing
 // on listen or on the first write): each becomes one ConfigError line naming the fix.
-import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, statfsSync, statSync, unlinkSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
@@ -21,8 +21,40 @@ export function requireStore(store: string, hint = "pass --store or set GRIDCAST
 }
 
 /** Makes `dir` if needed and proves a file can be written in it. */
+/**
+ * Kernel pseudo-file systems (statfs f_type), which hold no files of ours: Node's recursive mkdir
+ * below /proc never returns, so they are refused before anything is created there.
+ */
+const PSEUDO_FILE_SYSTEMS = new Map<number, string>([
+  [0x9fa0, "proc"],
+  [0x62656572, "sysfs"],
+  [0x1cd1, "devpts"],
+  [0x64626720, "debugfs"],
+  [0x74726163, "tracefs"],
+  [0x27e0eb, "cgroup"],
+  [0x63677270, "cgroup2"],
+  [0x73636673, "securityfs"],
+  [0xcafe4a11, "bpf"],
+  [0x62656570, "configfs"],
+  [0x6165676c, "pstore"],
+]);
+
+/** The pseudo-file system the nearest existing directory of `dir` is on, if it is on one. */
+function pseudoFileSystem(dir: string): string | undefined {
+  let at = resolve(dir);
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  try {
+    return PSEUDO_FILE_SYSTEMS.get(Number(statfsSync(at).type));
+  } catch {
+    return undefined;
+  }
+}
+
 export function requireWritableDir(dir: string, flag = "--out"): void {
   const say = (what: string) => new ConfigError(`${flag} ${dir} ${what}`);
+  const pseudo = pseudoFileSystem(dir);
+  if (pseudo)
+    throw say(`is on the kernel's ${pseudo} file system, which cannot hold files; pick a directory on a disk`);
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw say("is a file, not a directory");
   try {
     mkdirSync(dir, { recursive: true });

@@ -1,4 +1,6 @@
 // commander wiring only: each command lives in its own file and calls into the domain.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import { GridcastError } from "../errors.ts";
 import { registerBuild } from "./build.ts";
@@ -26,6 +28,14 @@ Exit codes:
 Run it as \`npm run -s gridcast -- <command>\` or \`npx gridcast <command>\` in the project directory:
 both use the Node.js 24 that \`npm ci\` installs.`;
 
+/** The version in package.json, the one `npm ci` installed. */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../package.json"), "utf8")) as {
+    version?: string;
+  };
+  return pkg.version ?? "unknown";
+}
+
 export function buildProgram(): Command {
   const program = new Command("gridcast")
     .description("Publish gridded forecasts and EO latent embeddings from one Zarr store")
@@ -34,6 +44,7 @@ export function buildProgram(): Command {
       "afterAll",
       "\nSettings: defaults < gridcast.config.json (or --config) < GRIDCAST_* variables < flags; each flag's\nhelp names its default and setting.",
     )
+    .version(packageVersion(), "-V, --version", "print gridcast's version")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXIT_CODES)
     .exitOverride();

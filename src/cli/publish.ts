@@ -10,6 +10,7 @@ interface PublishFlags {
   buildId: string;
   keepBuilds?: string;
   allowDroppedLayers?: boolean;
+  publicUrl?: string;
   json?: boolean;
 }
 
@@ -24,10 +25,11 @@ export function registerPublish(program: Command): void {
       "--keep-builds <n>",
       `builds kept after publishing, the published one included ${settingDefault("keep_builds")}`,
     )
+    .option("--public-url <url>", `base URL clients reach the published files at ${settingDefault("public_url")}`)
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option("--json", "print the report as JSON")
     .action(async (opts: PublishFlags, cmd: Command) => {
-      const settings = settingsFor(cmd, { out: opts.out, keep_builds: opts.keepBuilds });
+      const settings = settingsFor(cmd, { out: opts.out, keep_builds: opts.keepBuilds, public_url: opts.publicUrl });
       if (opts.store !== undefined) requireStore(opts.store);
       requireWritableDir(settings.out);
       const r = await publishShards({
@@ -38,6 +40,7 @@ export function registerPublish(program: Command): void {
         cacheMb: settings.chunk_cache_mb,
         allowDroppedLayers: opts.allowDroppedLayers === true,
         lockLeaseS: settings.build_lock_lease_s,
+        publicUrl: settings.public_url,
       });
       if (r.unchanged) process.exitCode = EXIT_NOTHING_NEW;
       if (opts.json) return printJson(r);

@@ -15,6 +15,7 @@ export interface ServeFlags {
   port?: string;
   quiet?: boolean;
   accessLog?: string;
+  publicUrl?: string;
 }
 
 /** The options every command that runs the server takes (serve, start). */
@@ -25,12 +26,23 @@ export function serverOptions(cmd: Command): Command {
     .option("--db <file|url>", `ledger: sqlite file or postgres:// URL ${settingDefault("db")}`)
     .option("--host <host>", `address to listen on ${settingDefault("host")}`)
     .option("-p, --port <port>", `port to listen on, 0 picks a free one ${settingDefault("port")}`)
+    .option(
+      "--public-url <url>",
+      `base URL clients reach this server at, for WMTS and the catalog ${settingDefault("public_url")}`,
+    )
     .option("--access-log <file>", "append the JSON access log to this file (default: stdout)")
     .option("-q, --quiet", "no access log");
 }
 
 export function serverSettings(cmd: Command, opts: ServeFlags) {
-  return settingsFor(cmd, { store: opts.store, out: opts.out, db: opts.db, host: opts.host, port: opts.port });
+  return settingsFor(cmd, {
+    store: opts.store,
+    out: opts.out,
+    db: opts.db,
+    host: opts.host,
+    port: opts.port,
+    public_url: opts.publicUrl,
+  });
 }
 
 export type LogSink = (e: Record<string, unknown>) => void;

@@ -81,25 +81,30 @@ export function demoKeyFile(settings: Settings): string {
  * there (readable by this user only). start never revokes a key: one revoked or removed by the
  * operator (gridcast keys revoke) is replaced by a new one on the next start.
  */
-async function demoKey(ledger: Ledger, file: string): Promise<{ key: string; kept: boolean }> {
+async function demoKey(ledger: Ledger, file: string): Promise<{ key: string; kept: boolean; credits: number }> {
   const saved = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
   if (saved) {
+    let id: string | undefined;
     try {
-      await ledger.authenticate(saved, "weather");
-      return { key: saved, kept: true };
+      id = (await ledger.authenticate(saved, "weather")).id;
     } catch {
       // Another ledger, or revoked: a new one below.
     }
+    // The banner says what the key holds now, not what it started with.
+    if (id !== undefined) return { key: saved, kept: true, credits: await ledger.balance(id) };
   }
   const { key } = await ledger.createKey({
     name: DEMO_KEY_NAME,
     scopes: ["weather", "embeddings"],
-    credits: 1000,
+    credits: DEMO_KEY_CREDITS,
     rate: 50,
   });
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  return { key, kept: false };
+  return { key, kept: false, credits: DEMO_KEY_CREDITS };
 }
+
+/** Credits a new demo key starts with. */
+const DEMO_KEY_CREDITS = 1000;
 
 interface Stage {
   what: string;
@@ -224,7 +229,7 @@ export function registerStart(program: Command): void {
     const published = currentBuild(settings.out);
     const running = await listen(settings, log);
     const keyFile = demoKeyFile(settings);
-    const { key, kept } = await demoKey(running.ctx.ledger, keyFile);
+    const { key, kept, credits } = await demoKey(running.ctx.ledger, keyFile);
     const u = running.url;
     process.stdout.write(
       [
@@ -233,7 +238,7 @@ export function registerStart(program: Command): void {
         `  map viewer     ${u}/   ${published ? `(build ${published.id}; a newer one replaces it when done)` : "(first map in a few seconds: the default layer renders first)"}`,
         `  API docs       ${u}/api-docs   (ReDoc: ${u}/api-redoc)`,
         `  decoder        ${nativeDecoderInUse()}`,
-        `  demo key       ${key}   (weather + embeddings, 1000 credits to start; ${kept ? "the same as last time" : "new"}, kept in ${keyFile})`,
+        `  demo key       ${key}   (weather + embeddings, ${kept ? `${credits} credits left; the same as last time` : `${credits} credits to start; new`}, kept in ${keyFile})`,
         logFile && !opts.quiet ? `  access log     ${logFile}   (JSON lines; tail -f it to watch requests)` : "",
         "",
         "try:",

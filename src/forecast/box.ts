@@ -13,7 +13,15 @@ import { selectCellBox } from "./grid-cells.ts";
 import { windowOfGridBox } from "./grid-projected.ts";
 import { type BoxSelection, projectedSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
-import { intervalsOf, notIngested, requireGroup, requireVariable, resolveLevel, resolveMember } from "./select.ts";
+import {
+  entryIn,
+  intervalsOf,
+  notIngested,
+  requireGroup,
+  requireVariable,
+  resolveLevel,
+  resolveMember,
+} from "./select.ts";
 
 export interface BoxRequest {
   group: string;
@@ -60,8 +68,8 @@ function axis(values: number[]): Record<string, unknown> {
 }
 
 export async function planBox(store: Store, registry: Registry, req: BoxRequest, limitMb: number): Promise<BoxPlan> {
-  const entry = registry.resolve(req.var);
   const group = await requireGroup(store, req.group);
+  const entry = entryIn(registry, group, req.var);
   const variable = requireVariable(group, entry);
   if (req.time_index < 0 || req.time_index >= group.runs.length) {
     throw new InvalidParameterError("time_index", `time_index must be within 0..${group.runs.length - 1}`);
@@ -135,6 +143,8 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     stored: variable.stored,
     group: group.id,
     dims: proj ? ["lead_time", "y", "x"] : ["lead_time", "lat", "lon"],
+    // Stored dimensions of one entry the values were read at index 0 of (MET Norway's height1).
+    ...(variable.squeezed.length ? { squeezed: variable.squeezed } : {}),
     shape,
     dtype: "float32",
     units: variable.units,

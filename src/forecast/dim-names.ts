@@ -11,7 +11,6 @@ export const DIM_NAMES = {
   member: "member",
   lat: "lat",
   lon: "lon",
-  fixed: "fixed",
 } as const;
 
 /** Dimension names of a group: a projected grid's rows and columns are y and x, as CF names them. */
@@ -55,4 +54,19 @@ export function variableDimNames(g: ForecastGroup, v: GroupVariable): Record<key
   const grid = g.grids.find((x) => x.grid === v.grid);
   const own = grid && gridDimNames(g).get(grid);
   return own ? { ...names, ...own } : names;
+}
+
+/**
+ * Published name of each of a variable's dimensions, in storage order: its role's name, or for a
+ * dimension of one entry read at index 0 ("single") the stored name, so /data and the listing say
+ * which stored dimension was squeezed (suffixed when it would clash with a role's name).
+ */
+export function publishedDims(g: ForecastGroup, v: GroupVariable): string[] {
+  const own = variableDimNames(g, v);
+  const taken = new Set<string>(Object.values(own));
+  return v.roles.map((r, d) => {
+    if (r !== "single" && r !== "fixed") return own[r];
+    const stored = v.array.dims[d];
+    return taken.has(stored) ? `${stored}_single` : stored;
+  });
 }

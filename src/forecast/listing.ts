@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
-import { gridDimNames, variableDimNames } from "./dim-names.ts";
+import { gridDimNames, publishedDims } from "./dim-names.ts";
 
 /** Group id in the URL form: forecast/global → forecast~global. */
 export const tildeId = (id: string): string => id.replaceAll("/", "~");
@@ -109,7 +109,8 @@ export function exportEntry(group: ForecastGroup) {
       units: v.units,
       long_name: v.entry.long_name,
       temporal: v.temporal,
-      dims: v.roles.map((r) => variableDimNames(group, v)[r]),
+      dims: publishedDims(group, v),
+      squeezed: v.squeezed,
       ...(grids ? { grid_coordinates: v.gridCoords } : {}),
       stored_units: v.storedUnits,
       members: v.roles.includes("member") ? group.members : undefined,

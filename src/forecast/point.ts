@@ -10,6 +10,7 @@ import type { PointSource } from "./point-source.ts";
 import { readValues, regionOf } from "./read.ts";
 import {
   bestPatch,
+  entryIn,
   intervalsOf,
   requireGroup,
   requireVariable,
@@ -88,8 +89,11 @@ const nullable = (x: number) => (Number.isNaN(x) ? null : x);
 export function pointSeries(store: Store, registry: Registry, req: PointRequest): Soon<PointSeries> {
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
-  const entry = registry.resolve(req.var);
-  return then(requireGroup(store, req.group), (requested) => inGroup(store, entry, req, requested));
+  // A registered name is checked at once; a stored one is looked up in the group.
+  const known = registry.lookup(req.var);
+  return then(requireGroup(store, req.group), (requested) =>
+    inGroup(store, known ?? entryIn(registry, requested, req.var), req, requested),
+  );
 }
 
 function inGroup(store: Store, entry: VariableEntry, req: PointRequest, requested: ForecastGroup): Soon<PointSeries> {

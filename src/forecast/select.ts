@@ -1,7 +1,7 @@
 // Resolving what a request names: the group, the variable in it, the run, the level, and for a
 // point the most local regional patch that covers it.
 import { InvalidParameterError, NotFoundError, UnknownVariableError } from "../errors.ts";
-import type { VariableEntry } from "../registry/registry.ts";
+import type { Registry, VariableEntry } from "../registry/registry.ts";
 import { leadIntervals } from "../registry/temporal.ts";
 import { isPending, type Soon, then } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
@@ -110,12 +110,28 @@ export function intervalsOf(
   return spans?.map((s) => ({ start: isoNoZone(s.start), end: isoNoZone(s.end) }));
 }
 
+/**
+ * The registry entry a requested name means in a group: a registered name or alias, else the
+ * stored name of one of the group's variables (an array known by its CF meaning stays answerable
+ * as its producer named it). An unknown name throws the registry's refusal with suggestions.
+ */
+export function entryIn(registry: Registry, group: ForecastGroup, name: string): VariableEntry {
+  const known = registry.lookup(name);
+  if (known) return known;
+  const key = name.trim().toLowerCase();
+  for (const v of group.variables.values()) if (v.stored.toLowerCase() === key) return v.entry;
+  return registry.resolve(name);
+}
+
 export function requireVariable(group: ForecastGroup, entry: VariableEntry): GroupVariable {
   const v = group.variables.get(entry.name);
   if (!v) {
     const refused = refusal(group, entry.name);
     if (refused) throw refused;
-    throw new UnknownVariableError(`${entry.name} is not in ${group.id}`, {
+    // Arrays that claimed the variable and were refused (two of them): say why, not just "absent".
+    const contested = group.unregistered.filter((u) => u.contested === entry.name);
+    const why = contested.length ? `: ${contested.map((u) => `${u.stored} (${u.reason})`).join("; ")}` : "";
+    throw new UnknownVariableError(`${entry.name} is not in ${group.id}${why}`, {
       param: "var",
       available: [...group.variables.keys()].sort(),
     });

@@ -86,7 +86,11 @@ export async function settle(ctx: AppContext, m: Meter, res: ServerResponse): Pr
   const keep = m.fault ? 0 : Math.min(m.charged, m.delivery.cost);
   const entry = { request_id: m.requestId, key_id: m.keyId, bytes_sent: sent, of_bytes: m.bytes };
   try {
-    const returned = await ctx.ledger.settle(m.keyId, m.requestId, keep, sent);
+    // Kept in the journal and retried when the ledger cannot take it now (settlement-journal.ts).
+    const returned = ctx.settlements
+      ? await ctx.settlements.settle({ keyId: m.keyId, requestId: m.requestId, cost: keep, bytes: sent })
+      : await ctx.ledger.settle(m.keyId, m.requestId, keep, sent);
+    if (returned === undefined) return;
     ctx.metrics.creditsCharged -= returned;
     ctx.log({
       level: "info",

@@ -128,6 +128,7 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
     info: {
       title: "gridcast",
       version: info.version,
+      license: { name: "MIT", identifier: "MIT" },
       description:
         "Gridded weather forecasts and Earth-observation latent embeddings from one Zarr store. Map tiles, the " +
         "forecast catalog and click values are public; /point, exports and the /data Zarr stores need an API key " +

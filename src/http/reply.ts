@@ -70,7 +70,8 @@ export function prepareReply(
   // A text body of an unmetered reply may go out compressed (a metered one is billed by the bytes
   // of its body as listed, so it never is): Vary says so whatever this body's size.
   const compressible = !metered && status === 200 && compressibleType(headers["Content-Type"]);
-  if (compressible) headers.Vary = "Accept-Encoding";
+  // Added to what the route varies on (the proxy headers a base URL came from), never in its place.
+  if (compressible) headers.Vary = headers.Vary ? `${headers.Vary}, Accept-Encoding` : "Accept-Encoding";
   if (status === 200 && ("json" in reply || reply.cache)) {
     // The one-shot hash of the UTF-8 text: the same digest as hashing its bytes, without a Hash
     // object or a copy of the body per reply.

@@ -92,6 +92,10 @@ export function intake(ctx: AppContext, watchdog: Watchdog): Middleware {
       return;
     }
     const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    // No route reads a request body: a connection whose request carries one is closed once the
+    // answer is out (a 405 for a POST, say), rather than kept open while a slow client trickles
+    // in a body nobody reads, until request_timeout_ms.
+    if (hasBody) res.setHeader("Connection", "close");
     if ((req.method === "GET" || req.method === "HEAD") && hasBody) {
       req.resume();
       sendProblem(res, simpleProblem(400, "body-not-allowed", "GET and HEAD requests must not carry a body"), {

@@ -71,11 +71,27 @@ export function pathOf(req: IncomingMessage): string {
   return q < 0 ? u : u.slice(0, q);
 }
 
+/**
+ * A route's path template as a RegExp, compiled once per route: every request no route claims
+ * (each static file) asks whether some route has its path, and compiling per ask cost as much as
+ * answering the file from memory.
+ */
+const compiled = new WeakMap<RouteDef, RegExp>();
+
+function patternOf(def: RouteDef): RegExp {
+  let re = compiled.get(def);
+  if (!re) {
+    const parts = def.path.split("/").map((seg) => {
+      if (/^\{\w+\+\}$/.test(seg)) return ".+";
+      if (/^\{\w+\}$/.test(seg)) return "[^/]+";
+      return seg.replace(/[.*+?^$()|[\]\\{}]/g, "\\$&");
+    });
+    re = new RegExp(`^${parts.join("/")}$`);
+    compiled.set(def, re);
+  }
+  return re;
+}
+
 export function matches(def: RouteDef, path: string): boolean {
-  const parts = def.path.split("/").map((seg) => {
-    if (/^\{\w+\+\}$/.test(seg)) return ".+";
-    if (/^\{\w+\}$/.test(seg)) return "[^/]+";
-    return seg.replace(/[.*+?^$()|[\]\\{}]/g, "\\$&");
-  });
-  return new RegExp(`^${parts.join("/")}$`).test(path);
+  return patternOf(def).test(path);
 }

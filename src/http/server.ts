@@ -8,6 +8,7 @@ import type { Settings } from "../config.ts";
 import { KeyCachingLedger } from "../ledger/key-cache.ts";
 import { openLedger } from "../ledger/open.ts";
 import { ReopeningLedger } from "../ledger/reopening.ts";
+import { journalDir, SettlementJournal } from "../ledger/settlement-journal.ts";
 import { Published } from "../published/snapshot.ts";
 import { registry } from "../registry/registry.ts";
 import { setDecodeThreads } from "../store/codecs/decode-pool.ts";
@@ -67,10 +68,14 @@ export async function startServer(
     warn(`${message} (${cause})`);
   }
   const ledger = new KeyCachingLedger(reopening);
+  // Settlements an outage kept from the ledger, by this run or an earlier one, are retried.
+  const settlements = new SettlementJournal(journalDir(settings.settlement_journal, settings.db), ledger, log);
+  await settlements.start();
   const ctx: AppContext = {
     settings,
     store,
     ledger,
+    settlements,
     registry,
     // A new build announces new runs: the store's metadata is checked before the next read of it,
     // so /point, value and /data never lag behind the catalog the server hands out.
@@ -88,6 +93,11 @@ export async function startServer(
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(settings.header_timeout_ms / 4))),
   });
   server.on("request", app.handler);
+  // A client may half-close (shut down its sending side) once its request is sent, and still
+  // expects the answer. Node's default takes that end as an abort of every request in flight on
+  // the connection; with this set, the answer goes out and the connection ends after it. The
+  // watchdog and the request timeouts bound such connections like any other.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // Open connections are capped in all (from the open-file limit) and per client address.
   const fdLimit = openFileLimit();
   const maxConnections = connectionCap(settings.max_connections, fdLimit);
@@ -130,6 +140,7 @@ export async function startServer(
         server.close(() => ok());
         server.closeIdleConnections();
       });
+      await settlements.close();
       await ledger.close();
     })();
     return closing;

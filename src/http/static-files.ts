@@ -1,9 +1,14 @@
 // Everything no route claims, as files: the build's own (published/static.ts), the vendored
 // front-end packages from node_modules, then the viewer; each path decided on its decoded,
 // normalised form (public-path.ts) and served exactly as decided.
+import { realpathSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import sirv from "sirv";
+import type { Snapshot } from "../published/snapshot.ts";
+import { segmentsOf } from "../published/static.ts";
+import { StaticCache } from "../published/static-cache.ts";
+import { sendCached } from "../published/static-reply.ts";
 import type { AppContext } from "./context.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
 import { isPublicLocation, publicPath } from "./public-path.ts";
@@ -20,6 +25,20 @@ export const VENDOR_MOUNTS = [
   { prefix: "/vendor/pmtiles/", dir: join(MODULES, "pmtiles/dist") },
 ];
 
+/** Vendor files change only with node_modules, i.e. with a new release of the server. */
+const VENDOR_CACHE_CONTROL = "public, max-age=86400";
+/** Bytes each vendor mount may keep in memory (the largest bundle, Redoc's, is about 1 MB). */
+const VENDOR_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** A mount's files from memory once read, compressed: undefined when the package is not installed. */
+function vendorCache(dir: string): StaticCache | undefined {
+  try {
+    return new StaticCache(realpathSync(dir), undefined, VENDOR_CACHE_BYTES);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The static file server of an app: answers a GET or HEAD at `path` (the request's path, no query)
  * from the build, a vendor mount or the viewer, or with a problem; `onError` takes failures of
@@ -32,6 +51,7 @@ export function staticFiles(
   const webStatic = sirv(ctx.webDir, { dev: false, etag: true, dotfiles: false });
   const vendor = VENDOR_MOUNTS.map(({ prefix, dir }) => ({
     prefix,
+    files: vendorCache(dir),
     serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
   }));
   return (req, res, path) => {
@@ -53,21 +73,44 @@ export function staticFiles(
     req.url = decided.url + query;
     const mount = vendor.find((m) => decided.path.startsWith(m.prefix));
     if (mount) {
-      req.url = decided.url.slice(mount.prefix.length - 1) + query;
-      noSuffixRange();
-      mount.serve(req, res, notFound);
+      const viaSirv = () => {
+        req.url = decided.url.slice(mount.prefix.length - 1) + query;
+        noSuffixRange();
+        mount.serve(req, res, notFound);
+      };
+      // Files of the package from memory, compressed (static-cache.ts); what the cache does not
+      // hold as a file (a directory, a large file, nothing) goes to sirv as before.
+      const parts = segmentsOf(decided.path.slice(mount.prefix.length - 1));
+      const key = parts?.join("/") ?? "";
+      const hit = parts && mount.files?.peek(key);
+      if (hit && hit !== "large") {
+        sendCached(req, res, hit, VENDOR_CACHE_CONTROL);
+        return;
+      }
+      if (!parts || !mount.files || hit === "large") {
+        viaSirv();
+        return;
+      }
+      mount.files.load(key, parts).then(
+        (found) => {
+          if (found && found !== "large") sendCached(req, res, found, VENDOR_CACHE_CONTROL);
+          else viaSirv();
+        },
+        () => viaSirv(),
+      );
       return;
     }
-    ctx.published.current().then(
-      (snap) => {
-        const fallback = () => {
-          noSuffixRange();
-          webStatic(req, res, notFound);
-        };
-        if (snap) snap.serveStatic(req, res, decided.path, fallback, (e) => onError(e, req, res), isPublicLocation);
-        else fallback();
-      },
-      (e) => onError(e, req, res),
-    );
+    const serve = (snap: Snapshot | undefined) => {
+      const fallback = () => {
+        noSuffixRange();
+        webStatic(req, res, notFound);
+      };
+      if (snap) snap.serveStatic(req, res, decided.path, fallback, (e) => onError(e, req, res), isPublicLocation);
+      else fallback();
+    };
+    // A build already open is served in this turn: a warm file goes out without a promise.
+    const open = ctx.published.now();
+    if (open) serve(open);
+    else ctx.published.current().then(serve, (e) => onError(e, req, res));
   };
 }

@@ -14,6 +14,7 @@ import {
   tileDir,
   tilejsonPath,
 } from "../published/layout.ts";
+import { WMTS_CAPABILITIES, wmtsCapabilities } from "../published/wmts.ts";
 import { displayUnit, unitChoices } from "../registry/display.ts";
 import { emptyTilePng } from "../render/empty-tile.ts";
 import { intervalText, legendJson, renderLegendPng } from "../render/legend.ts";
@@ -77,16 +78,28 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number): Cata
   };
 }
 
-export function buildCatalog(manifest: BuildManifest): Catalog {
+/** What a document says where public_url is not set: its paths are relative to an unknown host. */
+export const PUBLIC_URL_MISSING =
+  "public_url is not set (setting public_url, flag --public-url): the URLs in this document are paths, not the " +
+  "absolute URLs TileJSON 3.0.0 and WMTS clients need";
+
+export function buildCatalog(manifest: BuildManifest, publicUrl = ""): Catalog {
   return {
     build_id: manifest.build_id,
+    public_url: publicUrl || null,
+    ...(publicUrl ? {} : { public_url_missing: PUBLIC_URL_MISSING }),
     generated_at: manifest.created_at,
     tile_url_template: TILE_ROUTE_TEMPLATE,
     layers: manifest.layers.map((l) => catalogLayer(l, manifest.max_zoom, manifest.hidpi_max_zoom ?? -1)),
   };
 }
 
-function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][number]["leads"][number]) {
+function tileJson(
+  layer: CatalogLayer,
+  run: string,
+  lead: CatalogLayer["runs"][number]["leads"][number],
+  publicUrl: string,
+) {
   const [w, s, e, n] = layer.bounds;
   const east = e < w ? e + 360 : e;
   const centerLon = (((((w + east) / 2 + 180) % 360) + 360) % 360) - 180;
@@ -105,7 +118,9 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
       .join(", "),
     version: "1.0.0",
     scheme: "xyz",
-    tiles: [lead.tiles],
+    // Absolute as TileJSON 3.0.0 requires when the base URL is known; else a path, and said so.
+    tiles: [`${publicUrl}${lead.tiles}`],
+    ...(publicUrl ? {} : { public_url_missing: PUBLIC_URL_MISSING }),
     minzoom: layer.minzoom,
     maxzoom: layer.maxzoom,
     bounds: layer.bounds,
@@ -114,7 +129,7 @@ function tileJson(layer: CatalogLayer, run: string, lead: CatalogLayer["runs"][n
       Math.round(((s + n) / 2) * 1000) / 1000,
       layer.kind === "global" ? 1 : 4,
     ],
-    legend: layer.legend?.json,
+    legend: layer.legend ? `${publicUrl}${layer.legend.json}` : undefined,
     // Beyond TileJSON 3.0.0: what the pixels mean, for clients that label them.
     units: layer.units,
     display: layer.display,
@@ -129,8 +144,8 @@ function put(root: string, rel: string, data: string | Uint8Array): void {
 }
 
 /** Writes catalog, TileJSON, legends and the empty tile into the build directory `dir`. */
-export function writeBuildDocs(dir: string, manifest: BuildManifest, rendering?: string): Catalog {
-  const catalog = { ...buildCatalog(manifest), ...(rendering ? { rendering } : {}) };
+export function writeBuildDocs(dir: string, manifest: BuildManifest, rendering?: string, publicUrl = ""): Catalog {
+  const catalog = { ...buildCatalog(manifest, publicUrl), ...(rendering ? { rendering } : {}) };
   put(dir, EMPTY_TILE, emptyTilePng());
   for (const spec of manifest.layers) {
     const layer = catalog.layers.find((l) => l.id === spec.id)!;
@@ -140,10 +155,15 @@ export function writeBuildDocs(dir: string, manifest: BuildManifest, rendering?:
     if (layer.legend) put(dir, legend.json, `${JSON.stringify(legendJson(source), null, 1)}\n`);
     for (const run of layer.runs) {
       for (const lead of run.leads) {
-        put(dir, tilejsonPath(spec.id, run.token, lead.hours), `${JSON.stringify(tileJson(layer, run.run, lead))}\n`);
+        put(
+          dir,
+          tilejsonPath(spec.id, run.token, lead.hours),
+          `${JSON.stringify(tileJson(layer, run.run, lead, publicUrl))}\n`,
+        );
       }
     }
   }
   put(dir, CATALOG, `${JSON.stringify(catalog, null, 1)}\n`);
+  put(dir, WMTS_CAPABILITIES, wmtsCapabilities(catalog, publicUrl, PUBLIC_URL_MISSING));
   return catalog;
 }

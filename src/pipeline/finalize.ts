@@ -42,6 +42,8 @@ export interface FinalizeOptions {
   drop?: string[];
   /** The catalog's note on what a later build will add (gridcast start's steps). */
   rendering?: string;
+  /** Base URL of the published files (setting public_url); "" or undefined: not set. */
+  publicUrl?: string;
   /** Publish even what the published build already holds (build --no-reuse: a forced re-render). */
   republish?: boolean;
 }
@@ -114,7 +116,7 @@ export async function finalizeBuild(
   // A damaged archive (assembled now or hard-linked from the previous build) is never published.
   if (format === "pmtiles") verifyBuildArchives(partial, manifest);
   const assembleSeconds = (performance.now() - assembling) / 1000;
-  const catalog = writeBuildDocs(partial, manifest, opts.rendering);
+  const catalog = writeBuildDocs(partial, manifest, opts.rendering, opts.publicUrl);
   if (format === "pmtiles") markArchives(partial, catalog);
   let embeddings: Finalized["embeddings"];
   try {
@@ -184,6 +186,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
       keepBuilds: opts.keepBuilds ?? 3,
       webDir: opts.webDir === undefined ? DEFAULT_WEB_DIR : opts.webDir,
       allowDroppedLayers: opts.allowDroppedLayers,
+      publicUrl: opts.publicUrl,
       // The merged manifest holds what they said; dropped last so a failed publish can be retried.
       drop: names,
     });

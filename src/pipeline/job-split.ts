@@ -3,6 +3,13 @@
 import type { Job } from "./jobs.ts";
 
 /**
+ * Most shards a build may be split into: far more machines than any build uses, and small enough
+ * that each shard's bookkeeping (one load figure per shard, below) stays trivial. A count above
+ * it is refused before anything is written (exit 2), not left to fail on allocation.
+ */
+export const MAX_SHARD_COUNT = 10_000;
+
+/**
  * Shard k of n (1-based). Every shard computes the same assignment from the same plan: jobs in
  * order of tiles (then id), each to the shard with the fewest tiles so far (lowest k on a tie).
  * Disjoint, covering, and balanced by work rather than by job count.

@@ -101,6 +101,9 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       if (u.refused && (!wanted || wanted.includes(u.refused.variable))) {
         warnings.push(`${group.id}/${u.stored}: ${u.refused.variable} is not drawn: ${u.refused.problem}`);
       }
+      if (u.contested && (!wanted || wanted.includes(u.contested))) {
+        warnings.push(`${group.id}/${u.stored}: not drawn as ${u.contested}: ${u.reason}`);
+      }
     }
     const refs = groupLayers(group).filter((l) => !wanted || picked(l, wanted));
     if (refs.length === 0) continue;

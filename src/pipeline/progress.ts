@@ -34,9 +34,13 @@ export function createProgress(opts: ProgressOptions): Progress {
   const line = (): string => {
     const seconds = (performance.now() - started) / 1000;
     const rate = seconds > 0 ? done / seconds : 0;
-    const frac = opts.total > 0 ? Math.min(1, done / opts.total) : 1;
-    const eta = rate > 0 ? (opts.total - done) / rate : Number.POSITIVE_INFINITY;
-    const stats = `${done}/${opts.total} tiles ${Math.round(rate)} tiles/s ETA ${duration(eta)}`;
+    // The plan's count is an estimate of the files a lead writes (uniform tiles and @2x files
+    // vary): once the work outruns it, the count done is the total, so the line never shows more
+    // than 100 % or an ETA below zero.
+    const total = Math.max(opts.total, done);
+    const frac = total > 0 ? done / total : 1;
+    const eta = rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY;
+    const stats = `${done}/${total} tiles ${Math.round(rate)} tiles/s ETA ${duration(eta)}`;
     if (!tty) return `${opts.label}: ${(frac * 100).toFixed(0)}% ${stats}\n`;
     const fill = Math.round(frac * BAR);
     return `\r\x1b[K${opts.label} [${"#".repeat(fill)}${"-".repeat(BAR - fill)}] ${(frac * 100).toFixed(0).padStart(3)}% ${stats}`;

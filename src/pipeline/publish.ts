@@ -92,11 +92,55 @@ function alive(info: LockInfo, path: string, leaseS: number): boolean {
   }
 }
 
-function readLock(path: string): LockInfo | undefined {
+function readText(path: string): string | undefined {
   try {
-    return JSON.parse(readFileSync(path, "utf8")) as LockInfo;
+    return readFileSync(path, "utf8");
   } catch {
     return undefined;
+  }
+}
+
+function parseLock(text: string | undefined): LockInfo | undefined {
+  try {
+    return text === undefined ? undefined : (JSON.parse(text) as LockInfo);
+  } catch {
+    return undefined;
+  }
+}
+
+function readLock(path: string): LockInfo | undefined {
+  return parseLock(readText(path));
+}
+
+/** A takeover guard left by a taker that died inside it is removed after this long. */
+export const TAKEOVER_GUARD_STALE_MS = 5000;
+
+/**
+ * Removes a lock judged stale, unless another taker got there first: two takers that both judged
+ * it stale would otherwise each remove it, and the second would remove the first one's fresh
+ * lock, leaving both believing they hold the out dir. Takeovers go one at a time through a guard
+ * directory (mkdir is atomic), and the lock is removed only when it still holds exactly what was
+ * judged. True when this taker removed it (it may then create its own, exclusively as ever).
+ */
+function takeOver(path: string, judged: string | undefined): boolean {
+  const guard = `${path}.takeover`;
+  try {
+    mkdirSync(guard);
+  } catch {
+    try {
+      if (Date.now() - statSync(guard).mtimeMs > TAKEOVER_GUARD_STALE_MS)
+        rmSync(guard, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile
+    }
+    return false;
+  }
+  try {
+    if (readText(path) !== judged) return false;
+    rmSync(path, { force: true });
+    return true;
+  } finally {
+    rmSync(guard, { recursive: true, force: true });
   }
 }
 
@@ -134,9 +178,11 @@ export function acquireLock(
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      const held = readLock(path);
-      if (attempt > 0 || !held || alive(held, path, leaseS)) throw new LockHeldError(describeLock(held, path), held);
-      rmSync(path, { force: true });
+      const text = readText(path);
+      const held = parseLock(text);
+      if (attempt > 0 || !held || alive(held, path, leaseS) || !takeOver(path, text)) {
+        throw new LockHeldError(describeLock(held, path), held);
+      }
     }
   }
   const heartbeat = setInterval(

@@ -17,7 +17,7 @@ import { Store } from "../store/store.ts";
 import { CoverageCache } from "./coverage.ts";
 import { checkPublishable, DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
 import { RENDERER_VERSION } from "./fingerprint.ts";
-import { shardJobs, splitForThreads } from "./job-split.ts";
+import { MAX_SHARD_COUNT, shardJobs, splitForThreads } from "./job-split.ts";
 import type { Job } from "./jobs.ts";
 import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
 import { planBuild } from "./plan.ts";
@@ -43,6 +43,8 @@ export interface BuildOptions {
   store: string;
   out: string;
   maxZoom?: number;
+  /** Base URL clients reach the published files at (setting public_url). */
+  publicUrl?: string;
   groups?: string[];
   vars?: string[];
   runs?: "latest" | "all";
@@ -115,6 +117,7 @@ function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number }
     if (!(Number.isInteger(index) && Number.isInteger(count) && index >= 1 && index <= count)) {
       throw new ConfigError(`--shard must be k/n with 1 ≤ k ≤ n, got ${index}/${count}`);
     }
+    if (count > MAX_SHARD_COUNT) throw new ConfigError(`--shard: at most ${MAX_SHARD_COUNT} shards, got ${count}`);
     if (!o.buildId) throw new ConfigError("--shard needs --build-id, so that every shard writes the same build");
   }
   return { maxZoom, concurrency };
@@ -267,6 +270,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       webDir: o.webDir === undefined ? DEFAULT_WEB_DIR : o.webDir,
       allowDroppedLayers: o.allowDroppedLayers,
       rendering: o.rendering,
+      publicUrl: o.publicUrl,
       republish: o.reuse === false,
     });
     const seconds = (performance.now() - started) / 1000;

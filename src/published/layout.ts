@@ -110,6 +110,10 @@ export interface CatalogLayer {
 
 export interface Catalog {
   build_id: string;
+  /** Base URL clients reach the published files at (setting public_url); null when not set. */
+  public_url?: string | null;
+  /** Present when public_url is not set: why the documents' URLs are paths. */
+  public_url_missing?: string;
   generated_at: string;
   tile_url_template: string;
   /** What a build running now will add after this one (gridcast start publishes in steps). */

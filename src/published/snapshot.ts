@@ -256,13 +256,20 @@ export class Published {
    * this never waits: a look for a newer one runs beside the request, which keeps the build it got.
    */
   async current(): Promise<Snapshot | undefined> {
+    return this.now() ?? this.#checking ?? this.#snap;
+  }
+
+  /**
+   * The build being served, without waiting (undefined before the first one is open, when a
+   * caller must wait for current()); starts the look for a newer one when it is due, as current().
+   */
+  now(): Snapshot | undefined {
     if (Date.now() - this.#checkedAt >= CHECK_EVERY_MS) {
       this.#checking ??= this.#refresh().finally(() => {
         this.#checking = undefined;
       });
     }
-    if (this.#snap) return this.#snap;
-    return this.#checking ?? this.#snap;
+    return this.#snap;
   }
 
   async #refresh(): Promise<Snapshot | undefined> {

@@ -37,7 +37,9 @@ const DEFS: [string[], string, number, number][] = [
   [["cm", "centimetre", "centimeter"], "water", 1e-2, 0],
   // Water rate in mm per hour.
   [["kg m-2 s-1", "kg/m2/s", "kg.m-2.s-1", "mm s-1", "mm/s"], "water_rate", 3600, 0],
-  [["mm h-1", "mm/h", "mm hr-1", "mm/hr", "mm hour-1", "kg m-2 h-1"], "water_rate", 1, 0],
+  [["mm h-1", "mm/h", "mm hr-1", "mm/hr", "mm hour-1", "kg m-2 h-1", "kg/m2/h", "kg m-2 hr-1"], "water_rate", 1, 0],
+  [["mm d-1", "mm/d", "mm day-1", "mm/day", "kg m-2 d-1", "kg m-2 day-1", "kg/m2/day"], "water_rate", 1 / 24, 0],
+  [["m h-1", "m/h", "m hr-1"], "water_rate", 1000, 0],
   [["m s-1", "m/s", "ms-1", "m.s-1", "meter second-1", "metre second-1", "meters per second"], "speed", 1, 0],
   [["km h-1", "km/h", "kmh", "km hr-1"], "speed", 1 / 3.6, 0],
   [["kt", "kts", "knot", "knots"], "speed", 1852 / 3600, 0],
@@ -73,13 +75,20 @@ export function knownUnit(unit: string): boolean {
 }
 
 /**
+ * A water rate spelled as a speed: a depth of water per second ("m s-1", lwe_precipitation_rate as
+ * the Met Office stores it) means mm h-1 × 3.6e6 when the quantity asked for is a water rate.
+ */
+const DEPTH_PER_SECOND: UnitDef = { quantity: "water_rate", scale: 3_600_000, offset: 0 };
+
+/**
  * A function converting values in `from` to values in `to`, or undefined when the two are not
  * both known units of one quantity. Equal spellings convert by identity even when unknown.
  */
 export function converter(from: string, to: string): Converter | undefined {
   if (normaliseUnit(from) === normaliseUnit(to)) return (x) => x;
-  const a = defOf(from);
   const b = defOf(to);
+  let a = defOf(from);
+  if (a?.quantity === "speed" && a.scale === 1 && b?.quantity === "water_rate") a = DEPTH_PER_SECOND;
   if (!a || !b || a.quantity !== b.quantity) return undefined;
   if (a.scale === b.scale && a.offset === b.offset) return (x) => x;
   const scale = a.scale / b.scale;

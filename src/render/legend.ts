@@ -93,16 +93,56 @@ export function legendJson(source: LegendSource, stopCount = 11): LegendJson {
 
 /**
  * Ticks of a stepped legend: its labelled edges, each at the boundary between two equal-width
- * classes, labelled in `unit` (converted from the scale's display unit through canonical units).
+ * classes. In another unit than the scale's (km/h, knots, °F) each edge is converted and rounded
+ * to a number a reader takes in at a glance (see roundTick), and the tick is put where that
+ * rounded value falls on the class axis, so a label always names the value under its mark.
  */
 export function steppedTicks(style: MapStyle, steps: SteppedScale, unit: DisplayUnit): Tick[] {
   const d = style.display!;
   const classes = steps.colors.length;
-  return steps.labels.map((edge) => {
+  if (unit.units === d.units) {
+    return steps.labels.map((edge) => {
+      const k = steps.edges.indexOf(edge) + 1;
+      return { value: edge, position: Number((k / classes).toFixed(6)), label: String(edge) };
+    });
+  }
+  const ticks: Tick[] = [];
+  for (const edge of steps.labels) {
     const canonical = (edge - d.offset) / d.scale;
-    const value = Number((canonical * unit.scale + unit.offset).toPrecision(6));
-    const k = steps.edges.indexOf(edge) + 1;
-    const shown = unit.units === d.units ? edge : Math.round(value * 10) / 10;
-    return { value: shown, position: Number((k / classes).toFixed(6)), label: String(shown) };
-  });
+    const shown = roundTick(canonical * unit.scale + unit.offset);
+    if (ticks.some((t) => t.value === shown)) continue;
+    // Back into the scale's unit to find its place among the class edges.
+    const inScale = ((shown - unit.offset) / unit.scale) * d.scale + d.offset;
+    const position = classPosition(steps.edges, inScale) / classes;
+    if (position > 0 && position < 1)
+      ticks.push({ value: shown, position: Number(position.toFixed(6)), label: String(shown) });
+  }
+  return ticks;
+}
+
+/** A converted edge this close to a whole number is exact and keeps it (0 °C is 32 °F, not 30). */
+const WHOLE_ENOUGH = 1e-6;
+
+/**
+ * A converted edge as a round number: whole numbers stay; others go to the nearest ten from 10
+ * up, the nearest whole number from 1 up, one significant digit below (5.8 → 6, 19.8 → 20, 38.9 →
+ * 40, 117.7 → 120 km/h).
+ */
+export function roundTick(v: number): number {
+  if (Math.abs(v - Math.round(v)) < WHOLE_ENOUGH) return Math.round(v) || 0;
+  const step = Math.min(10, 10 ** Math.floor(Math.log10(Math.abs(v))));
+  return Number((Math.round(v / step) * step).toPrecision(12)) || 0;
+}
+
+/**
+ * Where a value (in the scale's unit) sits on the class axis: edge k−1 at k, linear between edges
+ * (the ramp drawn by renderLegendPng, every class the same width).
+ */
+function classPosition(edges: number[], v: number): number {
+  if (v <= edges[0]) return 1;
+  const n = edges.length;
+  if (v >= edges[n - 1]) return n;
+  let k = 1;
+  while (edges[k] <= v) k++;
+  return k + (v - edges[k - 1]) / (edges[k] - edges[k - 1]);
 }

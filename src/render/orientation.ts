@@ -3,7 +3,7 @@
 // build renders it once (and later builds hard-link it while its fingerprint holds).
 //
 // Placement is global and deterministic: for each zoom the labels are decided in world pixel space
-// (candidates by priority, population first; a label is kept when its box, with a margin, overlaps
+// (candidates by priority: population, capitals boosted by half; a label is kept when its box, with a margin, overlaps
 // no box kept before it, the world's wrap included), and every tile draws each kept label whose
 // box reaches into it, clipped at its edges. A label crossing a seam is therefore drawn once, at
 // one place, split between the tiles, and identical in both halves.
@@ -21,7 +21,7 @@ import { blendPixel, compositeLabel, type LabelMask, labelMask } from "./text.ts
 import { HIDPI_SIZE, TILE_SIZE } from "./tiles.ts";
 
 /** Bump when the drawing changes: the layer's fingerprint includes it. */
-export const ORIENTATION_VERSION = "2";
+export const ORIENTATION_VERSION = "3";
 export const ORIENTATION_LAYER_ID = "orientation";
 
 export interface Place {
@@ -45,13 +45,26 @@ export interface LabelBox {
   h: number;
 }
 
-/** Smallest population labelled at zoom z (capitals are labelled from z 2 whatever their size). */
+/**
+ * Smallest priority (population, a capital's boosted) labelled at zoom z. Size decides: a capital
+ * of a hundred people is no longer labelled on the world map, and at z2 the cities of three
+ * million (Los Angeles, Paris with its boost) compete; collisions thin them.
+ */
 export function minPopulation(z: number): number {
-  return [20e6, 10e6, 5e6, 2e6, 1e6, 400e3, 150e3, 50e3][Math.max(0, Math.min(7, z))];
+  return [20e6, 10e6, 3e6, 2e6, 1e6, 400e3, 150e3, 50e3][Math.max(0, Math.min(7, z))];
 }
 
-/** Capitals rank as if three times as large. */
-export const priority = (p: Place): number => p.population * (p.capital ? 3 : 1);
+/**
+ * A capital's modest boost: it ranks as if half as large again, so it wins against a city of about
+ * its size (Bern over a larger neighbour at z6) but not against a much larger one (Shanghai over
+ * Beijing, which the old threefold boost put first).
+ */
+export const CAPITAL_BOOST = 1.5;
+
+export const priority = (p: Place): number => p.population * (p.capital ? CAPITAL_BOOST : 1);
+
+/** Borders between states, provinces and regions from this zoom: below it they clutter the map. */
+export const ADMIN1_MIN_ZOOM = 5;
 
 /** Font size by population: larger cities in larger type. */
 export const labelSize = (p: Place): number =>
@@ -75,9 +88,7 @@ export function worldPixel(lon: number, lat: number, z: number): [number, number
 /** Candidates at zoom z in placement order: priority descending, then id (deterministic). */
 export function candidates(places: Place[], z: number): Place[] {
   const min = minPopulation(z);
-  return places
-    .filter((p) => p.population >= min || (p.capital && z >= 2))
-    .sort((a, b) => priority(b) - priority(a) || a.id - b.id);
+  return places.filter((p) => priority(p) >= min).sort((a, b) => priority(b) - priority(a) || a.id - b.id);
 }
 
 /** Box of `w` × `h` centred on the place's world pixel. */
@@ -299,7 +310,7 @@ async function makeLayout(z: number): Promise<ZoomLayout> {
   const lines = loadLines();
   const width = z >= 6 ? 0.6 : 0.45;
   const strokes: Stroke[] = [];
-  if (z >= 3) strokes.push(strokeOf(lines.admin1, z, width, ADMIN_INK));
+  if (z >= ADMIN1_MIN_ZOOM) strokes.push(strokeOf(lines.admin1, z, width, ADMIN_INK));
   if (z >= 2) strokes.push(strokeOf(lines.lakes, z, width, WATER_INK));
   if (z >= 3) strokes.push(strokeOf(lines.rivers, z, width, WATER_INK));
   const segsByTile = strokes.map((s) => {

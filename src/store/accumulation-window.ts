@@ -3,7 +3,7 @@
 import { StoreUnavailableError } from "../errors.ts";
 import { windowFromData } from "../registry/temporal.ts";
 import type { StoredArray } from "./array.ts";
-import type { Role } from "./dims.ts";
+import type { DimRole } from "./dims.ts";
 import type { Json } from "./metadata.ts";
 
 /** ECMWF's GRIB accumulations (centre ecmf) run from the forecast's start, by its convention. */
@@ -20,7 +20,7 @@ const WINDOW_CHECK_VALUES = 2 ** 22;
  * amount never decreases; GFS-style buckets drop after each reset (see windowFromData).
  */
 export async function accumulationWindow(
-  v: { array: StoredArray; roles: Role[] },
+  v: { array: StoredArray; roles: DimRole[] },
   run: number,
   member: number,
   leads: number[],

@@ -108,7 +108,7 @@ export class StoredArray {
           : await zarr.open.v2(loc, { kind: "array", attrs: false });
       } catch (cause) {
         this.#opened = undefined;
-        throw wrap(cause);
+        throw wrap(cause, this.meta.path);
       }
     })();
     return this.#opened;
@@ -136,7 +136,7 @@ export class StoredArray {
       const b = this.#backend;
       return (await (b.stamp ? b.stamp(key) : b.remoteStamp?.(key))) ?? "";
     } catch (cause) {
-      throw located(wrap(cause), this.#backend, key, coords);
+      throw located(wrap(cause, this.meta.path), this.#backend, key, coords);
     }
   }
 
@@ -256,7 +256,7 @@ export class StoredArray {
         checkChunk(c, this.chunks);
         return Object.assign(c, { byteLength: c.data.byteLength });
       } catch (cause) {
-        throw located(wrap(cause), this.#backend, key, coords);
+        throw located(wrap(cause, this.meta.path), this.#backend, key, coords);
       }
     };
     return lease ? this.#cache.lease(cacheKey, load) : this.#cache.get(cacheKey, load);
@@ -318,7 +318,7 @@ export class StoredArray {
         buffer: decoded,
       };
     } catch (cause) {
-      throw located(wrap(cause), b, key, coords);
+      throw located(wrap(cause, this.meta.path), b, key, coords);
     }
   }
 
@@ -590,7 +590,7 @@ export class StoredArray {
       // As decodeDirect: a stored chunk is at most a little larger than a decoded one.
       return b.getInto ? await b.getInto(key, takeBytes, dec.bytes + (dec.bytes >> 6) + 4096) : await b.get(key);
     } catch (cause) {
-      throw located(wrap(cause), b, key, cc);
+      throw located(wrap(cause, this.meta.path), b, key, cc);
     }
   }
 

@@ -29,17 +29,18 @@ const UNIT_MS: Record<string, number> = {
   days: 86_400_000,
 };
 
-/** Milliseconds per unit for a timedelta unit name ("hours", "s", ...). */
+/** Milliseconds per unit for a timedelta unit name ("hours", "s", or a multiple: "6 hours"). */
 export function unitMs(unit: string): number {
-  const ms = UNIT_MS[unit.trim().toLowerCase()];
+  const m = /^\s*(\d+(?:\.\d+)?\s+)?(\w+)\s*$/.exec(unit);
+  const ms = m ? UNIT_MS[m[2].toLowerCase()] : undefined;
   if (ms === undefined) throw new CorruptDataError(`unsupported time unit "${unit}"`);
-  return ms;
+  return m?.[1] ? Number(m[1]) * ms : ms;
 }
 
 /** Parse "<unit> since <date>[ <time>][ <tz>]" into unit milliseconds and the epoch (UTC ms). */
 export function parseTimeUnits(units: string): { unitMs: number; epochMs: number; epochParts: number[] } {
   const m =
-    /^\s*(\w+)\s+since\s+(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?\s*$/i.exec(
+    /^\s*((?:\d+(?:\.\d+)?\s+)?\w+)\s+since\s+(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?\s*$/i.exec(
       units,
     );
   if (!m) throw new CorruptDataError(`unsupported CF time units "${units}"`);

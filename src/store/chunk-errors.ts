@@ -12,7 +12,7 @@ export function checkChunk(c: Chunk, chunkShape: number[]): void {
   const n = chunkShape.reduce((a, b) => a * b, 1);
   const shapeOk = c.shape.length === chunkShape.length && c.shape.every((v, i) => v === chunkShape[i]);
   if (!shapeOk || c.data.length !== n) {
-    const err = new CorruptDataError("stored data could not be decoded");
+    const err = new CorruptDataError("stored data could not be decoded (a chunk holds the wrong number of values)");
     err.logFields = { detail: `decoded ${c.data.length} values of shape [${c.shape}], chunk shape [${chunkShape}]` };
     throw err;
   }
@@ -26,20 +26,27 @@ export function located(err: Error, backend: Backend, key: string, coords: numbe
   return err;
 }
 
-export function wrap(cause: unknown): Error {
+/**
+ * The error a failed read becomes. `array` (the array's path in the store) and the kind of failure
+ * are named in the message, so a client and an operator both learn which array is damaged and how.
+ */
+export function wrap(cause: unknown, array?: string): Error {
   if (cause instanceof GridcastError) return cause;
-  if (cause instanceof zarr.CodecPipelineError || cause instanceof zarr.InvalidMetadataError) {
-    return new CorruptDataError("stored data could not be decoded", {}, { cause });
+  const undecodable = (why: string) =>
+    new CorruptDataError(`stored data could not be decoded${array ? ` (array ${array}: ${why})` : ""}`, {}, { cause });
+  if (cause instanceof zarr.CodecPipelineError) return undecodable("its codec chain failed on a stored chunk");
+  if (cause instanceof zarr.InvalidMetadataError) {
+    return undecodable("its metadata names a data type or codec gridcast cannot read");
   }
   if (cause instanceof zarr.NotFoundError) return new StoreUnavailableError("array metadata is missing", {}, { cause });
   if (cause instanceof CodecInputError) {
     // What the decoder found goes to the log line, never to the client.
-    const err = new CorruptDataError("stored data could not be decoded", {}, { cause });
+    const err = undecodable("a stored chunk does not decode with its codecs");
     err.logFields = { detail: cause.message };
     return err;
   }
   if (cause instanceof RangeError || cause instanceof TypeError) {
-    return new CorruptDataError("stored data could not be decoded", {}, { cause });
+    return undecodable("its stored bytes do not match its metadata");
   }
   return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
 }

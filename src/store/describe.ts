@@ -21,6 +21,7 @@ export function describeGroup(g: ForecastGroup) {
     longitude_convention: g.grid.lon360 ? "0..360" : "-180..180",
     runs: g.runs.map(isoNoZone),
     lead_hours: g.leads,
+    time_axes: g.timeAxes,
     levels: g.levels ?? null,
     members: g.members ?? null,
     // A group holding variables on several grids: each grid, keyed by its stored coordinates.
@@ -50,6 +51,8 @@ export function describeGroup(g: ForecastGroup) {
       codecs: v.array.meta.array?.codecs.map((c) => c.name) ?? [],
       packed: v.array.packing.scale !== 1 || v.array.packing.offset !== 0,
       temporal: v.temporal,
+      ...(v.meaning ? { recognised_by: v.meaning } : {}),
+      ...(v.squeezed.length ? { squeezed: v.squeezed } : {}),
     })),
     unregistered: g.unregistered,
   };

@@ -3,9 +3,12 @@
 // and WeatherBench2 (prediction_timedelta, level), dynamical.org (init_time, lead_time,
 // ensemble_member), CF (forecast_reference_time, forecast_period, realization), CDS ERA5 (valid_time,
 // pressure_level), CMIP (plev).
-// "fixed" marks a dimension read at one index per variable, never by name: anemoi-datasets' variables
-// axis (each variable is one entry of it) and its single-member ensemble axis.
-export type Role = "time" | "lead" | "level" | "member" | "lat" | "lon" | "fixed";
+export type Role = "time" | "lead" | "level" | "member" | "lat" | "lon";
+/**
+ * A variable's dimension: one of the roles, "single" (a dimension of one entry read at index 0), or
+ * "fixed", read at one index per variable (anemoi-datasets' variables axis: each variable one entry).
+ */
+export type DimRole = Role | "single" | "fixed";
 
 const ROLE_NAMES: Record<Role, string[]> = {
   // valid_time last: cfgrib writes it beside time and step as an auxiliary coordinate; only the new
@@ -13,10 +16,9 @@ const ROLE_NAMES: Record<Role, string[]> = {
   time: ["init_time", "forecast_reference_time", "reference_time", "time", "run", "init", "valid_time"],
   lead: ["lead_time", "step", "prediction_timedelta", "lead", "forecast_period"],
   level: ["level", "isobaricinhpa", "pressure_level", "plev", "lev"],
-  member: ["number", "ensemble_member", "realization", "member"],
+  member: ["number", "ensemble_member", "realization", "member", "ensemble"],
   lat: ["lat", "latitude", "y_lat"],
   lon: ["lon", "longitude", "x_lon"],
-  fixed: [],
 };
 
 const BY_NAME = new Map<string, Role>();

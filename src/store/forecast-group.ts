@@ -6,6 +6,7 @@
 // lat-lon-grid.ts's (a projected one, projected-grid.ts's); an accumulation's window checked
 // against its values, accumulation-window.ts's.
 import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
+import { canonicalByMeaning } from "../registry/cf-meaning.ts";
 import type { Registry, VariableEntry } from "../registry/registry.ts";
 import { type ResolvedTemporal, resolveTemporal, withDataWindow } from "../registry/temporal.ts";
 import { type Converter, converter } from "../registry/units.ts";
@@ -13,22 +14,23 @@ import { accumulationWindow, ecmwfAccumulation } from "./accumulation-window.ts"
 import type { StoredArray } from "./array.ts";
 import { cellGridOf } from "./cell-grid.ts";
 import { type CellAxes, findCellAxes } from "./cell-layouts.ts";
-import { decodeTimes, variableProblem } from "./cf.ts";
-import type { Role } from "./dims.ts";
+import { variableProblem } from "./cf.ts";
+import type { DimRole, Role } from "./dims.ts";
 import {
   auxiliaryNames,
   entryOf,
   findCoordinates,
+  heightOf,
   horizontalAxis,
   ingestedHours,
-  leadHours,
   levelsIn,
   strAttr,
-  timeUnits,
 } from "./group-coordinates.ts";
 import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-grid.ts";
 import type { Json } from "./metadata.ts";
 import { findProjectedAxes, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
+import { timeAxesOf } from "./time-axes.ts";
+import { type Claim, servedClaims } from "./variable-claims.ts";
 
 export interface GroupVariable {
   /** Canonical registry name. */
@@ -37,8 +39,18 @@ export interface GroupVariable {
   stored: string;
   entry: VariableEntry;
   array: StoredArray;
-  /** Role of each dimension, in storage order. */
-  roles: Role[];
+  /**
+   * Role of each dimension, in storage order; "single" for a dimension of one entry gridcast has no
+   * role for (MET Norway's height1, GraphCast's batch): always read at index 0.
+   */
+  roles: DimRole[];
+  /** Stored names of the dimensions of one entry read at index 0 ("single" roles). */
+  squeezed: string[];
+  /**
+   * How the array was recognised when its name is not a registered one: the CF rule that matched
+   * ("standard_name air_temperature at 2 m"). Undefined for arrays known by name.
+   */
+  meaning?: string;
   /** Units of the values gridcast answers with: canonical when the stored unit converts, else stored. */
   units: string;
   /** Units the store declares (the registry's when it declares none). */
@@ -77,6 +89,8 @@ export interface UnregisteredArray {
   standard_name: string | null;
   /** Set when the array is a registered variable whose stored encoding gridcast cannot decode. */
   refused?: { variable: string; problem: string };
+  /** The variable this array claimed and was not served for (another claims it too: see reason). */
+  contested?: string;
 }
 
 export interface ForecastGroup {
@@ -118,12 +132,11 @@ export interface ForecastGroup {
   variables: Map<string, GroupVariable>;
   /** Stored arrays that are neither coordinates nor registered variables. */
   unregistered: UnregisteredArray[];
+  /** How the run and lead axes were read from the stored coordinates, in words. */
+  timeAxes: string;
   /** Stored coordinate array names by role. */
   coordNames: Partial<Record<Role, string>>;
 }
-
-/** The furthest instant from 1970 a JavaScript date can name (±100 million days), in ms. */
-const MAX_DATE_MS = 8.64e15;
 
 export interface GroupInput {
   id: string;
@@ -175,53 +188,24 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   if (!cellAxes && (!coordNames.lat || !coordNames.lon)) {
     throw new CorruptDataError("no 1-D latitude and longitude coordinates (lat/latitude, lon/longitude)");
   }
-  if (!coordNames.time) {
-    throw new CorruptDataError(
-      "no time coordinate (time, init_time, forecast_reference_time or a scalar time as cfgrib writes it)",
-    );
-  }
+  const axes = await timeAxesOf(input.arrays, { time: coordNames.time, lead: coordNames.lead, scalar });
+  const { runs, leads, analysis } = axes;
+  coordNames.time = axes.coords.time;
+  if (axes.coords.lead) coordNames.lead = axes.coords.lead;
+  else delete coordNames.lead;
   const coord = (r: Role) => input.arrays.get(coordNames[r]!)!;
-  // A scalar (0-d) coordinate, as cfgrib writes time for a single run, is its one chunk's one value.
-  const raw = async (r: Role): Promise<number[]> => {
-    const a = coord(r);
-    if (a.shape.length > 0) return a.readRaw();
-    const ch = await a.chunk([]);
-    return [Number(ch.data[0])]; // read at once (see chunk())
-  };
   // Coordinates have no missing values: a v2 fill_value that happens to equal a coordinate (zarr's
   // default 0 at longitude 0) must not turn it into NaN, so only scale and offset apply.
   const readFloat = async (r: Role) => {
     const { scale, offset } = coord(r).packing;
     return Float64Array.from(await coord(r).readRaw(), (x) => x * scale + offset);
   };
-  const [timeRaw, leadRaw, latRaw, lonRaw, levelRaw, memberRaw] = await Promise.all([
-    raw("time"),
-    coordNames.lead ? raw("lead") : Promise.resolve([0]),
+  const [latRaw, lonRaw, levelRaw, memberRaw] = await Promise.all([
     cellAxes ? Promise.resolve(undefined) : readFloat("lat"),
     cellAxes ? Promise.resolve(undefined) : readFloat("lon"),
     coordNames.level ? coord("level").readRaw() : Promise.resolve(undefined),
     coordNames.member ? coord("member").readRaw() : Promise.resolve(undefined),
   ]);
-  const tAttrs = coord("time").meta.attrs;
-  const runs = decodeTimes(timeRaw, timeUnits(coord("time")), strAttr(tAttrs, "calendar") ?? "standard");
-  if (runs.some((t) => !Number.isFinite(t))) throw new CorruptDataError("the time coordinate has missing values");
-  const leads = coordNames.lead ? leadHours(leadRaw, coord("lead").meta.attrs) : [0];
-  if (leads.some((h) => !Number.isFinite(h))) throw new CorruptDataError("the lead time coordinate has missing values");
-  if (new Set(runs).size !== runs.length) throw new CorruptDataError("the time coordinate repeats a time");
-  // A value decoding past the dates a clock can name (an absurd number of days) cannot be a run
-  // or valid time: the group is refused with the value, the rest of the store serves on.
-  const badRun = runs.findIndex((t) => !(Math.abs(t) <= MAX_DATE_MS));
-  if (badRun >= 0) {
-    throw new CorruptDataError(
-      `the time coordinate's value ${timeRaw[badRun]} at index ${badRun} is not a date gridcast can represent`,
-    );
-  }
-  const badLead = leads.findIndex((h) => runs.some((t) => !(Math.abs(t + h * 3_600_000) <= MAX_DATE_MS)));
-  if (badLead >= 0) {
-    throw new CorruptDataError(
-      `the lead time coordinate's value ${leadRaw[badLead]} at index ${badLead} puts valid times past the dates gridcast can represent`,
-    );
-  }
   let grid: Grid;
   if (cellAxes) {
     const geo = await cellGridOf(cellAxes);
@@ -253,8 +237,6 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     checkAxis("longitude", circularLon(lonRaw as Float64Array));
     grid = gridOf(latRaw as Float64Array, lonRaw as Float64Array);
   }
-  const analysis = !coordNames.lead;
-
   const members = memberRaw?.map(Number);
   const controlMember = members ? Math.max(0, members.indexOf(0)) : undefined;
   // The spacing the temporal windows run over: lead steps, or the spacing of an analysis's times.
@@ -273,10 +255,15 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     length.lat = undefined;
     length.lon = grid.cells!.n;
   }
-  const dimRole = new Map<string, Role>();
+  const dimRole = new Map<string, DimRole>();
   for (const [role, name] of Object.entries(coordNames) as [Role, string][]) {
-    if (!scalar.has(role)) dimRole.set(input.arrays.get(name)!.dims[0], role);
+    if (role !== "time" && role !== "lead" && !scalar.has(role)) dimRole.set(input.arrays.get(name)!.dims[0], role);
   }
+  for (const role of ["time", "lead"] as const) {
+    const name = coordNames[role];
+    if (name && !axes.notDims.has(role)) dimRole.set(input.arrays.get(name)!.dims[0], role);
+  }
+  for (const [dim, role] of axes.dimRoles) dimRole.set(dim, role);
   // Latitude/longitude axes of other grids (regular lat/lon groups only): the dimension names they
   // index, to the coordinate holding their values.
   const cellNames = cellAxes && {
@@ -296,7 +283,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     dimRole.set(cellAxes.dim, "lon");
     if (cellAxes.anemoi) {
       dimRole.set(cellAxes.anemoi.variablesDim, "fixed");
-      dimRole.set(cellAxes.anemoi.ensembleDim, "fixed");
+      dimRole.set(cellAxes.anemoi.ensembleDim, "single");
     }
   }
   if (!projected && !cellAxes) {
@@ -329,6 +316,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
 
   const variables = new Map<string, GroupVariable>();
   const unregistered: UnregisteredArray[] = [];
+  // Variables found by name and by CF meaning, served once the loop has seen every claimant.
+  const byName: Claim<GroupVariable>[] = [];
+  const byMeaning: Claim<GroupVariable>[] = [];
   const coordSet = new Set(Object.values(coordNames));
   const aux = auxiliaryNames(input.arrays);
   for (const n of projected?.auxiliary ?? cellAxes?.auxiliary ?? []) aux.add(n);
@@ -350,7 +340,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     // Scalars and 1-D arrays beside the grid are coordinates too (cfgrib's surface, number, ...).
     if (arr.shape.length < 2) continue;
     const attrs = arr.meta.attrs;
-    const skip = (reason: string, refused?: UnregisteredArray["refused"]) =>
+    const skip = (reason: string, refused?: UnregisteredArray["refused"], contested?: string) =>
       unregistered.push({
         stored,
         reason,
@@ -359,8 +349,12 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
         long_name: strAttr(attrs, "long_name") ?? null,
         standard_name: strAttr(attrs, "standard_name") ?? null,
         ...(refused ? { refused } : {}),
+        ...(contested ? { contested } : {}),
       });
-    const roles = arr.dims.map((d) => dimRole.get(d));
+    // A dimension of one entry with no role of its own means nothing to a reader: read at index 0.
+    const roles: (DimRole | undefined)[] = arr.dims.map(
+      (d, i) => dimRole.get(d) ?? (arr.shape[i] === 1 ? "single" : undefined),
+    );
     if (!roles.includes("lon") || (!cellAxes && !roles.includes("lat"))) {
       skip("not on the group's latitude/longitude grid");
       continue;
@@ -385,19 +379,37 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       skip(`dimension ${unknown.join(", ")} is not one gridcast knows`);
       continue;
     }
-    if (new Set(roles.filter((r) => r !== "fixed")).size !== roles.filter((r) => r !== "fixed").length) {
+    const roled = roles.filter((r) => r !== "single" && r !== "fixed");
+    if (new Set(roled).size !== roled.length) {
       skip("two dimensions have the same role");
       continue;
     }
-    const bad = roles.findIndex((r, i) => r !== "fixed" && length[r!] !== arr.shape[i]);
+    const bad = roles.findIndex((r, i) => r !== "single" && r !== "fixed" && length[r as Role] !== arr.shape[i]);
     if (bad >= 0) {
-      skip(`dimension ${arr.dims[bad]} has ${arr.shape[bad]} entries, its coordinate ${length[roles[bad]!]}`);
+      skip(`dimension ${arr.dims[bad]} has ${arr.shape[bad]} entries, its coordinate ${length[roles[bad] as Role]}`);
       continue;
     }
-    const entry = entryOf(registry, stored, attrs);
+    const squeezed = arr.dims.filter((_, i) => roles[i] === "single");
+    let entry = entryOf(registry, stored, attrs);
+    let meaning: string | undefined;
     if (!entry) {
-      skip("not a registered variable name");
-      continue;
+      // Not a name the registry knows: what its CF description says it is, else why not.
+      const found = canonicalByMeaning({
+        standardName: strAttr(attrs, "standard_name"),
+        cellMethods: strAttr(attrs, "cell_methods"),
+        heightM: await heightOf(input.arrays, arr, squeezed),
+        onLevels: roles.includes("level"),
+      });
+      if ("reason" in found) {
+        skip(found.reason);
+        continue;
+      }
+      entry = registry.lookup(found.canonical);
+      if (!entry) {
+        skip(`its ${found.rule} means ${found.canonical}, which this registry does not hold`);
+        continue;
+      }
+      meaning = found.rule;
     }
     // An encoding gridcast does not understand refuses the variable, loudly, never served raw.
     const problem = variableProblem(attrs, arr.packing);
@@ -405,19 +417,17 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       skip(`${entry.name} refused: ${problem}`, { variable: entry.name, problem });
       continue;
     }
-    if (variables.has(entry.name)) {
-      skip(`a second array for ${entry.name} (${variables.get(entry.name)!.stored} is served)`);
-      continue;
-    }
     const storedUnits = strAttr(attrs, "units") ?? entry.units;
     const convert = converter(storedUnits, entry.units);
     const identity = convert !== undefined && convert(0) === 0 && convert(1) === 1;
-    variables.set(entry.name, {
+    const v: GroupVariable = {
       name: entry.name,
       stored,
       entry,
       array: arr,
-      roles: roles as Role[],
+      roles: roles as DimRole[],
+      squeezed,
+      ...(meaning ? { meaning } : {}),
       units: convert ? entry.units : storedUnits,
       storedUnits,
       canonical: convert !== undefined,
@@ -426,8 +436,10 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       grid: on.grid,
       gridCoords: { lat: on.lat, lon: on.lon },
       ...(fixed ? { fixed } : {}),
-    });
+    };
+    (meaning ? byMeaning : byName).push({ v, skip: (reason) => skip(reason, undefined, v.name) });
   }
+  for (const v of servedClaims(byName, byMeaning)) variables.set(v.name, v);
   for (const v of variables.values()) {
     if (v.temporal.kind === "instantaneous" || v.temporal.window !== "since_start" || analysis || leads.length < 2) {
       continue;
@@ -458,8 +470,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     ].filter((g) => g === primary || [...variables.values()].some((v) => v.grid === g.grid)),
     variables,
     unregistered: unregistered.sort((a, b) => a.stored.localeCompare(b.stored)),
-    coordNames: Object.fromEntries(Object.entries(coordNames).filter(([r]) => !scalar.has(r as Role))) as Partial<
-      Record<Role, string>
-    >,
+    timeAxes: axes.how,
+    coordNames: Object.fromEntries(
+      Object.entries(coordNames).filter(([r]) => !scalar.has(r as Role) && !axes.notDims.has(r as Role)),
+    ) as Partial<Record<Role, string>>,
   };
 }

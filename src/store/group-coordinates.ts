@@ -36,6 +36,14 @@ export function findCoordinates(arrays: Map<string, StoredArray>): {
     const dims = arr.dims;
     if (arr.shape.length === 1 && (dims[0] === name || roleOf(dims[0]) === role)) coords[role] = name;
   }
+  // An ensemble axis by its CF meaning, whatever its name (MOGREPS's realization, a BoM `ens`).
+  if (!coords.member) {
+    const name = names.find((n) => {
+      const a = arrays.get(n)!;
+      return a.shape.length === 1 && a.dims[0] === n && strAttr(a.meta.attrs, "standard_name") === "realization";
+    });
+    if (name) coords.member = name;
+  }
   for (const role of ["time", "lead"] as Role[]) {
     if (coords[role]) continue;
     const name = names.find((n) => roleOf(n) === role && arrays.get(n)!.shape.length === 0);
@@ -87,6 +95,29 @@ export function entryOf(registry: Registry, stored: string, attrs: Json): Variab
   for (const name of [stored, strAttr(attrs, "GRIB_shortName"), strAttr(attrs, "GRIB_cfVarName")]) {
     const e = name ? registry.lookup(name) : undefined;
     if (e) return e;
+  }
+  return undefined;
+}
+
+/**
+ * The height above the surface (metres) a variable's height coordinate gives: a squeezed
+ * dimension's one-entry coordinate (MET Norway's height1 = 2 m) or a scalar coordinate its CF
+ * `coordinates` attribute names (the Met Office's height = 1.5 m), when it is a height in metres.
+ */
+export async function heightOf(
+  arrays: Map<string, StoredArray>,
+  arr: StoredArray,
+  squeezed: string[],
+): Promise<number | undefined> {
+  const listed = (strAttr(arr.meta.attrs, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  for (const name of [...squeezed, ...listed]) {
+    const c = arrays.get(name);
+    if (!c || c.shape.reduce((a, b) => a * b, 1) !== 1) continue;
+    const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
+    const units = strAttr(c.meta.attrs, "units")?.trim().toLowerCase() ?? "m";
+    if (std !== "height" || !["m", "metre", "meter", "metres", "meters"].includes(units)) continue;
+    const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
+    return raw[0] * c.packing.scale + c.packing.offset;
   }
   return undefined;
 }

@@ -31,6 +31,11 @@ export interface GroupSource {
 const GROUP_LIST_TTL_MS = 2000;
 /** How long the answer to "is the root itself a dataset?" is kept. */
 const ROOT_KIND_TTL_MS = 30_000;
+/** x/y axis names that make a root a projected dataset without latitude/longitude arrays (UKV's). */
+const PROJECTED_AXES: [string, string][] = [
+  ["projection_x_coordinate", "projection_y_coordinate"],
+  ["x", "y"],
+];
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 interface GroupEntry {
@@ -130,12 +135,12 @@ export class ForecastGroups {
       for (const n of ["latitude", "lat", "longitude", "lon"]) if (await this.#source.node(n)) names.push(n);
     }
     const roles = new Set(names.map((n) => roleOf(n)));
+    const projected = PROJECTED_AXES.some(([x, y]) => names.includes(x) && names.includes(y));
     // Per-cell coordinates of an unstructured grid count too (ICON's clat/clon, anemoi-datasets'
     // latitudes/longitudes); HEALPix stores hold none: they are found below forecast/ only.
     const cellCoords = (a: string, b: string) => names.includes(a) && names.includes(b);
-    const located =
-      (roles.has("lat") && roles.has("lon")) || cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes");
-    if (!located) return false;
+    const cells = cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes");
+    if (!projected && !cells && (!roles.has("lat") || !roles.has("lon"))) return false;
     const root = await this.#source.node("");
     return root?.kind === "group";
   }

@@ -97,7 +97,41 @@ function v2Codecs(z: Json): Json[] {
   return codecs;
 }
 
-function fromV3(path: string, doc: Json): NodeMeta {
+/**
+ * A v3 array of zarr's numpy.datetime64 / numpy.timedelta64 extension data types (Earth2Studio
+ * and other zarr-python 3 writers that skip xarray's CF encoding): int64 counts of `unit` ×
+ * `scale_factor`, read as int64 with the CF units that say so, the document zarrita opens
+ * rewritten the same way. A unit gridcast cannot turn into a fixed duration (months, years)
+ * leaves the type as it is, and the array is refused with its name.
+ */
+function v3DatetimeAsInt64(doc: Json): { doc: Json; problem?: string } {
+  const dt = doc.data_type as { name?: unknown; configuration?: { unit?: unknown; scale_factor?: unknown } } | unknown;
+  if (typeof dt !== "object" || dt === null) return { doc };
+  const { name, configuration } = dt as { name?: unknown; configuration?: { unit?: unknown; scale_factor?: unknown } };
+  if (name !== "numpy.datetime64" && name !== "numpy.timedelta64") return { doc };
+  const unit = NUMPY_UNITS[String(configuration?.unit)];
+  const scale = configuration?.scale_factor ?? 1;
+  if (!unit || typeof scale !== "number" || !Number.isSafeInteger(scale) || scale < 1) {
+    return {
+      doc,
+      problem: `${name} unit ${JSON.stringify(configuration?.unit)} × ${JSON.stringify(scale)} is not a fixed duration gridcast reads`,
+    };
+  }
+  const tick = scale === 1 ? unit : `${scale} ${unit}`;
+  const attrs = (doc.attributes as Json) ?? {};
+  const units = name === "numpy.datetime64" ? `${tick} since 1970-01-01` : tick;
+  return {
+    doc: {
+      ...doc,
+      data_type: "int64",
+      attributes: typeof attrs.units === "string" ? attrs : { ...attrs, units },
+    },
+  };
+}
+
+function fromV3(path: string, stored: Json): NodeMeta {
+  const { doc, problem: typeProblem } =
+    stored.node_type === "array" ? v3DatetimeAsInt64(stored) : { doc: stored, problem: undefined };
   const attrs = (doc.attributes as Json) ?? {};
   if (doc.node_type === "group") return { kind: "group", format: 3, path, attrs, raw: { "zarr.json": doc } };
   if (doc.node_type !== "array") throw new CorruptDataError("zarr.json without a valid node_type");
@@ -122,6 +156,7 @@ function fromV3(path: string, doc: Json): NodeMeta {
       dimension_names: (doc.dimension_names as string[] | undefined) ?? undefined,
       codecs,
       problem:
+        typeProblem ??
         shapeProblem(doc.shape, chunks) ??
         (sharding && grid?.configuration?.chunk_shape?.some((n) => !(Number.isSafeInteger(n) && n > 0))
           ? "shard shape has a zero or negative size"

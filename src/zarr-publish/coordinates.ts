@@ -53,8 +53,20 @@ function storedAttrs(
   const name = stored ?? g.coordNames[role];
   const out: Json = { ...(name ? nodes.get(g.path === "" ? name : `${g.path}/${name}`)?.attrs : undefined) };
   for (const k of ENCODING_ATTRS) delete out[k];
+  // A lead axis read from valid times (MET Norway's time) or a run axis read from them (GraphCast's
+  // datetime) is no longer what its stored description says: that description is left out.
+  const meant = ROLE_STANDARD_NAMES[role];
+  if (meant && typeof out.standard_name === "string" && out.standard_name !== meant) {
+    for (const k of ["standard_name", "long_name", "axis"]) delete out[k];
+  }
   return out;
 }
+
+/** The CF standard_name each published time axis stands for. */
+const ROLE_STANDARD_NAMES: Partial<Record<keyof typeof DIM_NAMES, string>> = {
+  time: "forecast_reference_time",
+  lead: "forecast_period",
+};
 
 function wholeNumbers(values: ArrayLike<number>): boolean {
   for (let i = 0; i < values.length; i++) if (!Number.isSafeInteger(values[i])) return false;

@@ -2,7 +2,7 @@
 // with dimensions named by role, plus coordinate arrays, each with one chunk grid and one encoding
 // shared by the Zarr v2 and v3 views. Built from metadata and the already-decoded coordinates.
 
-import { dimNamesOf, gridDimNames, variableDimNames } from "../forecast/dim-names.ts";
+import { dimNamesOf, gridDimNames, publishedDims } from "../forecast/dim-names.ts";
 import { cfDecoding } from "../store/cf.ts";
 import { encodingOf } from "../store/chunk-key.ts";
 import type { ForecastGroup, NodeMeta, StoredArray } from "../store/store.ts";
@@ -90,14 +90,13 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
   for (const v of [...group.variables.values()].sort((a, b) => a.name.localeCompare(b.name))) {
     const meta = v.array.meta;
     const a = meta.array!;
-    const own = group.grids.length > 1 ? variableDimNames(group, v) : names;
-    // Dimensions read at a fixed index (anemoi-datasets' variables and ensemble axes) keep their
-    // stored names: the stored array is published whole, once, in the store's own layout.
-    const dims = v.roles.map((r, d) => (r === "fixed" ? v.array.dims[d] : own[r]));
+    const dims = publishedDims(group, v);
+    // Dimensions read at a fixed index (anemoi-datasets' variables axis) keep their stored names:
+    // the stored array is published whole, once, in the store's own layout.
     if (v.fixed) {
       const stored = v.array.path.split("/").pop()!;
       if (arrays.has(stored)) continue;
-      for (const [d, r] of v.roles.entries()) if (r === "fixed") length.set(dims[d], a.shape[d]);
+      for (const [d, r] of v.roles.entries()) if (r === "fixed" || r === "single") length.set(dims[d], a.shape[d]);
       arrays.set(stored, {
         name: stored,
         dims,
@@ -116,7 +115,8 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
       continue;
     }
     // xarray refuses a dataset whose variable disagrees with its coordinate's length.
-    const bad = dims.findIndex((d, i) => length.get(d) !== a.shape[i]);
+    // A squeezed dimension of one entry has no coordinate (xarray reads it as a bare dimension).
+    const bad = dims.findIndex((d, i) => v.roles[i] !== "single" && length.get(d) !== a.shape[i]);
     if (bad >= 0) {
       skipped.push({ stored: v.stored, reason: `dimension ${dims[bad]} does not match its coordinate` });
       continue;

@@ -73,7 +73,7 @@ test("build --out on a file, below a file, or in a directory this user cannot wr
     await gridcast(["build", "--store", store, "--out", join(file, "sub")]),
     /cannot be created: part of the path is a file/,
   );
-  // root writes anywhere it can reach; sysfs refuses new directories even to root. (Running the CLI
+  // root writes anywhere it can reach; sysfs is refused to root too, as a pseudo-file system. (Running the CLI
   // as another user fails instead when the clone sits in a private directory, as CI's may.)
   let unwritable = "/sys/gridcast-test-out";
   if (process.getuid?.() !== 0) {
@@ -84,7 +84,7 @@ test("build --out on a file, below a file, or in a directory this user cannot wr
   }
   oneLine(
     await gridcast(["build", "--store", store, "--out", unwritable]),
-    /--out \S+\/(locked\/out|gridcast-test-out) is not writable by this user/,
+    /--out \S+\/(locked\/out is not writable by this user|gridcast-test-out is on the kernel's sysfs file system)/,
   );
 });
 
@@ -173,5 +173,16 @@ test("an older Node gets one readable message naming the Node it needs and how t
     if (sys.code === 0) assert.match(text, /Usage: gridcast/);
     else assert.match(text, /^gridcast needs Node\.js 24 or newer/);
     assert.doesNotMatch(text, /ERR_UNKNOWN_FILE_EXTENSION/);
+  }
+});
+
+test("a huge shard count is exit 2 with one line, and leaves nothing behind", async () => {
+  const out = join(dir, "shard-out");
+  for (const shard of ["1/99999999999", "1/10001"]) {
+    oneLine(
+      await gridcast(["build", "--store", store, "--out", out, "--shard", shard, "--build-id", "b1"]),
+      /--shard: at most 10000 shards/,
+    );
+    assert.equal(existsSync(out), false, `${shard} left ${out} behind`);
   }
 });

@@ -27,6 +27,34 @@ describe("shardFromEnv", () => {
     );
   });
 
+  test("Slurm: the array index from its first index and step, the count from SLURM_ARRAY_TASK_COUNT or MAX", () => {
+    const slurm = (id: number, extra: Record<string, string> = {}) =>
+      shardFromEnv({ SLURM_ARRAY_TASK_ID: String(id), SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_MAX: "3", ...extra });
+    // sbatch --array=0-3
+    assert.deepEqual(slurm(0, { SLURM_ARRAY_TASK_COUNT: "4", SLURM_ARRAY_TASK_STEP: "1" }), { index: 1, count: 4 });
+    assert.deepEqual(slurm(3, { SLURM_ARRAY_TASK_COUNT: "4" }), { index: 4, count: 4 });
+    // MAX alone gives the count; --array=1-4 numbers from 1; --array=0-6:2 steps by 2.
+    assert.deepEqual(slurm(2), { index: 3, count: 4 });
+    assert.deepEqual(slurm(1, { SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "4" }), { index: 1, count: 4 });
+    assert.deepEqual(slurm(4, { SLURM_ARRAY_TASK_MAX: "6", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_COUNT: "4" }), {
+      index: 3,
+      count: 4,
+    });
+    // A list (--array=1,3,7) has no range numbering: refused by name.
+    assert.throws(
+      () => slurm(3, { SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "7", SLURM_ARRAY_TASK_COUNT: "3" }),
+      /Slurm array is not a range/,
+    );
+    assert.throws(() => shardFromEnv({ SLURM_ARRAY_TASK_ID: "2" }), /set GRIDCAST_SHARD_COUNT/);
+    assert.throws(() => slurm(1, { SLURM_ARRAY_TASK_COUNT: "4", GRIDCAST_SHARD_COUNT: "5" }), /task counts disagree/);
+  });
+
+  test("PBS Pro: PBS_ARRAY_INDEX from 0 (qsub -J 0-N), the count from GRIDCAST_SHARD_COUNT", () => {
+    assert.deepEqual(shardFromEnv({ PBS_ARRAY_INDEX: "2", GRIDCAST_SHARD_COUNT: "3" }), { index: 3, count: 3 });
+    assert.throws(() => shardFromEnv({ PBS_ARRAY_INDEX: "3", GRIDCAST_SHARD_COUNT: "3" }), /outside the task count/);
+    assert.throws(() => shardFromEnv({ PBS_ARRAY_INDEX: "0" }), /PBS Pro array job gives the task index/);
+  });
+
   test("refusals name what is wrong", () => {
     assert.throws(() => shardFromEnv({}), /no task index in the environment \(looked for JOB_COMPLETION_INDEX/);
     assert.throws(() => shardFromEnv({ JOB_COMPLETION_INDEX: "1" }), /set GRIDCAST_SHARD_COUNT/);

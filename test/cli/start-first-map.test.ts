@@ -81,6 +81,7 @@ test("npm start on a fresh directory: the first map is served before the full bu
     );
     // The key works, and it is the one kept beside the ledger.
     assert.equal((await get(`${url}/point?lat=48.14&lon=11.58&var=2t`, { "X-API-Key": key })).status, 200);
+    assert.match(first.out(), /1000 credits to start; new/);
     assert.equal(readFileSync(join(dir, "demo-key"), "utf8").trim(), key);
   } finally {
     await stop(first);
@@ -93,7 +94,7 @@ test("npm start on a fresh directory: the first map is served before the full bu
     const tile = await get(`${url}/api/forecast/tile/0/0/0?layer=global.t2m`);
     assert.equal(tile.status, 200, "the published build is served before anything renders");
     assert.equal(keyOf(second), key, "the demo key is the same across restarts");
-    assert.match(second.out(), /the same as last time, kept in \S+demo-key/);
+    assert.match(second.out(), /1000 credits left; the same as last time, kept in \S+demo-key/);
     assert.equal((await get(`${url}/point?lat=48.14&lon=11.58&var=2t`, { "X-API-Key": key as string })).status, 200);
     const err = await until(
       "the restart's plan",

@@ -2,12 +2,12 @@
 // when its Blosc chunks hold several blocks (src/forecast/box.ts slabInParts, StoredArray
 // readStoredSplit): the leads every chunk's first blocks complete go out while the other blocks
 // decode. Each part holds exactly the cached path's values at the moment it is handed over; over
-// HTTP the bytes are the cached path's; a chunk damaged in its first blocks is still a 500 before
-// any byte, one damaged only in its last block cuts the body short of Content-Length, and the log
-// names the store and key either way.
+// HTTP the bytes are the cached path's, also with a chunk that is not stored (NaN); a chunk damaged
+// in its first blocks is still a 500 before any byte, one damaged only in its last block cuts the
+// body short of Content-Length, and the log names the store and key either way.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { DEFAULTS, MIB } from "../../src/config.ts";
@@ -93,6 +93,29 @@ describe("box exports in two parts (xarray v2 Blosc-lz4, 36 blocks a chunk)", ()
       assert.equal(r.status, 200);
       const cached = await readBoxSlab(await planBox(store, registry, request(b), 1024), 0, LEADS);
       assert.deepEqual(dataOf(r.body), cached, JSON.stringify(b));
+    }
+  });
+
+  test("a chunk that is not stored reads as its fill value (NaN) in both parts, the rest as stored", async () => {
+    const { store, registry } = srv.running.ctx;
+    const chunk = join(storeDir, "forecast", "global", "t2m", "0.0.2.3");
+    const good = readFileSync(chunk);
+    rmSync(chunk);
+    try {
+      const b = BOXES[2];
+      // The chunk cache (where a chunk that is not stored is looked up) drops what it decoded.
+      store.cache.invalidate();
+      // Reused slabs first, so a value left unwritten would show an earlier export's numbers.
+      for (let i = 0; i < 3; i++) await get(url(BOXES[0]), { "X-API-Key": key });
+      const r = await get(url(b), { "X-API-Key": key });
+      assert.equal(r.status, 200);
+      const data = dataOf(r.body);
+      // The chunk's 15 rows × 16 columns inside the box, at every lead.
+      assert.equal(data.filter((v) => Number.isNaN(v)).length, LEADS * 15 * 16);
+      store.cache.invalidate();
+      assert.deepEqual(data, await readBoxSlab(await planBox(store, registry, request(b), 1024), 0, LEADS));
+    } finally {
+      writeFileSync(chunk, good);
     }
   });
 

@@ -67,6 +67,17 @@ describe("map routes", () => {
     catalog = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8"));
   });
 
+  test("without public_url the build's documents hold paths and say the setting is missing", () => {
+    assert.equal(catalog.public_url, null);
+    assert.match(String(catalog.public_url_missing), /public_url is not set/);
+    const lead = catalog.layers[0].runs[0].leads[0];
+    const tj = JSON.parse(readFileSync(join(dir, lead.tilejson), "utf8"));
+    assert.deepEqual(tj.tiles, [lead.tiles]);
+    assert.match(tj.public_url_missing, /public_url is not set/);
+    const wmts = readFileSync(join(dir, "wmts/1.0.0/WMTSCapabilities.xml"), "utf8");
+    assert.match(wmts, /<!-- public_url is not set/);
+  });
+
   test("catalog: the published catalog, cacheable for a minute, with an ETag", async () => {
     const r = await api("catalog");
     assert.equal(r.status, 200);

@@ -40,3 +40,12 @@ test("in a log: plain lines at an interval, no control characters", async () => 
   p.finish();
   assert.match(out.text(), /^build y: 50% 5\/10 tiles \d+ tiles\/s ETA \d+s\n$/);
 });
+
+test("work beyond the planned count is shown as 100 %, never more, with no negative ETA", () => {
+  const out = sink(true);
+  const p = createProgress({ total: 15, label: "build z", stream: out });
+  p.add(18);
+  p.finish();
+  const last = out.text().split("\r\u001b[K").at(-1)!;
+  assert.match(last, /^build z \[#{24}\] 100% 18\/18 tiles \d+ tiles\/s ETA 0s\n$/);
+});

@@ -111,6 +111,13 @@ test("documents go out as the build's br / gzip twins, by Accept-Encoding, with 
     assert.equal(r.headers.get("content-encoding"), "gzip", path);
     gunzipSync(r.body);
   }
+  // The vendor bundles served from node_modules too, compressed from memory.
+  const leaflet = readFileSync(join(import.meta.dirname, "../../node_modules/leaflet/dist/leaflet.js"));
+  const vendor = await get("/vendor/leaflet/leaflet.js", { "Accept-Encoding": "br, gzip" });
+  assert.equal(vendor.headers.get("content-encoding"), "br");
+  assert.equal(vendor.headers.get("vary"), "Accept-Encoding");
+  assert.ok(brotliDecompressSync(vendor.body).equals(leaflet));
+  assert.ok((await get("/vendor/leaflet/leaflet.js")).body.equals(leaflet), "identity without Accept-Encoding");
   for (const path of [lead.tiles.replace("{z}/{x}/{y}", "1/0/0"), layer.legend.png]) {
     const r = await get(path, { "Accept-Encoding": "gzip, br" });
     assert.equal(r.status, 200, path);

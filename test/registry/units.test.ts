@@ -31,6 +31,16 @@ describe("units", () => {
     close(converter("1", "%")!(0.55), 55, "1 → %");
     close(converter("(0 - 1)", "1")!(0.3), 0.3, "(0 - 1)");
   });
+  test("precipitation rates in any SI spelling convert to mm h-1; a speed stays a speed", () => {
+    // A depth of water per second (the Met Office's lwe_precipitation_rate): 1e-6 m s-1 is 3.6 mm/h.
+    for (const u of ["m s-1", "m/s", "m s**-1"]) close(converter(u, "mm h-1")!(1e-6), 3.6, u);
+    close(converter("mm s-1", "mm h-1")!(0.001), 3.6, "mm s-1");
+    close(converter("kg m-2 h-1", "mm h-1")!(2.5), 2.5, "kg m-2 h-1");
+    close(converter("kg m-2 day-1", "mm h-1")!(24), 1, "kg m-2 day-1");
+    close(converter("m h-1", "mm h-1")!(0.002), 2, "m h-1");
+    close(converter("m s-1", "km h-1")!(10), 36, "a wind speed is no water rate");
+    assert.equal(converter("km h-1", "mm h-1"), undefined);
+  });
   test("units of different quantities or unknown spellings do not convert; equal spellings do", () => {
     assert.equal(converter("K", "Pa"), undefined);
     assert.equal(converter("m", "m s-1"), undefined);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { DERIVED_LAYERS } from "../../src/registry/derived.ts";
 import { displayUnit, legendTicks, toDisplay } from "../../src/registry/display.ts";
 import { type MapStyle, registry, type Temporal } from "../../src/registry/registry.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
@@ -92,6 +93,42 @@ describe("display units and ticks", () => {
     const freezing = f.ticks.find((t) => t.value === 32);
     assert.ok(freezing, "0 °C labelled 32 °F");
     assert.ok(Math.abs(freezing.position - legend.ticks.find((t) => t.value === 0)!.position) < 1e-6);
+  });
+
+  it("labels wind speed in km/h and knots with round numbers, each over the colour of its value", async () => {
+    const speed = DERIVED_LAYERS.find((l) => l.name === "wind_speed")!;
+    const legend = legendJson({ units: speed.units, style: speed.style, temporal: speed.temporal as Temporal });
+    const { data, width } = await decodeRgba(renderLegendPng(speed.style));
+    const { rgba, lut } = buildPalette(speed.style);
+    const colourOf = (ms: number) => [...rgba.subarray(lut(ms) * 4, lut(ms) * 4 + 4)];
+    for (const unit of ["km/h", "kn"]) {
+      const option = legend.units_options.find((u) => u.units === unit)!;
+      const values = option.ticks.map((t) => t.value);
+      assert.ok(values.length >= 5, `${unit}: ${values.join(" ")}`);
+      // Round: whole numbers, and from 10 up whole tens (not 5.8/19.8/38.9 km/h).
+      assert.ok(
+        values.every((v) => Number.isInteger(v) && (v < 10 || v % 10 === 0)),
+        `${unit}: ${values.join(" ")}`,
+      );
+      const positions = option.ticks.map((t) => t.position);
+      assert.deepEqual(
+        positions,
+        positions.toSorted((a, b) => a - b),
+        `${unit} in order`,
+      );
+      for (const t of option.ticks) {
+        const ms = (t.value - option.offset) / option.scale;
+        assert.deepEqual(
+          pixel(data, Math.floor(t.position * width)),
+          colourOf(ms),
+          `${t.label} ${unit} over its colour`,
+        );
+      }
+    }
+    assert.deepEqual(
+      legend.units_options.find((u) => u.units === "km/h")!.ticks.map((t) => t.value),
+      [6, 20, 40, 60, 90, 120],
+    );
   });
 
   it("shows pressure in hPa, rain in mm and cloud cover in %", () => {

@@ -8,6 +8,7 @@ import { describe, it } from "node:test";
 import { decodeLines, encodeLines } from "../../src/render/line-pack.ts";
 import {
   ADMIN1_FILE,
+  ADMIN1_MIN_ZOOM,
   candidates,
   LABEL_MARGIN,
   type LabelBox,
@@ -67,14 +68,22 @@ describe("orientation label placement", () => {
     assert.equal((await placeLabels([big, small], z, measure)).length, 2);
   });
 
-  it("counts a capital as three times its population", async () => {
+  it("gives a capital a modest boost: it beats a somewhat larger city, not one twice its size", async () => {
     const capital = place(1, "Capitol", 10, 50, 400_000, true);
-    const larger = place(2, "Largeburg", 10.05, 50.02, 1_000_000);
-    assert.ok(priority(capital) > priority(larger));
-    assert.deepEqual(
-      (await placeLabels(candidates([larger, capital], 6), 6, measure)).map((b) => b.place.name),
-      ["Capitol"],
-    );
+    const kept = async (population: number) =>
+      (await placeLabels(candidates([place(2, "Largeburg", 10.05, 50.02, population), capital], 6), 6, measure)).map(
+        (b) => b.place.name,
+      );
+    assert.deepEqual(await kept(500_000), ["Capitol"]);
+    assert.deepEqual(await kept(800_000), ["Largeburg"]);
+  });
+
+  it("labels the world by size: big cities at z2, not the capitals of a few hundred people", async () => {
+    const names = (await zoomLayout(2)).labels.map((l) => l.place.name);
+    for (const big of ["Shanghai", "Los Angeles", "New York City", "São Paulo"]) assert.ok(names.includes(big), big);
+    for (const small of ["Adamstown", "Port-aux-Français", "Bern", "Jamestown"]) {
+      assert.ok(!names.includes(small), small);
+    }
   });
 
   it("checks collisions across the antimeridian", async () => {
@@ -104,7 +113,7 @@ describe("orientation label placement", () => {
       }
       assert.ok(kept.length > before, `z${z}: ${kept.length} labels`);
       before = kept.length;
-      for (const b of kept) assert.ok(b.place.population >= minPopulation(z) || b.place.capital);
+      for (const b of kept) assert.ok(priority(b.place) >= minPopulation(z));
     }
   });
 });
@@ -175,6 +184,24 @@ describe("orientation tiles", () => {
       }
     }
     assert.ok(inkLeft > 0 && inkRight > 0, `text on both sides of the seam: ${inkLeft} / ${inkRight}`);
+  });
+
+  it("draw state and province borders from z5 only: below it they clutter the map", async () => {
+    // Ink in the Utah–Colorado column (109.05° W at 38° N, far from rivers and labels) by zoom.
+    const inkAt = async (z: number) => {
+      const layout = await zoomLayout(z);
+      const [wx, wy] = worldPixel(-109.05, 38, z);
+      const [tx, ty] = [Math.floor(wx / TILE_SIZE), Math.floor(wy / TILE_SIZE)];
+      const rgba = new Uint8Array(TILE_SIZE * TILE_SIZE * 4);
+      paintOrientationTile(layout, tx, ty, rgba);
+      const [px, py] = [Math.floor(wx) - tx * TILE_SIZE, Math.floor(wy) - ty * TILE_SIZE];
+      let best = 0;
+      for (let x = px - 2; x <= px + 2; x++) best = Math.max(best, rgba[(py * TILE_SIZE + x) * 4 + 3]);
+      return best;
+    };
+    assert.equal(ADMIN1_MIN_ZOOM, 5);
+    assert.equal(await inkAt(4), 0, "no state border at z4");
+    assert.ok((await inkAt(5)) > 60, "the state border at z5");
   });
 
   it("draw state borders and rivers where Natural Earth has them", async () => {

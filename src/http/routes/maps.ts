@@ -1,17 +1,19 @@
 // Public map routes: the forecast catalog and tiles from the published build, and the click value
 // read live through the store. Nothing here exposes a raw array.
-import { NotFoundError, StoreUnavailableError } from "../../errors.ts";
+import { ConfigError, InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
 import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
 import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
+import { WMTS_CAPABILITIES, wmtsCapabilities } from "../../published/wmts.ts";
 import { emptyTilePng } from "../../render/empty-tile.ts";
 import { validateTile } from "../../render/tiles.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { AppContext } from "../context.ts";
+import { baseFromRequest, publicBase, VARY_FORWARDED } from "../public-base.ts";
 import { route } from "../route.ts";
 import { Problem } from "../schemas/common.ts";
-import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery } from "../schemas/maps.ts";
+import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery, WmtsCapabilitiesQuery } from "../schemas/maps.ts";
 
 /** A tile named by its run never changes; one that follows "latest" does at the next build. */
 const TILE_PINNED = "public, max-age=31536000, immutable";
@@ -35,8 +37,17 @@ function catalogLayer(catalog: CatalogDoc, id: string): CatalogLayer {
   return layer;
 }
 
-/** The run and lead a tile request names, defaulting to the latest run and its first lead. */
-function pick(layer: CatalogLayer, run: string | undefined, lead: number | undefined) {
+/** A valid time as the catalog writes it: UTC without a zone letter. */
+const noZone = (t: string) => t.replace(/(\.0+)?(Z|\+00:?00)$/i, "");
+
+/**
+ * The run and lead a tile request names, defaulting to the latest run and its first lead; `time`
+ * (a valid time, as WMTS clients send it) picks the lead instead of `lead`.
+ */
+function pick(layer: CatalogLayer, run: string | undefined, lead: number | undefined, time?: string) {
+  if (time !== undefined && lead !== undefined) {
+    throw new InvalidParameterError("time", "give either lead or time, not both");
+  }
   const token = run === undefined ? undefined : runToken(isoNoZone(parseRunParam(run)));
   const r = token === undefined ? layer.runs.at(-1) : layer.runs.find((x) => x.token === token);
   if (!r) {
@@ -44,6 +55,16 @@ function pick(layer: CatalogLayer, run: string | undefined, lead: number | undef
       param: "run",
       available: layer.runs.map((x) => x.run),
     });
+  }
+  if (time !== undefined) {
+    const at = r.leads.find((x) => x.valid_time === noZone(time));
+    if (!at) {
+      throw new NotFoundError(`run ${r.run} of layer ${layer.id} has no lead valid at ${time}`, {
+        param: "time",
+        available: r.leads.map((x) => `${x.valid_time}Z`),
+      });
+    }
+    return { token: r.token, hours: at.hours };
   }
   const l = lead === undefined ? r.leads[0] : r.leads.find((x) => x.hours === lead);
   if (!l) {
@@ -55,7 +76,68 @@ function pick(layer: CatalogLayer, run: string | undefined, lead: number | undef
   return { token: r.token, hours: l.hours };
 }
 
+/** Catalog texts with a base URL of this server's, per published catalog (the latest two bases). */
+const rebased = new WeakMap<CatalogDoc, Map<string, { json: CatalogDoc; text: string }>>();
+const REBASED_PER_CATALOG = 2;
+
+function catalogWithBase(catalog: CatalogDoc, base: string): { json: CatalogDoc; text: string } {
+  let texts = rebased.get(catalog);
+  if (!texts) rebased.set(catalog, (texts = new Map()));
+  let doc = texts.get(base);
+  if (doc === undefined) {
+    const { public_url_missing: _, ...rest } = catalog;
+    const json = { ...rest, public_url: base };
+    doc = { json, text: JSON.stringify(json) };
+    if (texts.size >= REBASED_PER_CATALOG) texts.delete(texts.keys().next().value as string);
+    texts.set(base, doc);
+  }
+  return doc;
+}
+
 export const mapRoutes = [
+  route({
+    method: "GET",
+    path: `/${WMTS_CAPABILITIES}`,
+    operationId: "getWmtsCapabilities",
+    summary: "OGC WMTS 1.0.0 capabilities (RESTful) of the published maps",
+    description:
+      "Every catalog layer with its latest run: a Time dimension listing the valid times (default the first), the " +
+      "legend, TileMatrixSetLimits where a regional layer has tiles, and the GoogleMapsCompatible tile matrix set " +
+      "up to the build's maximum zoom. Tiles come from the tile route, the lead chosen by valid time. URLs are " +
+      "absolute, on the public_url setting; without it, on the request's X-Forwarded-Proto/-Host when trust_proxy " +
+      "is 1; otherwise 500 server-misconfigured, since a WMTS document cannot hold relative URLs. The build writes " +
+      "the same document beside its tiles for a CDN.",
+    tags: ["maps"],
+    auth: "public",
+    query: WmtsCapabilitiesQuery,
+    responses: {
+      200: { description: "Capabilities", content: { "application/xml": { schema: { type: "string" } } } },
+      503: NOT_PUBLISHED,
+    },
+    handler: async ({ app, req, query }) => {
+      const q = query as Record<string, string | undefined>;
+      const asked = q.request ?? q.REQUEST;
+      if (asked !== undefined && asked.toLowerCase() !== "getcapabilities") {
+        throw new InvalidParameterError(
+          "request",
+          "this document answers GetCapabilities; tiles come from its ResourceURL",
+        );
+      }
+      const snap = await published(app);
+      const base = publicBase(app.settings, req);
+      if (!base) {
+        throw new ConfigError(
+          "public_url is not set (and trust_proxy is 0): WMTS capabilities need the absolute URL clients reach this server at",
+        );
+      }
+      return {
+        body: wmtsCapabilities(snap.catalog, base),
+        type: "application/xml; charset=utf-8",
+        headers: { [BUILD_HEADER]: snap.buildId, ...(baseFromRequest(app.settings) ? VARY_FORWARDED : {}) },
+        cache: FOLLOWS_LATEST,
+      };
+    },
+  }),
   route({
     method: "GET",
     path: "/api/forecast/catalog",
@@ -72,11 +154,17 @@ export const mapRoutes = [
       503: NOT_PUBLISHED,
     },
     // The build's catalog.json itself, with its compressed twins (a real build's catalog runs to
-    // megabytes); the parsed copy is the answer only if the file has gone.
+    // megabytes); the parsed copy is the answer only if the file has gone. A server that knows a
+    // base URL the build did not write answers the catalog with it, made once per build and base.
     handler: async ({ app, req, res }) => {
       const snap = await published(app);
-      if (await snap.sendDocument(req, res, CATALOG, FOLLOWS_LATEST)) return { handled: true };
-      return { json: snap.catalog, cache: FOLLOWS_LATEST };
+      const base = publicBase(app.settings, req);
+      if (!base || base === snap.catalog.public_url) {
+        if (await snap.sendDocument(req, res, CATALOG, FOLLOWS_LATEST)) return { handled: true };
+        return { json: snap.catalog, cache: FOLLOWS_LATEST };
+      }
+      const vary = baseFromRequest(app.settings) ? VARY_FORWARDED : {};
+      return { ...catalogWithBase(snap.catalog, base), headers: vary, cache: FOLLOWS_LATEST };
     },
   }),
   route({
@@ -104,7 +192,7 @@ export const mapRoutes = [
     handler: async ({ app, params, query }) => {
       const { z, x, y } = params as unknown as { z: number; x: number; y: number };
       validateTile(z, x, y);
-      const q = query as { layer: string; run?: string; lead?: number; scale?: number };
+      const q = query as { layer: string; run?: string; lead?: number; time?: string; scale?: number };
       const snap = await published(app);
       const layer = catalogLayer(snap.catalog, q.layer);
       const hidpi = q.scale === 2;
@@ -122,7 +210,7 @@ export const mapRoutes = [
           max_zoom: layer.maxzoom,
         });
       }
-      const { token, hours } = pick(layer, q.run, q.lead);
+      const { token, hours } = pick(layer, q.run, q.lead, q.time);
       const body =
         (await snap.tile(q.layer, token, hours, z, x, y, hidpi)) ?? (await snap.emptyTile()) ?? emptyTilePng();
       return {

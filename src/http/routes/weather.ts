@@ -6,6 +6,7 @@ import { embeddingFamilies } from "../../embeddings/catalogue.ts";
 import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
 import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
+import { boxGeoTiff, geoTiffLayout } from "../../forecast/box-geotiff.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointJson, pointSeries, pointSource, type PointSeries as Series } from "../../forecast/point.ts";
 import { AnswerMemo } from "../../forecast/point-source.ts";
@@ -31,7 +32,9 @@ const PointQuery = Type.Object({
   var: Type.String({
     minLength: 1,
     maxLength: 64,
-    description: "Canonical variable name or a registered alias (2t, u10m, ...)",
+    description:
+      "Canonical variable name, a registered alias (2t, u10m, ...), or the stored name of a variable the group " +
+      "recognised by its CF standard_name (x_wind_10m)",
   }),
   group: Type.Optional(
     Type.String({
@@ -107,7 +110,11 @@ const PointSeries = Type.Object({
 });
 
 const ExportQuery = Type.Object({
-  var: Type.String({ minLength: 1, maxLength: 64, description: "Canonical variable name or alias" }),
+  var: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: "Canonical variable name, alias, or the stored name of a variable recognised by its CF meaning",
+  }),
   time_index: Type.Integer({ minimum: 0, description: "Index along the time (run) axis" }),
   lead_start: Type.Integer({ minimum: 0, description: "First lead step (index)" }),
   lead_stop: Type.Integer({ minimum: 0, description: "Last lead step (index), included" }),
@@ -292,7 +299,9 @@ export const weatherRoutes = [
       "grid_mapping_name) and `lat_lon`, which says where the nodes' 2-D latitude/longitude are (the Zarr view " +
       "under /data).\n\n" +
       "In a group whose variables sit on several grids the box selects the variable's own grid, and X-SVC-Field " +
-      "says which in `grid_coordinates`.\n\n" +
+      "says which in `grid_coordinates`. A stored dimension of one entry the values were read at index 0 of " +
+      "(MET Norway's height1, GraphCast's batch) is named in `squeezed`. `var` is a registered name or alias, or the " +
+      "name the store gives a variable recognised by its CF standard_name.\n\n" +
       "An unstructured or reduced grid (ICON, octahedral reduced Gaussian, anemoi-datasets, HEALPix) exports a " +
       "regular latitude/longitude grid at the cells' nominal step (the largest of 1, 2 or 5 × 10^k degrees not " +
       "above their spacing; nodes on multiples of it inside the box), each node holding the value of its nearest " +
@@ -335,6 +344,54 @@ export const weatherRoutes = [
           ),
           recycle: recycleSlab,
         },
+      };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/export/{id}/tiff",
+    operationId: "exportGeoTiff",
+    summary: "A bounded field as GeoTIFF",
+    description:
+      "The box of /api/export/{id}/npy (the same parameters, key, limit and 413) as a GeoTIFF: one float32 band " +
+      "per lead, north-up whatever the store's latitude order, in the grid's CRS (EPSG:4326 for latitude/longitude " +
+      "grids; a projected grid in its own projection), NaN as no-data, deflate-compressed strips. Each band's " +
+      "description and metadata give its valid time and lead; the file's metadata the variable, its units and the " +
+      "run. A grid a GeoTIFF cannot place exactly (unevenly spaced axes, a rotated pole, a CRS known only by WKT) " +
+      "is refused with 400, naming why; the .npy export serves it. The file is built whole before it is sent.",
+    tags: ["weather"],
+    auth: "weather",
+    heavy: true,
+    pathParams: GroupIdPath,
+    query: ExportQuery,
+    responses: {
+      200: {
+        description: "GeoTIFF body",
+        content: { "image/tiff": { schema: { type: "string", format: "binary" } } },
+      },
+    },
+    handler: async ({ app, query, params }) => {
+      const { units, ...box } = query as Omit<BoxRequest, "group"> & { units?: string };
+      const plan = await planBox(
+        app.store,
+        app.registry,
+        { ...box, group: slashId((params as { id: string }).id) },
+        app.settings.field_export_max_mb,
+      );
+      const choice = chooseUnits(plan.variable.entry, plan.variable.units, units);
+      if (choice !== null) plan.field = { ...plan.field, units: choice.unit.units, converted_from: choice.from };
+      // Refused before any chunk is read when the grid cannot be written as GeoTIFF.
+      geoTiffLayout(plan);
+      const slabs = convertSlabs(
+        boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
+        choice,
+      );
+      const body = await boxGeoTiff(plan, slabs, recycleSlab);
+      const name = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.tif`;
+      return {
+        body,
+        type: "image/tiff; application=geotiff",
+        headers: { "Content-Disposition": `attachment; filename="${name.replace(/[^\w.~-]/g, "_")}"` },
       };
     },
   }),

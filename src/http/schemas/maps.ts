@@ -27,10 +27,30 @@ export const TilePath = Type.Object({
   y: Type.Integer({ description: "Tile row, 0..2^z-1, counted south from the top of the Web Mercator square" }),
 });
 
+/** What WMTS clients append to a capabilities URL (KVP GetCapabilities); the document is the same. */
+const KVP_WORD = Type.String({ maxLength: 40, description: "Ignored; WMTS clients send it with GetCapabilities" });
+export const WmtsCapabilitiesQuery = Type.Object({
+  service: Type.Optional(KVP_WORD),
+  request: Type.Optional(KVP_WORD),
+  version: Type.Optional(KVP_WORD),
+  SERVICE: Type.Optional(KVP_WORD),
+  REQUEST: Type.Optional(KVP_WORD),
+  VERSION: Type.Optional(KVP_WORD),
+});
+
 export const TileQuery = Type.Object({
   layer: LayerParam,
   run: Type.Optional(RunParam),
   lead: Type.Optional(LeadParam),
+  time: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 40,
+      description:
+        "Instead of lead: the valid time of the lead in ISO 8601, UTC (2026-11-20T15:00:00Z), as the WMTS Time " +
+        "dimension lists it",
+    }),
+  ),
   scale: Type.Optional(
     Type.Integer({
       minimum: 1,
@@ -179,6 +199,16 @@ const CatalogLayer = Type.Object({
 
 export const Catalog = Type.Object({
   build_id: Type.String(),
+  public_url: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        "Base URL the published files and routes are reached at (setting public_url; on the live route also the " +
+        "trusted proxy's X-Forwarded-Proto/-Host when trust_proxy is 1); null when unknown",
+    }),
+  ),
+  public_url_missing: Type.Optional(
+    Type.String({ description: "Present when public_url is unknown: what that means" }),
+  ),
   generated_at: Type.String(),
   tile_url_template: Type.String({ description: "Tile route template with {layer}, {run} and {lead} to fill in" }),
   tile_format: Type.Optional(

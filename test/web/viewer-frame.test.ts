@@ -1,6 +1,9 @@
-// The viewer's time is the catalog's: a build of a new cycle published while the page is open
-// moves the run menu, the lead slider and the valid-time label together, in Chromium against a
-// real server and two real `gridcast build`s (the first from a store holding only the older run).
+// What frames the viewer's map, in Chromium against a real server and real `gridcast build`s:
+//   - the time is the catalog's: a new cycle published while the page is open moves the run menu,
+//     the lead slider and the valid-time label together (the first build from a store holding
+//     only the older run, the second from one with both);
+//   - zoomed out, one world from pole to pole (no band beyond the poles), at DPR 1 and 2;
+//   - on a phone the attribution never covers the legend.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
@@ -27,7 +30,7 @@ interface Run {
   leads: Lead[];
 }
 
-describe("viewer after a cycle switch", () => {
+describe("viewer time and frame", () => {
   let browser: Browser;
   let older: string;
   let both: string;
@@ -42,6 +45,8 @@ describe("viewer after a cycle switch", () => {
       sampleStore(),
     ]);
     server = await testServer(both);
+    // The older cycle: what the page opens on (the frame tests need any build).
+    await build(older, "0,1,2");
   });
 
   after(async () => {
@@ -94,7 +99,6 @@ describe("viewer after a cycle switch", () => {
   }
 
   test("run menu, slider and valid-time label follow the new cycle together", async () => {
-    await build(older, "0,1,2");
     const first = await catalogRun();
     const context = await browser.newContext({ viewport: { width: 1000, height: 700 }, timezoneId: "UTC" });
     const page = await context.newPage();
@@ -128,6 +132,59 @@ describe("viewer after a cycle switch", () => {
     assert.match(after.runText, new RegExp(second.run.slice(11, 16)), "the run menu names the new run");
     assert.match(after.hash, new RegExp(`run=${second.token}`));
     assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  for (const scale of [1, 2]) {
+    test(`zoomed out at DPR ${scale}: one world from pole to pole, nothing beyond`, async () => {
+      const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, deviceScaleFactor: scale });
+      const page = await context.newPage();
+      await page.goto(`${server.url}/#layer=global.t2m&map=1/0/0`);
+      await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0);
+      const frame = await page.evaluate(() => {
+        const m = document.getElementById("map")!.getBoundingClientRect();
+        const hash = new URLSearchParams(location.hash.slice(1)).get("map")!;
+        return { height: m.height, width: m.width, zoom: Number(hash.split("/")[0]) };
+      });
+      // The world at the shown zoom is at least as tall as the map (no band above or below it)
+      // and the lowest zoom that is: z1 would show 2.3 worlds across and bands at the poles.
+      const world = 256 * 2 ** frame.zoom;
+      assert.ok(world >= frame.height && world / 2 < frame.height, JSON.stringify(frame));
+      // Dragging down from the top does not pull the area beyond the North Pole into view.
+      const box = (await page.locator("#map").boundingBox())!;
+      await page.mouse.move(box.x + box.width / 2, box.y + 50);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height - 50, { steps: 5 });
+      await page.mouse.up();
+      await page.waitForTimeout(400); // the drag's inertia settles
+      const [zoom, lat] = await page.evaluate(() =>
+        new URLSearchParams(location.hash.slice(1)).get("map")!.split("/").map(Number),
+      );
+      // The map's top edge in world pixels: not above the world's (a rounded centre aside).
+      const phi = (lat * Math.PI) / 180;
+      const centreY = ((1 - Math.log(Math.tan(phi) + 1 / Math.cos(phi)) / Math.PI) / 2) * 256 * 2 ** zoom;
+      assert.ok(centreY - frame.height / 2 >= -2, `top edge at ${centreY - frame.height / 2} px (z${zoom}, ${lat}°)`);
+      await context.close();
+    });
+  }
+
+  test("on a phone the attribution leaves the legend's ticks in view", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/#layer=global.t2m&map=3/48/10`);
+    await page.locator(".legend-ticks span").nth(2).waitFor();
+    const [legend, attribution] = await page.evaluate(() =>
+      [".legend", ".leaflet-control-attribution"].map((q) => {
+        const r = document.querySelector(q)!.getBoundingClientRect();
+        return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+      }),
+    );
+    const apart =
+      legend.right <= attribution.left ||
+      attribution.right <= legend.left ||
+      legend.bottom <= attribution.top ||
+      attribution.bottom <= legend.top;
+    assert.ok(apart, `legend ${JSON.stringify(legend)} attribution ${JSON.stringify(attribution)}`);
     await context.close();
   });
 });

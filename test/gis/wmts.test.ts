@@ -1,0 +1,133 @@
+// WMTS and TileJSON as GIS clients read them. A build of two layers (global, and the regional
+// europe patch) with public_url set: its TileJSON `tiles` are absolute and its static WMTS
+// document points at public_url. The live capabilities (base URL from the trusted proxy headers)
+// are opened by OWSLib and GDAL's WMTS driver: layers, the Time dimension, limits of the regional
+// layer, the legend, and tiles equal to the XYZ tiles. Without public_url and an untrusted proxy
+// the live document is refused, and the static files say the setting is missing.
+import assert from "node:assert/strict";
+import { readFileSync, realpathSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+import { cleanup, get, PYTHON, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
+import { pythonJson } from "../helpers/python-json.ts";
+import { build } from "../pipeline/build-fixture.ts";
+
+const SCRIPT = resolve(import.meta.dirname, "../python/gis_wmts.py");
+const PUBLIC = "https://maps.example.org/gc";
+const MAX_ZOOM = 3;
+
+let storeDir: string;
+let srv: TestServer;
+let dir: string;
+
+before(async () => {
+  storeDir = await sampleStore();
+  srv = await testServer(storeDir, { trust_proxy: 1 });
+  const r = await build({
+    store: storeDir,
+    out: srv.running.ctx.settings.out,
+    maxZoom: MAX_ZOOM,
+    groups: ["global", "europe"],
+    vars: ["t2m"],
+    leads: [0, 3],
+    orientation: false,
+    publicUrl: PUBLIC,
+  });
+  await until(
+    "build visible",
+    async () => (await get(`${srv.url}/api/forecast/catalog`)).json().build_id === r.build_id,
+  );
+  dir = realpathSync(join(srv.running.ctx.settings.out, "current"));
+});
+after(async () => {
+  await srv.close();
+  cleanup(storeDir);
+});
+
+test("TileJSON 3.0.0 with absolute tile URLs on public_url, bounds where the regional layer has tiles", () => {
+  const catalog = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8"));
+  assert.equal(catalog.public_url, PUBLIC);
+  const europe = catalog.layers.find((l: { id: string }) => l.id === "europe.t2m");
+  const lead = europe.runs.at(-1).leads[0];
+  const tj = JSON.parse(readFileSync(join(dir, lead.tilejson), "utf8"));
+  assert.equal(tj.tilejson, "3.0.0");
+  assert.deepEqual(tj.tiles, [`${PUBLIC}${lead.tiles}`]);
+  assert.ok(new URL(tj.tiles[0]).protocol === "https:");
+  assert.equal(tj.public_url_missing, undefined);
+  assert.deepEqual(tj.bounds, europe.bounds);
+  assert.equal(tj.maxzoom, MAX_ZOOM);
+  const wmts = readFileSync(join(dir, "wmts/1.0.0/WMTSCapabilities.xml"), "utf8");
+  assert.match(
+    wmts,
+    new RegExp(
+      `template="${PUBLIC}/api/forecast/tile/\\{TileMatrix\\}/\\{TileCol\\}/\\{TileRow\\}\\?layer=europe\\.t2m`,
+    ),
+  );
+  assert.doesNotMatch(wmts, /public_url is not set/);
+});
+
+test("OWSLib and GDAL's WMTS driver open the live capabilities: time steps, limits, legend, tiles equal to the XYZ tiles", async () => {
+  const wmtsUrl = `${srv.url}/wmts/1.0.0/WMTSCapabilities.xml`;
+  const live = await get(wmtsUrl);
+  assert.equal(live.status, 200);
+  assert.match(live.headers.get("content-type") ?? "", /application\/xml/);
+  // Its URLs came from the request (trust_proxy 1): caches must keep one per host.
+  assert.match(live.headers.get("vary") ?? "", /X-Forwarded-Host/);
+  // A tile of zoom 3 inside the europe patch (10° E, 50° N).
+  const [z, x, y] = [MAX_ZOOM, 4, 2];
+  const r = await pythonJson<{
+    layers: string[];
+    times: string[];
+    default_time: string;
+    matrices: number[];
+    limits: Record<string, number[]>;
+    legend: (string | null)[];
+    template: string;
+    owslib_tile_equal: boolean;
+    gdal: { bands: number; srs: string; overlap: number[] };
+    gdal_pixels_equal: boolean;
+    gdal_opaque_pixels: number;
+  }>(PYTHON, SCRIPT, [], { wmts: wmtsUrl, base: srv.url, layer: "europe.t2m", tile: [z, x, y], lead: 3 });
+  assert.deepEqual(r.layers, ["europe.t2m", "global.t2m"]);
+  assert.equal(r.times.length, 2);
+  assert.equal(r.default_time, r.times[0]);
+  assert.match(r.times[1], /^\d{4}-\d\d-\d\dT\d\d:00:00Z$/);
+  assert.equal(Date.parse(r.times[1]) - Date.parse(r.times[0]), 3 * 3_600_000);
+  assert.deepEqual(r.matrices, [0, 1, 2, 3]);
+  // Europe (about 12° W..40° E, 34..72° N) at zoom 3: columns 3..4, rows 1..3.
+  assert.deepEqual(r.limits["3"], [1, 3, 3, 4]);
+  assert.ok(r.legend[0]?.startsWith(`${srv.url}/legends/europe.t2m.png`), String(r.legend[0]));
+  assert.ok(r.template.startsWith(`${srv.url}/api/forecast/tile/`));
+  assert.ok(r.owslib_tile_equal, "OWSLib's tile differs from the XYZ tile of the same lead");
+  assert.equal(r.gdal.srs, "3857");
+  assert.ok(r.gdal_pixels_equal, "GDAL's WMTS pixels differ from the XYZ tile");
+  assert.ok(r.gdal.overlap[0] * r.gdal.overlap[1] > 10_000, `overlap ${r.gdal.overlap}`);
+  assert.ok(r.gdal_opaque_pixels > 1000);
+});
+
+test("outside the regional patch the tile route answers a transparent tile", async () => {
+  const r = await get(`${srv.url}/api/forecast/tile/${MAX_ZOOM}/0/7?layer=europe.t2m`);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get("content-type"), "image/png");
+});
+
+test("without public_url and with an untrusted proxy the live WMTS is refused; the tile route takes a valid time", async () => {
+  const settings = srv.running.ctx.settings;
+  settings.trust_proxy = 0;
+  try {
+    const r = await get(`${srv.url}/wmts/1.0.0/WMTSCapabilities.xml`, { "X-Forwarded-Host": "evil.example" });
+    assert.equal(r.status, 500);
+    assert.equal(r.headers.get("content-type"), "application/problem+json");
+    assert.match(r.json().detail, /public_url is not set/);
+  } finally {
+    settings.trust_proxy = 1;
+  }
+  const catalog = (await get(`${srv.url}/api/forecast/catalog`)).json();
+  const lead = catalog.layers.find((l: { id: string }) => l.id === "europe.t2m").runs.at(-1).leads[1];
+  const byTime = await get(`${srv.url}/api/forecast/tile/2/2/1?layer=europe.t2m&time=${lead.valid_time}Z`);
+  const byLead = await get(`${srv.url}/api/forecast/tile/2/2/1?layer=europe.t2m&lead=${lead.hours}`);
+  assert.equal(byTime.status, 200);
+  assert.deepEqual(byTime.body, byLead.body);
+  const none = await get(`${srv.url}/api/forecast/tile/2/2/1?layer=europe.t2m&time=1999-01-01T00:00:00Z`);
+  assert.equal(none.status, 404);
+});

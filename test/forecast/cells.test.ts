@@ -14,7 +14,6 @@ import { buildPalette } from "../../src/render/colormap.ts";
 import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { pythonJson } from "../helpers/python-json.ts";
-import { zarr3Python } from "../helpers/zarr3-python.ts";
 import { build } from "../pipeline/build-fixture.ts";
 import { decodeRgba } from "../render/decode.ts";
 
@@ -241,7 +240,8 @@ describe("export of a box from unstructured grids", () => {
       assert.ok(lats[0] >= -31 && lats.at(-1)! <= -15 && lons[0] >= 170 && lons.at(-1)! <= 188, JSON.stringify(field));
       assert.deepEqual(npy!.shape, [1, lats.length, lons.length]);
       const want = ref().grid!;
-      const lead = name === "anemoi" ? want.length - 1 : 0;
+      // time_index 0: the first run (for anemoi-datasets, the first date), its first lead.
+      const lead = 0;
       for (let i = 0; i < lats.length; i++) {
         for (let j = 0; j < lons.length; j++) {
           const v = npy!.data[i * lons.length + j];
@@ -344,48 +344,3 @@ function tileFile(out: string, layer: string, z: number, x: number, y: number): 
   const path = join(out, "current", l.runs.at(-1).leads[0].tiles.replace("{z}", z).replace("{x}", x).replace("{y}", y));
   return existsSync(path) ? path : undefined;
 }
-
-describe("/data views of unstructured grids", () => {
-  // Asked of Debian's xarray (zarr 2: the v2 view) and of the zarr 3 virtualenv (the v3 view).
-  const reads: Record<
-    string,
-    { dims: string[]; lat: number[]; lon: number[]; crs: Record<string, unknown>; values: number[] }
-  > = {};
-  const own = ask({ store: "STORES/cells.zarr", group: "forecast/healpix", var: "t2m", centres: true });
-  const ownIcon = ask({ store: "STORES/cells.zarr", group: "forecast/icon", var: "t_2m", centres: true });
-  preparations.push(async () => {
-    const zarr3 = zarr3Python();
-    for (const [python, tag] of [[PYTHON, "v2"], ...(zarr3 ? [[zarr3, "v3"] as const] : [])] as const) {
-      for (const g of ["healpix", "icon"]) {
-        const req = {
-          url: `${servers.cells.url}/data/datasets/forecast~${g}/zarr/`,
-          headers: { "X-API-Key": keys.cells },
-          var: "t2m",
-        };
-        const [got] = await pythonJson<(typeof reads)[string][]>(python, SCRIPT, ["ref"], [req]);
-        reads[`${g} ${tag}`] = got;
-      }
-    }
-  });
-  test("xarray reads the cells on a cell dimension, their centres, the grid's crs and the stored values", () => {
-    assert.ok(Object.keys(reads).length >= 2, Object.keys(reads).join());
-    for (const [k, got] of Object.entries(reads)) {
-      assert.deepEqual(got.dims, ["time", "lead_time", "cell"], k);
-      if (k.startsWith("healpix")) {
-        assert.equal(got.crs.grid_mapping_name, "healpix", k);
-        assert.equal(got.crs.healpix_nside, 16, k);
-        assert.equal(got.lat.length, 3072, k);
-      } else {
-        assert.equal(got.crs.gridcast_cell_layout, "icon", k);
-        assert.equal(got.lat.length, 2880, k);
-      }
-      // The centres are the ones /point answers with; the last lead's values are the store's.
-      const ref = k.startsWith("healpix") ? own() : ownIcon();
-      for (let i = 0; i < ref.n; i += 7) {
-        assert.ok(Math.abs(got.lat[i] - ref.lat![i]) < 1e-9, `${k} lat[${i}]`);
-        assert.ok(Math.abs(got.lon[i] - ref.lon![i]) < 1e-9, `${k} lon[${i}]`);
-      }
-      assert.deepEqual(got.values.map(Math.fround), ref.values!.map(Math.fround), k);
-    }
-  });
-});

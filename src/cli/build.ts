@@ -25,6 +25,7 @@ interface BuildFlags {
   tiles: string;
   allowDroppedLayers?: boolean;
   allowSkipped?: boolean;
+  allowMissingVars?: boolean;
   json?: boolean;
 }
 
@@ -120,6 +121,10 @@ export function registerBuild(program: Command): void {
     .option("--no-orientation", "leave out the orientation layer (place names, state borders, rivers, lakes)")
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option(
+      "--allow-missing-vars",
+      "build the other variables when one named by --vars has no map layer (default: exit 2 naming it)",
+    )
+    .option(
       "--allow-skipped",
       `exit 0 even when a forecast group, an embedding item or an array below embeddings/ could not be served (default: publish the others, list each with its reason, exit ${EXIT_GROUPS_SKIPPED})`,
     )
@@ -162,6 +167,7 @@ export function registerBuild(program: Command): void {
         orientation: opts.orientation !== false,
         tiles: opts.tiles as TileFormat,
         allowDroppedLayers: opts.allowDroppedLayers === true,
+        allowMissingVars: opts.allowMissingVars === true,
         rootGroupName: settings.root_group_name || undefined,
       });
       exitFor(report);

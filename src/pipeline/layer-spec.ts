@@ -27,6 +27,8 @@ export interface Selection {
   maxZoom: number;
   /** Add the orientation layer (place names, subdivision borders, rivers, lakes). Default false. */
   orientation?: boolean;
+  /** Build what can be built when a variable of `vars` has no layer in any group (--allow-missing-vars). */
+  allowMissingVars?: boolean;
 }
 
 /** How the tiles of a layer are made from the store: which variables, and what is drawn. */

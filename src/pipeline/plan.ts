@@ -138,6 +138,15 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   if (layers.length === 0 && (sel.groups || sel.vars || sel.leads)) {
     throw new ConfigError("the selection (--groups, --vars, --leads) names no map layer of this store");
   }
+  // A variable asked for by name and drawn nowhere fails the build by name: publishing the others
+  // with exit 0 would tell the operator that what they asked for is on the map.
+  const missing = (wanted ?? []).filter((w) => !layers.some((l) => l.variable === w));
+  if (missing.length > 0 && !sel.allowMissingVars) {
+    throw new ConfigError(
+      `--vars ${missing.join(", ")}: no selected group has a map layer of ${missing.length > 1 ? "them" : "it"}; ` +
+        "nothing was built; pass --allow-missing-vars to build the others",
+    );
+  }
   // Global layers first, then the patches drawn over them.
   layers.sort((a, b) => (a.kind === b.kind ? (a.id < b.id ? -1 : 1) : a.kind === "global" ? -1 : 1));
   // Only with forecast layers to orient on.

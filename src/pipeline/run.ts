@@ -42,6 +42,8 @@ export interface Shard {
 export interface BuildOptions {
   store: string;
   out: string;
+  /** Build the other layers when a variable of `vars` has none (else the build fails naming it). */
+  allowMissingVars?: boolean;
   maxZoom?: number;
   /** Base URL clients reach the published files at (setting public_url). */
   publicUrl?: string;
@@ -201,6 +203,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       leads: o.leads,
       maxZoom,
       orientation: o.orientation ?? false,
+      allowMissingVars: o.allowMissingVars,
     };
     const plan = await store
       .ping()

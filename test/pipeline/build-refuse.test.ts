@@ -70,6 +70,19 @@ describe("builds that would publish less", () => {
     assert.throws(() => readlinkSync(join(fresh, "current")));
   });
 
+  test("a --vars variable no selected group can draw fails the build by name unless --allow-missing-vars", async () => {
+    const out = outDir();
+    const args = ["build", "--store", storeDir, "--out", out, "--max-zoom", "1", "--leads", "0", "--no-orientation"];
+    args.push("--groups", "alps", "--vars", "t2m,msl");
+    const r = cli(args);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr.trim(), /^gridcast: --vars msl: no selected group has a map layer of it; nothing was built/);
+    assert.throws(() => readlinkSync(join(out, "current")));
+    const allowed = cli([...args, "--allow-missing-vars", "--json"]);
+    assert.equal(allowed.status, 0, allowed.stderr);
+    assert.equal(current(out), `builds/${JSON.parse(allowed.stdout).build_id}`);
+  });
+
   test("nothing new: exit 4 with one line, nothing published, no kept build removed", async () => {
     const out = outDir();
     const args = ["build", "--store", storeDir, "--out", out, "--max-zoom", "1", "--leads", "0", "--vars", "t2m"];

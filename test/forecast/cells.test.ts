@@ -283,7 +283,9 @@ describe("map tiles of unstructured grids", () => {
   preparations.push(async () => {
     for (const name of ["cells", "anemoi", "icon-d2"]) {
       outs[name] = join(dir, `tiles-${name}`);
-      await build({ store: stores(name), out: outs[name], maxZoom: Z, vars: ["t2m", "isobars", "wind_arrows"] });
+      // Each store's own layers (a build refuses a layer no group has).
+      const vars = { cells: ["t2m", "isobars"], anemoi: ["t2m", "isobars", "wind_arrows"], "icon-d2": ["t2m"] }[name];
+      await build({ store: stores(name), out: outs[name], maxZoom: Z, vars });
     }
   });
 

@@ -17,7 +17,7 @@ v = ds[var]
 src_y = src[src[stored_var].dims[-2]].values
 report_north_up = bool(ds["y"].values[0] > ds["y"].values[-1])
 if (ds["y"].values[0] - ds["y"].values[-1]) * (src_y[0] - src_y[-1]) < 0:
-    ds = ds.isel(y=slice(None, None, -1))
+    ds = ds.load().isel(y=slice(None, None, -1))
     v = ds[var]
 gm = v.attrs.get("grid_mapping") or v.encoding.get("grid_mapping")
 report = {

@@ -35,7 +35,7 @@ export function registerInspect(program: Command): void {
       const lines = [`store: ${info.store}`];
       for (const g of info.forecast_groups) {
         lines.push(
-          `${g.id}  (${g.kind}, zarr v${g.zarr_format}, ${g.shape.lat}x${g.shape.lon} at ${g.resolution.lat}°, bbox ${g.bbox.join(",")})`,
+          `${g.id}  (${g.kind}, zarr v${g.zarr_format}, ${g.cells ? `${g.cells.count} ${g.cells.layout} cells on ${g.cells.dimension}` : `${g.shape.lat}x${g.shape.lon}`} at ${g.resolution.lat}°, bbox ${g.bbox.join(",")})`,
           `  runs: ${g.runs.join(", ")}`,
           `  found at: ${g.path === "" ? "the store root" : g.path}${g.analysis ? "  (analysis: each time is a run with lead 0)" : ""}`,
           `  time axes: ${g.time_axes}`,

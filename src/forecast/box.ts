@@ -9,6 +9,7 @@ import { isoNoZone } from "../store/describe.ts";
 import type { Placement, Range } from "../store/region.ts";
 import { ChunkScan } from "../store/scan.ts";
 import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
+import { selectCellBox } from "./grid-cells.ts";
 import { windowOfGridBox } from "./grid-projected.ts";
 import { type BoxSelection, projectedSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
@@ -118,8 +119,10 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
   if (member === "all") {
     throw new InvalidParameterError("member", "an export holds one member; ask for each member in turn");
   }
-  const sel =
-    proj && gridBox.length > 0
+  const nLeads = req.lead_stop - req.lead_start + 1;
+  const sel = grid.cells
+    ? cellSelection(grid, req, Math.floor((limitMb * MIB) / 4 / nLeads) + 1)
+    : proj && gridBox.length > 0
       ? projectedSelection(grid, windowOfGridBox(proj, req.x_min!, req.x_max!, req.y_min!, req.y_max!))
       : selectBox(grid, req.lat_min!, req.lat_max!, req.lon_min!, req.lon_max!);
   const shape: [number, number, number] = [req.lead_stop - req.lead_start + 1, sel.lats.length, sel.lons.length];
@@ -160,6 +163,19 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
           lat: axis(sel.lats),
           lon: axis(sel.lons),
         }),
+    ...(grid.cells
+      ? {
+          cells: {
+            layout: grid.cells.layout,
+            resampled: "nearest cell",
+            step_deg: grid.dlat,
+            note:
+              `the ${grid.cells.layout} grid's cells exported on a regular ${grid.dlat}° latitude/longitude grid ` +
+              "(nodes on multiples of the step), each node holding its nearest cell's value by great-circle distance; " +
+              "nodes farther than a cell spacing from every cell of a regional grid are NaN",
+          },
+        }
+      : {}),
     missing: "NaN",
   };
   return {
@@ -200,6 +216,20 @@ function projectedAxes(grid: Grid, sel: BoxSelection): Record<string, unknown> {
   };
 }
 
+/** An unstructured grid's box: a regular grid at its nominal step filled from the nearest cells (grid-cells.ts). */
+function cellSelection(grid: Grid, req: BoxRequest, maxNodes: number): BoxSelection {
+  const box = selectCellBox(grid, req.lat_min!, req.lat_max!, req.lon_min!, req.lon_max!, maxNodes);
+  return {
+    rows: [0, 1],
+    cols: box.runs,
+    lats: box.lats,
+    lons: box.lons,
+    flipRows: false,
+    gather: box.gather,
+    width: box.width,
+  };
+}
+
 /** The storage region of each column run of the box, leads [l0, l1). */
 export function slabRegions(plan: BoxPlan, l0: number, l1: number) {
   const hasLead = plan.variable.roles.includes("lead");
@@ -219,7 +249,8 @@ export function slabRegions(plan: BoxPlan, l0: number, l1: number) {
 function slabPlacements(plan: BoxPlan, l0: number, l1: number): { region: Range[]; place: Placement }[] {
   const { variable: v, sel } = plan;
   const [, nLat, nLon] = plan.shape;
-  const plane = nLat * nLon;
+  // An unstructured grid's cell runs lie back to back, `width` values a lead (gathered after).
+  const plane = sel.gather ? sel.width! : nLat * nLon;
   let colOffset = 0;
   return slabRegions(plan, l0, l1).map((region, k) => {
     const [c0, c1] = sel.cols[k];
@@ -278,13 +309,15 @@ export async function readBoxSlab(
   scan?: ChunkScan,
   direct = false,
 ): Promise<Float32Array> {
-  const v = plan.variable;
+  const { variable: v, sel } = plan;
   const [, nLat, nLon] = plan.shape;
-  const plane = nLat * nLon;
   const hasLead = v.roles.includes("lead");
+  // An unstructured grid's cell runs are read back to back (`width` values a lead), then gathered.
+  const gather = sel.gather;
+  const plane = gather ? sel.width! : nLat * nLon;
   // readStoredInto writes every value of its regions (a chunk not stored as its fill value), so
   // a direct slab of a field with a lead axis needs no NaN first.
-  const out = slab((l1 - l0) * plane, !(direct && hasLead));
+  const out = gather ? new Float32Array((l1 - l0) * plane) : slab((l1 - l0) * plane, !(direct && hasLead));
   await Promise.all(
     slabPlacements(plan, l0, l1).map(({ region, place }) =>
       direct ? v.array.readStoredInto(region, out, place) : (scan ?? v.array).readInto(region, out, place),
@@ -294,6 +327,18 @@ export async function readBoxSlab(
   if (!hasLead) for (let l = 1; l < l1 - l0; l++) out.copyWithin(l * plane, 0, plane);
   const f = v.convert;
   if (f) for (let i = 0; i < out.length; i++) out[i] = f(out[i]);
+  return gather ? gathered(out, gather, plane, l1 - l0) : out;
+}
+
+/** Each output node's value from the cells read (`width` a lead), NaN where it has none. */
+function gathered(read: Float32Array, gather: Int32Array, width: number, leads: number): Float32Array {
+  const nodes = gather.length;
+  const out = slab(leads * nodes, false);
+  for (let l = 0; l < leads; l++) {
+    const from = l * width;
+    const to = l * nodes;
+    for (let k = 0; k < nodes; k++) out[to + k] = gather[k] < 0 ? Number.NaN : read[from + gather[k]];
+  }
   return out;
 }
 
@@ -330,7 +375,8 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: num
   if (leadDim >= 0 && per >= chunkLeads && array.readsPhysicalInPlace()) {
     // A box of one slab (every lead in one chunk step) would send nothing until all its chunks are
     // decoded: it goes in two parts instead.
-    if (slabs.length === 1 && !plan.variable.convert) {
+    // (Not a gathered box: its cells are placed node by node once read.)
+    if (slabs.length === 1 && !plan.variable.convert && !plan.sel.gather) {
       yield* slabInParts(plan, slabs[0][0], slabs[0][1]);
       return;
     }

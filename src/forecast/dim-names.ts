@@ -15,6 +15,8 @@ export const DIM_NAMES = {
 
 /** Dimension names of a group: a projected grid's rows and columns are y and x, as CF names them. */
 export function dimNamesOf(g: ForecastGroup): Record<keyof typeof DIM_NAMES, string> {
+  // An unstructured grid's one cell axis takes the column role.
+  if (g.grid.cells) return { ...DIM_NAMES, lon: "cell" };
   return g.grid.projection ? { ...DIM_NAMES, lat: "y", lon: "x" } : DIM_NAMES;
 }
 
@@ -63,7 +65,7 @@ export function publishedDims(g: ForecastGroup, v: GroupVariable): string[] {
   const own = variableDimNames(g, v);
   const taken = new Set<string>(Object.values(own));
   return v.roles.map((r, d) => {
-    if (r !== "single") return own[r];
+    if (r !== "single" && r !== "fixed") return own[r];
     const stored = v.array.dims[d];
     return taken.has(stored) ? `${stored}_single` : stored;
   });

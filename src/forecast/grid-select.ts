@@ -3,6 +3,7 @@
 import { InvalidParameterError } from "../errors.ts";
 import { nearestIndex, wrap180, wrap360 } from "../store/grid.ts";
 import type { Grid } from "../store/store.ts";
+import { coversCells, nearestCell } from "./grid-cells.ts";
 import { axisValues, coversProjected, nearestProjected, windowOfBox } from "./grid-projected.ts";
 
 /**
@@ -23,7 +24,9 @@ export function covers(grid: Grid, lat: number, lon: number): boolean {
 
 /** Which coordinate of a point lies outside the grid's coverage ("lat" first), or undefined when none does. */
 export function coverageMiss(grid: Grid, lat: number, lon: number): "lat" | "lon" | undefined {
-  // A projected grid covers what its cells cover, not its bounding box (the point as a whole misses).
+  // A projected grid covers what its cells cover, not its bounding box (the point as a whole misses);
+  // an unstructured one, what lies within a cell spacing of its cells.
+  if (grid.cells) return coversCells(grid, lat, lon) ? undefined : "lat";
   if (grid.projection) return coversProjected(grid.projection, lat, lon) ? undefined : "lat";
   const [west, south, east, north] = grid.bbox;
   if (lat < south || lat > north) return "lat";
@@ -40,6 +43,7 @@ export interface Node {
 }
 
 export function nearestNode(grid: Grid, lat: number, lon: number): Node {
+  if (grid.cells) return nearestCell(grid.cells, lat, lon);
   if (grid.projection) return nearestProjected(grid.projection, lat, lon);
   const iy = nearestIndex(grid.lat, lat);
   const target = toStoreLon(grid, lon);
@@ -73,6 +77,12 @@ export interface BoxSelection {
   flipRows: boolean;
   /** A projected grid: `lats`/`lons` hold the window's y/x coordinates (ascending), in the CRS's units. */
   projected?: boolean;
+  /**
+   * An unstructured grid: `cols` are the runs of the cell axis read (one after another, `width`
+   * values), and each output node (lat-major) takes the value at its `gather` position (-1: missing).
+   */
+  gather?: Int32Array;
+  width?: number;
 }
 
 export function selectBox(grid: Grid, latMin: number, latMax: number, lonMin: number, lonMax: number): BoxSelection {

@@ -41,6 +41,10 @@ export function regionOf(group: ForecastGroup, v: GroupVariable, p: Pick): Range
         return span(p.lat, n);
       case "lon":
         return span(p.lon, n);
+      case "fixed": {
+        const at = v.fixed?.[d] ?? 0;
+        return [at, at + 1];
+      }
     }
     return [0, n];
   });

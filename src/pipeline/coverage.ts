@@ -3,6 +3,7 @@
 // A projected grid's sampler keeps per-tile lookup tables, reused the same way.
 
 import { createLevelSampler, type LatLonGrid, type LevelSampler } from "../render/resample.ts";
+import { type CellGridSpec, createCellSampler } from "../render/resample-cells.ts";
 import { createProjectedSampler, type ProjectedGridSpec } from "../render/resample-projected.ts";
 import type { ForecastGroup, Grid, GroupVariable } from "../store/store.ts";
 
@@ -13,7 +14,20 @@ export interface LevelCoverage {
   tiles: Uint32Array;
 }
 
-type AnyGrid = LatLonGrid & Partial<Pick<Grid, "projection" | "bbox">>;
+type AnyGrid = LatLonGrid & Partial<Pick<Grid, "projection" | "bbox" | "cells" | "global">>;
+
+/** What the cell sampler needs of an unstructured grid: its cells, bounds and nearest cell within reach. */
+export function cellSpec(grid: Grid): CellGridSpec {
+  const cells = grid.cells!;
+  const index = cells.index();
+  const reach = grid.global ? Number.POSITIVE_INFINITY : cells.spacing;
+  return {
+    n: cells.n,
+    bbox: grid.bbox,
+    global: grid.global,
+    nearest: (lat, lon) => index.nearest(lat, lon, -1, reach).cell,
+  };
+}
 
 /** What the projected sampler needs of a projected grid: its size, bounds and the map into index space. */
 export function projectedSpec(grid: Grid): ProjectedGridSpec {
@@ -40,9 +54,11 @@ export function projectedSpec(grid: Grid): ProjectedGridSpec {
 }
 
 function levelCoverage(grid: AnyGrid, z: number): LevelCoverage {
-  const sampler = grid.projection
-    ? createProjectedSampler(projectedSpec(grid as Grid), z)
-    : createLevelSampler(grid, z);
+  const sampler = grid.cells
+    ? createCellSampler(cellSpec(grid as Grid), z)
+    : grid.projection
+      ? createProjectedSampler(projectedSpec(grid as Grid), z)
+      : createLevelSampler(grid, z);
   const n = 2 ** z;
   const tiles: number[] = [];
   for (let x = 0; x < n; x++) for (let y = 0; y < n; y++) if (sampler.covers(x, y)) tiles.push(x * n + y);

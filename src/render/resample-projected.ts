@@ -114,7 +114,8 @@ function sameProbe(probe: Float64Array, field: Field): boolean {
   return true;
 }
 
-function nodeColours(field: Field, palette: Palette): Uint8Array {
+/** Per field and palette, the palette index of every node and a last transparent entry (shared with the cell sampler). */
+export function nodeColours(field: Field, palette: Palette): Uint8Array {
   let byPalette = colourCache.get(field);
   if (!byPalette) {
     byPalette = new Map();

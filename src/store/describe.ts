@@ -13,7 +13,10 @@ export function describeGroup(g: ForecastGroup) {
     kind: g.grid.global ? "global" : "regional",
     bbox: g.grid.bbox,
     resolution: { lat: g.grid.dlat, lon: g.grid.dlon },
-    shape: { lat: g.grid.lat.length, lon: g.grid.lon.length },
+    shape: g.grid.cells ? { cells: g.grid.cells.n } : { lat: g.grid.lat.length, lon: g.grid.lon.length },
+    ...(g.grid.cells
+      ? { cells: { layout: g.grid.cells.layout, dimension: g.grid.cells.dim, count: g.grid.cells.n } }
+      : {}),
     latitude_order: g.grid.latAscending ? "ascending" : "descending",
     longitude_convention: g.grid.lon360 ? "0..360" : "-180..180",
     runs: g.runs.map(isoNoZone),

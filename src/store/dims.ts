@@ -4,8 +4,11 @@
 // ensemble_member), CF (forecast_reference_time, forecast_period, realization), CDS ERA5 (valid_time,
 // pressure_level), CMIP (plev).
 export type Role = "time" | "lead" | "level" | "member" | "lat" | "lon";
-/** A variable's dimension: one of the roles, or "single", a dimension of one entry read at index 0. */
-export type DimRole = Role | "single";
+/**
+ * A variable's dimension: one of the roles, "single" (a dimension of one entry read at index 0), or
+ * "fixed", read at one index per variable (anemoi-datasets' variables axis: each variable one entry).
+ */
+export type DimRole = Role | "single" | "fixed";
 
 const ROLE_NAMES: Record<Role, string[]> = {
   // valid_time last: cfgrib writes it beside time and step as an auxiliary coordinate; only the new

@@ -12,6 +12,8 @@ import { type ResolvedTemporal, resolveTemporal, withDataWindow } from "../regis
 import { type Converter, converter } from "../registry/units.ts";
 import { accumulationWindow, ecmwfAccumulation } from "./accumulation-window.ts";
 import type { StoredArray } from "./array.ts";
+import { cellGridOf } from "./cell-grid.ts";
+import { type CellAxes, findCellAxes } from "./cell-layouts.ts";
 import { variableProblem } from "./cf.ts";
 import type { DimRole, Role } from "./dims.ts";
 import {
@@ -66,6 +68,8 @@ export interface GroupVariable {
   grid: Grid;
   /** Stored names of the variable's latitude and longitude (or y and x) coordinates: its grid's key. */
   gridCoords: { lat: string; lon: string };
+  /** Per dimension with the role "fixed", the one index read (anemoi-datasets' variables axis). */
+  fixed?: number[];
 }
 
 /** One horizontal grid of a group, keyed by the stored names of its latitude and longitude coordinates. */
@@ -166,16 +170,22 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     if (problem) throw new CorruptDataError(`array ${name}: ${problem}`);
   }
   const { coords: coordNames, scalar } = findCoordinates(input.arrays);
-  // Without 1-D latitude/longitude, a projected grid: its y/x axes take the row and column roles.
-  let projected: ProjectedAxes | undefined;
+  // Without 1-D latitude/longitude axes, a cell axis (unstructured or reduced grid) or a projected
+  // grid: a projected grid's y/x axes take the row and column roles, a cell axis the column role.
+  let cellAxes: CellAxes | undefined;
   if (!coordNames.lat || !coordNames.lon) {
+    cellAxes = findCellAxes(input.arrays, input.attrs);
+    if (cellAxes?.anemoi) coordNames.time = cellAxes.anemoi.dates;
+  }
+  let projected: ProjectedAxes | undefined;
+  if (!cellAxes && (!coordNames.lat || !coordNames.lon)) {
     projected = findProjectedAxes(input.arrays);
     if (projected) {
       coordNames.lat = projected.yName;
       coordNames.lon = projected.xName;
     }
   }
-  if (!coordNames.lat || !coordNames.lon) {
+  if (!cellAxes && (!coordNames.lat || !coordNames.lon)) {
     throw new CorruptDataError("no 1-D latitude and longitude coordinates (lat/latitude, lon/longitude)");
   }
   const axes = await timeAxesOf(input.arrays, { time: coordNames.time, lead: coordNames.lead, scalar });
@@ -191,13 +201,26 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     return Float64Array.from(await coord(r).readRaw(), (x) => x * scale + offset);
   };
   const [latRaw, lonRaw, levelRaw, memberRaw] = await Promise.all([
-    readFloat("lat"),
-    readFloat("lon"),
+    cellAxes ? Promise.resolve(undefined) : readFloat("lat"),
+    cellAxes ? Promise.resolve(undefined) : readFloat("lon"),
     coordNames.level ? coord("level").readRaw() : Promise.resolve(undefined),
     coordNames.member ? coord("member").readRaw() : Promise.resolve(undefined),
   ]);
   let grid: Grid;
-  if (projected) {
+  if (cellAxes) {
+    const geo = await cellGridOf(cellAxes);
+    grid = {
+      lat: geo.cells.lat,
+      lon: geo.cells.lon,
+      latAscending: true,
+      lon360: false,
+      dlat: geo.spacingDeg,
+      dlon: geo.spacingDeg,
+      bbox: geo.bbox,
+      global: geo.global,
+      cells: geo.cells,
+    };
+  } else if (projected) {
     const { projection, bbox, dlat, dlon } = await projectionOf(
       projected,
       lonRaw as Float64Array,
@@ -228,7 +251,11 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     lat: grid.lat.length,
     lon: grid.lon.length,
   };
-  const dimRole = new Map<string, Role>();
+  if (cellAxes) {
+    length.lat = undefined;
+    length.lon = grid.cells!.n;
+  }
+  const dimRole = new Map<string, DimRole>();
   for (const [role, name] of Object.entries(coordNames) as [Role, string][]) {
     if (role !== "time" && role !== "lead" && !scalar.has(role)) dimRole.set(input.arrays.get(name)!.dims[0], role);
   }
@@ -239,12 +266,27 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   for (const [dim, role] of axes.dimRoles) dimRole.set(dim, role);
   // Latitude/longitude axes of other grids (regular lat/lon groups only): the dimension names they
   // index, to the coordinate holding their values.
-  const primary: GroupGrid = { lat: coordNames.lat, lon: coordNames.lon, grid };
-  const axisCoord = new Map<string, string>([
-    [input.arrays.get(coordNames.lat)!.dims[0], coordNames.lat],
-    [input.arrays.get(coordNames.lon)!.dims[0], coordNames.lon],
-  ]);
-  if (!projected) {
+  const cellNames = cellAxes && {
+    lat: cellAxes.lat?.name ?? cellAxes.dim,
+    lon: cellAxes.lon?.name ?? cellAxes.dim,
+  };
+  const primary: GroupGrid = cellNames ? { ...cellNames, grid } : { lat: coordNames.lat!, lon: coordNames.lon!, grid };
+  const axisCoord = new Map<string, string>(
+    cellAxes
+      ? [[cellAxes.dim, primary.lon]]
+      : [
+          [input.arrays.get(coordNames.lat!)!.dims[0], coordNames.lat!],
+          [input.arrays.get(coordNames.lon!)!.dims[0], coordNames.lon!],
+        ],
+  );
+  if (cellAxes) {
+    dimRole.set(cellAxes.dim, "lon");
+    if (cellAxes.anemoi) {
+      dimRole.set(cellAxes.anemoi.variablesDim, "fixed");
+      dimRole.set(cellAxes.anemoi.ensembleDim, "single");
+    }
+  }
+  if (!projected && !cellAxes) {
     for (const [name, arr] of input.arrays) {
       const axis = dimRole.has(name) ? undefined : horizontalAxis(name, arr);
       if (!axis) continue;
@@ -279,8 +321,21 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   const byMeaning: Claim<GroupVariable>[] = [];
   const coordSet = new Set(Object.values(coordNames));
   const aux = auxiliaryNames(input.arrays);
-  for (const n of projected?.auxiliary ?? []) aux.add(n);
+  for (const n of projected?.auxiliary ?? cellAxes?.auxiliary ?? []) aux.add(n);
+  // Candidate variables: each stored array, or each entry of an anemoi-datasets data array's
+  // variables axis (named by the root's `variables` attribute).
+  const candidates: [string, StoredArray, number[] | undefined][] = [];
   for (const [stored, arr] of input.arrays) {
+    const anemoi = cellAxes?.anemoi;
+    if (anemoi && stored === "data") {
+      const d = arr.dims.indexOf(anemoi.variablesDim);
+      anemoi.names.forEach((name, k) => {
+        const fixed = arr.dims.map((_, i) => (i === d ? k : 0));
+        candidates.push([name, arr, fixed]);
+      });
+    } else candidates.push([stored, arr, undefined]);
+  }
+  for (const [stored, arr, fixed] of candidates) {
     if (coordSet.has(stored) || aux.has(stored)) continue;
     // Scalars and 1-D arrays beside the grid are coordinates too (cfgrib's surface, number, ...).
     if (arr.shape.length < 2) continue;
@@ -300,7 +355,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const roles: (DimRole | undefined)[] = arr.dims.map(
       (d, i) => dimRole.get(d) ?? (arr.shape[i] === 1 ? "single" : undefined),
     );
-    if (!roles.includes("lat") || !roles.includes("lon")) {
+    if (!roles.includes("lon") || (!cellAxes && !roles.includes("lat"))) {
       skip("not on the group's latitude/longitude grid");
       continue;
     }
@@ -308,27 +363,28 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       skip("two dimensions have the same role");
       continue;
     }
-    const on = await gridFor(
-      axisCoord.get(arr.dims[roles.indexOf("lat")])!,
-      axisCoord.get(arr.dims[roles.indexOf("lon")])!,
-    );
+    const on = cellAxes
+      ? primary
+      : await gridFor(axisCoord.get(arr.dims[roles.indexOf("lat")])!, axisCoord.get(arr.dims[roles.indexOf("lon")])!);
     if (typeof on === "string") {
       skip(on);
       continue;
     }
-    length.lat = on.grid.lat.length;
-    length.lon = on.grid.lon.length;
+    if (!cellAxes) {
+      length.lat = on.grid.lat.length;
+      length.lon = on.grid.lon.length;
+    }
     const unknown = arr.dims.filter((_, i) => roles[i] === undefined);
     if (unknown.length) {
       skip(`dimension ${unknown.join(", ")} is not one gridcast knows`);
       continue;
     }
-    const roled = roles.filter((r) => r !== "single");
+    const roled = roles.filter((r) => r !== "single" && r !== "fixed");
     if (new Set(roled).size !== roled.length) {
       skip("two dimensions have the same role");
       continue;
     }
-    const bad = roles.findIndex((r, i) => r !== "single" && length[r!] !== arr.shape[i]);
+    const bad = roles.findIndex((r, i) => r !== "single" && r !== "fixed" && length[r as Role] !== arr.shape[i]);
     if (bad >= 0) {
       skip(`dimension ${arr.dims[bad]} has ${arr.shape[bad]} entries, its coordinate ${length[roles[bad] as Role]}`);
       continue;
@@ -379,6 +435,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       temporal: resolveTemporal(entry.temporal, attrs, steps, analysis),
       grid: on.grid,
       gridCoords: { lat: on.lat, lon: on.lon },
+      ...(fixed ? { fixed } : {}),
     };
     (meaning ? byMeaning : byName).push({ v, skip: (reason) => skip(reason, undefined, v.name) });
   }

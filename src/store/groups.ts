@@ -136,7 +136,11 @@ export class ForecastGroups {
     }
     const roles = new Set(names.map((n) => roleOf(n)));
     const projected = PROJECTED_AXES.some(([x, y]) => names.includes(x) && names.includes(y));
-    if (!projected && (!roles.has("lat") || !roles.has("lon"))) return false;
+    // Per-cell coordinates of an unstructured grid count too (ICON's clat/clon, anemoi-datasets'
+    // latitudes/longitudes); HEALPix stores hold none: they are found below forecast/ only.
+    const cellCoords = (a: string, b: string) => names.includes(a) && names.includes(b);
+    const cells = cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes");
+    if (!projected && !cells && (!roles.has("lat") || !roles.has("lon"))) return false;
     const root = await this.#source.node("");
     return root?.kind === "group";
   }

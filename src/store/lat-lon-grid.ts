@@ -3,6 +3,7 @@
 // circle when a regional grid is stored across the seam of its convention.
 import { CorruptDataError } from "../errors.ts";
 import type { StoredArray } from "./array.ts";
+import type { CellGrid } from "./cell-grid.ts";
 import { wrap180 } from "./grid.ts";
 import type { GridProjection } from "./projected-grid.ts";
 
@@ -26,6 +27,12 @@ export interface Grid {
    * bbox the geographic bounds of its cells. Undefined for a regular latitude/longitude grid.
    */
   projection?: GridProjection;
+  /**
+   * Set for an unstructured or reduced grid (ICON, reduced Gaussian, anemoi-datasets, HEALPix): its
+   * one cell axis takes the column role ("lon"), there is no row axis, `lat`/`lon` hold the cell
+   * centres and dlat/dlon the nominal spacing. Undefined for grids with latitude and longitude axes.
+   */
+  cells?: CellGrid;
 }
 
 function spacing(c: Float64Array): number {

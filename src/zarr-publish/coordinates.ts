@@ -29,6 +29,8 @@ export interface CoordArray {
 export const GROWING_AXIS_CHUNK = 512;
 
 const HOUR_MS = 3_600_000;
+/** The published name of an unstructured grid's cell dimension (dimNamesOf's). */
+const CELL_DIM = "cell";
 // Attributes describing a stored encoding that the published array no longer has.
 const ENCODING_ATTRS = [
   "_FillValue",
@@ -135,6 +137,21 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
       ...hours(g.members),
       attrs: { standard_name: "realization", long_name: "ensemble member number", ...storedAttrs(g, nodes, "member") },
     });
+  }
+  const cells = g.grid.cells;
+  if (cells) {
+    // The cell axis: cell numbers (a HEALPix grid's pixel ids); the centres follow as auxiliary
+    // coordinates (cellArrays in dataset.ts).
+    out.push({
+      name: CELL_DIM,
+      dtype: "int32",
+      values: cells.ids ? Int32Array.from(cells.ids) : Int32Array.from({ length: cells.n }, (_, i) => i),
+      attrs: {
+        long_name: cells.axes.healpix ? `HEALPix pixel index (${cells.axes.healpix.order})` : "cell number",
+        ...storedAttrs(g, nodes, "lon", cells.axes.healpix?.ids?.name),
+      },
+    });
+    return out;
   }
   const p = g.grid.projection;
   if (p) {

@@ -91,6 +91,25 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
     const meta = v.array.meta;
     const a = meta.array!;
     const dims = publishedDims(group, v);
+    // Dimensions read at a fixed index (anemoi-datasets' variables axis) keep their stored names:
+    // the stored array is published whole, once, in the store's own layout.
+    if (v.fixed) {
+      const stored = v.array.path.split("/").pop()!;
+      if (arrays.has(stored)) continue;
+      for (const [d, r] of v.roles.entries()) if (r === "fixed" || r === "single") length.set(dims[d], a.shape[d]);
+      arrays.set(stored, {
+        name: stored,
+        dims,
+        shape: a.shape,
+        chunks: a.chunks,
+        grid: a.shape.map((n, d) => Math.ceil(n / a.chunks[d])),
+        dtype: a.dtype,
+        encoding: planEncoding(meta),
+        fill: withAttrs(planFill(meta, v.array.packing), grid.variableAttrs),
+        source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
+      });
+      continue;
+    }
     if (!isPublishable(a.dtype)) {
       skipped.push({ stored: v.stored, reason: `data type ${a.dtype}` });
       continue;
@@ -170,6 +189,7 @@ function gridArrays(
   nodes: Map<string, NodeMeta>,
   names: Record<string, string>,
 ): { arrays: PublishedArray[]; variableAttrs: Json } {
+  if (group.grid.cells) return cellArrays(group);
   const crs = groupCrs(group);
   const mapping: CoordArray = {
     name: GRID_MAPPING_NAME,
@@ -214,4 +234,46 @@ function gridArrays(
   }
   variableAttrs.coordinates = [...coordsAttr, GRID_MAPPING_NAME].join(" ");
   return { arrays, variableAttrs };
+}
+
+/**
+ * An unstructured grid's description beside its variables: the cells' centres as latitude(cell)
+ * and longitude(cell) in degrees (computed for HEALPix, converted from radians for ICON), and a
+ * scalar `crs` saying what the grid is: CF's healpix grid mapping (nside, order) for HEALPix, the
+ * layout and its producer attributes otherwise.
+ */
+function cellArrays(group: ForecastGroup): { arrays: PublishedArray[]; variableAttrs: Json } {
+  const cells = group.grid.cells!;
+  const h = cells.axes.healpix;
+  const attrs: Json = h
+    ? {
+        grid_mapping_name: "healpix",
+        healpix_nside: h.nside,
+        healpix_order: h.order,
+        refinement_level: Math.log2(h.nside),
+      }
+    : {
+        grid_mapping_name: "latitude_longitude",
+        long_name: `${cells.layout.replace("_", " ")} grid of ${cells.n} cells`,
+        gridcast_cell_layout: cells.layout,
+        ...(cells.layout === "icon" ? { CDI_grid_type: "unstructured" } : {}),
+        ...(cells.layout === "reduced_gaussian" ? { GRIB_gridType: "reduced_gg" } : {}),
+      };
+  const scalar: CoordArray = { name: "crs", dtype: "int32", values: Int32Array.of(0), attrs };
+  const arrays: PublishedArray[] = [
+    { ...coordinate(scalar), dims: [], shape: [], chunks: [], grid: [], auxiliary: true },
+  ];
+  for (const [name, values, standard, units] of [
+    ["latitude", cells.lat, "latitude", "degrees_north"],
+    ["longitude", cells.lon, "longitude", "degrees_east"],
+  ] as const) {
+    const c: CoordArray = {
+      name,
+      dtype: "float64",
+      values,
+      attrs: { standard_name: standard, long_name: standard, units },
+    };
+    arrays.push({ ...coordinate(c), dims: ["cell"], auxiliary: true });
+  }
+  return { arrays, variableAttrs: { grid_mapping: "crs", coordinates: "latitude longitude" } };
 }

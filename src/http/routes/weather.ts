@@ -301,7 +301,13 @@ export const weatherRoutes = [
       "In a group whose variables sit on several grids the box selects the variable's own grid, and X-SVC-Field " +
       "says which in `grid_coordinates`. A stored dimension of one entry the values were read at index 0 of " +
       "(MET Norway's height1, GraphCast's batch) is named in `squeezed`. `var` is a registered name or alias, or the " +
-      "name the store gives a variable recognised by its CF standard_name.",
+      "name the store gives a variable recognised by its CF standard_name.\n\n" +
+      "An unstructured or reduced grid (ICON, octahedral reduced Gaussian, anemoi-datasets, HEALPix) exports a " +
+      "regular latitude/longitude grid at the cells' nominal step (the largest of 1, 2 or 5 × 10^k degrees not " +
+      "above their spacing; nodes on multiples of it inside the box), each node holding the value of its nearest " +
+      "cell by great-circle distance; nodes farther than a cell spacing from every cell of a regional grid are " +
+      "NaN. X-SVC-Field's `cells` says so (`layout`, `resampled`, `step_deg`). The 413 limit counts the exported " +
+      "nodes, and is checked before any node is located or chunk read.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,

@@ -1,0 +1,184 @@
+// Resampling of an unstructured or reduced grid (ICON, reduced Gaussian, anemoi-datasets, HEALPix)
+// onto mercator tiles: each pixel takes its nearest cell by great-circle distance. The nearest
+// cell of every pixel of a tile is solved once, through the grid's spatial index, and kept as a
+// lookup table (runs of pixels sharing a cell) that every lead and every layer of the grid reuses:
+// a tile is then a gather of palette indices, as on a projected grid. Pixels farther than a cell
+// spacing from every cell of a regional grid are transparent.
+//
+// A cell's Voronoi region on the sphere is convex, so once zoomed in far enough that a block's
+// edges are as good as great-circle arcs, a block whose four corner pixels share a cell lies in
+// that cell whole: its pixels are filled without a search each.
+import { InvalidParameterError } from "../errors.ts";
+import { nativeAddon } from "../native.ts";
+import type { Palette } from "./colormap.ts";
+import type { LevelSampler, Resample } from "./resample.ts";
+import { type NearestRuns, nearestRuns, nodeColours, nodesOf, PROJECTED_TABLE_MB } from "./resample-projected.ts";
+import { type BBox, pixelLat, pixelLon, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
+
+export interface CellGridSpec {
+  /** Number of cells. */
+  n: number;
+  bbox: BBox;
+  global: boolean;
+  /** The nearest cell to (lat, lon) within the grid's reach; -1 beyond it. */
+  nearest(lat: number, lon: number): number;
+}
+
+/** Blocks of at most this many pixels a side are filled whole when their corners share a cell. */
+export const CELL_BLOCK = 16;
+/** ... from this zoom on (coarser, a block's parallels bow away from great circles by a visible part of a pixel). */
+export const CELL_BLOCK_MIN_ZOOM = 3;
+
+const PIXELS = TILE_SIZE * TILE_SIZE;
+/** Tiles whose cells stay unpacked for overlays' questions (a tile and its eight neighbours). */
+const UNPACKED_TILES = 9;
+
+/** A level's sampler, plus (for tests) the nearest cell of every pixel and how many tables were solved. */
+export interface CellLevelSampler extends LevelSampler {
+  nearestNodes(x: number, y: number): Int32Array | undefined;
+  /** Tile tables solved so far (each once, whatever the number of leads and layers drawn). */
+  readonly tablesSolved: number;
+}
+
+export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJECTED_TABLE_MB): CellLevelSampler {
+  validateTile(z, 0, 0);
+  const n = 2 ** z;
+  const off = spec.n;
+  const candidates = spec.global ? undefined : new Set(tilesCovering(spec.bbox, z).map((t) => t.x * n + t.y));
+  const cache = new Map<number, Int32Array | NearestRuns | null>();
+  let bytes = 0;
+  let solved = 0;
+  const limit = tableMb * 1024 * 1024;
+  const scratch = new Int32Array(PIXELS);
+  const lats = new Float64Array(TILE_SIZE);
+  const lons = new Float64Array(TILE_SIZE);
+  const unpacked = new Map<number, Int32Array>();
+
+  /** The nearest cell of every pixel of tile (x, y); null when none lies on the grid. */
+  function solve(x: number, y: number): Int32Array | NearestRuns | null {
+    for (let i = 0; i < TILE_SIZE; i++) {
+      lats[i] = pixelLat(z, y, i);
+      lons[i] = pixelLon(z, x, i);
+    }
+    const out = scratch;
+    out.fill(-2);
+    const at = (r: number, c: number) => {
+      const k = r * TILE_SIZE + c;
+      if (out[k] === -2) {
+        const cell = spec.nearest(lats[r], lons[c]);
+        out[k] = cell < 0 ? off : cell;
+      }
+      return out[k];
+    };
+    const block = z >= CELL_BLOCK_MIN_ZOOM ? CELL_BLOCK : 1;
+    const fill = (r0: number, c0: number, size: number) => {
+      const r1 = r0 + size - 1;
+      const c1 = c0 + size - 1;
+      const a = at(r0, c0);
+      if (size === 1) return;
+      if (a === at(r0, c1) && a === at(r1, c0) && a === at(r1, c1)) {
+        for (let r = r0; r <= r1; r++) out.fill(a, r * TILE_SIZE + c0, r * TILE_SIZE + c1 + 1);
+        return;
+      }
+      const h = size >> 1;
+      fill(r0, c0, h);
+      fill(r0, c0 + h, h);
+      fill(r0 + h, c0, h);
+      fill(r0 + h, c0 + h, h);
+    };
+    for (let r = 0; r < TILE_SIZE; r += block) for (let c = 0; c < TILE_SIZE; c += block) fill(r, c, block);
+    solved++;
+    let covered = false;
+    for (let k = 0; k < PIXELS; k++) {
+      if (out[k] !== off) {
+        covered = true;
+        break;
+      }
+    }
+    if (!covered) return null;
+    return nearestRuns(out) ?? out.slice();
+  }
+
+  function table(x: number, y: number): Int32Array | NearestRuns | null {
+    const key = x * n + y;
+    if (candidates && !candidates.has(key)) return null;
+    let t = cache.get(key);
+    if (t === undefined) {
+      t = solve(x, y);
+      cache.set(key, t);
+      bytes += t === null ? 0 : t instanceof Int32Array ? t.byteLength : t.nodes.byteLength + t.lengths.byteLength;
+      // Oldest first, once over the budget (the build walks a level tile by tile, lead after lead).
+      for (const [k, old] of cache) {
+        if (bytes <= limit || cache.size <= 1) break;
+        cache.delete(k);
+        bytes -=
+          old === null ? 0 : old instanceof Int32Array ? old.byteLength : old.nodes.byteLength + old.lengths.byteLength;
+      }
+    }
+    return t;
+  }
+
+  return {
+    z,
+    get tablesSolved() {
+      return solved;
+    },
+    covers(x, y) {
+      validateTile(z, x, y);
+      if (spec.global) return true;
+      return table(x, y) !== null;
+    },
+    valueAt(col, row, field) {
+      const size = n * TILE_SIZE;
+      if (!(col >= 0 && col < size && row >= 0 && row < size)) return Number.NaN;
+      const t = table(Math.floor(col / TILE_SIZE), Math.floor(row / TILE_SIZE));
+      if (t === null) return Number.NaN;
+      const key = Math.floor(col / TILE_SIZE) * n + Math.floor(row / TILE_SIZE);
+      // Overlays ask about a tile and its neighbours (lines and arrows cross tile edges): the
+      // cells of the last few tiles asked about stay unpacked.
+      let cells = unpacked.get(key);
+      if (!cells) {
+        cells = t instanceof Int32Array ? t : nodesOf(t, PIXELS).slice();
+        if (unpacked.size >= UNPACKED_TILES) unpacked.delete(unpacked.keys().next().value!);
+        unpacked.set(key, cells);
+      }
+      const cell = cells[(row % TILE_SIZE) * TILE_SIZE + (col % TILE_SIZE)];
+      return cell === off ? Number.NaN : field[cell];
+    },
+    renderTile(x, y, field, palette: Palette, out = new Uint8Array(PIXELS), _method?: Resample) {
+      validateTile(z, x, y);
+      if (field.length !== spec.n) {
+        throw new InvalidParameterError("field", `field has ${field.length} values, the grid ${spec.n} cells`);
+      }
+      // Cells are drawn as they are (nearest cell), whatever the layer's resampling: there are no
+      // rows and columns to interpolate along.
+      const t = table(x, y);
+      if (t === null) {
+        out.fill(0);
+        return out;
+      }
+      const colours = nodeColours(field, palette);
+      const addon = nativeAddon();
+      if (t instanceof Int32Array) {
+        if (addon) addon.gatherTile(colours, t, out);
+        else for (let k = 0; k < PIXELS; k++) out[k] = colours[t[k]];
+        return out;
+      }
+      if (addon?.gatherRuns) {
+        addon.gatherRuns(colours, t.nodes, t.lengths, out);
+        return out;
+      }
+      for (let r = 0, k = 0; r < t.nodes.length; r++) {
+        const end = k + t.lengths[r] + 1;
+        out.fill(colours[t.nodes[r]], k, end);
+        k = end;
+      }
+      return out;
+    },
+    nearestNodes(x, y) {
+      validateTile(z, x, y);
+      const t = table(x, y);
+      return t === null ? undefined : nodesOf(t).slice();
+    },
+  };
+}

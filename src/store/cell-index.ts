@@ -1,0 +1,195 @@
+// A spatial index over the cell centres of an unstructured grid, built once per grid: the sphere
+// cut into latitude bands of equal height, each band into longitude buckets of about the same
+// width on the ground (fewer towards the poles), the cells listed bucket by bucket. The nearest
+// cell by great-circle distance is then found among the few buckets a small cap around the point
+// touches, and a latitude/longitude box lists the cells of the buckets it overlaps: neither
+// looks at more than a handful of cells beyond the answer, however many cells the grid has.
+
+/** Cells per bucket the index aims at: fewer makes more empty buckets, more makes each search longer. */
+export const CELLS_PER_BUCKET = 2;
+
+const RAD = Math.PI / 180;
+
+export class CellIndex {
+  /** Unit vectors of the cell centres: comparing dot products ranks great-circle distances. */
+  readonly #x: Float64Array;
+  readonly #y: Float64Array;
+  readonly #z: Float64Array;
+  /** Band height and the nominal bucket size, in radians. */
+  readonly #band: number;
+  readonly #nBands: number;
+  /** Per band: its number of longitude buckets, and the index of its first bucket. */
+  readonly #cols: Int32Array;
+  readonly #first: Int32Array;
+  /** Per bucket, where its cells start in `#cells` (one more entry than buckets). */
+  readonly #start: Int32Array;
+  /** Cell numbers, bucket by bucket, ascending within each. */
+  readonly #cells: Int32Array;
+  /** Cells compared by the searches so far (tests check it stays small). */
+  examined = 0;
+
+  constructor(lat: Float64Array, lon: Float64Array) {
+    const n = lat.length;
+    this.#x = new Float64Array(n);
+    this.#y = new Float64Array(n);
+    this.#z = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const f = lat[i] * RAD;
+      const l = lon[i] * RAD;
+      this.#x[i] = Math.cos(f) * Math.cos(l);
+      this.#y[i] = Math.cos(f) * Math.sin(l);
+      this.#z[i] = Math.sin(f);
+    }
+    // Buckets of about CELLS_PER_BUCKET cells each were the cells spread over the whole sphere; a
+    // regional grid crowds its buckets, so they are made finer by how crowded the occupied ones are.
+    let bands = Math.round(Math.PI / Math.sqrt((4 * Math.PI * CELLS_PER_BUCKET) / Math.max(1, n)));
+    // About 4/π · bands² buckets in all: bounded by BUCKETS_PER_CELL per cell.
+    const most = Math.floor(Math.sqrt((Math.PI * (BUCKETS_PER_CELL * n + 1024)) / 4));
+    const clampBands = (b: number) => Math.max(MIN_BANDS, Math.min(MAX_BANDS, most, b));
+    let layout = bucketLayout(lat, lon, clampBands(bands));
+    const crowding = n / Math.max(1, layout.occupied) / CELLS_PER_BUCKET;
+    if (crowding > 2) {
+      bands = Math.round(bands * Math.sqrt(crowding));
+      layout = bucketLayout(lat, lon, clampBands(bands));
+    }
+    this.#nBands = layout.nBands;
+    this.#band = Math.PI / layout.nBands;
+    this.#cols = layout.cols;
+    this.#first = layout.first;
+    const buckets = this.#first[this.#nBands];
+    const count = new Int32Array(buckets + 1);
+    for (let i = 0; i < n; i++) count[layout.bucketOf[i] + 1]++;
+    for (let k = 0; k < buckets; k++) count[k + 1] += count[k];
+    this.#start = count.slice();
+    this.#cells = new Int32Array(n);
+    const fill = count;
+    for (let i = 0; i < n; i++) this.#cells[fill[layout.bucketOf[i]]++] = i;
+  }
+
+  #bandOf(lat: number): number {
+    return bandOf(this.#nBands, lat);
+  }
+
+  #colOf(band: number, lon: number): number {
+    return colOf(this.#cols[band], lon);
+  }
+
+  /**
+   * The cell nearest to (lat, lon) by great-circle distance (ties to the lower cell number), and
+   * that distance in radians; -1 for an empty grid. `exclude` leaves one cell out (a cell's own
+   * nearest neighbour). With `within`, the search gives up once no cell can lie that close (cell
+   * -1, angle Infinity): a point far outside a regional grid costs no more than one inside.
+   */
+  nearest(lat: number, lon: number, exclude = -1, within = Number.POSITIVE_INFINITY): { cell: number; angle: number } {
+    const f = lat * RAD;
+    const l = lon * RAD;
+    const qx = Math.cos(f) * Math.cos(l);
+    const qy = Math.cos(f) * Math.sin(l);
+    const qz = Math.sin(f);
+    let best = -1;
+    let bestDot = Number.NEGATIVE_INFINITY;
+    // Search a cap of radius r; once the best cell found lies within r, no cell outside the cap
+    // can be nearer. Otherwise double r.
+    for (let r = this.#band; ; r *= 2) {
+      const whole = r >= Math.PI;
+      const b0 = whole ? 0 : this.#bandOf(lat - r / RAD);
+      const b1 = whole ? this.#nBands - 1 : this.#bandOf(lat + r / RAD);
+      // Half the longitude span of the cap (all of it once the cap reaches a pole).
+      const polar = Math.abs(f) + r >= Math.PI / 2;
+      const half = whole || polar ? 180 : Math.asin(Math.min(1, Math.sin(r) / Math.cos(f))) / RAD;
+      for (let b = b0; b <= b1; b++) {
+        const ncol = this.#cols[b];
+        let c0 = 0;
+        let c1 = ncol - 1;
+        if (half < 180) {
+          c0 = this.#colOf(b, lon - half);
+          c1 = this.#colOf(b, lon + half);
+          // Past the seam: c1 counted one turn on.
+          if (c1 < c0 || (c1 === c0 && 2 * half >= 360 / ncol)) c1 += ncol;
+        }
+        if (c1 - c0 >= ncol) {
+          c0 = 0;
+          c1 = ncol - 1;
+        }
+        for (let c = c0; c <= c1; c++) {
+          const k = this.#first[b] + (c % ncol);
+          for (let j = this.#start[k], end = this.#start[k + 1]; j < end; j++) {
+            const i = this.#cells[j];
+            if (i === exclude) continue;
+            const d = this.#x[i] * qx + this.#y[i] * qy + this.#z[i] * qz;
+            if (d > bestDot || (d === bestDot && i < best)) {
+              bestDot = d;
+              best = i;
+            }
+          }
+          this.examined += this.#start[k + 1] - this.#start[k];
+        }
+      }
+      const angle = best < 0 ? Number.POSITIVE_INFINITY : Math.acos(Math.min(1, Math.max(-1, bestDot)));
+      if (angle <= r || whole)
+        return angle <= within ? { cell: best, angle } : { cell: -1, angle: Number.POSITIVE_INFINITY };
+      if (r >= within) return { cell: -1, angle: Number.POSITIVE_INFINITY };
+    }
+  }
+
+  /**
+   * Calls `visit` with every cell whose bucket overlaps the box (lat_min..lat_max, and longitudes
+   * eastward from lonMin over `lonSpan` degrees): a superset of the cells inside it, each once.
+   */
+  eachNear(latMin: number, latMax: number, lonMin: number, lonSpan: number, visit: (cell: number) => void): void {
+    const b0 = this.#bandOf(latMin);
+    const b1 = this.#bandOf(latMax);
+    for (let b = b0; b <= b1; b++) {
+      const ncol = this.#cols[b];
+      const c0 = this.#colOf(b, lonMin);
+      let c1 = lonSpan >= 360 ? c0 + ncol - 1 : this.#colOf(b, lonMin + lonSpan);
+      if (c1 < c0) c1 += ncol;
+      for (let c = c0; c <= Math.min(c1, c0 + ncol - 1); c++) {
+        const k = this.#first[b] + (c % ncol);
+        for (let j = this.#start[k]; j < this.#start[k + 1]; j++) visit(this.#cells[j]);
+      }
+    }
+  }
+}
+
+/** Fewest and most latitude bands an index uses. */
+const MIN_BANDS = 1;
+const MAX_BANDS = 180 * 64;
+/** Buckets an index may make per cell (a regional grid's finer buckets span the whole sphere too). */
+const BUCKETS_PER_CELL = 8;
+
+function bandOf(nBands: number, lat: number): number {
+  return Math.min(nBands - 1, Math.max(0, Math.floor(((lat * RAD + Math.PI / 2) / Math.PI) * nBands)));
+}
+
+function colOf(ncol: number, lon: number): number {
+  const w = (((lon + 180) % 360) + 360) % 360;
+  return Math.min(ncol - 1, Math.floor((w / 360) * ncol));
+}
+
+/** Buckets of `nBands` bands, each band cut into buckets about as wide on the ground as the band is high. */
+function bucketLayout(lat: Float64Array, lon: Float64Array, nBands: number) {
+  const band = Math.PI / nBands;
+  const cols = new Int32Array(nBands);
+  const first = new Int32Array(nBands + 1);
+  for (let b = 0; b < nBands; b++) {
+    // The band's edge nearest the equator is its widest: buckets are sized there.
+    const south = -Math.PI / 2 + b * band;
+    const widest = south < 0 && south + band > 0 ? 1 : Math.cos(Math.min(Math.abs(south), Math.abs(south + band)));
+    cols[b] = Math.max(1, Math.ceil((2 * Math.PI * widest) / band));
+    first[b + 1] = first[b] + cols[b];
+  }
+  const bucketOf = new Int32Array(lat.length);
+  const seen = new Uint8Array(first[nBands]);
+  let occupied = 0;
+  for (let i = 0; i < lat.length; i++) {
+    const b = bandOf(nBands, lat[i]);
+    const k = first[b] + colOf(cols[b], lon[i]);
+    bucketOf[i] = k;
+    if (!seen[k]) {
+      seen[k] = 1;
+      occupied++;
+    }
+  }
+  return { nBands, cols, first, bucketOf, occupied };
+}

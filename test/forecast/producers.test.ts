@@ -453,8 +453,14 @@ describe("command line", () => {
       assert.equal(r.code, 3, r.stderr);
       assert.match(r.stdout, /skipped forecast\/one_row: .*single latitude row/);
       assert.match(r.stdout, /published/);
-      const again = await cli([...args, "--allow-skipped"]);
-      assert.equal(again.code, 0, again.stderr);
+      // A second output directory: into the first, the same build would be "nothing new" (exit 4).
+      const out2 = tempDir("gridcast-producers-cli-");
+      try {
+        const again = await cli([...args.map((a) => (a === out ? out2 : a)), "--allow-skipped"]);
+        assert.equal(again.code, 0, again.stderr);
+      } finally {
+        cleanup(out2);
+      }
       const none = await cli([
         "build",
         "--store",

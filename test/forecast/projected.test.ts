@@ -341,6 +341,7 @@ describe("/data republishes projected grids with their CF grid mapping", () => {
     assert.match(r.mapping_attrs.crs_wkt, /^PROJCRS/);
     assert.equal(r.crs_equal, true);
     assert.deepEqual(r.lat_dims, ["y", "x"]);
+    assert.equal(r.north_up, true, "a south-to-north store is published north-up");
     assert.ok(r.lat_equal && r.x_equal && r.y_equal && r.values_equal, JSON.stringify(r));
   });
 
@@ -349,6 +350,7 @@ describe("/data republishes projected grids with their CF grid mapping", () => {
     assert.deepEqual(r.dims, ["time", "lead_time", "y", "x"]);
     assert.equal(r.mapping_attrs.grid_mapping_name, "rotated_latitude_longitude");
     assert.equal(r.mapping_attrs.grid_north_pole_latitude, 40);
+    assert.equal(r.north_up, true, "a south-to-north store is published north-up");
     assert.ok(r.lat_equal && r.x_equal && r.y_equal && r.values_equal, JSON.stringify(r));
   });
 });

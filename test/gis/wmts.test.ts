@@ -116,9 +116,10 @@ test("without public_url and with an untrusted proxy the live WMTS is refused; t
   settings.trust_proxy = 0;
   try {
     const r = await get(`${srv.url}/wmts/1.0.0/WMTSCapabilities.xml`, { "X-Forwarded-Host": "evil.example" });
-    assert.equal(r.status, 500);
+    assert.equal(r.status, 404);
     assert.equal(r.headers.get("content-type"), "application/problem+json");
     assert.match(r.json().detail, /public_url is not set/);
+    assert.doesNotMatch(r.body.toString("utf8"), /evil\.example/);
   } finally {
     settings.trust_proxy = 1;
   }

@@ -1,6 +1,6 @@
 // Public map routes: the forecast catalog and tiles from the published build, and the click value
 // read live through the store. Nothing here exposes a raw array.
-import { ConfigError, InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
+import { InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
 import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
@@ -105,7 +105,7 @@ export const mapRoutes = [
       "legend, TileMatrixSetLimits where a regional layer has tiles, and the GoogleMapsCompatible tile matrix set " +
       "up to the build's maximum zoom. Tiles come from the tile route, the lead chosen by valid time. URLs are " +
       "absolute, on the public_url setting; without it, on the request's X-Forwarded-Proto/-Host when trust_proxy " +
-      "is 1; otherwise 500 server-misconfigured, since a WMTS document cannot hold relative URLs. The build writes " +
+      "is 1; otherwise 404 (this server publishes no WMTS document), since one cannot hold relative URLs. The build writes " +
       "the same document beside its tiles for a CDN.",
     tags: ["maps"],
     auth: "public",
@@ -126,8 +126,10 @@ export const mapRoutes = [
       const snap = await published(app);
       const base = publicBase(app.settings, req);
       if (!base) {
-        throw new ConfigError(
-          "public_url is not set (and trust_proxy is 0): WMTS capabilities need the absolute URL clients reach this server at",
+        // Not a server fault a client can cause or wait out: this server simply has no WMTS document
+        // until the operator says where clients reach it, so every request, hostile or not, gets the same 4xx.
+        throw new NotFoundError(
+          "no WMTS capabilities here: public_url is not set (and trust_proxy is 0), and WMTS needs the absolute URL clients reach this server at",
         );
       }
       return {

@@ -12,6 +12,13 @@ url, key, source, var, stored_var = sys.argv[1:6]
 ds = xr.open_zarr(url, consolidated=True, storage_options={"headers": {"X-API-Key": key}})
 src = xr.open_zarr(source, consolidated=False)
 v = ds[var]
+# /data publishes every grid north-up (first row northernmost) whatever the stored order; compare in
+# the stored order and report the published one.
+src_y = src[src[stored_var].dims[-2]].values
+report_north_up = bool(ds["y"].values[0] > ds["y"].values[-1])
+if (ds["y"].values[0] - ds["y"].values[-1]) * (src_y[0] - src_y[-1]) < 0:
+    ds = ds.load().isel(y=slice(None, None, -1))
+    v = ds[var]
 gm = v.attrs.get("grid_mapping") or v.encoding.get("grid_mapping")
 report = {
     "dims": list(v.dims),
@@ -25,6 +32,7 @@ report = {
 sv = src[stored_var].values.reshape(-1, *src[stored_var].shape[-2:])
 gv = v.values.reshape(-1, *v.shape[-2:])
 # /data republishes the stored values in their stored units.
+report["north_up"] = report_north_up
 report["values_equal"] = bool(np.allclose(gv, sv, atol=1e-6, equal_nan=True))
 try:
     from pyproj import CRS

@@ -69,9 +69,12 @@ export class Publisher {
     const { dataset: ds } = await this.dataset(id);
     const g = ds.group;
     const vars = [...ds.arrays.values()].filter((a) => a.source.kind === "stored" && !a.auxiliary);
+    // Only real dimensions: a 1-D coordinate on its own name (not latitude(cell)/longitude(cell) of
+    // an unstructured grid), then any dimension an array has without such a coordinate.
     const dims: Record<string, number> = {};
     for (const a of ds.arrays.values())
-      if (a.source.kind === "coordinate" && a.shape.length === 1) dims[a.name] = a.shape[0];
+      if (a.source.kind === "coordinate" && a.dims.length === 1 && a.dims[0] === a.name) dims[a.name] = a.shape[0];
+    for (const a of ds.arrays.values()) for (const [i, d] of a.dims.entries()) dims[d] ??= a.shape[i];
     return {
       id,
       group: g.id,

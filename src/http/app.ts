@@ -130,7 +130,23 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       if (def.rateLimit === "wait") {
         const gone = new AbortController();
         res.once("close", () => gone.abort());
-        take = (id, rate, burst) => waiter.take(id, rate, burst, gone.signal, client);
+        // The server lets a half-closed client have its answer (httpAllowHalfOpen), so a client
+        // that leaves closes no response: its end of the connection only shows as the socket's
+        // end, and a half-close looks the same from here. A waiter holds one of the bounded
+        // places; one whose client may be gone does not keep it for up to data_rate_wait_ms.
+        // Its wait ends there, with the refusal that stood (a half-closed client reads that 429
+        // and its Retry-After; one with a token at hand is served as ever).
+        take = async (id, rate, burst) => {
+          const sock = req.socket;
+          const onEnd = () => gone.abort();
+          if (sock.readableEnded) onEnd();
+          else sock.once("end", onEnd);
+          try {
+            return await waiter.take(id, rate, burst, gone.signal, client);
+          } finally {
+            sock.off("end", onEnd);
+          }
+        };
       }
       const gated = gate(req, raw, def.auth, ctx.ledger, take, (id) => {
         meta.key = id;

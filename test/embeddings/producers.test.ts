@@ -384,9 +384,10 @@ describe("catalogue completeness", () => {
     assert.equal(skipped.size, Object.keys(REFUSED).length + 2);
 
     const out = mkdtempSync(join(tmpdir(), "gridcast-producers-out-"));
+    const out2 = mkdtempSync(join(tmpdir(), "gridcast-producers-out-"));
     try {
-      const build = (extra: string[]) =>
-        cli(["build", "--store", storeDir, "--out", out, "--max-zoom", "0", "--vars", "t2m", "--json", ...extra]);
+      const build = (extra: string[], to = out) =>
+        cli(["build", "--store", storeDir, "--out", to, "--max-zoom", "0", "--vars", "t2m", "--json", ...extra]);
       const first = build([]);
       assert.equal(first.status, 3, first.stderr);
       const report = JSON.parse(first.stdout);
@@ -398,11 +399,13 @@ describe("catalogue completeness", () => {
       assert.equal(items.length, info.embeddings.items);
       for (const f of [...SERVED]) assert.ok(items.includes(nameOf(f)), f);
       for (const f of VECTORS) assert.ok(items.includes(nameOf(f, "vector")), f);
-      const again = build(["--allow-skipped"]);
+      // A build of its own: into the first output the same build is "nothing new" (exit 4).
+      const again = build(["--allow-skipped"], out2);
       assert.equal(again.status, 0, again.stderr);
-      assert.deepEqual(JSON.parse(readFileSync(join(out, "current", "embeddings", "items.json"), "utf8")).items, items);
+      assert.deepEqual(JSON.parse(readFileSync(join(out2, "current", "embeddings", "items.json"), "utf8")).items, items);
     } finally {
       cleanup(out);
+      cleanup(out2);
     }
   });
 });

@@ -402,7 +402,10 @@ describe("catalogue completeness", () => {
       // A build of its own: into the first output the same build is "nothing new" (exit 4).
       const again = build(["--allow-skipped"], out2);
       assert.equal(again.status, 0, again.stderr);
-      assert.deepEqual(JSON.parse(readFileSync(join(out2, "current", "embeddings", "items.json"), "utf8")).items, items);
+      assert.deepEqual(
+        JSON.parse(readFileSync(join(out2, "current", "embeddings", "items.json"), "utf8")).items,
+        items,
+      );
     } finally {
       cleanup(out);
       cleanup(out2);

@@ -4,6 +4,7 @@
 // (or, for the fill case, the v2 view must serve the missing chunk), so they exercise re-encoding.
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
 
 interface ArrayDoc {
   shape: number[];
@@ -148,4 +149,17 @@ export function recodedVariants(store: string): void {
   addChecksums(store, "forecast/global/u10");
   // Run 1, first spatial block: the /point node of the xarray check lies in it.
   fillAndDrop(store, "forecast/global/tcc", 0, [1, 0, 0, 0]);
+}
+
+/**
+ * Store a v2 group's latitude north to south by reversing its one zstd-compressed float64 chunk
+ * (the data arrays stay as stored). /data publishes a south-to-north group north-up by re-encoding
+ * every array along latitude, so only a north-to-south group serves its stored chunks unchanged.
+ */
+export function latNorthToSouth(store: string, group: string): void {
+  const file = join(store, group, "lat/0");
+  const raw = zstdDecompressSync(readFileSync(file));
+  const lat = new Float64Array(raw.buffer, raw.byteOffset, raw.byteLength / 8).slice().reverse();
+  if (!(lat[0] > lat[lat.length - 1])) throw new Error(`${group}/lat was not stored south to north`);
+  writeFileSync(file, zstdCompressSync(new Uint8Array(lat.buffer)));
 }

@@ -10,7 +10,7 @@ import type { Placement, Range } from "../store/region.ts";
 import { ChunkScan } from "../store/scan.ts";
 import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
 import { selectCellBox } from "./grid-cells.ts";
-import { windowOfGridBox } from "./grid-projected.ts";
+import { rotateOne, windowOfGridBox } from "./grid-projected.ts";
 import { type BoxSelection, projectedSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
 import {
@@ -330,6 +330,31 @@ export async function readBoxSlab(
   return gather ? gathered(out, gather, plane, l1 - l0) : out;
 }
 
+/**
+ * A slab of a grid-relative wind component (GroupVariable.turn) turned to east/north: the slab of
+ * each component read alike, and each node's pair turned by the bearing of grid north there.
+ */
+async function turnedSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float32Array> {
+  const { partner, along } = plan.variable.turn!;
+  const [mine, other] = await Promise.all([
+    readBoxSlab(plan, l0, l1),
+    readBoxSlab({ ...plan, variable: partner }, l0, l1),
+  ]);
+  const [u, w] = along === "x" ? [mine, other] : [other, mine];
+  const p = plan.variable.grid.projection!;
+  const { rows, cols, flipRows } = plan.sel;
+  const [, nLat, nLon] = plan.shape;
+  // Output column → storage column, across the column runs in output order.
+  const colAt = cols.flatMap(([c0, c1]) => Array.from({ length: c1 - c0 }, (_, i) => c0 + i));
+  for (let k = 0; k < mine.length; k++) {
+    const rr = Math.floor(k / nLon) % nLat;
+    const iy = flipRows ? rows[0] + (nLat - 1 - rr) : rows[0] + rr;
+    const [e, n] = rotateOne(p, colAt[k % nLon], iy, u[k], w[k]);
+    mine[k] = along === "x" ? e : n;
+  }
+  return mine;
+}
+
 /** Each output node's value from the cells read (`width` a lead), NaN where it has none. */
 function gathered(read: Float32Array, gather: Int32Array, width: number, leads: number): Float32Array {
   const nodes = gather.length;
@@ -368,6 +393,11 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: num
   // and let go once the slabs have passed it; otherwise through the chunk cache, the part after
   // the next warmed into it.
   const array = plan.variable.array;
+  // A wind component stored along a projected grid's axes: both components read, turned to east/north.
+  if (plan.variable.turn) {
+    yield* readAhead(slabs, ([a, b]) => turnedSlab(plan, a, b));
+    return;
+  }
   // Slabs of whole chunk steps along the lead axis need each chunk once, and float32 values
   // stored as they are meant (no scale, offset or missing marker but NaN) need no unpacking: each
   // chunk is then read and decoded straight into its slab on libuv's pool, only the values the

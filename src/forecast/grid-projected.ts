@@ -4,7 +4,7 @@
 // north.
 import { InvalidParameterError } from "../errors.ts";
 import type { GridProjection } from "../store/projected-grid.ts";
-import type { Grid, GroupVariable } from "../store/store.ts";
+import type { Grid } from "../store/store.ts";
 
 /** Fractional storage indices (column, row) of a geographic point; NaN where the CRS cannot place it. */
 export function gridIndex(p: GridProjection, lat: number, lon: number): [number, number] {
@@ -152,18 +152,6 @@ export function axisValues(origin: number, step: number, [a, b]: [number, number
   return ascending && step < 0 ? out.reverse() : out;
 }
 
-/**
- * True when the stored wind components are relative to the grid's axes rather than east/north:
- * cfgrib's GRIB_uvRelativeToGrid, or a CF standard name that says so.
- */
-export function gridRelative(v: GroupVariable): boolean {
-  const a = v.array.meta.attrs;
-  const flag = a.GRIB_uvRelativeToGrid;
-  if (flag === 1 || flag === "1" || flag === true) return true;
-  const sn = typeof a.standard_name === "string" ? a.standard_name : "";
-  return ["x_wind", "y_wind", "grid_eastward_wind", "grid_northward_wind"].includes(sn);
-}
-
 const bearings = new WeakMap<GridProjection, Float32Array>();
 
 /**
@@ -192,29 +180,9 @@ export function gridNorthBearings(p: GridProjection): Float32Array {
 }
 
 /**
- * Grid-relative components (u along the grid's +x, v along its +y) turned to east/north, for a
- * field in (y, x) C order. A conformal grid's +x lies 90° clockwise of its +y.
+ * The wind at one node turned to east/north: grid-relative components (u along the grid's +x, v
+ * along its +y; a conformal grid's +x lies 90° clockwise of its +y) by the bearing of grid north there.
  */
-export function rotateToTrue(
-  p: GridProjection,
-  u: Float32Array | Float64Array,
-  v: Float32Array | Float64Array,
-): [Float32Array, Float32Array] {
-  const b = gridNorthBearings(p);
-  const ue = new Float32Array(u.length);
-  const vn = new Float32Array(v.length);
-  // Storage rows may run either way; the bearing is per node whatever the order.
-  for (let k = 0; k < u.length; k++) {
-    const beta = b[k] * RAD;
-    const c = Math.cos(beta);
-    const s = Math.sin(beta);
-    ue[k] = u[k] * c + v[k] * s;
-    vn[k] = -u[k] * s + v[k] * c;
-  }
-  return [ue, vn];
-}
-
-/** The wind at one node turned to east/north (see rotateToTrue). */
 export function rotateOne(p: GridProjection, ix: number, iy: number, u: number, v: number): [number, number] {
   const beta = gridNorthBearings(p)[iy * p.nx + ix] * RAD;
   return [u * Math.cos(beta) + v * Math.sin(beta), -u * Math.sin(beta) + v * Math.cos(beta)];

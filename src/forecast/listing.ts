@@ -154,6 +154,8 @@ export async function modelsListing(store: Store) {
     members: g.members ?? null,
     analysis: g.analysis,
     variables: [...g.variables.keys()].sort(),
+    // Stored arrays left out, each with the reason and what would make it served.
+    unregistered: g.unregistered.map((u) => ({ stored: u.stored, reason: u.reason })),
     ...(g.grids.length > 1 ? { grids: gridsListing(g) } : {}),
   }));
   return { forecast, unavailable: await unavailableGroups(store) };

@@ -5,6 +5,7 @@ import { InvalidParameterError } from "../errors.ts";
 import { type Soon, then } from "../soon.ts";
 import { type Range, strides } from "../store/region.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
+import { rotateOne } from "./grid-projected.ts";
 
 export interface Pick {
   /** Run index (the time axis). */
@@ -55,7 +56,47 @@ export function regionOf(group: ForecastGroup, v: GroupVariable, p: Pick): Range
  * converted in place. At once when the array answers at once (a warm point column).
  */
 export function readValues(v: GroupVariable, region: Range[]): Soon<Float32Array | Float64Array> {
+  if (v.turn) return turned(v, region);
   return then(v.array.read(region), (values) => inAnswerUnits(v, values));
+}
+
+/**
+ * A grid-relative wind component turned to true north (GroupVariable.turn): both components of
+ * the region read, and each node's pair turned by the bearing of the grid's +y axis there.
+ */
+async function turned(v: GroupVariable, region: Range[]): Promise<Float32Array | Float64Array> {
+  const { partner, along } = v.turn!;
+  const [a, b] = await Promise.all([v.array.read(region), partner.array.read(region)]);
+  const mine = inAnswerUnits(v, a);
+  const other = inAnswerUnits(partner, b);
+  const [u, w] = along === "x" ? [mine, other] : [other, mine];
+  turnInPlace(v, region, u, w, along === "x" ? u : w);
+  return mine;
+}
+
+/**
+ * Writes into `out` (u or w) the east (along "x") or north component of the grid-relative pair
+ * (u along the grid's +x, w along its +y) of a region, values in the region's C order.
+ */
+export function turnInPlace(
+  v: GroupVariable,
+  region: Range[],
+  u: Float32Array | Float64Array,
+  w: Float32Array | Float64Array,
+  out: Float32Array | Float64Array,
+): void {
+  const p = v.grid.projection!;
+  const shape = region.map(([a, b]) => b - a);
+  const st = strides(shape);
+  const latDim = v.roles.indexOf("lat");
+  const lonDim = v.roles.indexOf("lon");
+  const east = v.turn!.along === "x";
+  for (let k = 0; k < out.length; k++) {
+    const iy = region[latDim][0] + (Math.floor(k / st[latDim]) % shape[latDim]);
+    const ix = region[lonDim][0] + (Math.floor(k / st[lonDim]) % shape[lonDim]);
+    const [e, n] = rotateOne(p, ix, iy, u[k], w[k]);
+    out[k] = east ? e : n;
+  }
 }
 
 /** Physical values converted in place to the variable's answer units. */
@@ -74,7 +115,7 @@ function inAnswerUnits<T extends Float32Array | Float64Array>(v: GroupVariable, 
  * part of it); otherwise as readValues.
  */
 export async function readBulk(v: GroupVariable, region: Range[]): Promise<Float32Array | Float64Array> {
-  if (!v.array.readsPhysicalInPlace()) return readValues(v, region);
+  if (v.turn || !v.array.readsPhysicalInPlace()) return readValues(v, region);
   const shape = region.map(([a, b]) => b - a);
   const n = shape.reduce((a, b) => a * b, 1);
   // Not zero-filled: readStoredInto writes every value (a chunk not stored as its fill value).

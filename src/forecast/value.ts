@@ -6,7 +6,6 @@ import { displayUnit, toDisplay } from "../registry/display.ts";
 import type { ResolvedTemporal } from "../registry/temporal.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Store } from "../store/store.ts";
-import { gridRelative, rotateOne } from "./grid-projected.ts";
 import { covers, nearestNode } from "./grid-select.ts";
 import { findMapLayer, parseRunParam, runIndexOf } from "./layers.ts";
 import { readValues, regionOf } from "./read.ts";
@@ -85,10 +84,8 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
   let value: number | null = null;
   let direction: number | null = null;
   if (cells && def && (def.kind === "speed" || def.kind === "arrows")) {
-    let [u, vn] = cells;
-    // Components along a projected grid's axes are turned to east/north for the direction.
-    const proj = grid.projection;
-    if (proj && node && derived!.sources.some(gridRelative)) [u, vn] = rotateOne(proj, node.ix, node.iy, u, vn);
+    // Components along a projected grid's axes come turned to east/north (readValues).
+    const [u, vn] = cells;
     value = Math.hypot(u, vn);
     // Meteorological convention: the direction the wind comes from.
     if (!Number.isNaN(value)) direction = Math.round(((Math.atan2(-u, -vn) * 180) / Math.PI + 360) % 360);

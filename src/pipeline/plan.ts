@@ -104,6 +104,8 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       if (u.contested && (!wanted || wanted.includes(u.contested))) {
         warnings.push(`${group.id}/${u.stored}: not drawn as ${u.contested}: ${u.reason}`);
       }
+      // Any other array left out is named too, with why and what would serve it.
+      if (!u.refused && !u.contested) warnings.push(`${group.id}/${u.stored}: not served: ${u.reason}`);
     }
     const refs = groupLayers(group).filter((l) => !wanted || picked(l, wanted));
     if (refs.length === 0) continue;

@@ -5,7 +5,6 @@
 import { join } from "node:path";
 import { BoundedMap } from "../bounded-map.ts";
 import { StoreUnavailableError } from "../errors.ts";
-import { gridRelative, rotateToTrue } from "../forecast/grid-projected.ts";
 import { readBulk, readValues, regionOf } from "../forecast/read.ts";
 import { HIDPI_SUFFIX } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
@@ -187,12 +186,9 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   const renderLead = async (lead: LeadJob): Promise<LeadResult> => {
     const result = emptyResult(lead);
     const fields = await kept(recentPrepared, [job.layer, job.run, lead.index].join("\0"), async () => {
-      let read = await Promise.all(sources.map((v) => readField(group, v, job, lead.index)));
-      // Arrows point the true way: components stored along a projected grid's axes are turned to
-      // east/north first (the speed is the same either way).
-      const proj = grid.projection;
-      if (job.recipe.kind === "arrows" && proj && sources.some(gridRelative))
-        read = rotateToTrue(proj, read[0], read[1]);
+      // Components stored along a projected grid's axes come turned to east/north (readValues),
+      // so arrows point the true way.
+      const read = await Promise.all(sources.map((v) => readField(group, v, job, lead.index)));
       return prepare(read);
     });
     let sampler: LevelSampler;

@@ -98,10 +98,20 @@ export function timeMethod(cellMethods: string | undefined): { method: string; i
  */
 export function canonicalByMeaning(m: CfMeaning): { canonical: string; rule: string } | { reason: string } {
   const sn = m.standardName?.toLowerCase();
-  if (!sn) return { reason: "not a registered variable name, and no CF standard_name says what it is" };
+  if (!sn) {
+    return {
+      reason:
+        "not a registered variable name, and no CF standard_name says what it is (name it as a registered " +
+        "variable or alias, or give it the standard_name of one; /api/registry lists them)",
+    };
+  }
   const candidates = RULES.filter((r) => r.standard.includes(sn));
   if (candidates.length === 0) {
-    return { reason: `not a registered variable name, and standard_name ${sn} is not one gridcast maps` };
+    return {
+      reason:
+        `not a registered variable name, and standard_name ${sn} is not one gridcast maps (name it as a ` +
+        "registered variable or alias to serve it; /api/registry lists them)",
+    };
   }
   const tm = timeMethod(m.cellMethods);
   for (const r of candidates) {

@@ -28,7 +28,7 @@ import {
 } from "./group-coordinates.ts";
 import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-grid.ts";
 import type { Json } from "./metadata.ts";
-import { findProjectedAxes, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
+import { findProjectedAxes, gridRelativeAttrs, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 import { timeAxesOf } from "./time-axes.ts";
 import { type Claim, servedClaims } from "./variable-claims.ts";
 
@@ -70,6 +70,13 @@ export interface GroupVariable {
   gridCoords: { lat: string; lon: string };
   /** Per dimension with the role "fixed", the one index read (anemoi-datasets' variables axis). */
   fixed?: number[];
+  /**
+   * Set for a wind component stored along a projected grid's axes (CF x_wind/y_wind,
+   * grid_eastward_wind, cfgrib's GRIB_uvRelativeToGrid): the other component, read beside it so
+   * that every answer turns the pair to east/north (forecast/read.ts). `along` is the grid axis
+   * this component lies along: "x" answers as the eastward component, "y" as the northward one.
+   */
+  turn?: { partner: GroupVariable; along: "x" | "y" };
 }
 
 /** One horizontal grid of a group, keyed by the stored names of its latitude and longitude coordinates. */
@@ -356,11 +363,14 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       (d, i) => dimRole.get(d) ?? (arr.shape[i] === 1 ? "single" : undefined),
     );
     if (!roles.includes("lon") || (!cellAxes && !roles.includes("lat"))) {
-      skip("not on the group's latitude/longitude grid");
+      skip(
+        "not on the group's latitude/longitude grid (a variable needs the group's latitude and longitude, or " +
+          "projected y and x, as two of its dimensions)",
+      );
       continue;
     }
     if (roles.indexOf("lat") !== roles.lastIndexOf("lat") || roles.indexOf("lon") !== roles.lastIndexOf("lon")) {
-      skip("two dimensions have the same role");
+      skip(`two dimensions have the same role (${arr.dims.join(", ")}: give each axis one dimension)`);
       continue;
     }
     const on = cellAxes
@@ -376,17 +386,24 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     }
     const unknown = arr.dims.filter((_, i) => roles[i] === undefined);
     if (unknown.length) {
-      skip(`dimension ${unknown.join(", ")} is not one gridcast knows`);
+      skip(
+        `dimension ${unknown.join(", ")} is not one gridcast knows (it reads run, lead, level, member and ` +
+          "latitude/longitude dimensions by their names or their coordinates' CF standard_name, and a dimension " +
+          "of one entry at its only index)",
+      );
       continue;
     }
     const roled = roles.filter((r) => r !== "single" && r !== "fixed");
     if (new Set(roled).size !== roled.length) {
-      skip("two dimensions have the same role");
+      skip(`two dimensions have the same role (${arr.dims.join(", ")}: give each axis one dimension)`);
       continue;
     }
     const bad = roles.findIndex((r, i) => r !== "single" && r !== "fixed" && length[r as Role] !== arr.shape[i]);
     if (bad >= 0) {
-      skip(`dimension ${arr.dims[bad]} has ${arr.shape[bad]} entries, its coordinate ${length[roles[bad] as Role]}`);
+      skip(
+        `dimension ${arr.dims[bad]} has ${arr.shape[bad]} entries, its coordinate ${length[roles[bad] as Role]} ` +
+          "(a variable must span its coordinates whole)",
+      );
       continue;
     }
     const squeezed = arr.dims.filter((_, i) => roles[i] === "single");
@@ -440,6 +457,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     (meaning ? byMeaning : byName).push({ v, skip: (reason) => skip(reason, undefined, v.name) });
   }
   for (const v of servedClaims(byName, byMeaning)) variables.set(v.name, v);
+  pairGridRelative(variables, new Map([...byName, ...byMeaning].map((c) => [c.v, c.skip])));
   for (const v of variables.values()) {
     if (v.temporal.kind === "instantaneous" || v.temporal.window !== "since_start" || analysis || leads.length < 2) {
       continue;
@@ -475,4 +493,44 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       Object.entries(coordNames).filter(([r]) => !scalar.has(r as Role) && !axes.notDims.has(r as Role)),
     ) as Partial<Record<Role, string>>,
   };
+}
+
+/** The other horizontal wind component of each registered one. */
+const WIND_PAIRS: Record<string, { partner: string; along: "x" | "y" }> = {
+  u10: { partner: "v10", along: "x" },
+  v10: { partner: "u10", along: "y" },
+  u: { partner: "v", along: "x" },
+  v: { partner: "u", along: "y" },
+};
+
+/**
+ * Wind components stored along a projected grid's axes are answered turned to east/north, which
+ * needs both of the pair on the same grid and dimensions: each is given its partner, and one
+ * without is left out with what would serve it (never answered as stored under an eastward or
+ * northward name). On a latitude/longitude grid the grid's axes are east and north already.
+ */
+function pairGridRelative(variables: Map<string, GroupVariable>, skips: Map<GroupVariable, (r: string) => void>) {
+  const relative = [...variables.values()].filter((v) => gridRelativeAttrs(v.array.meta.attrs) && v.grid.projection);
+  for (const v of relative) {
+    const pair = WIND_PAIRS[v.name];
+    const sn = v.array.meta.attrs.standard_name;
+    const what = typeof sn === "string" ? `standard_name ${sn}` : "GRIB_uvRelativeToGrid";
+    let problem: string | undefined;
+    const p = pair ? variables.get(pair.partner) : undefined;
+    if (!pair) problem = `${v.name} is no wind component gridcast can turn`;
+    else if (!p) problem = `its partner ${pair.partner} is not in the group`;
+    else if (!gridRelativeAttrs(p.array.meta.attrs)) problem = `its partner ${p.stored} is not grid-relative`;
+    else if (p.grid !== v.grid || p.roles.join() !== v.roles.join() || p.array.shape.join() !== v.array.shape.join()) {
+      problem = `its partner ${p.stored} lies on other dimensions`;
+    }
+    if (problem || !pair || !p) {
+      variables.delete(v.name);
+      skips.get(v)?.(
+        `${v.name} refused: a wind component along the grid's axes (${what}) is answered turned to true north, ` +
+          `which needs both components on one grid, and ${problem} (store both components with the same dimensions)`,
+      );
+      continue;
+    }
+    v.turn = { partner: p, along: pair.along };
+  }
 }

@@ -352,3 +352,14 @@ async function crossCheck(p: GridProjection, lat2d: StoredArray, lon2d: StoredAr
   }
   return Math.round(worst * 1e4) / 1e4;
 }
+
+/**
+ * True when stored wind components are relative to the grid's axes rather than east/north:
+ * cfgrib's GRIB_uvRelativeToGrid, or a CF standard name that says so (x_wind, grid_eastward_wind).
+ */
+export function gridRelativeAttrs(a: Record<string, unknown>): boolean {
+  const flag = a.GRIB_uvRelativeToGrid;
+  if (flag === 1 || flag === "1" || flag === true) return true;
+  const sn = typeof a.standard_name === "string" ? a.standard_name : "";
+  return ["x_wind", "y_wind", "grid_eastward_wind", "grid_northward_wind"].includes(sn);
+}

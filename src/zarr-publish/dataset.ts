@@ -97,52 +97,53 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
       const stored = v.array.path.split("/").pop()!;
       if (arrays.has(stored)) continue;
       for (const [d, r] of v.roles.entries()) if (r === "fixed" || r === "single") length.set(dims[d], a.shape[d]);
-      arrays.set(stored, {
-        name: stored,
-        dims,
-        shape: a.shape,
-        chunks: a.chunks,
-        grid: a.shape.map((n, d) => Math.ceil(n / a.chunks[d])),
-        dtype: a.dtype,
-        encoding: planEncoding(meta),
-        fill: withAttrs(planFill(meta, v.array.packing), grid.variableAttrs),
-        source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
-      });
+      arrays.set(stored, storedArray(stored, v.array, dims, grid.variableAttrs));
       continue;
     }
     if (!isPublishable(a.dtype)) {
-      skipped.push({ stored: v.stored, reason: `data type ${a.dtype}` });
+      skipped.push({
+        stored: v.stored,
+        reason: `data type ${a.dtype} has no Zarr view (store it as a float or integer type to publish it under /data)`,
+      });
       continue;
     }
     // xarray refuses a dataset whose variable disagrees with its coordinate's length.
     // A squeezed dimension of one entry has no coordinate (xarray reads it as a bare dimension).
     const bad = dims.findIndex((d, i) => v.roles[i] !== "single" && length.get(d) !== a.shape[i]);
     if (bad >= 0) {
-      skipped.push({ stored: v.stored, reason: `dimension ${dims[bad]} does not match its coordinate` });
+      skipped.push({
+        stored: v.stored,
+        reason: `dimension ${dims[bad]} does not match its coordinate's length (xarray refuses it; store them alike)`,
+      });
       continue;
     }
-    arrays.set(
-      v.name,
-      withFlip(
-        {
-          name: v.name,
-          dims,
-          shape: a.shape,
-          chunks: a.chunks,
-          grid: a.shape.map((s, d) => Math.ceil(s / a.chunks[d])),
-          dtype: a.dtype,
-          encoding: planEncoding(meta),
-          fill: withAttrs(planFill(meta, v.array.packing), grid.variableAttrs),
-          source: { kind: "stored", array: v.array, sourceKey: encodingOf(meta) },
-        },
-        flipped,
-      ),
-    );
+    // A wind component along a projected grid's axes: /data passes stored chunks through and does
+    // not turn them to east/north as the other routes do, so it keeps its stored name (and its
+    // standard_name x_wind/y_wind, and the grid mapping to turn it by), never u10 or v10.
+    const name = v.turn ? v.stored : v.name;
+    arrays.set(name, withFlip(storedArray(name, v.array, dims, grid.variableAttrs), flipped));
   }
   for (const u of group.unregistered) skipped.push({ stored: u.stored, reason: u.reason });
   const attrs = { ...group.attrs };
   delete attrs._ARRAY_DIMENSIONS;
   return { id, group, attrs, arrays, skipped };
+}
+
+/** A stored array published under `name`, its chunks from the store, the grid's attributes added. */
+function storedArray(name: string, array: StoredArray, dims: string[], attrs: Json): PublishedArray {
+  const meta = array.meta;
+  const a = meta.array!;
+  return {
+    name,
+    dims,
+    shape: a.shape,
+    chunks: a.chunks,
+    grid: a.shape.map((n, d) => Math.ceil(n / a.chunks[d])),
+    dtype: a.dtype,
+    encoding: planEncoding(meta),
+    fill: withAttrs(planFill(meta, array.packing), attrs),
+    source: { kind: "stored", array, sourceKey: encodingOf(meta) },
+  };
 }
 
 /**

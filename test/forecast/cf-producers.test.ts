@@ -15,16 +15,27 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
+import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { pythonJson } from "../helpers/python-json.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
 import { build, expectedPixels, withAxis } from "../pipeline/build-fixture.ts";
 import { decodeRgba, pixel } from "../render/decode.ts";
-import { pyprojReference } from "./projected/reference.ts";
+import { bilinearAt, pyprojReference } from "./projected/reference.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/cf_producers.py");
-const LAYOUTS = ["meps", "graphcast", "ukv", "bom", "twice", "e2s_zarr2"];
+const ENSEMBLE_DIMS = ["member", "number", "realization", "ensemble", "ensemble_member"];
+const LAYOUTS = [
+  "meps",
+  "graphcast",
+  "ukv",
+  "bom",
+  "twice",
+  "e2s_zarr2",
+  "flat",
+  ...ENSEMBLE_DIMS.map((d) => `ens_${d}`),
+];
 const run = promisify(execFile);
 
 let dir: string;
@@ -98,7 +109,6 @@ describe("MET Norway MEPS: scalar forecast_reference_time, valid times in time",
   test("CF names answer as stored and as canonical, with xarray + pyproj's values at the nearest node", async () => {
     const cases: [string, string, string, (x: number) => number][] = [
       ["air_temperature_2m", "t2m", "K", (x) => x],
-      ["x_wind_10m", "u10", "m s-1", (x) => x],
       ["air_pressure_at_sea_level", "msl", "Pa", (x) => x],
       ["precipitation_amount_acc", "tp", "m", (x) => x / 1000],
     ];
@@ -347,61 +357,494 @@ describe("Earth2Studio Zarr output with an ensemble, zarr 2 and zarr 3", () => {
   }
 });
 
-describe("map tiles", () => {
-  test("GraphCast (squeezed batch) and Earth2Studio zarr 3 (control member) tiles show xarray's values; refusals in the build output", async () => {
-    const out = tempDir("gridcast-cf-producers-build-");
-    try {
-      const report = await build({
-        store: combo,
-        out,
-        maxZoom: 1,
-        groups: ["forecast/graphcast", "forecast/e2s_zarr3", "forecast/twice"],
-        vars: ["t2m"],
-      });
-      // The build output names each array refused as t2m, with the reason.
-      for (const a of ["screen_temperature", "temperature_bias_corrected"]) {
-        assert.ok(
-          report.warnings.some(
-            (w) => w.startsWith(`forecast/twice/${a}: not drawn as t2m:`) && w.includes("ambiguous"),
-          ),
-          report.warnings.join("\n"),
-        );
+/** One layout's 2 m temperature: where it is stored, a node inside its grid, and what pins a run and member. */
+interface Layout {
+  name: string;
+  stored: string;
+  /** Storage (row, column) of a node well inside the grid. */
+  node: [number, number];
+  /** Stored dimensions pinned for the comparison (run, control member, size-1 dims); the lead dimension is left. */
+  isel: Record<string, number>;
+  leadDim: string;
+  timeIndex: number;
+  run: string;
+  leads: number[];
+  projected: boolean;
+  /** Half the export box's side, degrees. */
+  half: number;
+  /** /data dimensions pinned besides time and lead_time. */
+  dataIsel: Record<string, number>;
+}
+const EVERY: Layout[] = [
+  {
+    name: "meps",
+    stored: "air_temperature_2m",
+    node: [12, 9],
+    isel: { height1: 0 },
+    leadDim: "time",
+    timeIndex: 0,
+    run: "2024-05-01T06:00:00",
+    leads: [0, 1, 2, 3],
+    projected: true,
+    half: 1.5,
+    dataIsel: {},
+  },
+  {
+    name: "ukv",
+    stored: "air_temperature",
+    node: [13, 9],
+    isel: {},
+    leadDim: "time",
+    timeIndex: 0,
+    run: "2024-05-01T06:00:00",
+    leads: [0, 1, 2],
+    projected: true,
+    half: 1,
+    dataIsel: {},
+  },
+  {
+    name: "bom",
+    stored: "temp_scrn",
+    node: [5, 17],
+    isel: { ens: 0 },
+    leadDim: "time",
+    timeIndex: 0,
+    run: "2024-05-01T06:00:00",
+    leads: [0, 3, 6, 9, 12],
+    projected: false,
+    half: 4,
+    dataIsel: { member: 0 },
+  },
+  {
+    name: "graphcast",
+    stored: "2m_temperature",
+    node: [13, 2],
+    isel: { batch: 0 },
+    leadDim: "time",
+    timeIndex: 0,
+    run: "2024-01-01T00:00:00",
+    leads: [6, 12, 18],
+    projected: false,
+    half: 15,
+    dataIsel: {},
+  },
+  ...(["e2s_zarr2", "e2s_zarr3"] as const).map((name) => ({
+    name,
+    stored: "t2m",
+    node: [5, 3] as [number, number],
+    isel: { ensemble: 0, time: 1 },
+    leadDim: "lead_time",
+    timeIndex: 1,
+    run: "2024-06-01T12:00:00",
+    leads: [0, 6, 12],
+    projected: false,
+    half: 15,
+    dataIsel: { member: 0 },
+  })),
+];
+/** The Python that reads a layout's own store: the zarr 3 venv for zarr 3, Debian's otherwise. */
+const pyOf = (name: string) => (name === "e2s_zarr3" ? venv : PYTHON);
+const py = <T>(python: string, mode: string, queries: unknown[]) => pythonJson<T>(python, SCRIPT, [mode], queries);
+const axisOf = (a: { first?: number; step?: number; count: number; values?: number[] }) =>
+  a.values ?? Array.from({ length: a.count }, (_, i) => a.first! + i * a.step!);
+/** The float32 values of an .npy export: the last `n` × 4 bytes of the body. */
+const npyValues = (body: Buffer, n: number) =>
+  new Float32Array(body.buffer.slice(body.byteOffset + body.length - n * 4, body.byteOffset + body.length));
+const near = (got: number, want: number, rel: number, what: string) =>
+  assert.ok(Math.abs(got - want) <= rel * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
+
+describe("every route, every layout: /point, the map click, the export and /data against xarray (+ pyproj)", () => {
+  for (const L of EVERY) {
+    test(`${L.name}: run, leads and values of /point, value and export are xarray's at a node pyproj/xarray place`, async () => {
+      const python = pyOf(L.name);
+      const [at] = await py<{ lat: number; lon: number; values: number[] }[]>(python, "at", [
+        { store: store(L.name), var: L.stored, iy: L.node[0], ix: L.node[1], isel: L.isel },
+      ]);
+      assert.equal(at.values.length, L.leads.length);
+      const q = `lat=${at.lat}&lon=${at.lon}`;
+      const p = await point(`${q}&var=t2m&group=forecast/${L.name}`);
+      assert.equal(p.run, L.run);
+      assert.deepEqual(p.lead_hours, L.leads);
+      assert.deepEqual(
+        p.values,
+        at.values.map((v) => f32(v)),
+      );
+      const last = L.leads.length - 1;
+      const click = (await get(`${srv.url}/api/forecast/value?layer=${L.name}.t2m&${q}&lead=${L.leads[last]}`)).json();
+      assert.equal(click.run, L.run);
+      assert.equal(click.value, f32(at.values[last]));
+
+      const box = `lat_min=${at.lat - L.half}&lat_max=${at.lat + L.half}&lon_min=${at.lon - L.half}&lon_max=${at.lon + L.half}`;
+      const r = await get(
+        `${srv.url}/api/export/forecast~${L.name}/npy?var=t2m&time_index=${L.timeIndex}&lead_start=${last}&lead_stop=${last}&${box}`,
+        H(),
+      );
+      assert.equal(r.status, 200, r.body.toString());
+      const field = JSON.parse(r.headers.get("x-svc-field")!);
+      assert.equal(field.run, L.run);
+      const ys = axisOf(L.projected ? field.y : field.lat);
+      const xs = axisOf(L.projected ? field.x : field.lon);
+      assert.ok(ys.length >= 3 && xs.length >= 3, `${ys.length} × ${xs.length} nodes`);
+      const [want] = await py<number[][]>(python, "box", [
+        { store: store(L.name), var: L.stored, isel: { ...L.isel, [L.leadDim]: last }, ys, xs },
+      ]);
+      assert.deepEqual(
+        Array.from(npyValues(r.body, ys.length * xs.length)),
+        want.map((v) => f32(v)),
+      );
+    });
+  }
+
+  test("/data read by xarray + zarr 2 (v2 view) and xarray + zarr 3 (v3 view) equals xarray reading each store", async () => {
+    type Plane = { dims: string[]; values: number[]; attrs: Record<string, unknown> };
+    for (const L of EVERY) {
+      const lead = 1;
+      const over = {
+        store: `${srv.url}/data/datasets/forecast~${L.name}/zarr/`,
+        headers: H(),
+        var: "t2m",
+        isel: { time: L.timeIndex, lead_time: lead, ...L.dataIsel },
+      };
+      const [[direct], [v2], [v3]] = await Promise.all([
+        py<Plane[]>(pyOf(L.name), "plane", [
+          { store: store(L.name), var: L.stored, isel: { ...L.isel, [L.leadDim]: lead } },
+        ]),
+        py<Plane[]>(PYTHON, "plane", [over]),
+        py<Plane[]>(venv, "plane", [over]),
+      ]);
+      assert.ok(direct.values.length > 100, `${L.name}: ${direct.values.length} values`);
+      assert.deepEqual(v2.values, direct.values, `${L.name}: zarr 2 client`);
+      assert.deepEqual(v3.values, direct.values, `${L.name}: zarr 3 client`);
+      assert.ok(v2.dims.includes("lead_time"), `${L.name}: ${v2.dims}`);
+    }
+  });
+});
+
+describe("grid-relative winds (MEPS x_wind_10m/y_wind_10m) are answered as u10/v10 only turned to true north", () => {
+  // A node in the west of the Lambert grid, where grid north lies well off true north.
+  const node: [number, number] = [12, 1];
+  const isel = { height7: 0 };
+  interface Winds {
+    east: number[];
+    north: number[];
+    bearing_deg: number[];
+  }
+
+  test("/point, the map click and the export hold pyproj's rotation of xarray's components", async () => {
+    const [at] = await py<{ lat: number; lon: number }[]>(PYTHON, "at", [
+      { store: store("meps"), var: "x_wind_10m", iy: node[0], ix: node[1], isel },
+    ]);
+    const [w] = await py<Winds[]>(PYTHON, "winds", [
+      {
+        store: store("meps"),
+        u: "x_wind_10m",
+        v: "y_wind_10m",
+        isel,
+        ys: [node[0], node[0] + 1],
+        xs: [node[1], node[1] + 1],
+      },
+    ]);
+    assert.ok(Math.abs(w.bearing_deg[0]) > 3, `grid north lies ${w.bearing_deg[0]}° off true north`);
+    const q = `lat=${at.lat}&lon=${at.lon}`;
+    for (const [name, stored, want] of [
+      ["u10", "x_wind_10m", w.east],
+      ["v10", "y_wind_10m", w.north],
+    ] as const) {
+      for (const asked of [name, stored]) {
+        const p = await point(`${q}&var=${asked}&group=forecast/meps`);
+        assert.equal(p.var, name);
+        assert.equal(p.values.length, 4);
+        for (const [i, v] of (p.values as number[]).entries()) near(v, want[i], 1e-4, `${asked}[${i}]`);
       }
-      const current = realpathSync(join(out, "current"));
-      const manifest = JSON.parse(readFileSync(join(current, "manifest.json"), "utf8")) as { layers: LayerSpec[] };
-      const cases: [string, string, string, Record<string, number>][] = [
-        ["graphcast.t2m", "graphcast", "2m_temperature", { batch: 0, time: 0 }],
-        ["e2s_zarr3.t2m", "e2s_zarr3", "t2m", { ensemble: 0, time: 1, lead_time: 0 }],
-      ];
-      for (const [id, name, v, isel] of cases) {
-        const spec = manifest.layers.find((l) => l.id === id)!;
-        const py = name === "e2s_zarr3" ? venv : PYTHON;
-        const [x] = await pythonJson<Read[]>(py, SCRIPT, ["read"], [{ store: store(name), var: v, isel }]);
-        const group = await new Store(store(name)).forecastGroup(`forecast/${name}`);
-        const p = buildPalette(spec.style);
-        const values = Float64Array.from(x.values, (a) => f32(a as number));
+      const click = (await get(`${srv.url}/api/forecast/value?layer=meps.${name}&${q}&lead=2`)).json();
+      near(click.value, want[2], 1e-4, `${name} click`);
+    }
+    // The wind speed is the same either way; its direction is the true one.
+    const speed = (await get(`${srv.url}/api/forecast/value?layer=meps.wind_speed&${q}&lead=2`)).json();
+    near(speed.value, Math.hypot(w.east[2], w.north[2]), 1e-4, "speed");
+    const from = ((Math.atan2(-w.east[2], -w.north[2]) * 180) / Math.PI + 360) % 360;
+    assert.ok(Math.abs(((speed.direction_deg - from + 540) % 360) - 180) <= 0.5, `${speed.direction_deg} vs ${from}`);
+
+    const r = await get(
+      `${srv.url}/api/export/forecast~meps/npy?var=v10&time_index=0&lead_start=1&lead_stop=1&lat_min=${at.lat - 1.5}&lat_max=${at.lat + 1.5}&lon_min=${at.lon - 1.5}&lon_max=${at.lon + 1.5}`,
+      H(),
+    );
+    assert.equal(r.status, 200, r.body.toString());
+    const field = JSON.parse(r.headers.get("x-svc-field")!);
+    const [ys, xs] = [field.window.y as number[], field.window.x as number[]];
+    const [box] = await py<Winds[]>(PYTHON, "winds", [
+      { store: store("meps"), u: "x_wind_10m", v: "y_wind_10m", isel: { ...isel, time: 1 }, ys, xs },
+    ]);
+    const got = npyValues(r.body, box.north.length);
+    // Stored rows run south to north (y ascending), as the export's do.
+    for (const [k, x] of box.north.entries()) near(got[k], x, 1e-4, `export v10[${k}]`);
+  });
+
+  test("/data passes the stored components through under their own names and standard_names, never as u10/v10", async () => {
+    const base = `${srv.url}/data/datasets/forecast~meps/zarr/`;
+    const meta = (await get(`${base}.zmetadata`, H())).json();
+    const keys = Object.keys(meta.metadata);
+    assert.ok(keys.includes("x_wind_10m/.zarray") && keys.includes("y_wind_10m/.zarray"), keys.join(" "));
+    assert.ok(!keys.some((k) => k.startsWith("u10/") || k.startsWith("v10/")), keys.join(" "));
+    const [over] = await py<{ values: number[]; attrs: Record<string, unknown> }[]>(PYTHON, "plane", [
+      { store: base, headers: H(), var: "x_wind_10m", isel: { lead_time: 2 } },
+    ]);
+    const [direct] = await py<{ values: number[] }[]>(PYTHON, "plane", [
+      { store: store("meps"), var: "x_wind_10m", isel: { ...isel, time: 2 } },
+    ]);
+    assert.equal(over.attrs.standard_name, "x_wind");
+    assert.deepEqual(over.values, direct.values);
+  });
+});
+
+/**
+ * The colours a pixel may show where pyproj places it at (fx, fy) in a (ny, nx) field: the palette
+ * entries of the bilinear values within 3 % of a cell of that place (a rough field changes fast
+ * between nodes; the renderer's tables place pixels to a fraction of a cell), one entry either side.
+ */
+function coloursNear(
+  field: ArrayLike<number>,
+  nx: number,
+  ny: number,
+  fx: number,
+  fy: number,
+  p: ReturnType<typeof buildPalette>,
+) {
+  const vs: number[] = [];
+  for (const dx of [-0.03, 0, 0.03])
+    for (const dy of [-0.03, 0, 0.03]) vs.push(bilinearAt(field, nx, ny, fx + dx, fy + dy)!);
+  const [lo, hi] = [p.lut(Math.min(...vs)), p.lut(Math.max(...vs))].sort((a, b) => a - b);
+  const out = new Set<string>();
+  for (let i = lo - 1; i <= hi + 1; i++) out.add(Array.from(p.rgba.subarray(i * 4, i * 4 + 4)).join());
+  return out;
+}
+
+/** Tile (x, y) at zoom z holding a point. */
+function tileOf(z: number, lat: number, lon: number): [number, number] {
+  const n = 2 ** z;
+  const x = Math.floor(((lon + 180) / 360) * n);
+  const r = (lat * Math.PI) / 180;
+  const y = Math.floor(((1 - Math.log(Math.tan(r) + 1 / Math.cos(r)) / Math.PI) / 2) * n);
+  return [x, y];
+}
+
+describe("one build of every layout: tiles and the build output", () => {
+  let out: string;
+  let report: Awaited<ReturnType<typeof build>>;
+  let current: string;
+  before(async () => {
+    out = tempDir("gridcast-cf-producers-build-");
+    report = await build({
+      store: combo,
+      out,
+      maxZoom: 3,
+      groups: [...EVERY.map((l) => `forecast/${l.name}`), "forecast/twice"],
+      vars: ["t2m", "u10"],
+    });
+    current = realpathSync(join(out, "current"));
+  });
+  after(() => cleanup(out));
+
+  const manifest = () => JSON.parse(readFileSync(join(current, "manifest.json"), "utf8")) as { layers: LayerSpec[] };
+  const tilePath = (spec: LayerSpec, z: number, x: number, y: number) => {
+    const run = spec.runs.at(-1)!;
+    return join(current, "tiles", spec.id, run.token, String(run.leads[0].hours), String(z), String(x), `${y}.png`);
+  };
+
+  for (const L of EVERY) {
+    test(`${L.name}: t2m tile pixels are the colours of xarray's field where ${L.projected ? "pyproj" : "the grid"} places them`, async () => {
+      const python = pyOf(L.name);
+      const spec = manifest().layers.find((l) => l.id === `${L.name}.t2m`)!;
+      assert.ok(spec, `${L.name}.t2m is drawn`);
+      const [at] = await py<{ lat: number; lon: number }[]>(python, "at", [
+        { store: store(L.name), var: L.stored, iy: L.node[0], ix: L.node[1], isel: L.isel },
+      ]);
+      const z = L.name === "graphcast" || L.name.startsWith("e2s") ? 1 : 3;
+      const [tx, ty] = tileOf(z, at.lat, at.lon);
+      const img = await decodeRgba(readFileSync(tilePath(spec, z, tx, ty)));
+      const [x] = await pythonJson<Read[]>(
+        python,
+        SCRIPT,
+        ["read"],
+        [{ store: store(L.name), var: L.stored, isel: { ...L.isel, [L.leadDim]: 0 } }],
+      );
+      const values = Float64Array.from(x.values, (a) => f32(a as number));
+      const p = buildPalette(spec.style);
+      let checked = 0;
+      if (!L.projected) {
+        const group = await new Store(store(L.name)).forecastGroup(`forecast/${L.name}`);
         const lf = withAxis({ group, field: values, rgba: p.rgba, lut: p.lut }, p);
-        const run = spec.runs.at(-1)!;
-        const lead = run.leads[0];
-        const file = join(current, "tiles", id, run.token, String(lead.hours), "1", "1", "0.png");
-        const img = await decodeRgba(readFileSync(file));
-        let checked = 0;
         for (let row = 1; row < 256; row += 5) {
           for (let col = 2; col < 256; col += 5) {
-            const want = expectedPixels(lf as never, 1, 1, 0, col, row);
+            const want = expectedPixels(lf as never, z, tx, ty, col, row);
             const got = pixel(img.data, row * 256 + col);
             if (want[0][3] === 0) continue;
             assert.ok(
               want.some((w) => w.join() === got.join()),
-              `${id} ${col},${row}: ${got} not in ${want.join(" | ")}`,
+              `${col},${row}: ${got} not in ${want.join(" | ")}`,
             );
             checked++;
           }
         }
-        assert.ok(checked > 200, `${id}: ${checked} pixels`);
+      } else {
+        const probes: [number, number][] = [];
+        for (let row = 2; row < 256; row += 6) for (let col = 3; col < 256; col += 6) probes.push([col, row]);
+        const [pos] = await py<[number, number][][]>(python, "positions", [
+          {
+            store: store(L.name),
+            var: L.stored,
+            points: probes.map(([c, r]) => [pixelLat(z, ty, r), pixelLon(z, tx, c)]),
+          },
+        ]);
+        const ny = x.coords[x.dims[0]].length;
+        const nx = x.coords[x.dims[1]].length;
+        assert.equal(values.length, ny * nx);
+        for (const [k, [col, row]] of probes.entries()) {
+          const [fx, fy] = pos[k];
+          // Away from the edge half-cells, where the grid's own outline decides.
+          if (!(fx > 0.6 && fx < nx - 1.6 && fy > 0.6 && fy < ny - 1.6)) continue;
+          const got = pixel(img.data, row * 256 + col);
+          const v = bilinearAt(values, nx, ny, fx, fy);
+          assert.ok(
+            coloursNear(values, nx, ny, fx, fy, p).has(got.join()),
+            `${col},${row}: ${got} not the colour of ${v}`,
+          );
+          checked++;
+        }
       }
-    } finally {
-      cleanup(out);
+      assert.ok(checked > 100, `${L.name}: ${checked} pixels`);
+    });
+  }
+
+  test("meps.u10 tiles show the wind turned to true north, not the stored x_wind", async () => {
+    const spec = manifest().layers.find((l) => l.id === "meps.u10")!;
+    assert.ok(spec, "meps.u10 is drawn");
+    const [w] = await py<{ east: number[] }[]>(PYTHON, "winds", [
+      {
+        store: store("meps"),
+        u: "x_wind_10m",
+        v: "y_wind_10m",
+        isel: { height7: 0, time: 0 },
+        ys: [0, 30],
+        xs: [0, 24],
+      },
+    ]);
+    const [stored] = await py<{ values: number[] }[]>(PYTHON, "plane", [
+      { store: store("meps"), var: "x_wind_10m", isel: { height7: 0, time: 0 } },
+    ]);
+    const p = buildPalette(spec.style);
+    const z = 3;
+    let turned = 0;
+    let checked = 0;
+    for (const [tx, ty] of [
+      [3, 1],
+      [4, 1],
+      [3, 2],
+      [4, 2],
+    ]) {
+      const file = tilePath(spec, z, tx, ty);
+      let img: Awaited<ReturnType<typeof decodeRgba>>;
+      try {
+        img = await decodeRgba(readFileSync(file));
+      } catch {
+        continue;
+      }
+      const probes: [number, number][] = [];
+      for (let row = 2; row < 256; row += 6) for (let col = 3; col < 256; col += 6) probes.push([col, row]);
+      const [pos] = await py<[number, number][][]>(PYTHON, "positions", [
+        {
+          store: store("meps"),
+          var: "x_wind_10m",
+          points: probes.map(([c, r]) => [pixelLat(z, ty, r), pixelLon(z, tx, c)]),
+        },
+      ]);
+      for (const [k, [col, row]] of probes.entries()) {
+        const [fx, fy] = pos[k];
+        if (!(fx > 0.6 && fx < 24 - 1.6 && fy > 0.6 && fy < 30 - 1.6)) continue;
+        const got = pixel(img.data, row * 256 + col).join();
+        assert.ok(coloursNear(w.east, 24, 30, fx, fy, p).has(got), `${tx}/${ty} ${col},${row}`);
+        if (!coloursNear(stored.values, 24, 30, fx, fy, p).has(got)) turned++;
+        checked++;
+      }
     }
+    assert.ok(checked > 100, `${checked} pixels`);
+    assert.ok(turned > 10, `only ${turned} pixels tell the turned wind from the stored one`);
+  });
+
+  test("the build output names every array left out, with the reason and what would serve it", () => {
+    for (const a of ["screen_temperature", "temperature_bias_corrected"]) {
+      assert.ok(
+        report.warnings.some((w) => w.startsWith(`forecast/twice/${a}: not drawn as t2m:`) && w.includes("ambiguous")),
+        report.warnings.join("\n"),
+      );
+    }
+    const ws = report.warnings.find((w) => w.startsWith("forecast/ukv/wind_speed: not served:"));
+    assert.ok(ws, report.warnings.join("\n"));
+    assert.match(ws, /standard_name wind_speed is not one gridcast maps \(name it as a registered variable or alias/);
+    assert.ok(
+      report.warnings.some(
+        (w) => w.startsWith("forecast/bom/av_temp_scrn: not served:") && /t2m needs .*no time statistic/.test(w),
+      ),
+      report.warnings.join("\n"),
+    );
+  });
+});
+
+describe("ensemble dimensions by name alone", () => {
+  test("member, number, realization, ensemble and ensemble_member each hold the members xarray reads", async () => {
+    const want = await xread(
+      ENSEMBLE_DIMS.map((d) => ({ store: store(`ens_${d}`), var: "t2m", isel: { [d]: 2, lat: 1, lon: 3 } })),
+    );
+    for (const [k, d] of ENSEMBLE_DIMS.entries()) {
+      const p = await point(`lat=42&lon=6&var=t2m&member=all&group=forecast/ens_${d}`);
+      assert.deepEqual(
+        p.members.map((m: { member: number }) => m.member),
+        [0, 1, 2],
+        d,
+      );
+      assert.deepEqual(
+        p.members[2].values,
+        want[k].values.map((v) => f32(v as number)),
+        d,
+      );
+    }
+  });
+});
+
+describe("every refusal names the array, the reason and the remedy: inspect, /api/models, /data/datasets", () => {
+  test("an array gridcast cannot place, and a group on cells it cannot place, on each surface", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [join(import.meta.dirname, "../../bin/gridcast"), "inspect", "--store", combo],
+      {
+        timeout: 120_000,
+      },
+    );
+    assert.match(stdout, /unregistered wind_speed: .*standard_name wind_speed is not one gridcast maps \(name it as/);
+    assert.match(stdout, /skipped forecast\/flat: .*values.* does not recognise: it needs ICON clat\/clon/);
+
+    const models = (await get(`${srv.url}/api/models`)).json();
+    const ukv = models.forecast.find((g: { id: string }) => g.id === "forecast/ukv");
+    const ws = ukv.unregistered.find((u: { stored: string }) => u.stored === "wind_speed");
+    assert.match(ws.reason, /standard_name wind_speed is not one gridcast maps \(name it as/);
+    const flat = models.unavailable.find((g: { id: string }) => g.id === "forecast/flat");
+    assert.ok(flat, JSON.stringify(models.unavailable));
+    assert.match(
+      flat.reason,
+      /t2m lies on cell axis values, an unstructured grid gridcast does not recognise: it needs/,
+    );
+
+    const data = (await get(`${srv.url}/data/datasets`, H())).json();
+    const d = data.datasets.find((x: { id: string }) => x.id === "forecast~ukv");
+    assert.match(
+      d.unregistered.find((u: { stored: string }) => u.stored === "wind_speed").reason,
+      /standard_name wind_speed is not one gridcast maps \(name it as/,
+    );
+    assert.ok(
+      data.unavailable.some(
+        (u: { id: string; reason: string }) => /flat/.test(u.id) && /does not recognise/.test(u.reason),
+      ),
+      JSON.stringify(data.unavailable),
+    );
   });
 });

@@ -5,6 +5,14 @@ usage:
   cf_producers.py write DIR [LAYOUT ...]   writes DIR/<layout>.zarr (every layout when none named)
   cf_producers.py read                     queries on stdin, as producer_stores.py read
   cf_producers.py project                  [{store, var, lat, lon}]: the projected node's values
+  cf_producers.py at                       [{store, var, iy, ix, isel}]: a node's lat/lon (pyproj for a
+                                           projected grid) and its values (the dims left, C order)
+  cf_producers.py box                      [{store, var, isel, ys, xs}]: the values at those y/x (or
+                                           lat/lon) coordinates, row by row
+  cf_producers.py winds                    [{store, u, v, isel, ys, xs}]: grid-relative components in an
+                                           index window turned to east/north by pyproj's bearing of grid north
+  cf_producers.py positions                [{store, var, points}]: each point's fractional (x, y) index
+  cf_producers.py plane                    [{store, var, isel, headers}]: a 2-D field, rows south to north
 
 Layouts:
   meps         MET Norway MEPS as its files are opened and saved with xarray: valid times in `time`,
@@ -26,6 +34,10 @@ Layouts:
   twice        two arrays meaning 2 m air temperature by their CF description, two aliases of msl
                (both refused, named), sp named exactly beside surface_pressure (sp served).
   e2s_zarr3    the same with zarr 3 (the venv): numpy.datetime64/numpy.timedelta64 data types.
+  ens_<name>   a small ensemble whose member dimension is named <name> (member, number, realization,
+               ensemble, ensemble_member), with no attribute saying so.
+  flat         a field flattened onto a `values` cell axis with nothing saying where the cells lie (a
+               layout gridcast recognises as cells but cannot place: refused by name).
 """
 import json
 import sys
@@ -298,6 +310,34 @@ def twice(path):
     ds.to_zarr(path, mode="w", consolidated=True)
 
 
+def flat(path):
+    times = RUN + np.arange(2) * np.timedelta64(1, "h")
+    ds = xr.Dataset(
+        {"t2m": (("time", "values"), field((2, 50), 91, 260, 300), {"units": "K"})},
+        coords={"time": ("time", times)},
+    )
+    ds.to_zarr(path, mode="w", consolidated=True)
+
+
+ENSEMBLE_DIMS = ["member", "number", "realization", "ensemble", "ensemble_member"]
+
+
+def ensemble_named(dim):
+    def write(path):
+        lat = np.arange(40.0, 46.1, 2.0)
+        lon = np.arange(0.0, 8.1, 2.0)
+        times = RUN + np.arange(2) * np.timedelta64(1, "h")
+        shape = (len(times), 3, len(lat), len(lon))
+        ds = xr.Dataset(
+            {"t2m": (("time", dim, "lat", "lon"), field(shape, 95, 260, 300), {"units": "K"})},
+            coords={"time": ("time", times), "forecast_reference_time": ((), RUN), dim: (dim, np.arange(3)),
+                    "lat": lat, "lon": lon},
+        )
+        ds.to_zarr(path, mode="w", consolidated=True)
+
+    return write
+
+
 def project(queries):
     """Each query: store, var and a node's lat/lon; pyproj projects it into the variable's grid
     mapping and xarray reads the values at the node it lands on, with how far (m) it lands from it."""
@@ -318,8 +358,120 @@ def project(queries):
     return out
 
 
+def crs_of(ds, da):
+    from pyproj import CRS
+
+    gm = da.attrs.get("grid_mapping") or da.encoding.get("grid_mapping")
+    return CRS.from_cf(ds[gm].attrs) if gm else None
+
+
+def at(queries):
+    from pyproj import Transformer
+
+    out = []
+    for q in queries:
+        ds = xr.open_zarr(q["store"], consolidated=True)
+        da = ds[q["var"]]
+        ydim, xdim = da.dims[-2], da.dims[-1]
+        y, x = float(ds[ydim].values[q["iy"]]), float(ds[xdim].values[q["ix"]])
+        crs = crs_of(ds, da)
+        if crs is not None:
+            x, y = Transformer.from_crs(crs, crs.geodetic_crs, always_xy=True).transform(x, y)
+        values = da.isel({**q.get("isel", {}), ydim: q["iy"], xdim: q["ix"]}).values
+        out.append({"lat": y, "lon": x, "values": values.astype("float64").ravel().tolist()})
+    return out
+
+
+def box(queries):
+    out = []
+    for q in queries:
+        ds = xr.open_zarr(q["store"], consolidated=True)
+        da = ds[q["var"]].isel(q.get("isel", {}))
+        ydim, xdim = da.dims[-2], da.dims[-1]
+        da = da.sortby(ydim)
+        xs = np.asarray(q["xs"], dtype="float64")
+        if crs_of(ds, ds[q["var"]]) is None and float(ds[xdim].max()) > 180:
+            xs = xs % 360
+        sel = da.sel({ydim: np.asarray(q["ys"]), xdim: xs}, method="nearest", tolerance=1e-3)
+        out.append(sel.squeeze().values.astype("float64").ravel().tolist())
+    return out
+
+
+def bearings_of(ds, da, crs, iy, ix):
+    """Bearing (degrees clockwise from true north) of the grid's +y axis at nodes: the azimuth,
+    on the CRS's own ellipsoid, towards a point a tenth of a cell up in y."""
+    from pyproj import Transformer
+
+    ydim, xdim = da.dims[-2], da.dims[-1]
+    y, x = ds[ydim].values, ds[xdim].values
+    xx, yy = np.meshgrid(x[ix[0]:ix[1]], y[iy[0]:iy[1]])
+    to_geo = Transformer.from_crs(crs, crs.geodetic_crs, always_xy=True)
+    lo1, la1 = to_geo.transform(xx, yy)
+    lo2, la2 = to_geo.transform(xx, yy + 0.1 * abs(y[1] - y[0]))
+    az, _, _ = crs.get_geod().inv(lo1, la1, lo2, la2)
+    return np.radians(az)
+
+
+def winds(queries):
+    out = []
+    for q in queries:
+        ds = xr.open_zarr(q["store"], consolidated=True)
+        u, v = ds[q["u"]], ds[q["v"]]
+        ydim, xdim = u.dims[-2], u.dims[-1]
+        (y0, y1), (x0, x1) = q["ys"], q["xs"]
+        sel = {**q.get("isel", {}), ydim: slice(y0, y1), xdim: slice(x0, x1)}
+        uu = u.isel(sel).values.astype("float64")
+        vv = v.isel(sel).values.astype("float64")
+        b = bearings_of(ds, u, crs_of(ds, u), (y0, y1), (x0, x1))
+        east = uu * np.cos(b) + vv * np.sin(b)
+        north = -uu * np.sin(b) + vv * np.cos(b)
+        out.append({"east": east.ravel().tolist(), "north": north.ravel().tolist(),
+                    "bearing_deg": np.degrees(b).ravel().tolist()})
+    return out
+
+
+def positions(queries):
+    from pyproj import Transformer
+
+    out = []
+    for q in queries:
+        ds = xr.open_zarr(q["store"], consolidated=True)
+        da = ds[q["var"]]
+        ydim, xdim = da.dims[-2], da.dims[-1]
+        y, x = ds[ydim].values, ds[xdim].values
+        crs = crs_of(ds, da)
+        lat, lon = np.asarray(q["points"], dtype="float64").reshape(-1, 2).T
+        if crs is not None:
+            gx, gy = Transformer.from_crs("EPSG:4326", crs, always_xy=True).transform(lon, lat)
+        else:
+            gx, gy = (lon % 360 if x.max() > 180 else lon), lat
+        fx, fy = (gx - x[0]) / (x[1] - x[0]), (gy - y[0]) / (y[1] - y[0])
+        out.append(np.stack([fx, fy], axis=1).tolist())
+    return out
+
+
+def plane(queries):
+    """A 2-D field (the dims left after isel, size-1 ones dropped), rows south to north."""
+    from xarray_read import opener
+
+    open_store = opener(consolidated=None)
+    out = []
+    for q in queries:
+        ds = open_store(q)
+        da = ds[q["var"]]
+        da = da.isel({k: i for k, i in q.get("isel", {}).items() if k in da.dims}).squeeze(drop=True)
+        # Rows south to north by the axis' ends, not by sorting: xarray may read a coordinate value as
+        # missing (Earth2Studio's zarr 2 latitude 0 is its default fill value).
+        y = ds[da.dims[-2]].values
+        if y[0] > y[-1]:
+            da = da.isel({da.dims[-2]: slice(None, None, -1)})
+        out.append({"dims": list(ds[q["var"]].dims), "values": da.values.astype("float64").ravel().tolist(),
+                    "attrs": {k: v for k, v in ds[q["var"]].attrs.items() if isinstance(v, (str, int, float))}})
+    return out
+
+
 LAYOUTS = {"twice": twice, "meps": meps, "graphcast": graphcast, "ukv": ukv, "bom": bom, "e2s_zarr2": e2s_zarr2,
-           "e2s_zarr3": e2s_zarr3}
+           "e2s_zarr3": e2s_zarr3, "flat": flat, **{f"ens_{d}": ensemble_named(d) for d in ENSEMBLE_DIMS}}
 
 if __name__ == "__main__":
     if sys.argv[1] == "write":
@@ -329,7 +481,8 @@ if __name__ == "__main__":
         from xarray_read import read_isel
 
         json.dump(read_isel(json.load(sys.stdin)), sys.stdout)
-    elif sys.argv[1] == "project":
-        json.dump(project(json.load(sys.stdin)), sys.stdout)
+    elif sys.argv[1] in ("project", "at", "box", "winds", "positions", "plane"):
+        mode = {"project": project, "at": at, "box": box, "winds": winds, "positions": positions, "plane": plane}
+        json.dump(mode[sys.argv[1]](json.load(sys.stdin)), sys.stdout)
     else:
         sys.exit(__doc__)

@@ -236,7 +236,7 @@ export const mapRoutes = [
       "their computed value (wind speed with direction_deg, isobars with the pressure). On a projected or rotated " +
       "grid the node is the nearest by distance on the earth (among the corners of the cell the point projects " +
       "into), coverage is the cells' own footprint, and wind components stored relative to the grid are turned " +
-      "to true north for direction_deg.",
+      "to true north (u10/v10 layers, and the wind speed's direction_deg).",
     tags: ["maps"],
     auth: "public",
     heavy: true,

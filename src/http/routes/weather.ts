@@ -34,7 +34,8 @@ const PointQuery = Type.Object({
     maxLength: 64,
     description:
       "Canonical variable name, a registered alias (2t, u10m, ...), or the stored name of a variable the group " +
-      "recognised by its CF standard_name (x_wind_10m)",
+      "recognised by its CF standard_name (x_wind_10m). Wind components stored along a projected grid's axes " +
+      "(x_wind/y_wind, GRIB_uvRelativeToGrid) answer as u10/v10 turned to true north.",
   }),
   group: Type.Optional(
     Type.String({
@@ -401,7 +402,8 @@ export const weatherRoutes = [
     operationId: "listModels",
     summary: "Available forecast models and embedding families",
     description:
-      "Each forecast group with its grid, runs, leads, levels, members and variables. A group whose variables " +
+      "Each forecast group with its grid, runs, leads, levels, members and variables, and `unregistered`: each " +
+      "stored array left out with the reason and what would serve it. A group whose variables " +
       "sit on several grids (cfgrib hypercubes merged, atmosphere and wave fields in one dataset) also lists " +
       "`grids`: per grid its stored coordinates (`coordinates`: lat/lon names, the grid's key), the names its " +
       "dimensions have under /data (`data_dims`), kind, resolution_deg, bbox, lat/lon ranges and the variables " +

@@ -145,6 +145,8 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     dims: proj ? ["lead_time", "y", "x"] : ["lead_time", "lat", "lon"],
     // Stored dimensions of one entry the values were read at index 0 of (MET Norway's height1).
     ...(variable.squeezed.length ? { squeezed: variable.squeezed } : {}),
+    // A component stored along the grid's axes, turned to east/north with its partner.
+    ...(variable.turn ? { turned_with: variable.turn.partner.stored } : {}),
     shape,
     dtype: "float32",
     units: variable.units,

@@ -111,6 +111,8 @@ export function exportEntry(group: ForecastGroup) {
       temporal: v.temporal,
       dims: publishedDims(group, v),
       squeezed: v.squeezed,
+      // Stored along a projected grid's axes: exported turned to true north with this partner.
+      ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
       ...(grids ? { grid_coordinates: v.gridCoords } : {}),
       stored_units: v.storedUnits,
       members: v.roles.includes("member") ? group.members : undefined,

@@ -53,6 +53,8 @@ export function describeGroup(g: ForecastGroup) {
       temporal: v.temporal,
       ...(v.meaning ? { recognised_by: v.meaning } : {}),
       ...(v.squeezed.length ? { squeezed: v.squeezed } : {}),
+      // A grid-relative wind component: answered turned to true north with this partner.
+      ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
     })),
     unregistered: g.unregistered,
   };

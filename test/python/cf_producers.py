@@ -388,11 +388,20 @@ def box(queries):
         ds = xr.open_zarr(q["store"], consolidated=True)
         da = ds[q["var"]].isel(q.get("isel", {}))
         ydim, xdim = da.dims[-2], da.dims[-1]
-        da = da.sortby(ydim)
+        # The coordinates as stored: xarray masks Earth2Studio's zarr 2 latitude 0 (zarr's default
+        # fill value), which would leave a row unfindable.
+        raw = xr.open_zarr(q["store"], consolidated=True, mask_and_scale=False)
+        yv, xv = raw[ydim].values.astype("float64"), raw[xdim].values.astype("float64")
         xs = np.asarray(q["xs"], dtype="float64")
-        if crs_of(ds, ds[q["var"]]) is None and float(ds[xdim].max()) > 180:
+        if crs_of(ds, ds[q["var"]]) is None and xv.max() > 180:
             xs = xs % 360
-        sel = da.sel({ydim: np.asarray(q["ys"]), xdim: xs}, method="nearest", tolerance=1e-3)
+
+        def nearest(axis, targets):
+            idx = [int(np.argmin(np.abs(axis - t))) for t in targets]
+            assert all(abs(axis[i] - t) < 1e-3 for i, t in zip(idx, targets)), (axis, targets)
+            return idx
+
+        sel = da.isel({ydim: nearest(yv, q["ys"]), xdim: nearest(xv, xs)})
         out.append(sel.squeeze().values.astype("float64").ravel().tolist())
     return out
 
@@ -463,9 +472,8 @@ def plane(queries):
         # Rows south to north by the axis' ends, not by sorting: xarray may read a coordinate value as
         # missing (Earth2Studio's zarr 2 latitude 0 is its default fill value).
         y = ds[da.dims[-2]].values
-        if y[0] > y[-1]:
-            da = da.isel({da.dims[-2]: slice(None, None, -1)})
-        out.append({"dims": list(ds[q["var"]].dims), "values": da.values.astype("float64").ravel().tolist(),
+        values = da.values[::-1] if y[0] > y[-1] else da.values
+        out.append({"dims": list(ds[q["var"]].dims), "values": values.astype("float64").ravel().tolist(),
                     "attrs": {k: v for k, v in ds[q["var"]].attrs.items() if isinstance(v, (str, int, float))}})
     return out
 

@@ -28,6 +28,8 @@ export interface CellGrid {
   ids?: Float64Array;
   /** The nearest-cell index (made on first use). */
   index(): CellIndex;
+  /** Whether the index has been made (a whole HEALPix grid answers without it until tiles are drawn). */
+  readonly indexed: boolean;
   /**
    * The cell nearest to a point and its distance in radians, `exclude` left out: a whole HEALPix
    * grid answers by its own indexing (healpix.ts, no index built), every other grid through the
@@ -118,6 +120,9 @@ export async function cellGridOf(axes: CellAxes): Promise<CellGridGeometry> {
       return index;
     },
     nearest: (a, b, exclude = -1) => cells.index().nearest(a, b, exclude),
+    get indexed() {
+      return index !== undefined;
+    },
   };
   // A whole HEALPix grid (no cell ids: cell k is pixel k) is its own index.
   const h = axes.healpix;

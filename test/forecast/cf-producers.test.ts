@@ -34,6 +34,7 @@ const LAYOUTS = [
   "twice",
   "e2s_zarr2",
   "flat",
+  "fp_axis",
   ...ENSEMBLE_DIMS.map((d) => `ens_${d}`),
 ];
 const run = promisify(execFile);
@@ -613,8 +614,8 @@ function coloursNear(
   p: ReturnType<typeof buildPalette>,
 ) {
   const vs: number[] = [];
-  for (const dx of [-0.03, 0, 0.03])
-    for (const dy of [-0.03, 0, 0.03]) vs.push(bilinearAt(field, nx, ny, fx + dx, fy + dy)!);
+  for (const dx of [-0.1, 0, 0.1])
+    for (const dy of [-0.1, 0, 0.1]) vs.push(bilinearAt(field, nx, ny, fx + dx, fy + dy)!);
   const [lo, hi] = [p.lut(Math.min(...vs)), p.lut(Math.max(...vs))].sort((a, b) => a - b);
   const out = new Set<string>();
   for (let i = lo - 1; i <= hi + 1; i++) out.add(Array.from(p.rgba.subarray(i * 4, i * 4 + 4)).join());
@@ -641,7 +642,8 @@ describe("one build of every layout: tiles and the build output", () => {
       out,
       maxZoom: 3,
       groups: [...EVERY.map((l) => `forecast/${l.name}`), "forecast/twice"],
-      vars: ["t2m", "u10"],
+      // twice serves sp alone (both of its t2m claimants are refused): a build selects a layer of every group.
+      vars: ["t2m", "u10", "sp"],
     });
     current = realpathSync(join(out, "current"));
   });
@@ -788,6 +790,22 @@ describe("one build of every layout: tiles and the build output", () => {
         (w) => w.startsWith("forecast/bom/av_temp_scrn: not served:") && /t2m needs .*no time statistic/.test(w),
       ),
       report.warnings.join("\n"),
+    );
+  });
+});
+
+describe("CF run × forecast_period axes, the valid time a 2-D time coordinate", () => {
+  test("runs from forecast_reference_time, leads from forecast_period; values are xarray's", async () => {
+    const p = await point("lat=52&lon=4&var=t2m&group=forecast/fp_axis");
+    assert.equal(p.run, "2024-05-01T12:00:00");
+    assert.deepEqual(p.lead_hours, [0, 3, 6]);
+    assert.deepEqual(p.times, ["2024-05-01T12:00:00", "2024-05-01T15:00:00", "2024-05-01T18:00:00"]);
+    const [x] = await xread([
+      { store: store("fp_axis"), var: "air_temperature", isel: { forecast_reference_time: 1, lat: 1, lon: 2 } },
+    ]);
+    assert.deepEqual(
+      p.values,
+      x.values.map((v) => f32(v as number)),
     );
   });
 });

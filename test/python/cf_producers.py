@@ -36,6 +36,8 @@ Layouts:
   e2s_zarr3    the same with zarr 3 (the venv): numpy.datetime64/numpy.timedelta64 data types.
   ens_<name>   a small ensemble whose member dimension is named <name> (member, number, realization,
                ensemble, ensemble_member), with no attribute saying so.
+  fp_axis      CF run × forecast_period axes (as Iris saves a stack of runs): forecast_reference_time
+               and forecast_period dimensions, the valid time a 2-D `time` coordinate on both.
   flat         a field flattened onto a `values` cell axis with nothing saying where the cells lie (a
                layout gridcast recognises as cells but cannot place: refused by name).
 """
@@ -319,6 +321,28 @@ def flat(path):
     ds.to_zarr(path, mode="w", consolidated=True)
 
 
+def fp_axis(path):
+    runs = RUN + np.arange(2) * np.timedelta64(6, "h")
+    fp = np.array([0, 3, 6], dtype="timedelta64[h]").astype("timedelta64[ns]")
+    lat = np.arange(50.0, 56.1, 2.0)
+    lon = np.arange(0.0, 8.1, 2.0)
+    dims = ("forecast_reference_time", "forecast_period", "lat", "lon")
+    ds = xr.Dataset(
+        {"air_temperature": (dims, field((2, 3, len(lat), len(lon)), 97, 260, 300),
+                             {"standard_name": "air_temperature", "units": "K"})},
+        coords={
+            "forecast_reference_time": ("forecast_reference_time", runs, {"standard_name": "forecast_reference_time"}),
+            "forecast_period": ("forecast_period", fp, {"standard_name": "forecast_period"}),
+            "time": (dims[:2], runs[:, None] + fp[None, :], {"standard_name": "time"}),
+            "height": ((), 2.0, {"standard_name": "height", "units": "m"}),
+            "lat": ("lat", lat, {"standard_name": "latitude", "units": "degrees_north"}),
+            "lon": ("lon", lon, {"standard_name": "longitude", "units": "degrees_east"}),
+        },
+    )
+    ds["air_temperature"].encoding["coordinates"] = "height time"
+    ds.to_zarr(path, mode="w", consolidated=True)
+
+
 ENSEMBLE_DIMS = ["member", "number", "realization", "ensemble", "ensemble_member"]
 
 
@@ -479,7 +503,7 @@ def plane(queries):
 
 
 LAYOUTS = {"twice": twice, "meps": meps, "graphcast": graphcast, "ukv": ukv, "bom": bom, "e2s_zarr2": e2s_zarr2,
-           "e2s_zarr3": e2s_zarr3, "flat": flat, **{f"ens_{d}": ensemble_named(d) for d in ENSEMBLE_DIMS}}
+           "e2s_zarr3": e2s_zarr3, "flat": flat, "fp_axis": fp_axis, **{f"ens_{d}": ensemble_named(d) for d in ENSEMBLE_DIMS}}
 
 if __name__ == "__main__":
     if sys.argv[1] == "write":

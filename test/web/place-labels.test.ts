@@ -53,7 +53,7 @@ describe("place names yield to the weather's marks", () => {
     ]);
     server = await testServer(store);
     const args = ["build", "--store", store, "--out", join(server.dir, "output"), "--max-zoom", String(MAX_ZOOM)];
-    await run(process.execPath, ["bin/gridcast", ...args, "--vars", "msl,isobars"], { cwd: ROOT });
+    await run(process.execPath, ["bin/gridcast", ...args, "--vars", "msl,isobars,wind_arrows"], { cwd: ROOT });
   });
 
   after(async () => {
@@ -62,22 +62,28 @@ describe("place names yield to the weather's marks", () => {
     if (root) cleanup(root);
   });
 
-  const overlayTiles = new Map<string, Promise<{ boxes: Box[]; alpha: Buffer }>>();
-  /** An isobar tile as any client gets it: its boxes and its alpha channel. */
-  function overlayTile(z: number, x: number, y: number) {
+  const overlayTiles = new Map<string, Promise<{ boxes: Box[]; alpha: Buffer; k: number }>>();
+  /** An isobar tile as any client gets it (`k` 2: its @2x tile): its boxes and its alpha channel. */
+  function overlayTile(z: number, x: number, y: number, k: number) {
     const n = 2 ** z;
     const wx = ((x % n) + n) % n;
     const key = `${z}/${wx}/${y}`;
-    let got = overlayTiles.get(key);
+    let got = overlayTiles.get(`${key}@${k}`);
     if (!got) {
       got = (async () => {
-        const res = await fetch(`${server.url}/api/forecast/tile/${key}?layer=global.isobars`);
+        const scale = k === 2 ? "&scale=2" : "";
+        const res = await fetch(`${server.url}/api/forecast/tile/${key}?layer=global.isobars${scale}`);
         assert.equal(res.status, 200, key);
         const png = Buffer.from(await res.arrayBuffer());
-        const { data } = await sharp(png).ensureAlpha().extractChannel(3).raw().toBuffer({ resolveWithObject: true });
-        return { boxes: tileBoxes(png) ?? [], alpha: data };
+        const { data, info } = await sharp(png)
+          .ensureAlpha()
+          .extractChannel(3)
+          .raw()
+          .toBuffer({ resolveWithObject: true });
+        assert.equal(info.width, 256 * k);
+        return { boxes: tileBoxes(png) ?? [], alpha: data, k };
       })();
-      overlayTiles.set(key, got);
+      overlayTiles.set(`${key}@${k}`, got);
     }
     return got;
   }
@@ -133,7 +139,11 @@ describe("place names yield to the weather's marks", () => {
           shown,
           hidden,
           hiddenInk: hidden.map((b: number[]) => ink(b, 1, false)),
-          shownInk: shown.map((b: number[]) => ink(b, 2, true)),
+          // Checked on the tile holding the label's centre (-1 elsewhere): there the text is.
+          shownInk: shown.map((b: number[]) => {
+            const [cx, cy] = [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2];
+            return cx >= 0 && cx < 256 && cy >= 0 && cy < 256 ? ink(b, 2, true) : -1;
+          }),
         });
       }
       return out;
@@ -152,16 +162,17 @@ describe("place names yield to the weather's marks", () => {
   const meets = (a: Box, b: Box) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
 
   /** The overlay's marks in world pixels of zoom z around a world box, each checked to hold ink. */
-  async function marksNear(z: number, b: Box): Promise<Box[]> {
+  async function marksNear(z: number, b: Box, k: number): Promise<Box[]> {
     const out: Box[] = [];
     for (let ty = Math.floor(b[1] / 256) - 1; ty <= Math.floor(b[3] / 256) + 1; ty++) {
       if (ty < 0 || ty >= 2 ** z) continue;
       for (let tx = Math.floor(b[0] / 256) - 1; tx <= Math.floor(b[2] / 256) + 1; tx++) {
-        const { boxes, alpha } = await overlayTile(z, tx, ty);
+        const { boxes, alpha } = await overlayTile(z, tx, ty, k);
+        const size = 256 * k;
         for (const m of boxes) {
           let ink = 0;
-          for (let y = Math.max(0, m[1]); y < Math.min(256, m[3]); y++)
-            for (let x = Math.max(0, m[0]); x < Math.min(256, m[2]); x++) if (alpha[y * 256 + x] > 0) ink++;
+          for (let y = Math.max(0, m[1] * k); y < Math.min(size, m[3] * k); y++)
+            for (let x = Math.max(0, m[0] * k); x < Math.min(size, m[2] * k); x++) if (alpha[y * size + x] > 0) ink++;
           assert.ok(ink > 0, `mark box ${m} of isobar tile ${z}/${tx}/${ty} holds ink`);
           out.push(world({ x: tx, y: ty }, m));
         }
@@ -170,7 +181,8 @@ describe("place names yield to the weather's marks", () => {
     return out;
   }
 
-  async function check(dpr: number, z: number): Promise<void> {
+  async function check(dpr: number, z: number, overlay2x: boolean, minShown = 3): Promise<void> {
+    const k = overlay2x ? 2 : 1;
     const context = await browser.newContext({ viewport: { width: 1000, height: 700 }, deviceScaleFactor: dpr });
     const page = await context.newPage();
     const tiles = await drawnTiles(page, `#layer=global.msl&over=isobars&map=${z}/${LOW.lat}/${LOW.lon}`, z, true);
@@ -178,23 +190,23 @@ describe("place names yield to the weather's marks", () => {
     let hidden = 0;
     const hiddenWorld = new Set<string>();
     const shownWorld = new Set<string>();
-    // A label's ink summed over the tiles it spans (a tile may hold only its halo's edge).
+    // A label's ink on the tile holding its centre (-1: that tile is off the page).
     const shownInk = new Map<string, number>();
     for (const t of tiles) {
       if (dpr >= 2 && z <= 4) assert.match(t.src, /scale=2/, "the @2x orientation tile on a dense screen");
       for (const [i, b] of t.shown.entries()) {
         const w = world(t, b);
         shownWorld.add(w.join());
-        for (const m of await marksNear(z, w)) {
+        for (const m of await marksNear(z, w, k)) {
           assert.ok(!meets(w, m), `place label ${w} meets mark ${m} at z${z}, DPR ${dpr}`);
         }
-        shownInk.set(w.join(), (shownInk.get(w.join()) ?? 0) + t.shownInk[i]);
+        shownInk.set(w.join(), Math.max(shownInk.get(w.join()) ?? -1, t.shownInk[i]));
         shown++;
       }
       for (const [i, b] of t.hidden.entries()) {
         const w = world(t, b);
         hiddenWorld.add(w.join());
-        const near = await marksNear(z, w);
+        const near = await marksNear(z, w, k);
         assert.ok(
           near.some((m) => meets([w[0] - 1, w[1] - 1, w[2] + 1, w[3] + 1], m)),
           `hidden label ${w} meets a mark`,
@@ -203,19 +215,100 @@ describe("place names yield to the weather's marks", () => {
         hidden++;
       }
     }
-    for (const [w, ink] of shownInk) assert.ok(ink > 0, `shown label ${w} is drawn`);
+    for (const [w, ink] of shownInk) assert.ok(ink !== 0, `shown label ${w} is drawn`);
     for (const w of hiddenWorld) assert.ok(!shownWorld.has(w), `label ${w} hidden on one tile and shown on another`);
     assert.ok(hidden >= 1, `some names yield to the weather at z${z} (${hidden} hidden, ${shown} shown)`);
-    assert.ok(shown >= 3, `names away from the marks stay (${shown} shown)`);
+    assert.ok(shown >= minShown, `names away from the marks stay (${shown} shown)`);
+    if (overlay2x) {
+      const srcs = await page.evaluate(() =>
+        Array.from(document.querySelectorAll<HTMLImageElement>(".overlay-isobars img.leaflet-tile-loaded")).map(
+          (i) => `${i.naturalWidth} ${i.src}`,
+        ),
+      );
+      assert.ok(srcs.length > 0);
+      for (const s of srcs) assert.match(s, /^512 .*scale=2/, "the @2x isobar tiles on a dense screen");
+    }
     await context.close();
   }
 
   test("DPR 1, zoom 5: no place label meets a line label or H/L", async () => {
-    await check(1, 5);
+    await check(1, 5, false);
   });
 
   test("DPR 2, zoom 4 (@2x orientation tiles): no place label meets a line label or H/L", async () => {
-    await check(2, 4);
+    await check(2, 4, false);
+  });
+
+  test("DPR 2, zoom 3 (@2x orientation and isobar tiles): no place label meets a line label or H/L", async () => {
+    await check(2, 3, true, 1);
+  });
+
+  /** A tile's alpha over HTTP (`scale=2`: its @2x tile), as a square of side `size`. */
+  async function alphaOf(layer: string, z: number, x: number, y: number, hidpi: boolean) {
+    const res = await fetch(`${server.url}/api/forecast/tile/${z}/${x}/${y}?layer=${layer}${hidpi ? "&scale=2" : ""}`);
+    assert.equal(res.status, 200);
+    const { data, info } = await sharp(Buffer.from(await res.arrayBuffer()))
+      .ensureAlpha()
+      .extractChannel(3)
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return { a: data, size: info.width };
+  }
+
+  /** Bilinear ×2 (pixel centres), what a browser does with a 256 px tile on a DPR 2 screen. */
+  function upscale(a: Buffer, n: number): Float64Array {
+    const out = new Float64Array(4 * n * n);
+    const at = (x: number, y: number) => a[Math.min(n - 1, Math.max(0, y)) * n + Math.min(n - 1, Math.max(0, x))];
+    for (let Y = 0; Y < 2 * n; Y++) {
+      for (let X = 0; X < 2 * n; X++) {
+        const u = (X + 0.5) / 2 - 0.5;
+        const v = (Y + 0.5) / 2 - 0.5;
+        const x0 = Math.floor(u);
+        const y0 = Math.floor(v);
+        const fx = u - x0;
+        const fy = v - y0;
+        out[Y * 2 * n + X] =
+          (at(x0, y0) * (1 - fx) + at(x0 + 1, y0) * fx) * (1 - fy) +
+          (at(x0, y0 + 1) * (1 - fx) + at(x0 + 1, y0 + 1) * fx) * fy;
+      }
+    }
+    return out;
+  }
+
+  /** Neighbouring pixel pairs whose alpha differs by at least half the range: sharp edges. */
+  function sharpEdges(a: ArrayLike<number>, n: number): number {
+    let count = 0;
+    for (let y = 0; y < n; y++) {
+      for (let x = 0; x < n; x++) {
+        const v = a[y * n + x];
+        if (x + 1 < n && Math.abs(v - a[y * n + x + 1]) >= 128) count++;
+        if (y + 1 < n && Math.abs(v - a[(y + 1) * n + x]) >= 128) count++;
+      }
+    }
+    return count;
+  }
+
+  test("@2x isobars and arrows: the same marks as the 1x tile, with more sharp edges than it scaled up", async () => {
+    const z = 3;
+    const [lx, ly] = [Math.floor(((LOW.lon + 180) / 360) * 8), 2]; // the tile with the low
+    for (const layer of ["global.isobars", "global.wind_arrows"]) {
+      const one = await alphaOf(layer, z, lx, ly, false);
+      const two = await alphaOf(layer, z, lx, ly, true);
+      assert.equal(one.size, 256);
+      assert.equal(two.size, 512);
+      const up = upscale(one.a, 256);
+      const hi = sharpEdges(two.a, 512);
+      const lo = sharpEdges(up, 512);
+      assert.ok(hi >= 1.5 * lo && hi > 500, `${layer}: ${hi} sharp edges at @2x, ${lo} in the 1x scaled up`);
+      // As much drawn: lines and text as wide on screen, not twice as heavy or missing.
+      const ink = (a: ArrayLike<number>) => {
+        let t = 0;
+        for (let i = 0; i < a.length; i++) t += a[i];
+        return t;
+      };
+      const ratio = ink(two.a) / ink(up);
+      assert.ok(ratio > 0.6 && ratio < 1.6, `${layer}: ink ratio ${ratio.toFixed(2)}`);
+    }
   });
 
   test("without the overlay every name is drawn", async () => {

@@ -2,14 +2,22 @@
 and an XYZ layer from the absolute `tiles` URL of a TileJSON, each over exactly one tile of the
 pyramid at its native resolution; both images are compared with the tile itself.
 
-stdin: {"wmts": capabilities URL, "layer": id, "time": valid time, "tilejson": URL, "tile": [z, x, y], "png": tile URL}
-stdout: JSON: validity of each layer, its CRS, and how many pixels differ from the tile.
+Also opens /data groups as GIS users add them to QGIS (GDAL's Zarr driver over /vsicurl/, with the
+API key in GDAL_HTTP_HEADERS): the layer's CRS, its extent, and its values read through the QGIS
+provider, checked against xarray on the same URL by coordinate.
+
+stdin: {"wmts": capabilities URL, "layer": id, "time": valid time, "tilejson": URL, "tile": [z, x, y], "png": tile URL,
+        "data": [{"id", "base", "key", "var", "x", "y"}]}
+stdout: JSON: validity of each layer, its CRS, and how many pixels differ from the tile; per /data group
+its validity, authid, proj4, extent, xarray's extent (outer cell edges) and how many values were compared.
 """
 import json
 import os
 import sys
 import urllib.parse
 import urllib.request
+
+import numpy as np
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from qgis.core import (  # noqa: E402
@@ -78,5 +86,48 @@ for name, layer in (("wmts", wmts), ("xyz", xyz)):
         entry["differ"] = sum(1 for a, b in zip(got, want) if a != b)
         entry["opaque"] = sum(1 for a in got if (a >> 24) & 0xFF)
     out[name] = entry
+
+
+def data_layer(d):
+    """One /data group as a QGIS raster layer, checked against xarray (which reads no CRS attribute)."""
+    import xarray as xr
+    from osgeo import gdal
+
+    url = f"{d['base']}/data/datasets/{d['id']}/zarr"
+    # QGIS's GDAL provider runs in this process: GDAL's options reach its /vsicurl/ requests.
+    gdal.SetConfigOption("GDAL_HTTP_HEADERS", f"X-API-Key: {d['key']}")
+    gdal.SetConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR")
+    layer = QgsRasterLayer(f'ZARR:"/vsicurl/{url}":/{d["var"]}:0:0', d["id"], "gdal")
+    entry = {"valid": layer.isValid(), "error": "" if layer.isValid() else str(layer.error().message())}
+    if not layer.isValid():
+        return entry
+    crs = layer.crs()
+    e = layer.extent()
+    entry.update(
+        crs_valid=crs.isValid(),
+        authid=crs.authid(),
+        proj4=crs.toProj(),
+        extent=[e.xMinimum(), e.yMinimum(), e.xMaximum(), e.yMaximum()],
+    )
+    field = xr.open_zarr(url, storage_options={"headers": {"X-API-Key": d["key"]}}, consolidated=True)[d["var"]]
+    field = field.isel({k: 0 for k in field.dims if k not in (d["x"], d["y"])})
+    xs, ys = field[d["x"]].values.astype(float), field[d["y"]].values.astype(float)
+    dx, dy = abs(xs[1] - xs[0]), abs(ys[1] - ys[0])
+    entry["xarray_extent"] = [xs.min() - dx / 2, ys.min() - dy / 2, xs.max() + dx / 2, ys.max() + dy / 2]
+    # Every value through the provider, placed where QGIS says it is, against xarray by coordinate.
+    w, h = layer.width(), layer.height()
+    block = layer.dataProvider().block(1, e, w, h)
+    got = np.array([[block.value(j, i) if not block.isNoData(j, i) else np.nan for i in range(w)] for j in range(h)])
+    cx = e.xMinimum() + (np.arange(w) + 0.5) * e.width() / w
+    cy = e.yMaximum() - (np.arange(h) + 0.5) * e.height() / h
+    truth = field.sel({d["x"]: cx, d["y"]: cy}, method="nearest", tolerance=1e-6 * dx).transpose(d["y"], d["x"]).values
+    got32, want32 = got.astype(np.float32), truth.astype(np.float32)
+    same = (got32 == want32) | (np.isnan(got32) & np.isnan(want32))
+    entry["compared"] = int(same.size) if np.isfinite(want32).any() else 0
+    entry["differ"] = int((~same).sum())
+    return entry
+
+
+out["data"] = {d["id"]: data_layer(d) for d in req.get("data", [])}
 print(json.dumps(out))
 app.exitQgis()

@@ -3,6 +3,7 @@
 import { InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
+import { catalogOnBase } from "../../published/catalog-base.ts";
 import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
 import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
 import { WMTS_CAPABILITIES, wmtsCapabilities } from "../../published/wmts.ts";
@@ -85,8 +86,8 @@ function catalogWithBase(catalog: CatalogDoc, base: string): { json: CatalogDoc;
   if (!texts) rebased.set(catalog, (texts = new Map()));
   let doc = texts.get(base);
   if (doc === undefined) {
-    const { public_url_missing: _, ...rest } = catalog;
-    const json = { ...rest, public_url: base };
+    // Made once per build and base (at most two kept), not per request.
+    const json = catalogOnBase(catalog, base);
     doc = { json, text: JSON.stringify(json) };
     if (texts.size >= REBASED_PER_CATALOG) texts.delete(texts.keys().next().value as string);
     texts.set(base, doc);

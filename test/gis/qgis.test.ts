@@ -46,7 +46,12 @@ let lccDir: string;
 let srv: TestServer;
 let lccSrv: TestServer;
 let lccId: string;
-let found: { wmts: Rendered; xyz: Rendered; data: Record<string, DataLayer> };
+let found: {
+  wmts: Rendered;
+  xyz: Rendered;
+  time_steps_differ: number;
+  data: Record<string, DataLayer>;
+};
 
 before(async () => {
   assert.ok(existsSync("/usr/bin/qgis"), "QGIS is not installed (bin/test-prereqs.sh installs qgis and python3-qgis)");
@@ -86,6 +91,7 @@ before(async () => {
     tilejson: lead.tilejson,
     tile: TILE,
     png: `${srv.url}/api/forecast/tile/${z}/${x}/${y}?layer=europe.t2m&lead=${lead.hours}`,
+    png_first: `${srv.url}/api/forecast/tile/${z}/${x}/${y}?layer=europe.t2m&lead=0`,
     data: [
       { id: "forecast~global", base: srv.url, key, var: "t2m", x: "lon", y: "lat" },
       { id: "forecast~europe", base: srv.url, key, var: "t2m", x: "lon", y: "lat" },
@@ -105,6 +111,8 @@ test("QGIS renders the WMTS layer (second time step) equal to the XYZ tile of th
   assert.equal(found.wmts.crs, "EPSG:3857");
   assert.ok((found.wmts.opaque ?? 0) > 1000, `only ${found.wmts.opaque} opaque pixels`);
   assert.equal(found.wmts.differ, 0);
+  // The first time step's tile differs: QGIS drew the step it was asked for, through {Time}.
+  assert.ok(found.time_steps_differ > 1000, `the two time steps' tiles differ in ${found.time_steps_differ} pixels`);
 });
 
 test("QGIS renders an XYZ layer from the TileJSON's absolute tiles URL equal to the tile", () => {

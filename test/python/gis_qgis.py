@@ -6,7 +6,8 @@ Also opens /data groups as GIS users add them to QGIS (GDAL's Zarr driver over /
 API key in GDAL_HTTP_HEADERS): the layer's CRS, its extent, and its values read through the QGIS
 provider, checked against xarray on the same URL by coordinate.
 
-stdin: {"wmts": capabilities URL, "layer": id, "time": valid time, "tilejson": URL, "tile": [z, x, y], "png": tile URL,
+stdin: {"wmts": capabilities URL, "layer": id, "time": valid time, "tilejson": URL, "tile": [z, x, y], "png": tile URL
+        of that time, "png_first": tile URL of the first time step,
         "data": [{"id", "base", "key", "var", "x", "y"}]}
 stdout: JSON: validity of each layer, its CRS, and how many pixels differ from the tile; per /data group
 its validity, authid, proj4, extent, xarray's extent (outer cell edges) and how many values were compared.
@@ -57,12 +58,17 @@ def pixels(img):
     return [img.pixel(i, j) for j in range(img.height()) for i in range(img.width())]
 
 
-want = QImage()
-want.loadFromData(urllib.request.urlopen(req["png"]).read())
-want = pixels(want.convertToFormat(QImage.Format_ARGB32))
+def tile_pixels(url):
+    img = QImage()
+    img.loadFromData(urllib.request.urlopen(url).read())
+    return pixels(img.convertToFormat(QImage.Format_ARGB32))
 
-wmts_uri = urllib.parse.urlencode(
-    {
+
+wanted = {"wmts": tile_pixels(req["png"]), "xyz": tile_pixels(req["png"]), "first": tile_pixels(req["png_first"])}
+
+
+def wmts_layer(dimensions):
+    uri = {
         "contextualWMSLegend": "0",
         "crs": "EPSG:3857",
         "dpiMode": "7",
@@ -70,15 +76,20 @@ wmts_uri = urllib.parse.urlencode(
         "layers": req["layer"],
         "styles": "default",
         "tileMatrixSet": "GoogleMapsCompatible",
-        "tileDimensions": f"Time={req['time']}",
         "url": req["wmts"],
     }
-)
-wmts = QgsRasterLayer(wmts_uri, "wmts", "wms")
+    uri["tileDimensions"] = dimensions
+    return QgsRasterLayer(urllib.parse.urlencode(uri), "wmts", "wms")
+
+
+# QGIS 3.22 fills {Time} only from the layer's tileDimensions, not from the Dimension's Default.
+wmts = wmts_layer(f"Time={req['time']}")
 tiles = json.loads(urllib.request.urlopen(req["tilejson"]).read())["tiles"][0]
 xyz = QgsRasterLayer(f"type=xyz&url={urllib.parse.quote(tiles, safe=':/')}&zmin=0&zmax={z}", "xyz", "wms")
-out = {}
+# The two time steps' tiles differ, or rendering the asked one would show nothing about Time.
+out = {"time_steps_differ": sum(1 for a, b in zip(wanted["wmts"], wanted["first"]) if a != b)}
 for name, layer in (("wmts", wmts), ("xyz", xyz)):
+    want = wanted[name]
     valid = layer.isValid()
     entry = {"valid": valid, "crs": layer.crs().authid() if valid else "", "error": "" if valid else str(layer.error().message())}
     if layer.isValid():

@@ -205,7 +205,10 @@ export const mapRoutes = [
       "The catalog of the published build: every forecast/* layer (group × variable × level) with units, temporal " +
       "semantics, colour style, legend links, bounds, zoom range, and per run and lead the valid time, the static " +
       "tile path, the tile route and the TileJSON. The build's catalog.json and its brotli/gzip twins, chosen by " +
-      "Accept-Encoding (Vary, an ETag per coding, 304, Range). 503 until a build has been published.",
+      "Accept-Encoding (Vary, an ETag per coding, 304, Range). Every URL in it is absolute on this server's base " +
+      "URL when one is known (public_url, or the trusted proxy's headers), moved there from the build's; else the " +
+      "build's own (absolute on the build's public_url, or paths with public_url_missing). 503 until a build has " +
+      "been published.",
     tags: ["maps"],
     auth: "public",
     responses: {

@@ -133,18 +133,23 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         // The server lets a half-closed client have its answer (httpAllowHalfOpen), so a client
         // that leaves closes no response: its end of the connection only shows as the socket's
         // end, and a half-close looks the same from here. A waiter holds one of the bounded
-        // places; one whose client may be gone does not keep it for up to data_rate_wait_ms.
-        // Its wait ends there, with the refusal that stood (a half-closed client reads that 429
-        // and its Retry-After; one with a token at hand is served as ever).
+        // places; one whose client may be gone must not keep it for up to data_rate_wait_ms. So
+        // once its socket has ended, a waiter is served like any other for header_timeout_ms
+        // more (the bound on a client that is slow to send its request): a token within it is
+        // answered as ever, otherwise the wait ends with the 429 and Retry-After that stood.
         take = async (id, rate, burst) => {
           const sock = req.socket;
-          const onEnd = () => gone.abort();
+          let timer: NodeJS.Timeout | undefined;
+          const onEnd = () => {
+            timer ??= setTimeout(() => gone.abort(), ctx.settings.header_timeout_ms);
+          };
           if (sock.readableEnded) onEnd();
           else sock.once("end", onEnd);
           try {
             return await waiter.take(id, rate, burst, gone.signal, client);
           } finally {
             sock.off("end", onEnd);
+            clearTimeout(timer);
           }
         };
       }

@@ -160,6 +160,13 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       key = g.key;
       rateHeaders = g.rateHeaders;
       meta.key = key.id;
+      // The connection counts for its key from here on: within the key's fair share of
+      // connections, or answered 503 and closed, which gives its descriptor back.
+      const refused = ctx.metrics.connections?.claimForKey(req.socket, key.id);
+      if (refused) {
+        res.setHeader("Connection", "close");
+        throw new BusyError(refusalDetail(refused, "connections"));
+      }
     }
     // A parameter the route does not take is refused before anything is read or charged: ignored,
     // it would answer (and bill) something other than what the client asked for.

@@ -5,7 +5,7 @@
 // every figure is printed as a ratio to /healthz (and the tile to nginx) of the same run.
 //   node bench/public.ts [seconds per target, default 5] [rounds, default 2]
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +21,8 @@ const P99_MS = 2;
 
 interface Wrk {
   rps: number;
+  /** Server CPU time per request, µs (user + system of the serving process over the run). */
+  cpuUs: number;
   p99ms: number;
   non2xx: number;
   errors: number;
@@ -58,8 +60,31 @@ async function wrk(url: string, seconds: number, headers: string[] = []): Promis
     errors: errs ? errs.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
     bytes: mb ? Number(mb[1]) * unit : 0,
     requests,
+    cpuUs: Number.NaN,
   };
 }
+
+/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 1/100 s). */
+function procCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * wrk against `url`, with the CPU the server spent per request: this process's own (the server
+ * runs in it) or, for nginx, its worker's. CPU per request hardly moves with other work on the
+ * machine, unlike requests/s, so it is the figure to compare on a loaded machine.
+ */
+async function measured(url: string, seconds: number, headers: string[], nginxWorker?: number): Promise<Wrk> {
+  const cpu0 = nginxWorker ? procCpuSeconds(nginxWorker) * 1e6 : totalUs(process.cpuUsage());
+  const w = await wrk(url, seconds, headers);
+  const cpu1 = nginxWorker ? procCpuSeconds(nginxWorker) * 1e6 : totalUs(process.cpuUsage());
+  w.cpuUs = w.requests ? (cpu1 - cpu0) / w.requests : Number.NaN;
+  return w;
+}
+
+const totalUs = (u: NodeJS.CpuUsage) => u.user + u.system;
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -70,7 +95,7 @@ async function freePort(): Promise<number> {
 }
 
 /** nginx with one worker serving `root` on a loopback port; temp config, stopped by `stop`. */
-async function nginx(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
+async function nginx(root: string): Promise<{ url: string; worker: number; stop: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "gridcast-nginx-"));
   const port = await freePort();
   const conf = join(dir, "nginx.conf");
@@ -106,8 +131,12 @@ http {
     if (up) break;
     await new Promise((r) => setTimeout(r, 50));
   }
+  // The one worker the master started: the process that serves, whose CPU is counted.
+  const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/);
+  if (children.length !== 1) throw new Error(`nginx: expected one worker, found ${children.join(" ") || "none"}`);
   return {
     url,
+    worker: Number(children[0]),
     stop: async () => {
       const gone = new Promise((r) => child.once("exit", r));
       child.kill("SIGQUIT");
@@ -170,25 +199,43 @@ export async function run(seconds = 5, rounds = 2): Promise<BenchRow[]> {
     // The ETag a revalidating client names.
     const etag = (await fetch(`${srv.url}${tile}`)).headers.get("etag") ?? '"none"';
     for (const t of targets) t[2] = t[2].map((h) => h.replace("ETAG", etag));
-    const sum = new Map<string, Wrk>();
+    // Every target once, unmeasured: the JIT, the caches and the build's leftover garbage settle
+    // before anything is counted.
+    for (const [, url, headers] of targets) await wrk(url, 1, headers);
+    const sum = new Map<string, Wrk & { cpuTotal: number }>();
     for (let i = 0; i < rounds; i++) {
       for (const [name, url, headers] of targets) {
-        const w = await wrk(url, seconds, headers);
+        const w = await measured(url, seconds, headers, name.startsWith("nginx") ? ngx.worker : undefined);
         // A wrong status is a failure; a socket error (a timeout on a machine loaded past its
         // cores) is counted and printed beside the figure.
         if (w.non2xx && !name.includes("304")) throw new Error(`non-2xx under load on ${name}: ${JSON.stringify(w)}`);
-        const s = sum.get(name) ?? { rps: 0, p99ms: 0, non2xx: 0, errors: 0, bytes: 0, requests: 0 };
+        const s = sum.get(name) ?? {
+          rps: 0,
+          p99ms: 0,
+          non2xx: 0,
+          errors: 0,
+          bytes: 0,
+          requests: 0,
+          cpuUs: 0,
+          cpuTotal: 0,
+        };
         s.rps += w.rps / rounds;
         s.p99ms = Math.max(s.p99ms, w.p99ms);
         s.bytes += w.bytes;
         s.requests += w.requests;
         s.errors += w.errors;
+        s.cpuTotal += w.cpuUs * w.requests;
+        s.cpuUs = s.cpuTotal / s.requests;
         sum.set(name, s);
-        process.stderr.write(`round ${i + 1}: ${name} ${w.rps.toFixed(0)} req/s, p99 ${w.p99ms.toFixed(2)} ms\n`);
+        process.stderr.write(
+          `round ${i + 1}: ${name} ${w.rps.toFixed(0)} req/s, p99 ${w.p99ms.toFixed(2)} ms, ` +
+            `server CPU ${w.cpuUs.toFixed(1)} µs/request\n`,
+        );
       }
     }
     // Sizes on the wire of the compressed documents, against their identity bodies.
     const sizes: string[] = [];
+    const sizeRows: BenchRow[] = [];
     for (const [name, path] of [
       ["catalog", "/api/forecast/catalog"],
       ["catalog.json", "/catalog.json"],
@@ -201,30 +248,62 @@ export async function run(seconds = 5, rounds = 2): Promise<BenchRow[]> {
       const enc = await rawGet(`${srv.url}${path}`, "gzip, br");
       sizes.push(`${name}: ${plainBytes} B identity, ${enc.bytes} B ${enc.encoding || "identity"}`);
       if (enc.encoding === "gzip") gunzipSync(enc.body);
+      sizeRows.push({
+        bench: "public",
+        figure: `${name} bytes on the wire, ${enc.encoding || "identity"}`,
+        value: enc.bytes,
+        baseline: "identity bytes",
+        baselineValue: plainBytes,
+        ratio: plainBytes / enc.bytes,
+        target: 5,
+        note: "ratio: times smaller",
+      });
     }
     process.stderr.write(`${sizes.join("\n")}\n`);
     const health = sum.get("/healthz")!;
     const nginxTile = sum.get("nginx, same tile file")!;
     const rows: BenchRow[] = [];
+    const p99Note = (s: Wrk) =>
+      [
+        `p99 ${s.p99ms.toFixed(2)} ms${s.p99ms > P99_MS ? ` (above ${P99_MS} ms)` : ""}`,
+        s.errors ? `${s.errors} socket errors` : "",
+      ]
+        .filter(Boolean)
+        .join("; ");
+    rows.push({
+      bench: "public",
+      figure: `/healthz req/s (${CONNECTIONS} connections; server CPU ${health.cpuUs.toFixed(1)} µs/request)`,
+      value: Math.round(health.rps),
+      baseline: "itself",
+      baselineValue: Math.round(health.rps),
+      ratio: 1,
+      note: p99Note(health),
+    });
     for (const [name, s] of sum) {
       if (name === "/healthz") continue;
       const againstNginx = name === "nginx, same tile file";
+      const judged = name.startsWith("static tile") || name.startsWith("catalog") || name.startsWith("TileJSON");
       rows.push({
         bench: "public",
-        figure: `${name} req/s (p99 ${s.p99ms.toFixed(2)} ms, ${CONNECTIONS} connections)`,
+        figure: `${name} req/s`,
         value: Math.round(s.rps),
         baseline: "/healthz req/s",
         baselineValue: Math.round(health.rps),
         ratio: s.rps / health.rps,
-        target: againstNginx
-          ? undefined
-          : name.startsWith("static tile") || name.startsWith("catalog") || name.startsWith("TileJSON")
-            ? 0.7
-            : undefined,
-        note:
-          [s.p99ms > P99_MS ? `p99 above ${P99_MS} ms` : "", s.errors ? `${s.errors} socket errors` : ""]
-            .filter(Boolean)
-            .join("; ") || undefined,
+        target: againstNginx ? undefined : judged ? 0.7 : undefined,
+        note: p99Note(s),
+      });
+      // The same comparison by server CPU per request (/healthz's over this one's: higher is
+      // better, as for requests/s), which other work on the machine hardly moves.
+      rows.push({
+        bench: "public",
+        figure: `${name}: server CPU µs/request`,
+        value: s.cpuUs,
+        baseline: againstNginx ? "gridcast static tile µs/request" : "/healthz µs/request",
+        baselineValue: againstNginx ? sum.get("static tile")!.cpuUs : health.cpuUs,
+        ratio: againstNginx ? sum.get("static tile")!.cpuUs / s.cpuUs : health.cpuUs / s.cpuUs,
+        target: judged ? 0.7 : undefined,
+        note: againstNginx ? "ratio: times less CPU than gridcast" : "ratio: /healthz's CPU over this",
       });
       if (name === "static tile") {
         rows.push({
@@ -235,9 +314,11 @@ export async function run(seconds = 5, rounds = 2): Promise<BenchRow[]> {
           baselineValue: Math.round(nginxTile.rps),
           ratio: s.rps / nginxTile.rps,
           target: 0.2,
+          note: `nginx p99 ${nginxTile.p99ms.toFixed(2)} ms`,
         });
       }
     }
+    rows.push(...sizeRows);
     const tileBytes = statSync(join(build, tile)).size;
     process.stderr.write(`tile ${tile}: ${tileBytes} bytes\n`);
     return rows;

@@ -142,15 +142,41 @@ export class Snapshot {
 
   /**
    * Answers with one of the build's documents (e.g. catalog.json for the catalog route) exactly as
-   * the static path would, compressed twin and all; false when the build has no such file.
+   * the static path would, compressed twin and all, when it is in memory already: in this turn,
+   * no promise. False when it is not (then sendDocument reads it). `vary` as for sendCached.
    */
-  async sendDocument(req: IncomingMessage, res: ServerResponse, rel: string, cache: string): Promise<boolean> {
+  sendWarmDocument(req: IncomingMessage, res: ServerResponse, rel: string, cache: string, vary?: string): boolean {
+    const found = this.#cache(undefined).peek(rel);
+    if (!found || found === "large") return false;
+    res.setHeader(BUILD_HEADER, this.buildId);
+    sendCached(req, res, found, cache, vary);
+    return true;
+  }
+
+  /**
+   * Answers with one of the build's documents as sendWarmDocument does, reading it (through the
+   * confined open and into the cache) when it is not in memory yet; false when the build has no
+   * such file.
+   */
+  async sendDocument(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rel: string,
+    cache: string,
+    vary?: string,
+  ): Promise<boolean> {
+    if (this.sendWarmDocument(req, res, rel, cache, vary)) return true;
     const parts = rel.split("/");
-    const files = this.#cache(undefined);
-    const found = files.peek(rel) ?? (await files.load(rel, parts));
-    if (found === "large") return sendFile(req, res, this.dir, parts, cache);
-    if (!found) return false;
-    sendCached(req, res, found, cache);
+    const found = await this.#cache(undefined).load(rel, parts);
+    if (found === "large") {
+      // Streamed from disk (a document past the cache's size limit): Vary as the cached answer's.
+      res.setHeader(BUILD_HEADER, this.buildId);
+      if (vary) res.setHeader("Vary", vary);
+      return sendFile(req, res, this.dir, parts, cache);
+    }
+    if (!found || res.destroyed) return found !== undefined;
+    res.setHeader(BUILD_HEADER, this.buildId);
+    sendCached(req, res, found, cache, vary);
     return true;
   }
 

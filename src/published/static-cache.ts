@@ -120,26 +120,9 @@ export class StaticCache {
     }
     // Read what the open returned, whatever its size now: the stat must describe these bytes.
     if (bytes.length !== st.size) return undefined;
-    const etag = etagOf(st);
-    const entry: CachedFile = {
-      type: contentType(name),
-      mtimeMs: st.mtimeMs,
-      lastModified: st.mtime.toUTCString(),
-      identity: { bytes, etag, coding: "identity" },
-      coded: {},
-      codings: [],
-      varies: compressible,
-      cost: ENTRY_OVERHEAD + bytes.length,
-    };
-    if (compressible) {
-      for (const coding of ["br", "gzip"] as const) {
-        const twin = (await this.#twin(parts, coding)) ?? (await compressOnLoad(bytes, coding));
-        if (twin.length >= bytes.length) continue;
-        entry.coded[coding] = { bytes: twin, etag: codedEtag(etag, coding), coding };
-        entry.codings.push(coding);
-        entry.cost += twin.length;
-      }
-    }
+    const twins: Partial<Record<Coding, Buffer>> = {};
+    if (compressible) for (const coding of CODINGS) twins[coding] = await this.#twin(parts, coding);
+    const entry = await cachedDocument(bytes, contentType(name), etagOf(st), st.mtime, compressible, twins);
     this.#keep(key, entry);
     return entry;
   }
@@ -169,6 +152,42 @@ export class StaticCache {
     this.#entries.set(key, entry);
     this.#bytes += entry.cost;
   }
+}
+
+const CODINGS = ["br", "gzip"] as const;
+
+/**
+ * An entry for `bytes`: headers worked out once and, for a text document (`compressible`), its
+ * compressed bodies: the build's `twins` where given, else compressed now (off the event loop),
+ * each kept only when smaller than the identity body.
+ */
+export async function cachedDocument(
+  bytes: Buffer,
+  type: string,
+  etag: string,
+  modified: Date,
+  compressible: boolean,
+  twins: Partial<Record<Coding, Buffer>> = {},
+): Promise<CachedFile> {
+  const entry: CachedFile = {
+    type,
+    mtimeMs: modified.getTime(),
+    lastModified: modified.toUTCString(),
+    identity: { bytes, etag, coding: "identity" },
+    coded: {},
+    codings: [],
+    varies: compressible,
+    cost: ENTRY_OVERHEAD + bytes.length,
+  };
+  if (!compressible) return entry;
+  for (const coding of CODINGS) {
+    const twin = twins[coding] ?? (await compressOnLoad(bytes, coding));
+    if (twin.length >= bytes.length) continue;
+    entry.coded[coding] = { bytes: twin, etag: codedEtag(etag, coding), coding };
+    entry.codings.push(coding);
+    entry.cost += twin.length;
+  }
+  return entry;
 }
 
 function compressOnLoad(bytes: Buffer, coding: Coding): Promise<Buffer> {

@@ -19,10 +19,21 @@ export function bodyFor(req: IncomingMessage, file: CachedFile): CachedBody {
   return coding === "identity" ? file.identity : file.coded[coding]!;
 }
 
-export function sendCached(req: IncomingMessage, res: ServerResponse, file: CachedFile, cache: string): void {
+/**
+ * Answers with `file`. `vary` names request headers besides Accept-Encoding the answer depends on
+ * (a document whose base URL came from the proxy headers).
+ */
+export function sendCached(
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: CachedFile,
+  cache: string,
+  vary?: string,
+): void {
   const body = bodyFor(req, file);
   // A cache in between must keep one copy per coding, even of an identity answer.
-  if (file.varies) res.setHeader("Vary", "Accept-Encoding");
+  if (file.varies) res.setHeader("Vary", vary ? `${vary}, Accept-Encoding` : "Accept-Encoding");
+  else if (vary) res.setHeader("Vary", vary);
   res.setHeader("Cache-Control", cache);
   res.setHeader("ETag", body.etag);
   res.setHeader("Last-Modified", file.lastModified);

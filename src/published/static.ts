@@ -30,6 +30,7 @@ const TYPES: Record<string, string> = {
   ".ico": "image/x-icon",
   ".pmtiles": "application/vnd.pmtiles",
   ".map": "application/json; charset=utf-8",
+  ".xml": "application/xml; charset=utf-8",
 };
 
 /** Run tiles (files and archives) never change once published; everything else changes each build. */
@@ -98,7 +99,9 @@ export async function sendFile(
     ? await codedTwin(req, root, parts, file, isPublic)
     : { ...file, coding: "identity" as const };
   const etag = codedEtag(identityTag, coding);
-  if (varies) res.setHeader("Vary", "Accept-Encoding");
+  // Added to what the caller already varies on (a document's base URL from the proxy headers).
+  const prior = res.getHeader("Vary");
+  if (varies) res.setHeader("Vary", prior ? `${prior}, Accept-Encoding` : "Accept-Encoding");
   res.setHeader("Cache-Control", cache);
   res.setHeader("ETag", etag);
   res.setHeader("Last-Modified", lastModified);

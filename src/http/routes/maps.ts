@@ -1,10 +1,14 @@
 // Public map routes: the forecast catalog and tiles from the published build, and the click value
 // read live through the store. Nothing here exposes a raw array.
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
 import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
+import { liveDocument } from "../../published/live-document.ts";
 import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
+import type { CachedFile } from "../../published/static-cache.ts";
+import { sendCached } from "../../published/static-reply.ts";
 import { WMTS_CAPABILITIES, wmtsCapabilities } from "../../published/wmts.ts";
 import { emptyTilePng } from "../../render/empty-tile.ts";
 import { validateTile } from "../../render/tiles.ts";
@@ -19,6 +23,9 @@ import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery, WmtsCapabilitiesQ
 const TILE_PINNED = "public, max-age=31536000, immutable";
 const FOLLOWS_LATEST = "public, max-age=60";
 const VALUE_PINNED = "public, max-age=86400";
+const JSON_TYPE = "application/json; charset=utf-8";
+const WMTS_TYPE = "application/xml; charset=utf-8";
+const HANDLED = { handled: true } as const;
 
 const NOT_PUBLISHED = {
   description: "Nothing has been published yet (run gridcast build)",
@@ -76,22 +83,67 @@ function pick(layer: CatalogLayer, run: string | undefined, lead: number | undef
   return { token: r.token, hours: l.hours };
 }
 
-/** Catalog texts with a base URL of this server's, per published catalog (the latest two bases). */
-const rebased = new WeakMap<CatalogDoc, Map<string, { json: CatalogDoc; text: string }>>();
-const REBASED_PER_CATALOG = 2;
+/** The Vary a live document adds when its base URL may come from the proxy headers. */
+function forwardedVary(app: AppContext): string | undefined {
+  return baseFromRequest(app.settings) ? VARY_FORWARDED.Vary : undefined;
+}
 
-function catalogWithBase(catalog: CatalogDoc, base: string): { json: CatalogDoc; text: string } {
-  let texts = rebased.get(catalog);
-  if (!texts) rebased.set(catalog, (texts = new Map()));
-  let doc = texts.get(base);
-  if (doc === undefined) {
-    const { public_url_missing: _, ...rest } = catalog;
-    const json = { ...rest, public_url: base };
-    doc = { json, text: JSON.stringify(json) };
-    if (texts.size >= REBASED_PER_CATALOG) texts.delete(texts.keys().next().value as string);
-    texts.set(base, doc);
+/**
+ * Answers with a document of the published build: the build's own file (with its compressed
+ * twins) when it was written for this base URL, else the document written for `base` by `write`,
+ * made once per build and base (live-document.ts). Either is answered from memory once made, in
+ * this very turn when it is (a warm request awaits nothing); `undefined` when it is sent, else a
+ * promise settled once it is.
+ */
+function sendBuildDocument(
+  app: AppContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  snap: Snapshot & { catalog: CatalogDoc },
+  rel: string,
+  type: string,
+  write: (base: string) => string,
+): Promise<void> | undefined {
+  const base = publicBase(app.settings, req);
+  const vary = forwardedVary(app);
+  if (!base || base === snap.catalog.public_url) {
+    if (snap.sendWarmDocument(req, res, rel, FOLLOWS_LATEST, vary)) return undefined;
+    return snap.sendDocument(req, res, rel, FOLLOWS_LATEST, vary).then((sent) => {
+      // The build's file has gone (a build of an older layout): the document as this server writes it.
+      if (!sent) return sendLive(req, res, snap, rel, type, base, write, vary);
+    });
   }
-  return doc;
+  return sendLive(req, res, snap, rel, type, base, write, vary);
+}
+
+function sendLive(
+  req: IncomingMessage,
+  res: ServerResponse,
+  snap: Snapshot & { catalog: CatalogDoc },
+  rel: string,
+  type: string,
+  base: string,
+  write: (base: string) => string,
+  vary: string | undefined,
+): Promise<void> | undefined {
+  const doc = liveDocument(snap.catalog, rel, base, type, () => write(base));
+  const send = (file: CachedFile) => {
+    if (res.destroyed) return;
+    res.setHeader(BUILD_HEADER, snap.buildId);
+    sendCached(req, res, file, FOLLOWS_LATEST, vary);
+  };
+  if (!(doc instanceof Promise)) {
+    send(doc);
+    return undefined;
+  }
+  return doc.then(send);
+}
+
+/** The catalog as this server publishes it at `base`: the build's, with public_url set to it. */
+function catalogText(catalog: CatalogDoc, base: string): string {
+  if (!base) return JSON.stringify(catalog);
+  const { public_url_missing: _, ...rest } = catalog;
+  return JSON.stringify({ ...rest, public_url: base });
 }
 
 export const mapRoutes = [
@@ -114,7 +166,7 @@ export const mapRoutes = [
       200: { description: "Capabilities", content: { "application/xml": { schema: { type: "string" } } } },
       503: NOT_PUBLISHED,
     },
-    handler: async ({ app, req, query }) => {
+    handler: async ({ app, req, res, query }) => {
       const q = query as Record<string, string | undefined>;
       const asked = q.request ?? q.REQUEST;
       if (asked !== undefined && asked.toLowerCase() !== "getcapabilities") {
@@ -124,20 +176,19 @@ export const mapRoutes = [
         );
       }
       const snap = await published(app);
-      const base = publicBase(app.settings, req);
-      if (!base) {
+      if (!publicBase(app.settings, req)) {
         // Not a server fault a client can cause or wait out: this server simply has no WMTS document
         // until the operator says where clients reach it, so every request, hostile or not, gets the same 4xx.
         throw new NotFoundError(
           "no WMTS capabilities here: public_url is not set (and trust_proxy is 0), and WMTS needs the absolute URL clients reach this server at",
         );
       }
-      return {
-        body: wmtsCapabilities(snap.catalog, base),
-        type: "application/xml; charset=utf-8",
-        headers: { [BUILD_HEADER]: snap.buildId, ...(baseFromRequest(app.settings) ? VARY_FORWARDED : {}) },
-        cache: FOLLOWS_LATEST,
-      };
+      // The build's document and its twins when written for this base, else one made for it once.
+      const sent = sendBuildDocument(app, req, res, snap, WMTS_CAPABILITIES, WMTS_TYPE, (base) =>
+        wmtsCapabilities(snap.catalog, base),
+      );
+      if (sent) await sent;
+      return { handled: true };
     },
   }),
   route({
@@ -156,17 +207,27 @@ export const mapRoutes = [
       503: NOT_PUBLISHED,
     },
     // The build's catalog.json itself, with its compressed twins (a real build's catalog runs to
-    // megabytes); the parsed copy is the answer only if the file has gone. A server that knows a
-    // base URL the build did not write answers the catalog with it, made once per build and base.
-    handler: async ({ app, req, res }) => {
-      const snap = await published(app);
-      const base = publicBase(app.settings, req);
-      if (!base || base === snap.catalog.public_url) {
-        if (await snap.sendDocument(req, res, CATALOG, FOLLOWS_LATEST)) return { handled: true };
-        return { json: snap.catalog, cache: FOLLOWS_LATEST };
+    // megabytes), from memory: a warm request is answered in this turn, awaiting nothing. A server
+    // that knows a base URL the build did not write answers the catalog with it, made once per
+    // build and base.
+    handler: ({ app, req, res }) => {
+      const snap = app.published.now();
+      if (snap?.catalog) {
+        const sent = sendBuildDocument(
+          app,
+          req,
+          res,
+          snap as Snapshot & { catalog: CatalogDoc },
+          CATALOG,
+          JSON_TYPE,
+          (base) => catalogText(snap.catalog!, base),
+        );
+        return sent ? sent.then(() => HANDLED) : HANDLED;
       }
-      const vary = baseFromRequest(app.settings) ? VARY_FORWARDED : {};
-      return { ...catalogWithBase(snap.catalog, base), headers: vary, cache: FOLLOWS_LATEST };
+      return published(app).then(async (snap) => {
+        await sendBuildDocument(app, req, res, snap, CATALOG, JSON_TYPE, (base) => catalogText(snap.catalog, base));
+        return HANDLED;
+      });
     },
   }),
   route({

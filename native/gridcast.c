@@ -13,6 +13,7 @@
 //   beneath.h         opening a store file without leaving the store's root
 //   jobs.h            decode, zstdDecode, readFile and decodeRuns on libuv's thread pool
 //   raster.h          bilinearTile, projectedTile, gatherTile, gatherRuns: map tiles sampled from a field
+//   cell-walk.h       walkCells: the nearest cell of a tile's pixels on an unstructured grid
 //   deflate-rle.h     a run-length deflate coder for PNG rows
 //   png-rows.h        pngRows and deflateRle
 //   socket-queue.h    sendQueue: the bytes a TCP socket's peer has not acknowledged yet
@@ -27,6 +28,7 @@
 #include "regions.h"
 #include "jobs.h"
 #include "raster.h"
+#include "cell-walk.h"
 #include "png-rows.h"
 #include "socket-queue.h"
 
@@ -80,6 +82,7 @@ NAPI_MODULE_INIT() {
       {"projectedTile", NULL, projected_tile, NULL, NULL, NULL, napi_default, NULL},
       {"gatherTile", NULL, gather_tile, NULL, NULL, NULL, napi_default, NULL},
       {"gatherRuns", NULL, gather_runs, NULL, NULL, NULL, napi_default, NULL},
+      {"walkCells", NULL, walk_cells, NULL, NULL, NULL, napi_default, NULL},
       {"sendQueue", NULL, send_queue, NULL, NULL, NULL, napi_default, NULL},
       // Only when Zstandard was found (Node's own or libzstd.so.1): callers test for these.
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},

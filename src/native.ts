@@ -88,6 +88,26 @@ interface Addon {
    * order, with colours[nodes[r]]. RangeError when a node lies outside colours or the runs do not
    * cover out exactly. Absent from addons built before it. */
   gatherRuns?(colours: Uint8Array, nodes: Int32Array, lengths: Uint8Array, out: Uint8Array): void;
+  /** The nearest cell of every pixel of a tile on an unstructured grid, walked from cell to cell
+   * through the index's neighbourhoods (render/resample-cells.ts's walk in C): out gets the cell,
+   * `off` beyond `reach`, or -2 where no bound proves an answer; returns how many are -2. Absent
+   * from addons built before it. */
+  walkCells?(
+    x: Float64Array,
+    y: Float64Array,
+    z: Float64Array,
+    list: Int32Array,
+    half: Float32Array,
+    outer: Float64Array,
+    cosLat: Float64Array,
+    sinLat: Float64Array,
+    cosLon: Float64Array,
+    sinLon: Float64Array,
+    start: number,
+    reach: number,
+    off: number,
+    out: Int32Array,
+  ): number;
   /** Bytes the kernel holds for a TCP socket's peer that the peer has not acknowledged (SIOCOUTQ),
    * or -errno. Absent from addons built before it. */
   sendQueue?(fd: number): number;

@@ -25,7 +25,7 @@ export interface CellNode {
 
 /** The cell nearest to the point and its distance in radians. */
 export function nearestCellOf(cells: CellGrid, lat: number, lon: number): { cell: number; angle: number } {
-  return cells.index().nearest(lat, wrap180(lon));
+  return cells.nearest(lat, wrap180(lon));
 }
 
 /** The cell nearest to the point within the grid's reach (-1 beyond it: outside a regional grid). */

@@ -26,6 +26,8 @@ export function cellSpec(grid: Grid): CellGridSpec {
     bbox: grid.bbox,
     global: grid.global,
     nearest: (lat, lon) => index.nearest(lat, lon, -1, reach).cell,
+    index,
+    reach,
   };
 }
 

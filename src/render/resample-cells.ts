@@ -10,6 +10,7 @@
 // that cell whole: its pixels are filled without a search each.
 import { InvalidParameterError } from "../errors.ts";
 import { nativeAddon } from "../native.ts";
+import type { CellIndex } from "../store/cell-index.ts";
 import type { Palette } from "./colormap.ts";
 import type { LevelSampler, Resample } from "./resample.ts";
 import { type NearestRuns, nearestRuns, nodeColours, nodesOf, PROJECTED_TABLE_MB } from "./resample-projected.ts";
@@ -22,6 +23,13 @@ export interface CellGridSpec {
   global: boolean;
   /** The nearest cell to (lat, lon) within the grid's reach; -1 beyond it. */
   nearest(lat: number, lon: number): number;
+  /**
+   * The grid's spatial index and reach (radians; Infinity for a global grid): with them, a tile's
+   * pixels walk from cell to cell through the index's neighbourhoods, proving each answer with the
+   * neighbourhood's bounds, and search (`nearest`) only where no proof holds.
+   */
+  index?: CellIndex;
+  reach?: number;
 }
 
 /** Blocks of at most this many pixels a side are filled whole when their corners share a cell. */
@@ -30,6 +38,9 @@ export const CELL_BLOCK = 16;
 export const CELL_BLOCK_MIN_ZOOM = 3;
 
 const PIXELS = TILE_SIZE * TILE_SIZE;
+const RAD = Math.PI / 180;
+/** Steps a pixel's walk may take from the previous pixel's cell before it searches instead. */
+const WALK_STEPS = 4;
 /** Tiles whose cells stay unpacked for overlays' questions (a tile and its eight neighbours). */
 const UNPACKED_TILES = 9;
 
@@ -54,6 +65,99 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
   const lons = new Float64Array(TILE_SIZE);
   const unpacked = new Map<number, Int32Array>();
 
+  const cosLon = new Float64Array(TILE_SIZE);
+  const sinLon = new Float64Array(TILE_SIZE);
+  const cosLat = new Float64Array(TILE_SIZE);
+  const sinLat = new Float64Array(TILE_SIZE);
+
+  /**
+   * Every pixel's nearest cell, row by row, each walked to from the cell of the pixel before it
+   * (the row's first from the pixel above): exact, since every step is proven by the index's
+   * neighbourhood bounds, and a search answers wherever none holds.
+   */
+  function walk(index: CellIndex, out: Int32Array): void {
+    const { x: X, y: Y, z: Z } = index.vectors;
+    const { k, list, half, outer } = index.neighbourhood();
+    const reach = spec.reach ?? Number.POSITIVE_INFINITY;
+    const bounded = Number.isFinite(reach);
+    for (let i = 0; i < TILE_SIZE; i++) {
+      const l = lons[i] * RAD;
+      cosLon[i] = Math.cos(l);
+      sinLon[i] = Math.sin(l);
+      const f = lats[i] * RAD;
+      cosLat[i] = Math.cos(f);
+      sinLat[i] = Math.sin(f);
+    }
+    // The walk starts from the cell nearest the first pixel, however far (a regional grid's).
+    const start = index.nearest(lats[0], lons[0]).cell;
+    const addon = nativeAddon();
+    if (addon?.walkCells) {
+      const left = addon.walkCells(X, Y, Z, list, half, outer, cosLat, sinLat, cosLon, sinLon, start, reach, off, out);
+      if (left > 0) {
+        for (let p = 0; p < PIXELS; p++) {
+          if (out[p] !== -2) continue;
+          const near = spec.nearest(lats[p >> 8], lons[p & 255]);
+          out[p] = near < 0 ? off : near;
+        }
+      }
+      return;
+    }
+    let rowStart = start;
+    for (let r = 0, p = 0; r < TILE_SIZE; r++) {
+      const cf = cosLat[r];
+      const qz = sinLat[r];
+      let cur = rowStart;
+      for (let c = 0; c < TILE_SIZE; c++, p++) {
+        const qx = cf * cosLon[c];
+        const qy = cf * sinLon[c];
+        let found = -1;
+        let foundDot = 0;
+        if (cur >= 0) {
+          let d = X[cur] * qx + Y[cur] * qy + Z[cur] * qz;
+          for (let step = 0; step < WALK_STEPS; step++) {
+            // Neighbours nearest first: once the point lies within half the way to the next one,
+            // neither it nor any after it (nor any unlisted cell) is nearer than cur.
+            let best = cur;
+            let bestDot = d;
+            let proven = false;
+            for (let j = cur * k, end = j + k; ; j++) {
+              if (j === end) {
+                proven = d >= outer[cur];
+                break;
+              }
+              if (d >= half[j]) {
+                proven = d >= outer[cur];
+                break;
+              }
+              const m = list[j];
+              const dm = X[m] * qx + Y[m] * qy + Z[m] * qz;
+              if (dm > bestDot || (dm === bestDot && m < best)) {
+                best = m;
+                bestDot = dm;
+              }
+            }
+            if (proven) {
+              found = best;
+              foundDot = bestDot;
+              break;
+            }
+            if (best === cur) break;
+            cur = best;
+            d = bestDot;
+          }
+        }
+        if (found >= 0) {
+          cur = found;
+          out[p] = bounded && Math.acos(Math.min(1, Math.max(-1, foundDot))) > reach ? off : found;
+        } else {
+          const near = spec.nearest(lats[r], lons[c]);
+          out[p] = near < 0 ? off : near;
+        }
+        if (c === 0) rowStart = cur;
+      }
+    }
+  }
+
   /** The nearest cell of every pixel of tile (x, y); null when none lies on the grid. */
   function solve(x: number, y: number): Int32Array | NearestRuns | null {
     for (let i = 0; i < TILE_SIZE; i++) {
@@ -61,6 +165,10 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
       lons[i] = pixelLon(z, x, i);
     }
     const out = scratch;
+    if (spec.index) {
+      walk(spec.index, out);
+      return finish(out);
+    }
     out.fill(-2);
     const at = (r: number, c: number) => {
       const k = r * TILE_SIZE + c;
@@ -87,6 +195,10 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
       fill(r0 + h, c0 + h, h);
     };
     for (let r = 0; r < TILE_SIZE; r += block) for (let c = 0; c < TILE_SIZE; c += block) fill(r, c, block);
+    return finish(out);
+  }
+
+  function finish(out: Int32Array): Int32Array | NearestRuns | null {
     solved++;
     let covered = false;
     for (let k = 0; k < PIXELS; k++) {

@@ -5,7 +5,7 @@ import { CorruptDataError } from "../errors.ts";
 import { CellIndex } from "./cell-index.ts";
 import type { CellAxes, CellLayout } from "./cell-layouts.ts";
 import { wrap180 } from "./grid.ts";
-import { healpixCentres } from "./healpix.ts";
+import { healpixCentres, healpixNearest } from "./healpix.ts";
 
 /** Cells sampled for the grid's spacing (the largest distance from a cell to its nearest neighbour). */
 export const SPACING_SAMPLES = 2048;
@@ -28,6 +28,14 @@ export interface CellGrid {
   ids?: Float64Array;
   /** The nearest-cell index (made on first use). */
   index(): CellIndex;
+  /** Whether the index has been made (a whole HEALPix grid answers without it until tiles are drawn). */
+  readonly indexed: boolean;
+  /**
+   * The cell nearest to a point and its distance in radians, `exclude` left out: a whole HEALPix
+   * grid answers by its own indexing (healpix.ts, no index built), every other grid through the
+   * index. Longitudes in -180..180.
+   */
+  nearest(lat: number, lon: number, exclude?: number): { cell: number; angle: number };
 }
 
 const RAD = Math.PI / 180;
@@ -111,20 +119,26 @@ export async function cellGridOf(axes: CellAxes): Promise<CellGridGeometry> {
       index ??= new CellIndex(lat, lon);
       return index;
     },
+    nearest: (a, b, exclude = -1) => cells.index().nearest(a, b, exclude),
+    get indexed() {
+      return index !== undefined;
+    },
   };
-  const idx = cells.index();
+  // A whole HEALPix grid (no cell ids: cell k is pixel k) is its own index.
+  const h = axes.healpix;
+  if (h && !ids) cells.nearest = (a, b, exclude = -1) => healpixNearest(h.nside, h.order, a, b, exclude);
   const step = Math.max(1, Math.floor(n / SPACING_SAMPLES));
   let spacing = 0;
-  for (let i = 0; i < n; i += step) spacing = Math.max(spacing, idx.nearest(lat[i], lon[i], i).angle);
+  for (let i = 0; i < n; i += step) spacing = Math.max(spacing, cells.nearest(lat[i], lon[i], i).angle);
   cells.spacing = spacing;
   let global = true;
   for (const [plat, plon] of spread(GLOBAL_PROBES)) {
-    if (idx.nearest(plat, plon).angle > spacing) {
+    if (cells.nearest(plat, plon).angle > spacing) {
       global = false;
       break;
     }
   }
-  idx.examined = 0;
+  if (index) index.examined = 0;
   const spacingDeg = roundStep(spacing / RAD);
   return { cells, bbox: global ? [-180, -90, 180, 90] : boundsOf(lat, lon, spacingDeg), global, spacingDeg };
 }

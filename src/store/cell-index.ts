@@ -27,6 +27,7 @@ export class CellIndex {
   readonly #cells: Int32Array;
   /** Cells compared by the searches so far (tests check it stays small). */
   examined = 0;
+  #near?: Neighbourhood;
 
   constructor(lat: Float64Array, lon: Float64Array) {
     const n = lat.length;
@@ -64,6 +65,101 @@ export class CellIndex {
     this.#cells = new Int32Array(n);
     const fill = count;
     for (let i = 0; i < n; i++) this.#cells[fill[layout.bucketOf[i]]++] = i;
+  }
+
+  /** Unit vectors of the cell centres (x, y, z), for callers that rank many points against a few cells. */
+  get vectors(): { x: Float64Array; y: Float64Array; z: Float64Array } {
+    return { x: this.#x, y: this.#y, z: this.#z };
+  }
+
+  /**
+   * Every cell's NEIGHBOURS nearest other cells, nearest first, with bounds that let a caller
+   * walking from cell to cell (pixels of a tile, one after the other) prove an answer without a
+   * search: a point within half the distance from cell c to a cell is nearer to c than to that
+   * cell (and than to any cell farther from c); so within half the distance to c's nearest
+   * neighbour, c is its nearest, and within half the distance to c's farthest listed neighbour,
+   * its nearest is c or a listed one. Made on first use, once per grid.
+   */
+  neighbourhood(): Neighbourhood {
+    if (this.#near) return this.#near;
+    const n = this.#x.length;
+    const k = Math.min(NEIGHBOURS, n - 1);
+    const list = new Int32Array(n * k);
+    const half = new Float32Array(n * k);
+    const bits = new Int32Array(half.buffer);
+    const outer = new Float64Array(n);
+    const dots = new Float64Array(k);
+    const ids = new Int32Array(k);
+    for (let i = 0; i < n; i++) {
+      this.#knn(i, k, ids, dots);
+      list.set(ids, i * k);
+      for (let j = 0; j < k; j++) {
+        // cos of half the distance, a margin off against rounding, stored as the float32 at or
+        // above it: a bound that proves a little less than it could, never more.
+        const v = Math.cos(Math.max(0, Math.acos(Math.min(1, dots[j])) / 2 - PROOF_MARGIN));
+        const e = i * k + j;
+        half[e] = v;
+        // Rounded down: one float32 step up (towards zero for a negative one).
+        if (half[e] < v) bits[e] += half[e] > 0 ? 1 : half[e] < 0 ? -1 : 0;
+        if (half[e] < v) half[e] = MIN_FLOAT32;
+      }
+      outer[i] = Math.cos(Math.max(0, Math.acos(Math.min(1, dots[k - 1])) / 2 - PROOF_MARGIN));
+    }
+    this.#near = { k, list, half, outer };
+    return this.#near;
+  }
+
+  /** The k cells nearest to cell i (itself left out) into ids, nearest first, their dot products into dots. */
+  #knn(i: number, k: number, ids: Int32Array, dots: Float64Array): void {
+    const qx = this.#x[i];
+    const qy = this.#y[i];
+    const qz = this.#z[i];
+    const lat = Math.asin(Math.max(-1, Math.min(1, qz))) / RAD;
+    const lon = Math.atan2(qy, qx) / RAD;
+    const f = lat * RAD;
+    // A cap of two bands' radius holds about 25 cells: mostly enough for NEIGHBOURS at once.
+    for (let r = 2 * this.#band; ; r *= 2) {
+      let found = 0;
+      const whole = r >= Math.PI;
+      const b0 = whole ? 0 : this.#bandOf(lat - r / RAD);
+      const b1 = whole ? this.#nBands - 1 : this.#bandOf(lat + r / RAD);
+      const polar = Math.abs(f) + r >= Math.PI / 2;
+      const half = whole || polar ? 180 : Math.asin(Math.min(1, Math.sin(r) / Math.cos(f))) / RAD;
+      for (let b = b0; b <= b1; b++) {
+        const ncol = this.#cols[b];
+        let c0 = 0;
+        let c1 = ncol - 1;
+        if (half < 180) {
+          c0 = this.#colOf(b, lon - half);
+          c1 = this.#colOf(b, lon + half);
+          if (c1 < c0 || (c1 === c0 && 2 * half >= 360 / ncol)) c1 += ncol;
+        }
+        if (c1 - c0 >= ncol) {
+          c0 = 0;
+          c1 = ncol - 1;
+        }
+        for (let c = c0; c <= c1; c++) {
+          const bucket = this.#first[b] + (c % ncol);
+          for (let j = this.#start[bucket], end = this.#start[bucket + 1]; j < end; j++) {
+            const m = this.#cells[j];
+            if (m === i) continue;
+            const d = this.#x[m] * qx + this.#y[m] * qy + this.#z[m] * qz;
+            if (found === k && !(d > dots[k - 1] || (d === dots[k - 1] && m < ids[k - 1]))) continue;
+            // Insertion into the sorted list (nearest first, ties by lower cell number).
+            let p = found < k ? found++ : k - 1;
+            while (p > 0 && (dots[p - 1] < d || (dots[p - 1] === d && ids[p - 1] > m))) {
+              dots[p] = dots[p - 1];
+              ids[p] = ids[p - 1];
+              p--;
+            }
+            dots[p] = d;
+            ids[p] = m;
+          }
+        }
+      }
+      // Done once the cap holds k cells and the k-th lies within it (nothing outside is nearer).
+      if (whole || (found === k && Math.acos(Math.min(1, dots[k - 1])) <= r)) return;
+    }
   }
 
   #bandOf(lat: number): number {
@@ -150,6 +246,28 @@ export class CellIndex {
       }
     }
   }
+}
+
+/** Neighbours listed per cell for walking from cell to cell (an icosahedral triangle touches 12). */
+export const NEIGHBOURS = 12;
+/** The smallest positive float32. */
+const MIN_FLOAT32 = 1.401298464324817e-45;
+/** Radians taken off the bounds a walk proves its answers with, against rounding. */
+const PROOF_MARGIN = 1e-9;
+
+export interface Neighbourhood {
+  /** Neighbours per cell. */
+  k: number;
+  /** Cell i's neighbours, nearest first, at list[i·k .. i·k + k). */
+  list: Int32Array;
+  /**
+   * Per listed neighbour j of cell i (same place as in `list`), the cosine of half their distance:
+   * a point whose dot product with cell i is at least that is nearer to cell i than to neighbour j
+   * and to every neighbour listed after j (and, from the first entry on, than to any cell at all).
+   */
+  half: Float32Array;
+  /** A point whose dot product with cell i is at least outer[i] has its nearest among cell i and its listed neighbours. */
+  outer: Float64Array;
 }
 
 /** Fewest and most latitude bands an index uses. */

@@ -101,3 +101,41 @@ test("HEALPix centres: nside 1 puts the twelve base pixels where the scheme does
   assert.equal(sa.size, 768);
   assert.deepEqual([...sa].sort(), [...sb].sort());
 });
+
+test("neighbourhoods: each cell's nearest others, nearest first, with bounds that prove no more than they may", () => {
+  // An octahedral O24 (rows of 4i + 16 points) and an irregular scatter.
+  const lat: number[] = [];
+  const lon: number[] = [];
+  for (let r = 0; r < 48; r++) {
+    const i = r < 24 ? r + 1 : 48 - r;
+    const f = 90 - ((r + 0.5) * 180) / 48;
+    for (let j = 0; j < 4 * i + 16; j++) {
+      lat.push(f);
+      lon.push((((j * 360) / (4 * i + 16) + 180) % 360) - 180);
+    }
+  }
+  const r = rand(11);
+  for (let k = 0; k < 2000; k++) {
+    lat.push(Math.asin(2 * r() - 1) / RAD);
+    lon.push(360 * r() - 180);
+  }
+  const la = Float64Array.from(lat);
+  const lo = Float64Array.from(lon);
+  const index = new CellIndex(la, lo);
+  const { k, list, half, outer } = index.neighbourhood();
+  const v = vectors(la, lo);
+  for (let i = 0; i < la.length; i += 7) {
+    const dots = Array.from(la.keys(), (m) => ({
+      m,
+      d: m === i ? -2 : v[3 * m] * v[3 * i] + v[3 * m + 1] * v[3 * i + 1] + v[3 * m + 2] * v[3 * i + 2],
+    })).sort((a, b) => b.d - a.d || a.m - b.m);
+    assert.deepEqual(
+      Array.from(list.subarray(i * k, i * k + k)),
+      dots.slice(0, k).map((e) => e.m),
+      `cell ${i}`,
+    );
+    // half[e] is at least the cosine of half the distance to neighbour e (never a larger region).
+    for (let j = 0; j < k; j++) assert.ok(half[i * k + j] >= Math.cos(Math.acos(Math.min(1, dots[j].d)) / 2) - 1e-12);
+    assert.ok(outer[i] >= Math.cos(Math.acos(Math.min(1, dots[k - 1].d)) / 2) - 1e-12);
+  }
+});

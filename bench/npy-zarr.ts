@@ -38,15 +38,16 @@ import { staticServer } from "./static-server.ts";
 const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
 const PEER = resolve(import.meta.dirname, "npy_zarr_peer.py");
 const TILE = "32TNS";
-const Y_STOP = 480;
+export const NPY_Y_STOP = 480;
+const Y_STOP = NPY_Y_STOP;
 /** The bars per codec family: against zarr-python over HTTP, and against the static file. */
 const TARGETS: Record<string, { remote: number; file: number }> = {
   zstd: { remote: 5, file: 0.3 },
   blosc: { remote: 10, file: 0.6 },
 };
-const item = (family: string) => `${family}~rf~v1.0~base~map~2024_01_01_2024_12_31~${TILE}`;
+export const npyBenchItem = (family: string): string => `${family}~rf~v1.0~base~map~2024_01_01_2024_12_31~${TILE}`;
 
-function benchStore(): string {
+export function npyBenchStore(): string {
   const dir = join(BENCH_DIR, "npy-zarr-v2");
   if (!existsSync(join(dir, "embeddings", "blosc"))) {
     mkdirSync(dir, { recursive: true });
@@ -78,7 +79,7 @@ function startPeer() {
 }
 
 export async function run(rounds = 8): Promise<BenchRow[]> {
-  const store = benchStore();
+  const store = npyBenchStore();
   const out = join(BENCH_DIR, `npy-zarr-out-${process.pid}`);
   await writeEmbeddingIndexes(new Store(store), join(out, "current"));
   const srv = await benchServer(store, { out, embeddings_api_max_mb: 64 });
@@ -92,7 +93,7 @@ export async function run(rounds = 8): Promise<BenchRow[]> {
     const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["embeddings"], credits: 1e9, rate: 0 });
     const H = { "X-API-Key": key };
     for (const family of ["zstd", "blosc"]) {
-      const name = item(family);
+      const name = npyBenchItem(family);
       const dir = join(store, "embeddings", ...name.split("~"));
       const url = `${srv.url}/api/embeddings/npy/${name}?y_stop=${Y_STOP}`;
       const remote = `${web.url}store/embeddings/${name.split("~").join("/")}`;

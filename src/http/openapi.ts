@@ -86,7 +86,11 @@ function errorResponses(def: RouteDef): Json {
       s === 400
         ? `${TITLES[s] ?? "Error"}: a parameter is malformed, out of range, given twice, or not one this route ` +
           "takes (an unknown query parameter is refused before anything is read or charged)"
-        : (TITLES[s] ?? "Error");
+        : s === 429
+          ? "Too Many Requests: the key's rate-limit bucket stayed empty for longer than the request may wait " +
+            "for a token (`rate_wait_ms`, 10 s by default; `data_rate_wait_ms` for /data): a request within " +
+            "the bound is slowed to the key's rate, not refused. Retry-After says when a token is due"
+          : (TITLES[s] ?? "Error");
     out[String(s)] = { description, content: PROBLEM_CONTENT };
   }
   return out;

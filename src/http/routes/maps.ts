@@ -158,7 +158,9 @@ export const mapRoutes = [
       "up to the build's maximum zoom. Tiles come from the tile route, the lead chosen by valid time. URLs are " +
       "absolute, on the public_url setting; without it, on the request's X-Forwarded-Proto/-Host when trust_proxy " +
       "is 1; otherwise 404 (this server publishes no WMTS document), since one cannot hold relative URLs. The build writes " +
-      "the same document beside its tiles for a CDN.",
+      "the same document beside its tiles for a CDN, with brotli and gzip twins; this route answers those very bytes when " +
+      "the build was written for the same base URL. Compressed by Accept-Encoding (br, gzip, q-values), Vary: " +
+      "Accept-Encoding (and the proxy headers when the base comes from them), an ETag per coding, 304, Range.",
     tags: ["maps"],
     auth: "public",
     query: WmtsCapabilitiesQuery,
@@ -199,7 +201,8 @@ export const mapRoutes = [
     description:
       "The catalog of the published build: every forecast/* layer (group × variable × level) with units, temporal " +
       "semantics, colour style, legend links, bounds, zoom range, and per run and lead the valid time, the static " +
-      "tile path, the tile route and the TileJSON. 503 until a build has been published.",
+      "tile path, the tile route and the TileJSON. The build's catalog.json and its brotli/gzip twins, chosen by " +
+      "Accept-Encoding (Vary, an ETag per coding, 304, Range). 503 until a build has been published.",
     tags: ["maps"],
     auth: "public",
     responses: {

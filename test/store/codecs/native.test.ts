@@ -4,7 +4,7 @@
 // a chunk decoded and its runs copied out in one job.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
@@ -40,6 +40,18 @@ describe("the native Blosc decoder", { skip: off && "GRIDCAST_NATIVE=0" }, () =>
       nativeDecoderInUse(),
       /^native, gridcast C \(blosclz; lz4 1\.\d+\.\d+; zstd 1\.\d+\.\d+; zlib 1\.[\d.]+\)$/,
     );
+  });
+
+  test("decodes Zstandard with the system's libzstd.so.1 where there is one (fewer instructions than Node's copy)", (t) => {
+    // The library the dynamic loader finds for libzstd.so.1, by its file name (libzstd.so.1.5.4).
+    const found = /libzstd\.so\.1 \(libc6,x86-64\) => (\S+)/.exec(execFileSync("/sbin/ldconfig", ["-p"]).toString());
+    if (!found) {
+      t.skip("no libzstd.so.1 on this machine: the addon takes Node's own Zstandard");
+      return;
+    }
+    const version = /libzstd\.so\.(\d+\.\d+\.\d+)$/.exec(realpathSync(found[1]))?.[1];
+    assert.ok(version, `cannot tell the version of ${found[1]}`);
+    assert.match(nativeAddon()!.version(), new RegExp(`; zstd ${version.replaceAll(".", "\\.")};`));
   });
 
   test("decodes on libuv's pool and on the calling thread to numpy's bytes; refuses a wrong size", async () => {

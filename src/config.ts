@@ -39,6 +39,11 @@ export interface Settings {
   /** Milliseconds a /data request may wait for its key's next rate-limit token before a 429. */
   data_rate_wait_ms: number;
   /**
+   * Milliseconds a request to any other keyed route (/point, exports, embeddings) may wait for its
+   * key's next rate-limit token before a 429; 0 refuses at once.
+   */
+  rate_wait_ms: number;
+  /**
    * /data requests of all keys that may wait for tokens at once; beyond it 503 + Retry-After.
    * 0: a quarter of the process's open-file limit, between 16 and 8192 (see http/fd-limit.ts).
    */
@@ -114,6 +119,7 @@ export const DEFAULTS: Settings = {
   scan_hold_mb: 128,
   store_timeout_ms: 15_000,
   data_rate_wait_ms: 60_000,
+  rate_wait_ms: 10_000,
   data_rate_waiters_max: 0,
   max_heavy_requests: 32,
   header_timeout_ms: 10_000,

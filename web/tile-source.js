@@ -9,8 +9,21 @@ const BUILD_CATALOG = "catalog.json";
 /** A fully transparent pixel for a tile the archive does not hold (outside a regional layer). */
 const EMPTY = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 
-/** "Served by the API" or "a static copy of the build", decided by where the catalog came from. */
-export const source = { fromBuild: false };
+/**
+ * "Served by the API" or "a static copy of the build", decided by where the catalog came from; and
+ * the catalog's public_url, which its URLs start with when the build or server knows it.
+ */
+export const source = { fromBuild: false, base: "" };
+
+/**
+ * A catalog URL as a path relative to this page, which is served from the build root: the
+ * catalog's own base URL dropped, so the viewer works at whatever address it was opened at
+ * (behind a path prefix too). No URL(): it would percent-encode a template's braces.
+ */
+export function pageRelative(url) {
+  const local = source.base && url.startsWith(`${source.base}/`) ? url.slice(source.base.length) : url;
+  return local.replace(/^\/+/, "");
+}
 
 /**
  * The catalog response: the API's, or the build's catalog.json where no API answers (a CDN
@@ -167,7 +180,7 @@ const ArchiveLayer = GridLayer.extend({
 });
 
 /** Relative to the page, so the viewer works below any path prefix. */
-const rel = (path) => path.replace(/^\//, "");
+const rel = pageRelative;
 
 /**
  * The Leaflet layer showing one lead's tiles: the tile route when the API serves the page, else

@@ -4,7 +4,7 @@
 // map is reachable). Plain ES module, no bundler; everything is same-origin. The view is kept in
 // the URL hash so it can be shared:
 //   #layer=<id>&over=<overlay,…>&run=<token>&lead=<hours>&units=<label>&map=<z>/<lat>/<lon>
-import { fetchCatalog, forecastTileLayer } from "./tile-source.js";
+import { fetchCatalog, forecastTileLayer, pageRelative, source } from "./tile-source.js";
 import {
   Control,
   canvas,
@@ -142,7 +142,9 @@ async function catalogNow() {
   // no-cache: revalidate (ETag) instead of taking the minute-long cached copy.
   const res = await fetchCatalog({ cache: "no-cache" });
   if (!res.ok) return { status: res.status };
-  return { status: res.status, catalog: await res.json() };
+  const catalog = await res.json();
+  source.base = typeof catalog.public_url === "string" ? catalog.public_url : "";
+  return { status: res.status, catalog };
 }
 
 const usable = (catalog) =>
@@ -845,12 +847,9 @@ function fitLayer(l) {
   map.fitBounds(latLngBounds([Math.max(b.getSouth(), -60), b.getWest()], [Math.min(b.getNorth(), 75), b.getEast()]));
 }
 
-/**
- * Catalog paths start at the build root, which is where this page is served from; relative, they
- * keep working behind a path prefix. (No URL(): it would percent-encode a template's braces.)
- */
+/** Catalog URLs relative to this page (see pageRelative). */
 function rootRelative(path) {
-  return path.replace(/^\/+/, "");
+  return pageRelative(path);
 }
 
 /** Five significant digits in plain notation: no exponent, no thousands separators. */

@@ -26,6 +26,8 @@ interface BuildFlags {
   allowDroppedLayers?: boolean;
   allowSkipped?: boolean;
   allowMissingVars?: boolean;
+  allowMissingGroups?: boolean;
+  allowMissingLeads?: boolean;
   json?: boolean;
 }
 
@@ -125,6 +127,14 @@ export function registerBuild(program: Command): void {
       "build the other variables when one named by --vars has no map layer (default: exit 2 naming it)",
     )
     .option(
+      "--allow-missing-groups",
+      "build the others when a group named by --groups cannot be read or has no map layer of the selection (default: exit 2 naming it)",
+    )
+    .option(
+      "--allow-missing-leads",
+      "build the others when a lead time named by --leads is in no selected group (default: exit 2 naming it)",
+    )
+    .option(
       "--allow-skipped",
       `exit 0 even when a forecast group, an embedding item or an array below embeddings/ could not be served (default: publish the others, list each with its reason, exit ${EXIT_GROUPS_SKIPPED})`,
     )
@@ -168,6 +178,8 @@ export function registerBuild(program: Command): void {
         tiles: opts.tiles as TileFormat,
         allowDroppedLayers: opts.allowDroppedLayers === true,
         allowMissingVars: opts.allowMissingVars === true,
+        allowMissingGroups: opts.allowMissingGroups === true,
+        allowMissingLeads: opts.allowMissingLeads === true,
         rootGroupName: settings.root_group_name || undefined,
       });
       exitFor(report);

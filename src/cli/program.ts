@@ -19,7 +19,10 @@ Exit codes:
   1  unexpected failure (a bug or a machine fault); GRIDCAST_DEBUG=1 prints the stack
   2  the command could not start or finish for the reason printed: a wrong flag or setting,
      a port in use, an output directory that cannot be written, a store that does not exist
-     or cannot be read, a key that is not there
+     or cannot be read, a key that is not there; for build, a variable, group or lead time
+     named by --vars, --groups or --leads that cannot be built (nothing built; the matching
+     --allow-missing-vars/-groups/-leads builds the others), or a store with nothing to render
+     (no map layer and no embedding item)
   3  build published, but left out forecast groups it could not read, each named
      on stderr; build --allow-skipped exits 0 instead
   4  build or publish found nothing new: the published build already holds everything it

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ConfigError } from "../errors.ts";
 import { PRESET_NAMES, type PresetName, writeSample } from "../sample/index.ts";
+import { appendSampleRun, parseRunTime } from "../sample/next-run.ts";
 import { printJson, settingDefault, settingsFor } from "./settings.ts";
 
 interface SampleFlags {
@@ -8,6 +9,7 @@ interface SampleFlags {
   preset: string;
   seed: string;
   force?: boolean;
+  run?: string;
   json?: boolean;
 }
 
@@ -19,10 +21,25 @@ export function registerSample(program: Command): void {
     .option("--preset <name>", `size: ${PRESET_NAMES.join(" | ")}`, "demo")
     .option("--seed <n>", "random seed; the same seed writes identical files", "1")
     .option("--force", "replace <dir> if it already holds a store")
+    .option(
+      "--run <time>",
+      "add a forecast cycle starting at this UTC time (2026-11-21T00:00Z), after the store's latest, to a store " +
+        "sample wrote (same preset and seed): a new cycle to rehearse a build and publish with",
+    )
     .option("--json", "print the summary as JSON")
     .action(async (opts: SampleFlags, cmd: Command) => {
       const settings = settingsFor(cmd, { store: opts.out });
       if (/^https?:\/\//i.test(settings.store)) throw new ConfigError("sample writes a local directory, not a URL");
+      if (opts.run !== undefined) {
+        if (opts.force) throw new ConfigError("--run adds a cycle to a store; it does not go with --force");
+        const added = await appendSampleRun(settings.store, parseRunTime(opts.run));
+        if (opts.json) return printJson(added);
+        process.stdout.write(
+          `added run ${added.run} to ${added.out} (preset ${added.preset}, seed ${added.seed}): ` +
+            `${added.files} files written in ${added.seconds} s; runs ${added.runs.join(", ")}\n`,
+        );
+        return;
+      }
       if (!PRESET_NAMES.includes(opts.preset as PresetName)) {
         throw new ConfigError(`--preset must be one of ${PRESET_NAMES.join(", ")}`);
       }

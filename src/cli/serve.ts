@@ -19,7 +19,7 @@ export interface ServeFlags {
 }
 
 /** The options every command that runs the server takes (serve, start). */
-export function serverOptions(cmd: Command): Command {
+export function serverOptions(cmd: Command, accessLogDefault = "stdout"): Command {
   return cmd
     .option("-s, --store <root>", `store root: directory or http(s) URL ${settingDefault("store")}`)
     .option("-o, --out <dir>", `build output directory, its current/ is served ${settingDefault("out")}`)
@@ -30,7 +30,7 @@ export function serverOptions(cmd: Command): Command {
       "--public-url <url>",
       `base URL clients reach this server at, for WMTS and the catalog ${settingDefault("public_url")}`,
     )
-    .option("--access-log <file>", "append the JSON access log to this file (default: stdout)")
+    .option("--access-log <file>", `append the JSON access log to this file (default: ${accessLogDefault})`)
     .option("-q, --quiet", "no access log");
 }
 

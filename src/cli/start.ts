@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statfsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
-import type { Settings } from "../config.ts";
+import { DEFAULTS, type Settings } from "../config.ts";
 import { ConfigError } from "../errors.ts";
 import { closeOnSignals } from "../http/server.ts";
 import type { Ledger } from "../ledger/types.ts";
@@ -62,12 +62,21 @@ async function buildEstimate(store: string, out: string): Promise<string> {
 }
 
 /** On a terminal the progress bar owns stderr; the access log goes to a file instead of stdout. */
-function defaultAccessLog(settings: Settings, opts: ServeFlags): string | undefined {
-  if (opts.quiet || opts.accessLog !== undefined || !process.stdout.isTTY) return opts.accessLog;
+export function defaultAccessLog(
+  settings: Pick<Settings, "db">,
+  opts: Pick<ServeFlags, "quiet" | "accessLog">,
+  tty = process.stdout.isTTY === true,
+): string | undefined {
+  if (opts.quiet || opts.accessLog !== undefined || !tty) return opts.accessLog;
   return isUrl(settings.db) || settings.db.startsWith("postgres")
     ? "gridcast-access.log"
     : join(dirname(settings.db), "access.log");
 }
+
+/** What `start --help` says of --access-log: the file above for the default ledger. */
+export const START_ACCESS_LOG_HELP =
+  `${defaultAccessLog(DEFAULTS, {}, true)} (access.log beside a sqlite ledger, ./gridcast-access.log ` +
+  "for PostgreSQL) when stdout is a terminal, else stdout";
 
 /** Where start keeps the demo key's secret: beside a sqlite ledger, else in the working directory. */
 export function demoKeyFile(settings: Settings): string {
@@ -196,6 +205,7 @@ export function registerStart(program: Command): void {
     program
       .command("start")
       .description("demo store if absent, serve at once, build the tiles in the order a viewer needs them"),
+    START_ACCESS_LOG_HELP,
   ).action(async (opts: ServeFlags, cmd: Command) => {
     const settings = serverSettings(cmd, opts);
     const say = (s: string) => process.stderr.write(`${s}\n`);

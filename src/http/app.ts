@@ -127,24 +127,30 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     let rateHeaders: Record<string, string> = {};
     if (def.auth !== "public") {
       let take: TakeToken | undefined;
-      if (def.rateLimit === "wait") {
-        const gone = new AbortController();
-        res.once("close", () => gone.abort());
+      // Every keyed route paces rather than refuses: /data up to data_rate_wait_ms (its clients
+      // turn refusals into silent fill values), the others up to rate_wait_ms, so a client that
+      // follows its Zarr reads with an export (the README's example) is slowed, not refused.
+      const waitMs = def.rateLimit === "wait" ? ctx.settings.data_rate_wait_ms : ctx.settings.rate_wait_ms;
+      if (waitMs > 0) {
         // The server lets a half-closed client have its answer (httpAllowHalfOpen), so a client
         // that leaves closes no response: its end of the connection only shows as the socket's
         // end, and a half-close looks the same from here. A waiter holds one of the bounded
         // places; one whose client may be gone does not keep it for up to data_rate_wait_ms.
         // Its wait ends there, with the refusal that stood (a half-closed client reads that 429
         // and its Retry-After; one with a token at hand is served as ever).
+        // Made only for keys with a rate: an unlimited key never gets here.
         take = async (id, rate, burst) => {
+          const gone = new AbortController();
           const sock = req.socket;
           const onEnd = () => gone.abort();
+          res.once("close", onEnd);
           if (sock.readableEnded) onEnd();
           else sock.once("end", onEnd);
           try {
-            return await waiter.take(id, rate, burst, gone.signal, client);
+            return await waiter.take(id, rate, burst, gone.signal, client, waitMs);
           } finally {
             sock.off("end", onEnd);
+            res.off("close", onEnd);
           }
         };
       }

@@ -86,7 +86,11 @@ function errorResponses(def: RouteDef): Json {
       s === 400
         ? `${TITLES[s] ?? "Error"}: a parameter is malformed, out of range, given twice, or not one this route ` +
           "takes (an unknown query parameter is refused before anything is read or charged)"
-        : (TITLES[s] ?? "Error");
+        : s === 429
+          ? "Too Many Requests: the key's rate-limit bucket stayed empty for longer than the request may wait " +
+            "for a token (`rate_wait_ms`, 10 s by default; `data_rate_wait_ms` for /data): a request within " +
+            "the bound is slowed to the key's rate, not refused. Retry-After says when a token is due"
+          : (TITLES[s] ?? "Error");
     out[String(s)] = { description, content: PROBLEM_CONTENT };
   }
   return out;
@@ -106,7 +110,7 @@ function responses(def: RouteDef): Json {
   return { ...out, ...errorResponses(def) };
 }
 
-export function openapiDocument(routes: RouteDef[], info: { version: string }): Json {
+export function openapiDocument(routes: RouteDef[], info: { version: string; publicUrl?: string }): Json {
   const paths: Record<string, Json> = {};
   for (const def of routes) {
     const op: Json = {
@@ -147,7 +151,10 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
         "a connection beyond max_connections_per_client from one address, or beyond max_connections in all, " +
         "gets 503 /problems/busy with Retry-After before its request is read (see /readyz `limits`).",
     },
-    servers: [{ url: "/" }],
+    // The server's public_url when it is set; else relative to wherever this document was fetched.
+    servers: info.publicUrl
+      ? [{ url: info.publicUrl, description: "This server's public base URL (setting public_url)" }]
+      : [{ url: "/", description: "The server this document was fetched from" }],
     tags: [
       { name: "maps", description: "Public, read-only map interfaces (catalog, tiles, click values)" },
       { name: "weather", description: "Keyed forecast reads: point series and bounded exports" },

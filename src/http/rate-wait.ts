@@ -56,12 +56,19 @@ export class TokenWaiter {
    * decision: ok, or the refusal that stood when the wait bound, the queue bound or the client's
    * departure (signal) ended the wait. `client` is the request's client address (fair shares).
    */
-  async take(keyId: string, rate: number, burst: number, signal?: AbortSignal, client = ""): Promise<RateDecision> {
+  async take(
+    keyId: string,
+    rate: number,
+    burst: number,
+    signal?: AbortSignal,
+    client = "",
+    maxWaitMs = this.maxWaitMs,
+  ): Promise<RateDecision> {
     const queued = this.#queues.get(keyId);
     // With others already waiting, a newcomer queues behind them instead of taking the token the
     // first of them is waiting for.
     const first = queued ? undefined : await this.#ledger.checkRate(keyId, rate, burst);
-    if (first && (first.ok || this.maxWaitMs <= 0)) return first;
+    if (first && (first.ok || maxWaitMs <= 0)) return first;
     const q = this.#queues.get(keyId) ?? { tail: Promise.resolve(), waiting: 0 };
     if (q.waiting >= this.maxQueue) return first ?? this.#ledger.checkRate(keyId, rate, burst);
     const place = this.#places.take(holdersOf(client, keyId));
@@ -70,7 +77,7 @@ export class TokenWaiter {
     }
     this.#queues.set(keyId, q);
     q.waiting++;
-    const deadline = performance.now() + this.maxWaitMs;
+    const deadline = performance.now() + maxWaitMs;
     const prev = q.tail;
     let release!: () => void;
     q.tail = new Promise<void>((r) => {

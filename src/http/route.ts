@@ -59,8 +59,9 @@ export interface RouteDef<Q = any, P = any> {
   /** Reads the store: counts against the concurrency cap. */
   heavy?: boolean;
   /**
-   * What an empty rate-limit bucket does to a request: "refuse" (429, the default) or "wait" for
-   * a token up to data_rate_wait_ms (/data, whose clients turn refusals into silent fill values).
+   * How long a request that finds its key's rate-limit bucket empty waits for a token before a
+   * 429: "refuse" (the default) up to rate_wait_ms, "wait" up to data_rate_wait_ms (/data, whose
+   * clients turn refusals into silent fill values).
    */
   rateLimit?: "refuse" | "wait";
   /** Credits to charge once the reply is ready; undefined means the route is not metered. */

@@ -64,11 +64,22 @@ export interface Finalized {
  * operator says so) every layer the published one has: an empty or narrower build published over
  * a good one takes maps away from every viewer, with exit status 0 and nothing in the logs.
  */
-export function checkPublishable(out: string, layers: LayerSpec[], entries: number, allowDropped: boolean): void {
-  if (layers.length === 0 || entries === 0) {
+/**
+ * Refuses a build that would publish nothing or less than the published one. `embeddings`: the
+ * store has embedding items, so a build without map layers still publishes their locate indexes
+ * and catalogue (an EO-only store); undefined while that is not known yet.
+ */
+export function checkPublishable(
+  out: string,
+  layers: LayerSpec[],
+  entries: number,
+  allowDropped: boolean,
+  embeddings = false,
+): void {
+  if ((layers.length === 0 || entries === 0) && !embeddings) {
     throw new ConfigError(
-      `nothing to render: the selection matches ${layers.length} layers and ${entries} layer-run-leads in the store; ` +
-        "nothing was published and the published build is unchanged",
+      `nothing to render: the selection matches ${layers.length} layers and ${entries} layer-run-leads in the store ` +
+        "and the store has no embedding items; nothing was published and the published build is unchanged",
     );
   }
   if (allowDropped) return;
@@ -109,7 +120,9 @@ export async function finalizeBuild(
   store: Store,
   opts: FinalizeOptions,
 ): Promise<Finalized> {
-  checkPublishable(out, manifest.layers, manifest.entries.length, opts.allowDroppedLayers ?? false);
+  // Without map layers only an EO-only store's embeddings are published: checked once they are read.
+  const mapless = manifest.layers.length === 0 || manifest.entries.length === 0;
+  checkPublishable(out, manifest.layers, manifest.entries.length, opts.allowDroppedLayers ?? false, mapless);
   writeJsonAtomic(join(partial, MANIFEST), manifest);
   const assembling = performance.now();
   const format = assembleBuild(partial, manifest);
@@ -124,6 +137,7 @@ export async function finalizeBuild(
   } catch (e) {
     throw storeError(store.root, e);
   }
+  if (mapless) checkPublishable(out, manifest.layers, manifest.entries.length, true, embeddings.items > 0);
   copyViewer(opts.webDir, partial);
   for (const rel of opts.drop ?? []) rmSync(join(partial, rel), { force: true });
   // Last of the writes: every document the build will serve gets its compressed twins.

@@ -63,7 +63,9 @@ export async function eachLead(
       const dir = join(ctx.buildDir, lead.dir);
       const linked = ctx.writer.linkTree(lead.reuse.dir, dir);
       if (linked === job.tilesPerLead + hidpiPerLead) {
-        ctx.onTiles(linked);
+        // Progress counts 256 px tiles, as the plan does (a rendered lead ticks once per tile,
+        // its @2x file included), so the @2x files linked here are not counted again.
+        ctx.onTiles(job.tilesPerLead);
         const { uniform, bytes } = lead.reuse;
         const hidpi = hidpiPerLead > 0 ? { hidpi: hidpiPerLead } : {};
         results.push({ ...emptyResult(lead), tiles: job.tilesPerLead, uniform, bytes, ...hidpi, reused: true });

@@ -29,6 +29,10 @@ export interface Selection {
   orientation?: boolean;
   /** Build what can be built when a variable of `vars` has no layer in any group (--allow-missing-vars). */
   allowMissingVars?: boolean;
+  /** Build the others when a group of `groups` cannot be read or draws no layer (--allow-missing-groups). */
+  allowMissingGroups?: boolean;
+  /** Build the others when a lead of `leads` is in no selected layer (--allow-missing-leads). */
+  allowMissingLeads?: boolean;
 }
 
 /** How the tiles of a layer are made from the store: which variables, and what is drawn. */

@@ -79,8 +79,26 @@ async function dataRange(group: ForecastGroup, ref: MapLayerRef): Promise<{ min:
   return { min, max };
 }
 
+/** Whether lead `i` (`hours`) of the group is written for the latest run, or for any run. */
+function leadIngested(g: ForecastGroup, runs: "latest" | "all", i: number, hours: number): boolean {
+  if (i >= g.leads.length || !g.ingested) return true;
+  const upTo = (r: number) => g.ingested?.[r] === undefined || hours <= g.ingested[r];
+  return runs === "all" ? g.runs.some((_, r) => upTo(r)) : upTo(latestRun(g));
+}
+
+const idOf = (name: string) => (name.startsWith("forecast/") ? name : `forecast/${name}`);
+
 export async function planBuild(store: Store, sel: Selection, coverage: CoverageCache): Promise<Plan> {
   const { groups, skipped } = await selectGroups(store, sel.groups);
+  // A group named in --groups that cannot be read fails the build by name: publishing the others
+  // (exit 3) would leave what was asked for off the map.
+  const unreadable = skipped.filter((g) => sel.groups?.some((n) => idOf(n) === g.id));
+  if (unreadable.length > 0 && !sel.allowMissingGroups) {
+    throw new ConfigError(
+      `--groups ${unreadable.map((g) => `${g.id} cannot be read (${g.reason})`).join("; ")}; ` +
+        "nothing was built; pass --allow-missing-groups to build the others",
+    );
+  }
   const warnings: string[] = [];
   const wanted = sel.vars?.map((name) => {
     const derived = DERIVED_LAYERS.find((d) => d.name === name.trim().toLowerCase());
@@ -135,8 +153,15 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       `no forecast group could be read, so nothing would be published: ${skipped.map((g) => `${g.id}: ${g.reason}`).join("; ")}`,
     );
   }
-  if (layers.length === 0 && (sel.groups || sel.vars || sel.leads)) {
-    throw new ConfigError("the selection (--groups, --vars, --leads) names no map layer of this store");
+  // A lead of --leads that no selected group has (not stored, or not ingested yet for the runs
+  // built) fails the build by name, like a variable below.
+  const leadsStored = new Set(groups.flatMap((g) => g.leads.filter((h, i) => leadIngested(g, sel.runs, i, h))));
+  const missingLeads = [...new Set(sel.leads ?? [])].filter((h) => !leadsStored.has(h));
+  if (missingLeads.length > 0 && !sel.allowMissingLeads) {
+    throw new ConfigError(
+      `--leads ${missingLeads.join(", ")}: no selected group has ${missingLeads.length > 1 ? "these lead times" : "this lead time"} ` +
+        `(hours) for ${sel.runs === "all" ? "any run" : "its latest run"}; nothing was built; pass --allow-missing-leads to build the others`,
+    );
   }
   // A variable asked for by name and drawn nowhere fails the build by name: publishing the others
   // with exit 0 would tell the operator that what they asked for is on the map.
@@ -146,6 +171,20 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       `--vars ${missing.join(", ")}: no selected group has a map layer of ${missing.length > 1 ? "them" : "it"}; ` +
         "nothing was built; pass --allow-missing-vars to build the others",
     );
+  }
+  // Likewise a group named in --groups that draws no layer of the selection.
+  const drawn = new Set(layers.map((l) => l.group));
+  const empty = [...new Set((sel.groups ?? []).map(idOf))].filter(
+    (id) => !drawn.has(id) && !unreadable.some((g) => g.id === id),
+  );
+  if (empty.length > 0 && !sel.allowMissingGroups) {
+    throw new ConfigError(
+      `--groups ${empty.join(", ")}: no map layer of the selection (--vars, --leads) in ${empty.length > 1 ? "them" : "it"}; ` +
+        "nothing was built; pass --allow-missing-groups to build the others",
+    );
+  }
+  if (layers.length === 0 && (sel.groups || sel.vars || sel.leads)) {
+    throw new ConfigError("the selection (--groups, --vars, --leads) names no map layer of this store");
   }
   // Global layers first, then the patches drawn over them.
   layers.sort((a, b) => (a.kind === b.kind ? (a.id < b.id ? -1 : 1) : a.kind === "global" ? -1 : 1));

@@ -34,9 +34,8 @@ export function createProgress(opts: ProgressOptions): Progress {
   const line = (): string => {
     const seconds = (performance.now() - started) / 1000;
     const rate = seconds > 0 ? done / seconds : 0;
-    // The plan's count is an estimate of the files a lead writes (uniform tiles and @2x files
-    // vary): once the work outruns it, the count done is the total, so the line never shows more
-    // than 100 % or an ETA below zero.
+    // The plan's count is exact (256 px tiles, rendered or linked); should work ever outrun it,
+    // the count done is the total, so the line never shows more than 100 % or an ETA below zero.
     const total = Math.max(opts.total, done);
     const frac = total > 0 ? done / total : 1;
     const eta = rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY;

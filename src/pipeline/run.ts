@@ -44,6 +44,10 @@ export interface BuildOptions {
   out: string;
   /** Build the other layers when a variable of `vars` has none (else the build fails naming it). */
   allowMissingVars?: boolean;
+  /** Build the others when a group of `groups` cannot be read or draws nothing (else the build fails naming it). */
+  allowMissingGroups?: boolean;
+  /** Build the others when a lead of `leads` is in no selected group (else the build fails naming it). */
+  allowMissingLeads?: boolean;
   maxZoom?: number;
   /** Base URL clients reach the published files at (setting public_url). */
   publicUrl?: string;
@@ -204,6 +208,8 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       maxZoom,
       orientation: o.orientation ?? false,
       allowMissingVars: o.allowMissingVars,
+      allowMissingGroups: o.allowMissingGroups,
+      allowMissingLeads: o.allowMissingLeads,
     };
     const plan = await store
       .ping()
@@ -213,7 +219,15 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       });
     // Refused before any tile is rendered; a shard's check of dropped layers waits for publish.
     const planned = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
-    checkPublishable(out, plan.layers, planned, shard !== null || (o.allowDroppedLayers ?? false));
+    // No map layer: an EO-only store (no forecast group at all, no forecast selection) still
+    // publishes its embedding locate indexes and catalogue.
+    const eoOnly =
+      planned === 0 &&
+      plan.layers.length === 0 &&
+      plan.skipped.length === 0 &&
+      !(o.groups || o.vars || o.leads) &&
+      (await store.embeddingItemPaths().catch((e: unknown) => Promise.reject(storeError(o.store, e)))).length > 0;
+    checkPublishable(out, plan.layers, planned, shard !== null || (o.allowDroppedLayers ?? false), eoOnly);
     const jobs = shard ? shardJobs(plan.jobs, shard.index, shard.count) : plan.jobs;
     if (o.reuse !== false) markReuse(jobs, out);
     // Shards share their partial build; an unsharded build starts from an empty one.

@@ -32,7 +32,17 @@ before(async () => {
     groups: ["forecast/global"],
     vars: ["t2m"],
   });
-  env = { ...process.env, GRIDCAST: srv.url, KEY: await srv.key(["weather", "embeddings"], 1000) };
+  // The key an operator hands out: `gridcast keys create` with its defaults (10 requests/s, every
+  // scope), credits aside (latents are metered). The examples run as written at that rate.
+  const created = await run(
+    process.execPath,
+    [join(ROOT, "bin/gridcast"), "keys", "create", "--db", join(srv.dir, "ledger.db"), "--credits", "1000", "--json"],
+    { cwd: work, encoding: "utf8", timeout: 60_000 },
+  );
+  const { key, record } = JSON.parse(created.stdout) as { key: string; record: { rate: number; scopes: string[] } };
+  assert.equal(record.rate, 10, "keys create's default rate");
+  assert.deepEqual([...record.scopes].sort(), ["embeddings", "weather"]);
+  env = { ...process.env, GRIDCAST: srv.url, KEY: key };
 });
 after(async () => {
   await srv.close();

@@ -25,7 +25,8 @@ function samplePath(path: string): string {
 
 before(async () => {
   storeDir = await sampleStore();
-  srv = await testServer(storeDir);
+  // Refusal without waiting (rate_wait_ms 0): the pacing of keyed routes is in rate-pace.test.ts.
+  srv = await testServer(storeDir, { rate_wait_ms: 0 });
   const ledger = srv.running.ctx.ledger;
   keys.weather = await srv.key(["weather"]);
   keys.embeddings = await srv.key(["embeddings"]);

@@ -1,9 +1,12 @@
 // Build progress: one line redrawn in place on a terminal, plain lines now and then in a log.
 import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createProgress } from "../../src/pipeline/progress.ts";
+import { runBuild } from "../../src/pipeline/run.ts";
+import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 
 function sink(isTTY: boolean): Writable & { isTTY: boolean; text: () => string } {
   const parts: string[] = [];
@@ -48,4 +51,29 @@ test("work beyond the planned count is shown as 100 %, never more, with no negat
   p.finish();
   const last = out.text().split("\r\u001b[K").at(-1)!;
   assert.match(last, /^build z \[#{24}\] 100% 18\/18 tiles \d+ tiles\/s ETA 0s\n$/);
+});
+
+test("a real build's last progress line counts exactly the tiles it rendered and linked", async () => {
+  const store = await sampleStore();
+  const out = join(tempDir(), "out");
+  try {
+    // The first build publishes t2m; the second links t2m's leads (and their @2x files) from it
+    // and renders msl: both paths count toward the line.
+    const runs: { line: string; tiles: number }[] = [];
+    for (const vars of [["t2m"], ["t2m", "msl"]]) {
+      const sinkOut = sink(true);
+      const report = await runBuild({ store, out, maxZoom: 2, vars, webDir: null, concurrency: 2, progress: sinkOut });
+      runs.push({ line: sinkOut.text().split("\r\u001b[K").at(-1)!, tiles: report.totals.tiles });
+      assert.ok(report.totals.hidpi && report.totals.hidpi > 0, "the build has @2x tiles, which must not be counted");
+      if (vars.length === 2) assert.ok(report.totals.reused > 0, "the second build reused leads");
+    }
+    for (const { line, tiles } of runs) {
+      const m = /(\d+)\/(\d+) tiles/.exec(line);
+      assert.ok(m, line);
+      assert.equal(Number(m[2]), tiles, `planned count in "${line.trim()}" equals the build's tiles`);
+      assert.equal(Number(m[1]), tiles, `done count in "${line.trim()}" equals the build's tiles`);
+    }
+  } finally {
+    cleanup(store, dirname(out));
+  }
 });

@@ -13,6 +13,7 @@ import { InsufficientCreditsError } from "../../errors.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import { perMiBRule } from "../delivery.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
+import { baseFromRequest, publicBase, VARY_FORWARDED } from "../public-base.ts";
 import { type RequestContext, route } from "../route.ts";
 import {
   ItemList,
@@ -24,10 +25,19 @@ import {
   NpyQuery,
 } from "../schemas/embeddings.ts";
 
-const links = (name: string) => ({
-  item: `/api/embeddings/item/${name}`,
-  npy: `/api/embeddings/npy/${name}`,
+/**
+ * An item's URLs: absolute on the server's base URL when it is known (public_url, or a trusted
+ * proxy's headers), else paths, which a client resolves against the URL it asked.
+ */
+const links = (name: string, base: string) => ({
+  item: `${base}/api/embeddings/item/${name}`,
+  npy: `${base}/api/embeddings/npy/${name}`,
 });
+
+/** The base URL for links, and the Vary a response needs when it came from the request's headers. */
+function linkBase(app: RequestContext["app"], req: IncomingMessage) {
+  return { base: publicBase(app.settings, req), headers: baseFromRequest(app.settings) ? VARY_FORWARDED : undefined };
+}
 
 /** Credits a planned .npy costs, from the handler to the route's cost function. */
 const npyCost = new WeakMap<IncomingMessage, number>();
@@ -49,8 +59,9 @@ export const embeddingRoutes = [
     auth: "embeddings",
     query: ListQuery,
     responses: { 200: { description: "One page of items", content: { "application/json": { schema: ItemList } } } },
-    handler: async ({ app, query }) => {
+    handler: async ({ app, req, query }) => {
       const q = query as { prefix?: string; limit?: number; cursor?: string };
+      const { base, headers } = linkBase(app, req);
       const cat = await publishedCatalogue(app.published);
       const page = listItems(cat.names, cat.refs, q);
       const items = page.items.map((r) => ({
@@ -60,10 +71,10 @@ export const embeddingRoutes = [
         product: r.product,
         period: r.period,
         tile: r.tile,
-        ...links(r.name),
+        ...links(r.name, base),
       }));
       const limit = q.limit ?? LIST_DEFAULT_LIMIT;
-      return { json: { items, total: page.total, limit, next_cursor: page.next_cursor } };
+      return { json: { items, total: page.total, limit, next_cursor: page.next_cursor }, headers };
     },
   }),
   route({
@@ -108,7 +119,8 @@ export const embeddingRoutes = [
     },
     handler: async (rc) => {
       const ref = await requestedItem(rc);
-      return { json: { ...(await itemMetadata(rc.app.store, ref)), ...links(ref.name) } };
+      const { base, headers } = linkBase(rc.app, rc.req);
+      return { json: { ...(await itemMetadata(rc.app.store, ref)), ...links(ref.name, base) }, headers };
     },
   }),
   route({

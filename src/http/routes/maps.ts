@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
+import { catalogOnBase } from "../../published/catalog-base.ts";
 import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
 import { liveDocument } from "../../published/live-document.ts";
 import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
@@ -139,11 +140,13 @@ function sendLive(
   return doc.then(send);
 }
 
-/** The catalog as this server publishes it at `base`: the build's, with public_url set to it. */
+/**
+ * The catalog as this server publishes it at `base`: the build's, every URL in it moved from the
+ * build's public_url (or its paths) onto `base`, and public_url set to it.
+ */
 function catalogText(catalog: CatalogDoc, base: string): string {
   if (!base) return JSON.stringify(catalog);
-  const { public_url_missing: _, ...rest } = catalog;
-  return JSON.stringify({ ...rest, public_url: base });
+  return JSON.stringify(catalogOnBase(catalog, base));
 }
 
 export const mapRoutes = [
@@ -158,7 +161,9 @@ export const mapRoutes = [
       "up to the build's maximum zoom. Tiles come from the tile route, the lead chosen by valid time. URLs are " +
       "absolute, on the public_url setting; without it, on the request's X-Forwarded-Proto/-Host when trust_proxy " +
       "is 1; otherwise 404 (this server publishes no WMTS document), since one cannot hold relative URLs. The build writes " +
-      "the same document beside its tiles for a CDN.",
+      "the same document beside its tiles for a CDN, with brotli and gzip twins; this route answers those very bytes when " +
+      "the build was written for the same base URL. Compressed by Accept-Encoding (br, gzip, q-values), Vary: " +
+      "Accept-Encoding (and the proxy headers when the base comes from them), an ETag per coding, 304, Range.",
     tags: ["maps"],
     auth: "public",
     query: WmtsCapabilitiesQuery,
@@ -199,7 +204,11 @@ export const mapRoutes = [
     description:
       "The catalog of the published build: every forecast/* layer (group × variable × level) with units, temporal " +
       "semantics, colour style, legend links, bounds, zoom range, and per run and lead the valid time, the static " +
-      "tile path, the tile route and the TileJSON. 503 until a build has been published.",
+      "tile path, the tile route and the TileJSON. The build's catalog.json and its brotli/gzip twins, chosen by " +
+      "Accept-Encoding (Vary, an ETag per coding, 304, Range). Every URL in it is absolute on this server's base " +
+      "URL when one is known (public_url, or the trusted proxy's headers), moved there from the build's; else the " +
+      "build's own (absolute on the build's public_url, or paths with public_url_missing). 503 until a build has " +
+      "been published.",
     tags: ["maps"],
     auth: "public",
     responses: {

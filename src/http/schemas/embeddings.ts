@@ -79,8 +79,10 @@ const ItemEntry = Type.Object({
   product: Type.String(),
   period: Type.String(),
   tile: Type.String(),
-  item: Type.String({ description: "Metadata URL (metered)" }),
-  npy: Type.String({ description: ".npy slice URL (metered)" }),
+  item: Type.String({
+    description: "Metadata URL (metered): absolute on the server's public_url when known, else a path",
+  }),
+  npy: Type.String({ description: ".npy slice URL (metered): absolute on public_url when known, else a path" }),
 });
 
 export const ItemList = Type.Object({

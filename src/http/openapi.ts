@@ -110,7 +110,7 @@ function responses(def: RouteDef): Json {
   return { ...out, ...errorResponses(def) };
 }
 
-export function openapiDocument(routes: RouteDef[], info: { version: string }): Json {
+export function openapiDocument(routes: RouteDef[], info: { version: string; publicUrl?: string }): Json {
   const paths: Record<string, Json> = {};
   for (const def of routes) {
     const op: Json = {
@@ -151,7 +151,10 @@ export function openapiDocument(routes: RouteDef[], info: { version: string }): 
         "a connection beyond max_connections_per_client from one address, or beyond max_connections in all, " +
         "gets 503 /problems/busy with Retry-After before its request is read (see /readyz `limits`).",
     },
-    servers: [{ url: "/" }],
+    // The server's public_url when it is set; else relative to wherever this document was fetched.
+    servers: info.publicUrl
+      ? [{ url: info.publicUrl, description: "This server's public base URL (setting public_url)" }]
+      : [{ url: "/", description: "The server this document was fetched from" }],
     tags: [
       { name: "maps", description: "Public, read-only map interfaces (catalog, tiles, click values)" },
       { name: "weather", description: "Keyed forecast reads: point series and bounded exports" },

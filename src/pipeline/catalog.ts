@@ -18,22 +18,34 @@ import { WMTS_CAPABILITIES, wmtsCapabilities } from "../published/wmts.ts";
 import { displayUnit, unitChoices } from "../registry/display.ts";
 import { emptyTilePng } from "../render/empty-tile.ts";
 import { intervalText, legendJson, renderLegendPng } from "../render/legend.ts";
+import { overlayHidpiMax } from "../render/tiles.ts";
 import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
 
 const TILE_FILE = "{z}/{x}/{y}.png";
 const TILE_FILE_2X = `{z}/{x}/{y}${HIDPI_SUFFIX}.png`;
 
 function routeFor(layer: string, token: string, hours: number): string {
-  return TILE_ROUTE_TEMPLATE.replace("{layer}", encodeURIComponent(layer))
+  return TILE_ROUTE_TEMPLATE.slice(1)
+    .replace("{layer}", encodeURIComponent(layer))
     .replace("{run}", token)
     .replace("{lead}", String(hours));
 }
 
-function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number): CatalogLayer {
+/**
+ * Every URL the catalog holds is `${base}/${path}`: absolute on public_url when it is set (what
+ * TileJSON 3.0.0 and GIS clients need), else a path from the build root, and the catalog says the
+ * setting is missing.
+ */
+function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number, base: string): CatalogLayer {
   const legend = legendPaths(l.id);
   // render-job.ts writes @2x tiles for base fields up to this zoom, orientation-job.ts for the
   // orientation layer (archive builds drop the fields).
-  const hidpi = ["field", "speed", "orientation"].includes(l.recipe.kind) ? hidpiMaxZoom : -1;
+  // Overlays (arrows, isobars) have theirs drawn at twice the scale, to a lower zoom.
+  const hidpi = ["field", "speed", "orientation"].includes(l.recipe.kind)
+    ? hidpiMaxZoom
+    : ["arrows", "contours"].includes(l.recipe.kind)
+      ? overlayHidpiMax(hidpiMaxZoom)
+      : -1;
   return {
     id: l.id,
     group: l.group,
@@ -51,7 +63,7 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number): Cata
     role: l.role,
     derived_from: l.recipe.kind === "field" ? null : l.recipe.sources,
     // The orientation layer has no values, so no legend.
-    legend: l.role === "orientation" ? null : { png: `/${legend.png}`, json: `/${legend.json}` },
+    legend: l.role === "orientation" ? null : { png: `${base}/${legend.png}`, json: `${base}/${legend.json}` },
     kind: l.kind,
     bounds: l.bounds,
     minzoom: 0,
@@ -64,15 +76,15 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number): Cata
         hours: ld.hours,
         valid_time: ld.valid_time,
         interval: ld.interval ?? null,
-        tiles: `/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE}`,
-        route: routeFor(l.id, r.token, ld.hours),
+        tiles: `${base}/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE}`,
+        route: `${base}/${routeFor(l.id, r.token, ld.hours)}`,
         ...(hidpi >= 0
           ? {
-              tiles_2x: `/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE_2X}`,
-              route_2x: `${routeFor(l.id, r.token, ld.hours)}&scale=2`,
+              tiles_2x: `${base}/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE_2X}`,
+              route_2x: `${base}/${routeFor(l.id, r.token, ld.hours)}&scale=2`,
             }
           : {}),
-        tilejson: `/${tilejsonPath(l.id, r.token, ld.hours)}`,
+        tilejson: `${base}/${tilejsonPath(l.id, r.token, ld.hours)}`,
       })),
     })),
   };
@@ -89,8 +101,8 @@ export function buildCatalog(manifest: BuildManifest, publicUrl = ""): Catalog {
     public_url: publicUrl || null,
     ...(publicUrl ? {} : { public_url_missing: PUBLIC_URL_MISSING }),
     generated_at: manifest.created_at,
-    tile_url_template: TILE_ROUTE_TEMPLATE,
-    layers: manifest.layers.map((l) => catalogLayer(l, manifest.max_zoom, manifest.hidpi_max_zoom ?? -1)),
+    tile_url_template: `${publicUrl}${TILE_ROUTE_TEMPLATE}`,
+    layers: manifest.layers.map((l) => catalogLayer(l, manifest.max_zoom, manifest.hidpi_max_zoom ?? -1, publicUrl)),
   };
 }
 
@@ -119,7 +131,7 @@ function tileJson(
     version: "1.0.0",
     scheme: "xyz",
     // Absolute as TileJSON 3.0.0 requires when the base URL is known; else a path, and said so.
-    tiles: [`${publicUrl}${lead.tiles}`],
+    tiles: [lead.tiles],
     ...(publicUrl ? {} : { public_url_missing: PUBLIC_URL_MISSING }),
     minzoom: layer.minzoom,
     maxzoom: layer.maxzoom,
@@ -129,7 +141,7 @@ function tileJson(
       Math.round(((s + n) / 2) * 1000) / 1000,
       layer.kind === "global" ? 1 : 4,
     ],
-    legend: layer.legend ? `${publicUrl}${layer.legend.json}` : undefined,
+    legend: layer.legend?.json,
     // Beyond TileJSON 3.0.0: what the pixels mean, for clients that label them.
     units: layer.units,
     display: layer.display,

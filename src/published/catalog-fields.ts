@@ -16,7 +16,8 @@ export function markArchives(dir: string, catalog: Catalog): void {
         ...r,
         leads: r.leads.map(({ tiles_2x: _t, route_2x: _r, ...ld }) => ({
           ...ld,
-          archive: `/${archivePath(l.id, r.token, ld.hours)}`,
+          // On public_url like the catalog's other URLs, when it is set.
+          archive: `${catalog.public_url ?? ""}/${archivePath(l.id, r.token, ld.hours)}`,
         })),
       })),
     })),

@@ -7,7 +7,7 @@
 // its tiles (with public_url, or paths and a note saying it is missing); the server answers it
 // live with its own base URL.
 import { tilesCovering } from "../render/tiles.ts";
-import type { Catalog, CatalogLayer } from "./layout.ts";
+import { type Catalog, type CatalogLayer, legendPaths } from "./layout.ts";
 
 /** Where the capabilities document lives, in the build and on the server. */
 export const WMTS_CAPABILITIES = "wmts/1.0.0/WMTSCapabilities.xml";
@@ -55,7 +55,7 @@ function layerXml(layer: CatalogLayer, base: string): string {
   const [w, s, e, n] = layer.bounds;
   const times = run.leads.map((l) => `${l.valid_time.replace(/Z?$/, "Z")}`);
   const legend = layer.legend
-    ? `<LegendURL format="image/png" xlink:href="${esc(`${base}${layer.legend.png}`)}"/>`
+    ? `<LegendURL format="image/png" xlink:href="${esc(`${base}/${legendPaths(layer.id).png}`)}"/>`
     : "";
   return [
     "<Layer>",

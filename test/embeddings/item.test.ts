@@ -132,4 +132,29 @@ describe("GET /api/embeddings/item/{name}", () => {
       assert.doesNotMatch(r.body.toString(), /zarr_format|node_type/, raw);
     }
   });
+
+  test("item and listing links: paths without a base URL, absolute on public_url or a trusted proxy's host", async () => {
+    const settings = srv.running.ctx.settings;
+    const list = () =>
+      get(`${srv.url}/api/embeddings?limit=1`, { "X-API-Key": key, "X-Forwarded-Host": "eo.example.net" });
+    const plain = (await item(MAP_ITEM)).json();
+    assert.equal(plain.item, `/api/embeddings/item/${MAP_ITEM}`);
+    assert.equal(plain.npy, `/api/embeddings/npy/${MAP_ITEM}`);
+    // A forged host is not taken while trust_proxy is 0.
+    assert.match((await list()).json().items[0].item, /^\/api\/embeddings\/item\//);
+    try {
+      settings.public_url = "https://eo.example.org/gc";
+      const m = (await item(MAP_ITEM)).json();
+      assert.equal(m.item, `https://eo.example.org/gc/api/embeddings/item/${MAP_ITEM}`);
+      assert.equal(m.npy, `https://eo.example.org/gc/api/embeddings/npy/${MAP_ITEM}`);
+      settings.public_url = "";
+      settings.trust_proxy = 1;
+      const r = await list();
+      assert.match(r.json().items[0].npy, /^http:\/\/eo\.example\.net\/api\/embeddings\/npy\//);
+      assert.match(r.headers.get("vary") ?? "", /X-Forwarded-Host/);
+    } finally {
+      settings.public_url = "";
+      settings.trust_proxy = 0;
+    }
+  });
 });

@@ -11,6 +11,7 @@ import { after, before, test } from "node:test";
 import { cleanup, get, PYTHON, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 import { pythonJson } from "../helpers/python-json.ts";
 import { build } from "../pipeline/build-fixture.ts";
+import { decodeRgba } from "../render/decode.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/gis_wmts.py");
 const PUBLIC = "https://maps.example.org/gc";
@@ -44,17 +45,26 @@ after(async () => {
   cleanup(storeDir);
 });
 
+/** A URL the build wrote on PUBLIC, as the path of its file below the build directory. */
+function fileOf(url: string): string {
+  assert.ok(url.startsWith(`${PUBLIC}/`), `${url} is not on public_url`);
+  return join(dir, url.slice(PUBLIC.length + 1));
+}
+
 test("TileJSON 3.0.0 with absolute tile URLs on public_url, bounds where the regional layer has tiles", () => {
   const catalog = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8"));
   assert.equal(catalog.public_url, PUBLIC);
   const europe = catalog.layers.find((l: { id: string }) => l.id === "europe.t2m");
   const lead = europe.runs.at(-1).leads[0];
-  const tj = JSON.parse(readFileSync(join(dir, lead.tilejson), "utf8"));
+  const tj = JSON.parse(readFileSync(fileOf(lead.tilejson), "utf8"));
   assert.equal(tj.tilejson, "3.0.0");
-  assert.deepEqual(tj.tiles, [`${PUBLIC}${lead.tiles}`]);
+  assert.deepEqual(tj.tiles, [`${PUBLIC}/tiles/europe.t2m/${europe.runs.at(-1).token}/0/{z}/{x}/{y}.png`]);
   assert.ok(new URL(tj.tiles[0]).protocol === "https:");
   assert.equal(tj.public_url_missing, undefined);
+  assert.equal(tj.legend, `${PUBLIC}/legends/europe.t2m.json`);
+  // The patch's own bounds (about 12° W..40° E, 35..72° N), not the globe's.
   assert.deepEqual(tj.bounds, europe.bounds);
+  assert.ok(tj.bounds[0] > -20 && tj.bounds[2] < 50 && tj.bounds[1] > 20, `bounds ${tj.bounds}`);
   assert.equal(tj.maxzoom, MAX_ZOOM);
   const wmts = readFileSync(join(dir, "wmts/1.0.0/WMTSCapabilities.xml"), "utf8");
   assert.match(
@@ -64,6 +74,52 @@ test("TileJSON 3.0.0 with absolute tile URLs on public_url, bounds where the reg
     ),
   );
   assert.doesNotMatch(wmts, /public_url is not set/);
+});
+
+test("every URL in the build's catalog is absolute on public_url and names a file of the build", () => {
+  const catalog = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8"));
+  assert.equal(catalog.public_url_missing, undefined);
+  assert.ok(catalog.tile_url_template.startsWith(`${PUBLIC}/api/forecast/tile/`), catalog.tile_url_template);
+  let leads = 0;
+  for (const layer of catalog.layers) {
+    assert.ok(readFileSync(fileOf(layer.legend.png)).length > 0);
+    assert.ok(JSON.parse(readFileSync(fileOf(layer.legend.json), "utf8")));
+    for (const run of layer.runs) {
+      for (const lead of run.leads) {
+        leads++;
+        assert.ok(JSON.parse(readFileSync(fileOf(lead.tilejson), "utf8")).tiles[0] === lead.tiles);
+        assert.ok(readFileSync(fileOf(lead.tiles.replace("{z}/{x}/{y}", "0/0/0"))).length > 0, lead.tiles);
+        assert.ok(lead.route.startsWith(`${PUBLIC}/api/forecast/tile/{z}/{x}/{y}?layer=`), lead.route);
+      }
+    }
+  }
+  assert.equal(leads, 4);
+});
+
+test("the live catalog on the server's own base URL: every URL moved from the build's public_url to it", async () => {
+  // trust_proxy 1: the base comes from the proxy's headers, and the answer varies with them.
+  const r = await get(`${srv.url}/api/forecast/catalog`, {
+    "X-Forwarded-Host": "tiles.example.net",
+    "X-Forwarded-Proto": "https",
+  });
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get("vary") ?? "", /X-Forwarded-Host/);
+  const live = r.json();
+  const built = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8"));
+  const other = "https://tiles.example.net";
+  assert.equal(live.public_url, other);
+  assert.equal(live.tile_url_template, built.tile_url_template.replace(PUBLIC, other));
+  const [a, b] = [live.layers[0], built.layers[0]];
+  assert.equal(a.legend.png, b.legend.png.replace(PUBLIC, other));
+  const [la, lb] = [a.runs[0].leads[0], b.runs[0].leads[0]];
+  for (const k of ["tiles", "route", "tilejson"]) assert.equal(la[k], lb[k].replace(PUBLIC, other), k);
+  assert.doesNotMatch(r.body.toString("utf8"), /maps\.example\.org/);
+  // And through the server's own address: the live tile route answers the catalog's route URL.
+  const own = (await get(`${srv.url}/api/forecast/catalog`, { "X-Forwarded-Host": new URL(srv.url).host })).json();
+  const lead = own.layers.find((l: { id: string }) => l.id === "europe.t2m").runs.at(-1).leads[0];
+  const tile = await get(lead.route.replace("{z}/{x}/{y}", "3/4/2"));
+  assert.equal(tile.status, 200);
+  assert.equal(tile.headers.get("content-type"), "image/png");
 });
 
 test("OWSLib and GDAL's WMTS driver open the live capabilities: time steps, limits, legend, tiles equal to the XYZ tiles", async () => {
@@ -109,6 +165,14 @@ test("outside the regional patch the tile route answers a transparent tile", asy
   const r = await get(`${srv.url}/api/forecast/tile/${MAX_ZOOM}/0/7?layer=europe.t2m`);
   assert.equal(r.status, 200);
   assert.equal(r.headers.get("content-type"), "image/png");
+  const { width, height, data } = await decodeRgba(r.body);
+  assert.equal(width * height, 256 * 256);
+  for (let i = 3; i < data.length; i += 4) assert.equal(data[i], 0, `pixel ${(i - 3) / 4} is not transparent`);
+  // Inside the patch, the same route draws the field.
+  const inside = await decodeRgba((await get(`${srv.url}/api/forecast/tile/${MAX_ZOOM}/4/2?layer=europe.t2m`)).body);
+  let opaque = 0;
+  for (let i = 3; i < inside.data.length; i += 4) if (inside.data[i] > 0) opaque++;
+  assert.ok(opaque > 1000, `only ${opaque} opaque pixels inside the patch`);
 });
 
 test("without public_url and with an untrusted proxy the live WMTS is refused; the tile route takes a valid time", async () => {

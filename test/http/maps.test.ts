@@ -71,8 +71,19 @@ describe("map routes", () => {
     assert.equal(catalog.public_url, null);
     assert.match(String(catalog.public_url_missing), /public_url is not set/);
     const lead = catalog.layers[0].runs[0].leads[0];
+    // Paths from the build root, nothing made up for a host.
+    for (const url of [
+      lead.tiles,
+      lead.route,
+      lead.tilejson,
+      catalog.layers[0].legend!.png,
+      catalog.tile_url_template,
+    ]) {
+      assert.match(url, /^\/(tiles|api|tilejson|legends)\//);
+    }
     const tj = JSON.parse(readFileSync(join(dir, lead.tilejson), "utf8"));
     assert.deepEqual(tj.tiles, [lead.tiles]);
+    assert.equal(tj.legend, catalog.layers[0].legend!.json);
     assert.match(tj.public_url_missing, /public_url is not set/);
     const wmts = readFileSync(join(dir, "wmts/1.0.0/WMTSCapabilities.xml"), "utf8");
     assert.match(wmts, /<!-- public_url is not set/);

@@ -187,3 +187,23 @@ describe("OpenAPI", () => {
     assert.equal(literalPlaceholders("ends with <name>."), "ends with `<name>`.");
   });
 });
+
+test("servers: relative to the document without public_url, the public_url when it is set", async () => {
+  assert.deepEqual(
+    doc.servers.map((x: { url: string }) => x.url),
+    ["/"],
+  );
+  const settings = srv.running.ctx.settings;
+  try {
+    settings.public_url = "https://api.example.org/gc";
+    const withBase = (await get(`${srv.url}/openapi.json`)).json();
+    assert.deepEqual(
+      withBase.servers.map((x: { url: string }) => x.url),
+      ["https://api.example.org/gc"],
+    );
+    assert.deepEqual(Object.keys(withBase.paths), Object.keys(doc.paths));
+  } finally {
+    settings.public_url = "";
+  }
+  assert.deepEqual((await get(`${srv.url}/openapi.json`)).json().servers, doc.servers);
+});

@@ -1,6 +1,8 @@
 // A CDN-only deployment: the build made with --tiles pmtiles, copied as it is behind a plain
 // static file server that knows nothing of gridcast (no API routes, Range requests only). The
-// viewer in Chromium finds the build's catalog.json and draws tiles read out of the archives.
+// viewer in Chromium finds the build's catalog.json and draws tiles read out of the archives. The
+// build names its public_url, where this copy is not: the catalog's absolute URLs are taken as
+// paths from the page (a staging copy, a mirror), and nothing is fetched from the named host.
 import assert from "node:assert/strict";
 import { existsSync, realpathSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -13,6 +15,7 @@ import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 import { build } from "../pipeline/build-fixture.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
+const PUBLIC = "https://maps.example.org/gc";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"];
 const skip = !existsSync(CHROMIUM) && process.env.CI !== "true" ? `${CHROMIUM} is not installed` : false;
 
@@ -34,6 +37,7 @@ before(async () => {
     groups: ["global"],
     vars: ["t2m"],
     tiles: "pmtiles",
+    publicUrl: PUBLIC,
     webDir: resolve(import.meta.dirname, "../../web"),
   });
   const root = realpathSync(join(out, "current"));
@@ -64,6 +68,10 @@ test("the viewer draws archive tiles from a static copy of the build", { skip },
     const page = await browser.newPage({ viewport: { width: 900, height: 600 } });
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
+    const elsewhere: string[] = [];
+    page.on("request", (r) => {
+      if (/^https?:/.test(r.url()) && !r.url().startsWith(base)) elsewhere.push(r.url());
+    });
     await page.goto(`${base}/#map=2/20/10`);
     await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0, null, {
       timeout: 20000,
@@ -80,6 +88,13 @@ test("the viewer draws archive tiles from a static copy of the build", { skip },
     assert.ok(seen.some((s) => s.path === "/catalog.json" && s.status === 200));
     assert.ok(!seen.some((s) => s.path.startsWith("/api/") && s.status === 200), "no API answered");
     assert.ok(!seen.some((s) => /\/\d+\/\d+\/\d+\.png$/.test(s.path)), "no z/x/y tile files asked for");
+    assert.deepEqual(elsewhere, []);
+    assert.ok(
+      seen.some((s) => s.path === "/legends/global.t2m.png" && s.status === 200),
+      "legend from the copy",
+    );
+    const catalog = await (await fetch(`${base}/catalog.json`)).json();
+    assert.ok(catalog.layers[0].runs[0].leads[0].archive.startsWith(`${PUBLIC}/`), "the catalog's URLs are absolute");
   } finally {
     await browser.close();
   }

@@ -12,12 +12,14 @@ const VERSION = (
   JSON.parse(readFileSync(resolve(import.meta.dirname, "../../../package.json"), "utf8")) as { version: string }
 ).version;
 
-/** The OpenAPI document of the given routes, serialised once on first use. */
-function openapiJson(routes: () => RouteDef[]): () => string {
-  let cached: string | undefined;
-  return () => {
-    cached ??= JSON.stringify(openapiDocument(routes(), { version: VERSION }));
-    return cached;
+/** The OpenAPI document of the given routes, serialised once per server base URL (public_url). */
+function openapiJson(routes: () => RouteDef[]): (publicUrl: string) => string {
+  let cached: { base: string; text: string } | undefined;
+  return (publicUrl) => {
+    if (cached?.base !== publicUrl) {
+      cached = { base: publicUrl, text: JSON.stringify(openapiDocument(routes(), { version: VERSION, publicUrl })) };
+    }
+    return cached.text;
   };
 }
 
@@ -65,8 +67,8 @@ export const docsRoutes = (documented: () => RouteDef[]): RouteDef[] => {
       responses: {
         200: { description: "OpenAPI document", content: { "application/json": { schema: { type: "object" } } } },
       },
-      handler: async () => ({
-        body: openapi(),
+      handler: async ({ app }) => ({
+        body: openapi(app.settings.public_url),
         type: "application/json; charset=utf-8",
         cache: "public, max-age=300",
       }),

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
 import { parseRunParam } from "../../forecast/layers.ts";
 import { layerValue } from "../../forecast/value.ts";
+import { catalogOnBase } from "../../published/catalog-base.ts";
 import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
 import { liveDocument } from "../../published/live-document.ts";
 import { BUILD_HEADER, type Snapshot } from "../../published/snapshot.ts";
@@ -139,11 +140,13 @@ function sendLive(
   return doc.then(send);
 }
 
-/** The catalog as this server publishes it at `base`: the build's, with public_url set to it. */
+/**
+ * The catalog as this server publishes it at `base`: the build's, every URL in it moved from the
+ * build's public_url (or its paths) onto `base`, and public_url set to it.
+ */
 function catalogText(catalog: CatalogDoc, base: string): string {
   if (!base) return JSON.stringify(catalog);
-  const { public_url_missing: _, ...rest } = catalog;
-  return JSON.stringify({ ...rest, public_url: base });
+  return JSON.stringify(catalogOnBase(catalog, base));
 }
 
 export const mapRoutes = [
@@ -202,7 +205,10 @@ export const mapRoutes = [
       "The catalog of the published build: every forecast/* layer (group × variable × level) with units, temporal " +
       "semantics, colour style, legend links, bounds, zoom range, and per run and lead the valid time, the static " +
       "tile path, the tile route and the TileJSON. The build's catalog.json and its brotli/gzip twins, chosen by " +
-      "Accept-Encoding (Vary, an ETag per coding, 304, Range). 503 until a build has been published.",
+      "Accept-Encoding (Vary, an ETag per coding, 304, Range). Every URL in it is absolute on this server's base " +
+      "URL when one is known (public_url, or the trusted proxy's headers), moved there from the build's; else the " +
+      "build's own (absolute on the build's public_url, or paths with public_url_missing). 503 until a build has " +
+      "been published.",
     tags: ["maps"],
     auth: "public",
     responses: {
@@ -246,7 +252,9 @@ export const mapRoutes = [
       "archive for the lead is damaged or missing: every field of an archive is checked before use, and the server " +
       "log names the archive and the defect; the same holds for static tile paths and raw reads of that archive. " +
       "scale=2 answers the 512 px tile of the same area for dense screens (the static {y}@2x.png), for layers " +
-      "whose catalog entry has hidpi_maxzoom and zooms up to it; 404 otherwise.",
+      "whose catalog entry has hidpi_maxzoom and zooms up to it; 404 otherwise. Tiles of contour overlays and " +
+      "of the orientation layer carry a PNG tEXt chunk gridcast:boxes: JSON [[left, top, right, bottom], …] in " +
+      "the tile's 256 px frame, the boxes of the line labels and H/L marks, or of the place labels, drawn on it.",
     tags: ["maps"],
     auth: "public",
     pathParams: TilePath,

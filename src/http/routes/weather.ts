@@ -234,6 +234,27 @@ function point(app: AppContext, q: PointParams, group: string): Soon<Reply> {
   });
 }
 
+/**
+ * What the .npy and GeoTIFF exports share: the box planned against field_export_max_mb (the 413
+ * before any chunk is read), the field description in the units asked for, the converted lead
+ * slabs (read only when called), and the file name with the format's extension.
+ */
+async function plannedExport(app: AppContext, query: unknown, params: Record<string, string>, ext: "npy" | "tif") {
+  const { units, ...box } = query as Omit<BoxRequest, "group"> & { units?: string };
+  const plan = await planBox(
+    app.store,
+    app.registry,
+    { ...box, group: slashId(params.id) },
+    app.settings.field_export_max_mb,
+  );
+  const choice = chooseUnits(plan.variable.entry, plan.variable.units, units);
+  if (choice !== null) plan.field = { ...plan.field, units: choice.unit.units, converted_from: choice.from };
+  const slabs = () =>
+    convertSlabs(boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB), choice);
+  const filename = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.${ext}`;
+  return { plan, slabs, filename };
+}
+
 export const weatherRoutes = [
   route({
     method: "GET",
@@ -322,27 +343,14 @@ export const weatherRoutes = [
       },
     },
     handler: async ({ app, query, params }) => {
-      const { units, ...box } = query as Omit<BoxRequest, "group"> & { units?: string };
-      const plan = await planBox(
-        app.store,
-        app.registry,
-        { ...box, group: slashId((params as { id: string }).id) },
-        app.settings.field_export_max_mb,
-      );
-      const choice = chooseUnits(plan.variable.entry, plan.variable.units, units);
-      const field =
-        choice === null ? plan.field : { ...plan.field, units: choice.unit.units, converted_from: choice.from };
-      const name = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.npy`;
+      const { plan, slabs, filename } = await plannedExport(app, query, params, "npy");
       return {
         npy: {
           header: plan.header,
           bytes: plan.bytes,
-          field,
-          filename: name,
-          chunks: convertSlabs(
-            boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
-            choice,
-          ),
+          field: plan.field,
+          filename,
+          chunks: slabs(),
           recycle: recycleSlab,
         },
       };
@@ -372,27 +380,14 @@ export const weatherRoutes = [
       },
     },
     handler: async ({ app, query, params }) => {
-      const { units, ...box } = query as Omit<BoxRequest, "group"> & { units?: string };
-      const plan = await planBox(
-        app.store,
-        app.registry,
-        { ...box, group: slashId((params as { id: string }).id) },
-        app.settings.field_export_max_mb,
-      );
-      const choice = chooseUnits(plan.variable.entry, plan.variable.units, units);
-      if (choice !== null) plan.field = { ...plan.field, units: choice.unit.units, converted_from: choice.from };
+      const { plan, slabs, filename } = await plannedExport(app, query, params, "tif");
       // Refused before any chunk is read when the grid cannot be written as GeoTIFF.
       geoTiffLayout(plan);
-      const slabs = convertSlabs(
-        boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB),
-        choice,
-      );
-      const body = await boxGeoTiff(plan, slabs, recycleSlab);
-      const name = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.tif`;
+      const body = await boxGeoTiff(plan, slabs(), recycleSlab);
       return {
         body,
         type: "image/tiff; application=geotiff",
-        headers: { "Content-Disposition": `attachment; filename="${name.replace(/[^\w.~-]/g, "_")}"` },
+        headers: { "Content-Disposition": `attachment; filename="${filename.replace(/[^\w.~-]/g, "_")}"` },
       };
     },
   }),

@@ -67,7 +67,8 @@ export const NpyQuery = Type.Object({
       default: "physical",
       description:
         "physical (default): float32 with the item's quantization undone and missing values NaN; raw: the " +
-        "stored values in their stored type, nothing masked",
+        "stored values in their stored type, nothing masked. Both cost the same and meet the same size limit: " +
+        "price and limit count the physical answer",
     }),
   ),
 });
@@ -79,8 +80,10 @@ const ItemEntry = Type.Object({
   product: Type.String(),
   period: Type.String(),
   tile: Type.String(),
-  item: Type.String({ description: "Metadata URL (metered)" }),
-  npy: Type.String({ description: ".npy slice URL (metered)" }),
+  item: Type.String({
+    description: "Metadata URL (metered): absolute on the server's public_url when known, else a path",
+  }),
+  npy: Type.String({ description: ".npy slice URL (metered): absolute on public_url when known, else a path" }),
 });
 
 export const ItemList = Type.Object({

@@ -123,7 +123,9 @@ const CatalogLead = Type.Object({
         "instantaneous, or when the store leaves the window undecided (see temporal)",
     }),
   ),
-  tiles: Type.String({ description: "Static tile URL template below the build root ({z}/{x}/{y})" }),
+  tiles: Type.String({
+    description: "Static tile URL template of the build's files ({z}/{x}/{y}); absolute on public_url when set",
+  }),
   route: Type.String({ description: "The same tiles through /api/forecast/tile" }),
   tiles_2x: Type.Optional(
     Type.String({
@@ -203,7 +205,9 @@ export const Catalog = Type.Object({
     Type.Union([Type.String(), Type.Null()], {
       description:
         "Base URL the published files and routes are reached at (setting public_url; on the live route also the " +
-        "trusted proxy's X-Forwarded-Proto/-Host when trust_proxy is 1); null when unknown",
+        "trusted proxy's X-Forwarded-Proto/-Host when trust_proxy is 1); null when unknown. Every URL in the " +
+        "catalog (tiles, routes, TileJSON, legends, archives, tile_url_template) is this base followed by a path " +
+        "from the build root; without a base they are those paths, and public_url_missing says so",
     }),
   ),
   public_url_missing: Type.Optional(

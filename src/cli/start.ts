@@ -12,12 +12,12 @@ import { closeOnSignals } from "../http/server.ts";
 import type { Ledger } from "../ledger/types.ts";
 import { nativeDecoderInUse } from "../native.ts";
 import { CoverageCache } from "../pipeline/coverage.ts";
-import { planBuild } from "../pipeline/plan.ts";
+import { planBuild, planFiles } from "../pipeline/plan.ts";
 import { currentBuild } from "../pipeline/publish.ts";
 import { type BuildReport, runBuild } from "../pipeline/run.ts";
 import { MANIFEST } from "../published/layout.ts";
 import { readManifest } from "../published/manifest.ts";
-import { MAX_ZOOM } from "../render/tiles.ts";
+import { HIDPI_MAX_ZOOM, MAX_ZOOM } from "../render/tiles.ts";
 import { writeSample } from "../sample/index.ts";
 import { Store } from "../store/store.ts";
 import { requireFreePort, requireWritableDir, storeProblem } from "./preflight.ts";
@@ -49,16 +49,26 @@ const freeBytes = (dir: string) => diskOf(dir)?.free;
  * the estimate, slightly high.
  */
 async function buildEstimate(store: string, out: string): Promise<string> {
-  const plan = await planBuild(new Store(store), { runs: "latest", maxZoom: MAX_ZOOM }, new CoverageCache());
-  const tiles = plan.jobs.reduce((n, j) => n + j.leads.length * j.tilesPerLead, 0);
-  const entries = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
+  const { tiles, hidpi, entries } = await startFiles(store);
   const disk = diskOf(out);
   const block = disk?.block ?? 4096;
   return (
-    `building ${tiles.toLocaleString("en")} tiles (${entries} layer-lead times, zoom 0..${MAX_ZOOM}) into ${out}: ` +
-    `up to about ${mib(tiles * block)} on disk (one ${block}-byte block a tile)` +
+    `building ${tiles.toLocaleString("en")} tiles and ${hidpi.toLocaleString("en")} @2x tiles (${entries} layer-lead times, ` +
+    `zoom 0..${MAX_ZOOM}) into ${out}: up to about ${mib((tiles + hidpi) * block)} on disk (one ${block}-byte block a tile)` +
     (disk ? `; ${mib(disk.free)} free there` : "")
   );
+}
+
+/**
+ * What start's full build writes (every layer, the orientation layer, the latest run, zoom
+ * 0..MAX_ZOOM, @2x tiles up to one zoom below): planned, not rendered. The README's figures for
+ * the demo store are checked against it (test/docs/readme-figures.test.ts).
+ */
+export async function startFiles(store: string): Promise<{ tiles: number; hidpi: number; entries: number }> {
+  const sel = { runs: "latest" as const, maxZoom: MAX_ZOOM, orientation: true };
+  const plan = await planBuild(new Store(store), sel, new CoverageCache());
+  const entries = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
+  return { ...planFiles(plan, Math.min(HIDPI_MAX_ZOOM, MAX_ZOOM - 1)), entries };
 }
 
 /** On a terminal the progress bar owns stderr; the access log goes to a file instead of stdout. */

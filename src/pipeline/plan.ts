@@ -8,6 +8,7 @@ import { groupLayers, type MapLayerRef } from "../forecast/layers.ts";
 import { readValues, regionOf } from "../forecast/read.ts";
 import { latestRun } from "../forecast/select.ts";
 import { DERIVED_LAYERS } from "../registry/derived.ts";
+import { ORIENTATION_LAYER_ID } from "../render/orientation.ts";
 import type { ForecastGroup, Store } from "../store/store.ts";
 import { type CoverageCache, coverageKey } from "./coverage.ts";
 import { sourceRevision } from "./fingerprint.ts";
@@ -24,6 +25,23 @@ export interface Plan {
   jobs: Job[];
   /** Hash of every job key and fingerprint: shards of one build must agree on it. */
   hash: string;
+  /** 512 px @2x tiles one lead of a layer writes with @2x tiles up to zoom `hidpiMax` (-1: none). */
+  hidpiPerLead: (layerId: string, hidpiMax: number) => number;
+}
+
+/**
+ * Files the plan's jobs write: 256 px tiles, and the @2x tiles of base layers and the orientation
+ * layer up to `hidpiMax` (a build's: min(HIDPI_MAX_ZOOM, max zoom − 1), -1 for none). What `start`
+ * estimates disk use from and what the README's figures are checked against, without rendering.
+ */
+export function planFiles(plan: Plan, hidpiMax: number): { tiles: number; hidpi: number } {
+  let tiles = 0;
+  let hidpi = 0;
+  for (const j of plan.jobs) {
+    tiles += j.leads.length * j.tilesPerLead;
+    hidpi += j.leads.length * plan.hidpiPerLead(j.layer, hidpiMax);
+  }
+  return { tiles, hidpi };
 }
 
 async function selectGroups(
@@ -109,6 +127,8 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
     return entry.name;
   });
   const layers: LayerSpec[] = [];
+  // How to count a base layer's @2x tiles (render-job.ts draws one per covered tile up to the zoom).
+  const hidpiCount = new Map<string, (hidpiMax: number) => number>();
   for (const group of groups) {
     // A derived layer comes along when it is named or when every variable it is made of is.
     const picked = (l: MapLayerRef, wanted: string[]) =>
@@ -146,6 +166,10 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       const revision = sources.map((sv) => sourceRevision(group, sv)).join("+");
       const spec = layerSpec(ref, sel, revision, tiles, style);
       if (spec) layers.push(spec);
+      if (spec && (spec.recipe.kind === "field" || spec.recipe.kind === "speed")) {
+        const key = coverageKey(group, v);
+        hidpiCount.set(spec.id, (h) => coverage.pyramidCount(key, v.grid, Math.min(h, sel.maxZoom - 1)));
+      }
     }
   }
   if (layers.length === 0 && skipped.length > 0) {
@@ -191,5 +215,14 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   // Only with forecast layers to orient on.
   if (sel.orientation && layers.length > 0) layers.push(orientationLayer(sel.maxZoom));
   const jobs = jobsOf(layers);
-  return { maxZoom: sel.maxZoom, layers, skipped, warnings, jobs, hash: planHash(jobs) };
+  const hidpiPerLead = (id: string, hidpiMax: number): number => {
+    const top = Math.min(hidpiMax, sel.maxZoom - 1);
+    if (id === ORIENTATION_LAYER_ID) {
+      let n = 0;
+      for (let z = 0; z <= top; z++) n += 4 ** z;
+      return n;
+    }
+    return top < 0 ? 0 : (hidpiCount.get(id)?.(top) ?? 0);
+  };
+  return { maxZoom: sel.maxZoom, layers, skipped, warnings, jobs, hash: planHash(jobs), hidpiPerLead };
 }

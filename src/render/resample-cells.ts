@@ -13,7 +13,14 @@ import { nativeAddon } from "../native.ts";
 import type { CellIndex } from "../store/cell-index.ts";
 import type { Palette } from "./colormap.ts";
 import type { LevelSampler, Resample } from "./resample.ts";
-import { type NearestRuns, nearestRuns, nodeColours, nodesOf, PROJECTED_TABLE_MB } from "./resample-projected.ts";
+import {
+  gatherNearest,
+  type NearestRuns,
+  nearestRuns,
+  nodeColours,
+  nodesOf,
+  PROJECTED_TABLE_MB,
+} from "./resample-projected.ts";
 import { type BBox, pixelLat, pixelLon, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
 
 export interface CellGridSpec {
@@ -269,23 +276,7 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
         out.fill(0);
         return out;
       }
-      const colours = nodeColours(field, palette);
-      const addon = nativeAddon();
-      if (t instanceof Int32Array) {
-        if (addon) addon.gatherTile(colours, t, out);
-        else for (let k = 0; k < PIXELS; k++) out[k] = colours[t[k]];
-        return out;
-      }
-      if (addon?.gatherRuns) {
-        addon.gatherRuns(colours, t.nodes, t.lengths, out);
-        return out;
-      }
-      for (let r = 0, k = 0; r < t.nodes.length; r++) {
-        const end = k + t.lengths[r] + 1;
-        out.fill(colours[t.nodes[r]], k, end);
-        k = end;
-      }
-      return out;
+      return gatherNearest(nodeColours(field, palette), t, out);
     },
     nearestNodes(x, y) {
       validateTile(z, x, y);

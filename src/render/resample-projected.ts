@@ -159,6 +159,26 @@ export function nearestRuns(nodes: Int32Array): NearestRuns | undefined {
 }
 
 /** The node of every pixel, from a table kept either way. */
+/** A tile's palette indices gathered through its nearest-node table (per pixel, or as runs). */
+export function gatherNearest(colours: Uint8Array, table: Int32Array | NearestRuns, out: Uint8Array): Uint8Array {
+  const addon = nativeAddon();
+  if (table instanceof Int32Array) {
+    if (addon) addon.gatherTile(colours, table, out);
+    else for (let k = 0; k < PIXELS; k++) out[k] = colours[table[k]];
+    return out;
+  }
+  if (addon?.gatherRuns) {
+    addon.gatherRuns(colours, table.nodes, table.lengths, out);
+    return out;
+  }
+  for (let r = 0, k = 0; r < table.nodes.length; r++) {
+    const end = k + table.lengths[r] + 1;
+    out.fill(colours[table.nodes[r]], k, end);
+    k = end;
+  }
+  return out;
+}
+
 export function nodesOf(table: Int32Array | NearestRuns, pixels = PIXELS): Int32Array {
   if (table instanceof Int32Array) return table;
   const out = new Int32Array(pixels);
@@ -397,24 +417,8 @@ export function createProjectedSampler(
         }
         return out;
       }
-      const near = nearestTable(t);
       // Palette index per node, once per field and palette: a tile is then a gather.
-      const colours = nodeColours(field, palette);
-      if (near instanceof Int32Array) {
-        if (addon) addon.gatherTile(colours, near, out);
-        else for (let k = 0; k < PIXELS; k++) out[k] = colours[near[k]];
-        return out;
-      }
-      if (addon?.gatherRuns) {
-        addon.gatherRuns(colours, near.nodes, near.lengths, out);
-        return out;
-      }
-      for (let r = 0, k = 0; r < near.nodes.length; r++) {
-        const end = k + near.lengths[r] + 1;
-        out.fill(colours[near.nodes[r]], k, end);
-        k = end;
-      }
-      return out;
+      return gatherNearest(nodeColours(field, palette), nearestTable(t), out);
     },
     nearestNodes(x, y) {
       validateTile(z, x, y);

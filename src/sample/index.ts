@@ -23,6 +23,11 @@ export interface SampleOptions extends Partial<Layout> {
   custom?: Preset;
   /** Progress lines (the CLI sends them to stderr). */
   onProgress?: (line: string) => void;
+  /**
+   * The forecast groups' documents and coordinates only: no data chunk, no embeddings. Enough to
+   * plan a build of the preset (count its tiles) in a moment; every value reads as missing.
+   */
+  skeleton?: boolean;
 }
 
 export interface Summary {
@@ -68,7 +73,7 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
   let embeddings: EmbeddingSummary;
   try {
     w.plainGroup("forecast", 3, { description: "forecast groups: one global model and regional downscale patches" });
-    ({ forecast, embeddings } = await writeParts(w, p, seed, layout, progress));
+    ({ forecast, embeddings } = await writeParts(w, p, seed, layout, progress, opts.skeleton === true));
     w.rootGroup({
       title: "gridcast synthetic sample store",
       description: "synthetic weather forecasts and EO latent embeddings for demos and tests; not real data",
@@ -104,7 +109,8 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
  * family (a few seconds each for the demo), then every block row of every forecast group; the
  * first block row of a group also writes the group's documents and coordinates.
  */
-function partsOf(p: Preset, layout: Layout): Part[] {
+function partsOf(p: Preset, layout: Layout, skeleton: boolean): Part[] {
+  if (skeleton) return p.groups.map((_, group) => ({ kind: "forecast", group, bands: [], metadata: true }));
   const parts: Part[] = FAMILIES.map((f) => ({ kind: "embeddings", families: [f] }));
   p.groups.forEach((g, group) => {
     for (let b = 0; b < blockRows(g, layout); b++)
@@ -120,8 +126,9 @@ async function writeParts(
   seed: number,
   layout: Layout,
   progress: (line: string) => void,
+  skeleton: boolean,
 ): Promise<{ forecast: GroupSummary[]; embeddings: EmbeddingSummary }> {
-  const parts = partsOf(p, layout);
+  const parts = partsOf(p, layout, skeleton);
   const groups = new Map<string, GroupSummary>();
   const chunks = new Map<string, number>();
   const emb: EmbeddingSummary = {

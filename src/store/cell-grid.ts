@@ -4,7 +4,7 @@
 import { CorruptDataError } from "../errors.ts";
 import { CellIndex } from "./cell-index.ts";
 import type { CellAxes, CellLayout } from "./cell-layouts.ts";
-import { wrap180 } from "./grid.ts";
+import { smallestArc, wrap180 } from "./grid.ts";
 import { healpixCentres, healpixNearest } from "./healpix.ts";
 
 /** Cells sampled for the grid's spacing (the largest distance from a cell to its nearest neighbour). */
@@ -158,17 +158,9 @@ function boundsOf(lat: Float64Array, lon: Float64Array, pad: number): [number, n
     south = Math.min(south, f);
     north = Math.max(north, f);
   }
-  // The circle less the widest gap between the sorted longitudes.
-  const sorted = Float64Array.from(lon).sort();
-  let gap = 360 - (sorted[sorted.length - 1] - sorted[0]);
-  let west = sorted[0];
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i] - sorted[i - 1] > gap) {
-      gap = sorted[i] - sorted[i - 1];
-      west = sorted[i];
-    }
-  }
-  const span = Math.min(360, 360 - gap + 2 * pad);
+  const arc = smallestArc(lon);
+  const west = arc.west;
+  const span = Math.min(360, arc.span + 2 * pad);
   const w = span >= 360 ? -180 : wrap180(west - pad);
   return [
     round9(w),

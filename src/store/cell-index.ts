@@ -28,6 +28,8 @@ export class CellIndex {
   /** Cells compared by the searches so far (tests check it stays small). */
   examined = 0;
   #near?: Neighbourhood;
+  /** Runs of `#cells` a cap touches (see #capRanges): two pairs per band at the most. */
+  readonly #ranges: Int32Array;
 
   constructor(lat: Float64Array, lon: Float64Array) {
     const n = lat.length;
@@ -54,6 +56,7 @@ export class CellIndex {
       layout = bucketLayout(lat, lon, clampBands(bands));
     }
     this.#nBands = layout.nBands;
+    this.#ranges = new Int32Array(4 * layout.nBands);
     this.#band = Math.PI / layout.nBands;
     this.#cols = layout.cols;
     this.#first = layout.first;
@@ -116,50 +119,70 @@ export class CellIndex {
     const qz = this.#z[i];
     const lat = Math.asin(Math.max(-1, Math.min(1, qz))) / RAD;
     const lon = Math.atan2(qy, qx) / RAD;
-    const f = lat * RAD;
     // A cap of two bands' radius holds about 25 cells: mostly enough for NEIGHBOURS at once.
     for (let r = 2 * this.#band; ; r *= 2) {
       let found = 0;
       const whole = r >= Math.PI;
-      const b0 = whole ? 0 : this.#bandOf(lat - r / RAD);
-      const b1 = whole ? this.#nBands - 1 : this.#bandOf(lat + r / RAD);
-      const polar = Math.abs(f) + r >= Math.PI / 2;
-      const half = whole || polar ? 180 : Math.asin(Math.min(1, Math.sin(r) / Math.cos(f))) / RAD;
-      for (let b = b0; b <= b1; b++) {
-        const ncol = this.#cols[b];
-        let c0 = 0;
-        let c1 = ncol - 1;
-        if (half < 180) {
-          c0 = this.#colOf(b, lon - half);
-          c1 = this.#colOf(b, lon + half);
-          if (c1 < c0 || (c1 === c0 && 2 * half >= 360 / ncol)) c1 += ncol;
-        }
-        if (c1 - c0 >= ncol) {
-          c0 = 0;
-          c1 = ncol - 1;
-        }
-        for (let c = c0; c <= c1; c++) {
-          const bucket = this.#first[b] + (c % ncol);
-          for (let j = this.#start[bucket], end = this.#start[bucket + 1]; j < end; j++) {
-            const m = this.#cells[j];
-            if (m === i) continue;
-            const d = this.#x[m] * qx + this.#y[m] * qy + this.#z[m] * qz;
-            if (found === k && !(d > dots[k - 1] || (d === dots[k - 1] && m < ids[k - 1]))) continue;
-            // Insertion into the sorted list (nearest first, ties by lower cell number).
-            let p = found < k ? found++ : k - 1;
-            while (p > 0 && (dots[p - 1] < d || (dots[p - 1] === d && ids[p - 1] > m))) {
-              dots[p] = dots[p - 1];
-              ids[p] = ids[p - 1];
-              p--;
-            }
-            dots[p] = d;
-            ids[p] = m;
+      const ranges = this.#capRanges(lat, lon, r);
+      for (let q = 0; q < ranges; q += 2) {
+        for (let j = this.#ranges[q], end = this.#ranges[q + 1]; j < end; j++) {
+          const m = this.#cells[j];
+          if (m === i) continue;
+          const d = this.#x[m] * qx + this.#y[m] * qy + this.#z[m] * qz;
+          if (found === k && !(d > dots[k - 1] || (d === dots[k - 1] && m < ids[k - 1]))) continue;
+          // Insertion into the sorted list (nearest first, ties by lower cell number).
+          let p = found < k ? found++ : k - 1;
+          while (p > 0 && (dots[p - 1] < d || (dots[p - 1] === d && ids[p - 1] > m))) {
+            dots[p] = dots[p - 1];
+            ids[p] = ids[p - 1];
+            p--;
           }
+          dots[p] = d;
+          ids[p] = m;
         }
       }
       // Done once the cap holds k cells and the k-th lies within it (nothing outside is nearer).
       if (whole || (found === k && Math.acos(Math.min(1, dots[k - 1])) <= r)) return;
     }
+  }
+
+  /**
+   * The cells of the buckets a cap of radius r (radians) around (lat, lon) touches, as runs of
+   * `#cells` into `#ranges` (start, end pairs: buckets are stored in order, so a band's run of
+   * buckets is one run of cells, two across the seam); returns the number of entries written.
+   */
+  #capRanges(lat: number, lon: number, r: number): number {
+    const f = lat * RAD;
+    const whole = r >= Math.PI;
+    const b0 = whole ? 0 : this.#bandOf(lat - r / RAD);
+    const b1 = whole ? this.#nBands - 1 : this.#bandOf(lat + r / RAD);
+    // Half the longitude span of the cap (all of it once the cap reaches a pole).
+    const polar = Math.abs(f) + r >= Math.PI / 2;
+    const half = whole || polar ? 180 : Math.asin(Math.min(1, Math.sin(r) / Math.cos(f))) / RAD;
+    let q = 0;
+    for (let b = b0; b <= b1; b++) {
+      const ncol = this.#cols[b];
+      const first = this.#first[b];
+      let c0 = 0;
+      let c1 = ncol - 1;
+      if (half < 180) {
+        c0 = this.#colOf(b, lon - half);
+        c1 = this.#colOf(b, lon + half);
+        // Past the seam: c1 counted one turn on.
+        if (c1 < c0 || (c1 === c0 && 2 * half >= 360 / ncol)) c1 += ncol;
+      }
+      if (c1 - c0 >= ncol) {
+        c0 = 0;
+        c1 = ncol - 1;
+      }
+      this.#ranges[q++] = this.#start[first + c0];
+      this.#ranges[q++] = this.#start[first + Math.min(c1, ncol - 1) + 1];
+      if (c1 >= ncol) {
+        this.#ranges[q++] = this.#start[first];
+        this.#ranges[q++] = this.#start[first + c1 - ncol + 1];
+      }
+    }
+    return q;
   }
 
   #bandOf(lat: number): number {
@@ -188,38 +211,19 @@ export class CellIndex {
     // can be nearer. Otherwise double r.
     for (let r = this.#band; ; r *= 2) {
       const whole = r >= Math.PI;
-      const b0 = whole ? 0 : this.#bandOf(lat - r / RAD);
-      const b1 = whole ? this.#nBands - 1 : this.#bandOf(lat + r / RAD);
-      // Half the longitude span of the cap (all of it once the cap reaches a pole).
-      const polar = Math.abs(f) + r >= Math.PI / 2;
-      const half = whole || polar ? 180 : Math.asin(Math.min(1, Math.sin(r) / Math.cos(f))) / RAD;
-      for (let b = b0; b <= b1; b++) {
-        const ncol = this.#cols[b];
-        let c0 = 0;
-        let c1 = ncol - 1;
-        if (half < 180) {
-          c0 = this.#colOf(b, lon - half);
-          c1 = this.#colOf(b, lon + half);
-          // Past the seam: c1 counted one turn on.
-          if (c1 < c0 || (c1 === c0 && 2 * half >= 360 / ncol)) c1 += ncol;
-        }
-        if (c1 - c0 >= ncol) {
-          c0 = 0;
-          c1 = ncol - 1;
-        }
-        for (let c = c0; c <= c1; c++) {
-          const k = this.#first[b] + (c % ncol);
-          for (let j = this.#start[k], end = this.#start[k + 1]; j < end; j++) {
-            const i = this.#cells[j];
-            if (i === exclude) continue;
-            const d = this.#x[i] * qx + this.#y[i] * qy + this.#z[i] * qz;
-            if (d > bestDot || (d === bestDot && i < best)) {
-              bestDot = d;
-              best = i;
-            }
+      const ranges = this.#capRanges(lat, lon, r);
+      for (let q = 0; q < ranges; q += 2) {
+        const end = this.#ranges[q + 1];
+        for (let j = this.#ranges[q]; j < end; j++) {
+          const i = this.#cells[j];
+          if (i === exclude) continue;
+          const d = this.#x[i] * qx + this.#y[i] * qy + this.#z[i] * qz;
+          if (d > bestDot || (d === bestDot && i < best)) {
+            bestDot = d;
+            best = i;
           }
-          this.examined += this.#start[k + 1] - this.#start[k];
         }
+        this.examined += end - this.#ranges[q];
       }
       const angle = best < 0 ? Number.POSITIVE_INFINITY : Math.acos(Math.min(1, Math.max(-1, bestDot)));
       if (angle <= r || whole)

@@ -45,3 +45,17 @@ export function indexRange(coords: ArrayLike<number>, lo: number, hi: number): [
   }
   return a < 0 ? [0, 0] : [a, b];
 }
+
+/** The smallest arc of longitude holding every one of `lons` (-180..180): its west end and its span in degrees (the circle less its widest gap). */
+export function smallestArc(lons: ArrayLike<number>): { west: number; span: number } {
+  const sorted = Float64Array.from(lons, wrap180).sort();
+  let gap = 360 - (sorted[sorted.length - 1] - sorted[0]);
+  let west = sorted[0];
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i] - sorted[i - 1] > gap) {
+      gap = sorted[i] - sorted[i - 1];
+      west = sorted[i];
+    }
+  }
+  return { west, span: 360 - gap };
+}

@@ -7,6 +7,7 @@ import proj4 from "proj4";
 import { CorruptDataError } from "../errors.ts";
 import type { StoredArray } from "./array.ts";
 import { roleOf } from "./dims.ts";
+import { smallestArc } from "./grid.ts";
 import { type Crs, crsOf, geographicOf } from "./grid-mapping.ts";
 import type { Json } from "./metadata.ts";
 
@@ -246,17 +247,8 @@ function boundsOf(p: GridProjection): [number, number, number, number] {
       return [-180, south, 180, north].map(round9) as [number, number, number, number];
     }
   }
-  // The smallest arc holding every edge longitude: the circle less its widest gap.
-  const sorted = lons.map((l) => ((((l + 180) % 360) + 360) % 360) - 180).sort((a, b) => a - b);
-  let gap = 360 - (sorted[sorted.length - 1] - sorted[0]);
-  let west = sorted[0];
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i] - sorted[i - 1] > gap) {
-      gap = sorted[i] - sorted[i - 1];
-      west = sorted[i];
-    }
-  }
-  const span = 360 - gap;
+  // The smallest arc holding every edge longitude.
+  const { west, span } = smallestArc(lons);
   return [round9(west), round9(south), round9(west + span), round9(north)];
 }
 

@@ -83,13 +83,19 @@ test("start on a terminal: estimates the build's disk use before rendering; the 
     await until("the first progress line", () => /% \d+\/\d+ tiles/.test(shown()), 120_000);
     const text = shown();
     const estimate =
-      /building ([\d,]+) tiles \((\d+) layer-lead times, zoom 0\.\.7\) into \S+: up to about (\d+) MiB on disk \(one (\d+)-byte block a tile\)/.exec(
+      /building ([\d,]+) tiles and ([\d,]+) @2x tiles \((\d+) layer-lead times, zoom 0\.\.7\) into \S+: up to about (\d+) MiB on disk \(one (\d+)-byte block a tile\)/.exec(
         text,
       );
     assert.ok(estimate, text.slice(0, 600));
-    const [tiles, block, mib] = [Number(estimate[1].replaceAll(",", "")), Number(estimate[4]), Number(estimate[3])];
-    assert.ok(tiles > 0);
-    assert.equal(mib, Math.round((tiles * block) / 1024 / 1024));
+    const count = (s: string) => Number(s.replaceAll(",", ""));
+    const [tiles, hidpi, block, mib] = [
+      count(estimate[1]),
+      count(estimate[2]),
+      Number(estimate[5]),
+      Number(estimate[4]),
+    ];
+    assert.ok(tiles > 0 && hidpi > 0);
+    assert.equal(mib, Math.round(((tiles + hidpi) * block) / 1024 / 1024));
     assert.ok(text.indexOf(estimate[0]) < text.search(/% \d+\/\d+ tiles/), "the estimate comes before rendering");
     // On a terminal the JSON access log is kept off it: its file is opened beside the ledger.
     assert.ok(existsSync(join(where, "access.log")));

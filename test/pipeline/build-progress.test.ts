@@ -4,8 +4,11 @@ import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { CoverageCache } from "../../src/pipeline/coverage.ts";
+import { planBuild, planFiles } from "../../src/pipeline/plan.ts";
 import { createProgress } from "../../src/pipeline/progress.ts";
 import { runBuild } from "../../src/pipeline/run.ts";
+import { Store } from "../../src/store/store.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 
 function sink(isTTY: boolean): Writable & { isTTY: boolean; text: () => string } {
@@ -64,6 +67,9 @@ test("a real build's last progress line counts exactly the tiles it rendered and
       const sinkOut = sink(true);
       const report = await runBuild({ store, out, maxZoom: 2, vars, webDir: null, concurrency: 2, progress: sinkOut });
       runs.push({ line: sinkOut.text().split("\r\u001b[K").at(-1)!, tiles: report.totals.tiles });
+      // The plan counts the files without rendering (start's estimate, the README's figures).
+      const plan = await planBuild(new Store(store), { runs: "latest", maxZoom: 2, vars }, new CoverageCache());
+      assert.deepEqual(planFiles(plan, 1), { tiles: report.totals.tiles, hidpi: report.totals.hidpi });
       assert.ok(report.totals.hidpi && report.totals.hidpi > 0, "the build has @2x tiles, which must not be counted");
       if (vars.length === 2) assert.ok(report.totals.reused > 0, "the second build reused leads");
     }

@@ -5,7 +5,11 @@
 // closed half-way, requests abandoned, readers that stall) hammer the .npy export beside it: the
 // well-behaved clients must still see no error, and every store-reading slot must come back.
 // The public-file stall round (stallRound, below) holds build files, an archive and archive tiles
-// with readers that never read, on a server limited to 1024 open files.
+// with readers that never read, on a server limited to 1024 open files. The slow-reader round
+// (slowReaderRound) has steady slow readers at several rates download build files and exports
+// under a short send_stall_ms: none may be cut. The greedy-key round (greedyKeyRound) has one
+// 0-credit weather key hold slow exports from four addresses while another client's /point and
+// /readyz are measured (success rate and latency).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
@@ -39,6 +43,12 @@ const lines = [
   "|---|---|---|---|---|---|---|",
 ];
 let failed = false;
+// `--fairness-only`: just the slow-reader and greedy-key rounds (issue 41), each on its own server.
+if (process.argv.includes("--fairness-only")) {
+  const good = (await slowReaderRound()) && (await greedyKeyRound());
+  process.stdout.write(`${lines.slice(2).join("\n")}\n${good ? "kept" : "FAILED"}\n`);
+  process.exit(good ? 0 : 1);
+}
 // `--stall-only`: just the public-file stall round (it needs no key and no other server).
 if (process.argv.includes("--stall-only")) {
   const good = await stallRound();
@@ -135,6 +145,10 @@ server.kill("SIGTERM");
 await new Promise((r) => server.once("exit", r));
 process.stderr.write("load: public-file stall round\n");
 failed ||= !(await stallRound());
+process.stderr.write("load: slow-reader round\n");
+failed ||= !(await slowReaderRound());
+process.stderr.write("load: greedy-key round\n");
+failed ||= !(await greedyKeyRound());
 process.stdout.write(
   `${lines.join("\n")}\nRSS budget ${RSS_BUDGET_MB} MB (chunk cache ${DEFAULTS.chunk_cache_mb} MB + 144 MB): ${failed ? "EXCEEDED or errors" : "kept, no errors"}\n`,
 );
@@ -295,4 +309,213 @@ async function stallRound(): Promise<boolean> {
       `${refused("client")} / ${refused("server")} | ${peakFds} | ${peakRssMb.toFixed(0)} | ${left} | ${looksFailed} |`,
   );
   return good;
+}
+
+/** A server of its own on the bench's store, build and ledger, with settings from `extra`. */
+async function serveWith(extra: Record<string, string>): Promise<{ proc: ReturnType<typeof spawn>; url: string }> {
+  const proc = spawn(process.execPath, ["bin/gridcast", "serve", "--quiet", "--port", "0"], {
+    cwd: ROOT,
+    env: { ...env, ...extra },
+  });
+  const url = await new Promise<string>((ok) => {
+    let t = "";
+    proc.stderr!.on("data", (d) => {
+      if (process.env.LOAD_VERBOSE) process.stderr.write(d);
+      t += d;
+      const m = /serving on (\S+)/.exec(t);
+      if (m) ok(m[1]);
+    });
+  });
+  return { proc, url };
+}
+
+/** A new key on the bench's ledger (gridcast keys create), with `args`. */
+async function cliKey(args: string[]): Promise<string> {
+  const p = spawn(process.execPath, ["bin/gridcast", "keys", "create", ...args, "--json"], { cwd: ROOT, env });
+  let t = "";
+  p.stdout.on("data", (d) => (t += d));
+  await new Promise((r) => p.on("exit", r));
+  return JSON.parse(t).key as string;
+}
+
+/** One steady slow reader (test/helpers/paced_reader.py): its status, bytes read, seconds. */
+function pacedRead(
+  base: string,
+  path: string,
+  rate: number,
+  opts: { key?: string; from?: string } = {},
+): { proc: ReturnType<typeof spawn>; done: Promise<{ status: number; got: number; length: number; seconds: number }> } {
+  const u = new URL(base);
+  const proc = spawn(
+    "/usr/bin/python3",
+    [
+      join(ROOT, "test/helpers/paced_reader.py"),
+      u.hostname,
+      u.port,
+      path,
+      String(rate),
+      ...(opts.key ? [`X-API-Key: ${opts.key}`] : []),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...(opts.from ? { PACED_FROM: opts.from } : {}) } },
+  );
+  const done = new Promise<{ status: number; got: number; length: number; seconds: number }>((ok) => {
+    let t = "";
+    proc.stdout!.on("data", (d) => (t += d));
+    proc.once("close", () => {
+      try {
+        const j = JSON.parse(t.trim().split("\n")[0]);
+        const status = Number(String(j.head).split(" ")[1]);
+        const length = Number(/content-length: (\d+)/i.exec(j.head)?.[1] ?? -1);
+        ok({ status, got: j.got, length, seconds: j.seconds });
+      } catch {
+        ok({ status: 0, got: 0, length: -1, seconds: 0 });
+      }
+    });
+  });
+  return { proc, done };
+}
+
+/**
+ * Steady slow readers at several rates (8 KiB receive buffer, so the kernel cannot soak up the
+ * body), three per rate, each downloading a build file or a .npy export sized to take about
+ * 12 s at its rate, on a server whose send_stall_ms is 3 s: a reader that keeps moving must
+ * never be cut, however slow. Passes when every reader got its whole body.
+ */
+async function slowReaderRound(): Promise<boolean> {
+  const RATES = [100_000, 250_000, 500_000, 1_000_000];
+  const SECONDS = 12;
+  const current = realpathSync(join(out, "current"));
+  for (const rate of RATES) writeFileSync(join(current, `slow-${rate}.bin`), randomBytes(rate * SECONDS));
+  const k = await cliKey(["--name", "slow-readers", "--scopes", "weather", "--rate", "0"]);
+  const { proc, url: base } = await serveWith({ GRIDCAST_SEND_STALL_MS: "3000" });
+  // A whole-globe lead of t2m is 721 × 1440 float32 (4.15 MB); a band of latitudes sized to the rate.
+  const exportPath = (rate: number) => {
+    const rows = Math.min(720, Math.max(8, Math.floor((rate * SECONDS) / (1440 * 4))));
+    const latMax = -90 + rows * 0.25;
+    return (
+      "/api/export/forecast~global/npy?var=t2m&time_index=0&lead_start=0&lead_stop=1" +
+      `&lat_min=-90&lat_max=${latMax}&lon_min=-180&lon_max=179.75`
+    );
+  };
+  const readers = RATES.flatMap((rate) =>
+    [0, 1, 2].map((i) => {
+      const path = i === 2 ? exportPath(rate) : `/slow-${rate}.bin`;
+      return { rate, kind: i === 2 ? "export .npy" : "build file", r: pacedRead(base, path, rate, { key: k }) };
+    }),
+  );
+  const results = await Promise.all(readers.map((x) => x.r.done));
+  proc.kill("SIGTERM");
+  await new Promise((r) => proc.once("exit", r));
+  let good = true;
+  lines.push(
+    "",
+    `slow-reader round (send_stall_ms 3000; readers with an 8 KiB receive buffer, ${readers.length} at once)`,
+    "| rate kB/s | what | status | bytes read / length | seconds | cut |",
+    "|---|---|---|---|---|---|",
+  );
+  readers.forEach((x, i) => {
+    const r = results[i];
+    const whole = r.status === 200 && r.got === r.length;
+    good &&= whole;
+    lines.push(
+      `| ${x.rate / 1000} | ${x.kind} | ${r.status} | ${r.got} / ${r.length} | ${r.seconds.toFixed(1)} | ${whole ? "no" : "YES"} |`,
+    );
+  });
+  return good;
+}
+
+/**
+ * The red team's greedy key: one 0-credit weather key holds 32 slow whole-globe exports (16 kB/s
+ * each) from four addresses, on a server at the default 32 store-reading slots, while another
+ * key's /point and an unauthenticated /readyz are asked every 200 ms for 15 s from another
+ * address, each on a fresh connection. Reports their success rate and latency, and what the
+ * greedy key got; the peer is the same probes on the same server for 5 s before the greedy key
+ * starts. Passes when every /point and /readyz of the other client is 200.
+ */
+async function greedyKeyRound(): Promise<boolean> {
+  const greedy = await cliKey(["--name", "greedy", "--scopes", "weather", "--credits", "0", "--rate", "0"]);
+  const other = await cliKey(["--name", "other", "--scopes", "weather", "--rate", "0"]);
+  const { proc, url: base } = await serveWith({ GRIDCAST_MAX_HEAVY_REQUESTS: "32" });
+  const u = new URL(base);
+  const exportPath =
+    "/api/export/forecast~global/npy?var=t2m&time_index=0&lead_start=0&lead_stop=2" +
+    "&lat_min=-90&lat_max=90&lon_min=-180&lon_max=179.75";
+  const ask = (path: string, key?: string) =>
+    new Promise<{ status: number; ms: number }>((ok) => {
+      const t0 = performance.now();
+      const req = request(
+        {
+          host: u.hostname,
+          port: u.port,
+          path,
+          localAddress: "127.0.0.30",
+          agent: false,
+          headers: key ? { "X-API-Key": key } : {},
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => ok({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
+        },
+      );
+      req.on("error", () => ok({ status: 0, ms: performance.now() - t0 }));
+      req.setTimeout(30_000, () => req.destroy());
+      req.end();
+    });
+  /** /point (another key) and /readyz every 200 ms for `ms`, each on a fresh connection. */
+  const probe = async (ms: number) => {
+    const point: { status: number; ms: number }[] = [];
+    const ready: { status: number; ms: number }[] = [];
+    const end = performance.now() + ms;
+    while (performance.now() < end) {
+      const [p, r] = await Promise.all([ask("/point?lat=48.1&lon=11.6&var=t2m", other), ask("/readyz")]);
+      point.push(p);
+      ready.push(r);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return { point, ready };
+  };
+  // The peer: the same probes on the same server before the greedy key starts.
+  const quiet = await probe(5_000);
+  const hogs = Array.from({ length: 32 }, (_, i) =>
+    pacedRead(base, exportPath, 16_000, { key: greedy, from: `127.0.0.${21 + (i % 4)}` }),
+  );
+  const hogStatus: number[] = [];
+  for (const h of hogs) void h.done.then((d) => hogStatus.push(d.status));
+  await new Promise((r) => setTimeout(r, 2000));
+  const { point, ready } = await probe(15_000);
+  const holding = hogStatus.length;
+  for (const h of hogs) h.proc.kill("SIGKILL");
+  await Promise.all(hogs.map((h) => h.done));
+  proc.kill("SIGTERM");
+  await new Promise((r) => proc.once("exit", r));
+  const pct = (xs: number[], q: number) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))].toFixed(0) : "-";
+  };
+  const oks = (xs: { status: number; ms: number }[]) => xs.filter((x) => x.status === 200).map((x) => x.ms);
+  const row = (name: string, xs: { status: number; ms: number }[], peer: { status: number; ms: number }[]) => {
+    const ok = oks(xs);
+    const ratio = Number(pct(ok, 0.5)) / Math.max(1, Number(pct(oks(peer), 0.5)));
+    return (
+      `| ${name} | ${ok.length}/${xs.length} | ${pct(ok, 0.5)} | ${pct(ok, 0.99)} | ` +
+      `${oks(peer).length}/${peer.length} | ${pct(oks(peer), 0.5)} | ${pct(oks(peer), 0.99)} | ${ratio.toFixed(2)} | ` +
+      `${[...xs, ...peer]
+        .filter((x) => x.status !== 200)
+        .map((x) => `${x.status || "no answer"} after ${x.ms.toFixed(0)} ms`)
+        .join(", ")} |`
+    );
+  };
+  const refusedGreedy = hogStatus.filter((s) => s === 503).length;
+  lines.push(
+    "",
+    "greedy-key round (max_heavy_requests 32): one 0-credit weather key, 32 whole-globe exports read at 16 kB/s " +
+      `from 4 addresses; ${32 - holding} still downloading when the probes ended, ` +
+      `${refusedGreedy} refused 503 (its share)`,
+    "| other client's request (every 200 ms) | 200s, greedy key holding (15 s) | p50 ms | p99 ms | " +
+      "200s, before it (peer, 5 s) | p50 ms | p99 ms | p50 ratio holding / before | not 200 |",
+    "|---|---|---|---|---|---|---|---|---|",
+    row("/point (another key)", point, quiet.point),
+    row("/readyz", ready, quiet.ready),
+  );
+  return [...point, ...ready, ...quiet.point, ...quiet.ready].every((x) => x.status === 200);
 }

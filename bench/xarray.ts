@@ -26,7 +26,8 @@ import { BENCH_DIR, type BenchRow, bareServer, benchServer, curlGet, keepAliveGe
 import { staticServer } from "./static-server.ts";
 
 const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
-const BOXES = [
+/** The four boxes of the export rows (also bench/wire-loop.ts's). */
+export const EXPORT_BOXES = [
   { lat_min: 10, lat_max: 50, lon_min: 0, lon_max: 60 },
   { lat_min: -50, lat_max: -10, lon_min: 60, lon_max: 120 },
   { lat_min: 20, lat_max: 60, lon_min: -120, lon_max: -60 },
@@ -50,7 +51,7 @@ export function xarrayStore(): string {
 function startPeer(store: string) {
   const child = spawn(
     PYTHON,
-    [resolve(import.meta.dirname, "xarray_peer.py"), store, JSON.stringify(BOXES), JSON.stringify(POINTS)],
+    [resolve(import.meta.dirname, "xarray_peer.py"), store, JSON.stringify(EXPORT_BOXES), JSON.stringify(POINTS)],
     {
       stdio: ["pipe", "pipe", "inherit"],
     },
@@ -81,7 +82,7 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
     await peer.ready;
     const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["weather"], credits: 0, rate: 0 });
     const H = { "X-API-Key": key };
-    const urls = BOXES.map((b) => {
+    const urls = EXPORT_BOXES.map((b) => {
       const q = new URLSearchParams({ var: "t2m", time_index: "0", lead_start: "0", lead_stop: "24" });
       for (const [k, v] of Object.entries(b)) q.set(k, String(v));
       return `${srv.url}/api/export/forecast~global/npy?${q}`;
@@ -124,7 +125,7 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
     const storeRound = async () => {
       let bytes = 0;
       let seconds = 0;
-      for (const b of BOXES) {
+      for (const b of EXPORT_BOXES) {
         srv.ctx.store.cache.invalidate();
         const t0 = performance.now();
         const req = { group: "forecast/global", var: "t2m", time_index: 0, lead_start: 0, lead_stop: 24, ...b };
@@ -269,11 +270,11 @@ export async function run(rounds = 5): Promise<BenchRow[]> {
       {
         bench: "the transport alone: a bare node:http server sending the same bytes to curl",
         figure: "ms per box",
-        value: (sum.bare[0] / rounds / BOXES.length) * 1000,
+        value: (sum.bare[0] / rounds / EXPORT_BOXES.length) * 1000,
         baseline: "gridcast export ms per box",
-        baselineValue: (sum.gridcast[0] / rounds / BOXES.length) * 1000,
+        baselineValue: (sum.gridcast[0] / rounds / EXPORT_BOXES.length) * 1000,
         ratio: sum.bare[0] / sum.gridcast[0],
-        note: `xarray reads a box in ${((sum.xarray[0] / rounds / BOXES.length) * 1000).toFixed(2)} ms in-process, with no transport; xarray's read plus this transport against the export: ${((sum.xarray[0] + sum.bare[0]) / sum.gridcast[0]).toFixed(2)}`,
+        note: `xarray reads a box in ${((sum.xarray[0] / rounds / EXPORT_BOXES.length) * 1000).toFixed(2)} ms in-process, with no transport; xarray's read plus this transport against the export: ${((sum.xarray[0] + sum.bare[0]) / sum.gridcast[0]).toFixed(2)}`,
       },
       {
         bench: "same export with the JavaScript Blosc decoder (no addon)",

@@ -1,5 +1,6 @@
 // .npy slices of a latent: half-open ranges along y, x and feature (Python slice semantics without
 // negative indices), planned from metadata so the size limit is enforced before any chunk is read.
+// The limit and the price count the physical answer (4 bytes a value) whatever values= asks for.
 // The answer is always (y, x, feature), whatever order the latent stores its dimensions in (a
 // dimension it lacks has length 1), and holds physical values by default (the item's quantization
 // undone, missing values NaN) or, with values=raw, the stored values in their stored type.
@@ -42,8 +43,13 @@ export interface SlicePlan {
   region: Range[];
   shape: number[];
   values: Values;
-  /** Bytes of data, without the .npy header: the figure the size limit applies to. */
+  /** Bytes of data sent, without the .npy header (narrower than pricedBytes for an int8 or int16 values=raw). */
   dataBytes: number;
+  /**
+   * Bytes of data of the physical answer (float32, 4 per value) whatever `values` asks for: the
+   * figure the size limit and the price count, so the same information costs the same either way.
+   */
+  pricedBytes: number;
   header: Uint8Array;
   /** The X-SVC-Field description of the slice. */
   field: Record<string, unknown>;
@@ -76,12 +82,15 @@ export async function planSlice(store: Store, ref: ItemRef, req: SliceRequest, l
     throw new InvalidParameterError("values", `values=raw is not served for a latent stored as ${item.latent.dtype}`);
   }
   const width = values === "raw" ? raw.make(0).BYTES_PER_ELEMENT : 4;
-  const dataBytes = shape.reduce((a, b) => a * b, 1) * width;
-  if (dataBytes > limitMb * MIB) {
-    const type = values === "raw" ? item.latent.dtype : "float32";
+  const count = shape.reduce((a, b) => a * b, 1);
+  const dataBytes = count * width;
+  const pricedBytes = count * 4;
+  if (pricedBytes > limitMb * MIB) {
+    const sent =
+      values === "raw" ? ` (values=raw would send ${(dataBytes / MIB).toFixed(3)} MiB of ${item.latent.dtype})` : "";
     throw new TooLargeError(
-      `the slice would be ${(dataBytes / MIB).toFixed(3)} MiB of ${type} data, above the ${limitMb} MiB limit`,
-      dataBytes,
+      `the slice would be ${(pricedBytes / MIB).toFixed(3)} MiB of float32 physical values${sent}, above the ${limitMb} MiB limit`,
+      pricedBytes,
       limitMb,
       "narrow the y, x or feature range",
     );
@@ -109,7 +118,7 @@ export async function planSlice(store: Store, ref: ItemRef, req: SliceRequest, l
         : { served_as: "as stored", stored_values: desc.missing.stored_values, rule: desc.missing.rule },
   };
   const header = npyHeader(values === "raw" ? raw.descr : "<f4", shape);
-  const plan: SlicePlan = { item, region, shape, values, dataBytes, header, field };
+  const plan: SlicePlan = { item, region, shape, values, dataBytes, pricedBytes, header, field };
   return plan;
 }
 

@@ -135,22 +135,29 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
         // The server lets a half-closed client have its answer (httpAllowHalfOpen), so a client
         // that leaves closes no response: its end of the connection only shows as the socket's
         // end, and a half-close looks the same from here. A waiter holds one of the bounded
-        // places; one whose client may be gone does not keep it for up to data_rate_wait_ms.
-        // Its wait ends there, with the refusal that stood (a half-closed client reads that 429
-        // and its Retry-After; one with a token at hand is served as ever).
-        // Made only for keys with a rate: an unlimited key never gets here.
+        // places; one whose client may be gone must not keep it for up to its wait. So once its
+        // socket has ended, a waiter is served like any other for header_timeout_ms more (the
+        // bound on a client that is slow to send its request): a token within it is answered as
+        // ever, otherwise the wait ends with the 429 and Retry-After that stood. A closed
+        // response ends the wait at once. Made only for keys with a rate: an unlimited key never
+        // gets here.
         take = async (id, rate, burst) => {
           const gone = new AbortController();
           const sock = req.socket;
-          const onEnd = () => gone.abort();
-          res.once("close", onEnd);
+          let timer: NodeJS.Timeout | undefined;
+          const onClose = () => gone.abort();
+          const onEnd = () => {
+            timer ??= setTimeout(onClose, ctx.settings.header_timeout_ms);
+          };
+          res.once("close", onClose);
           if (sock.readableEnded) onEnd();
           else sock.once("end", onEnd);
           try {
             return await waiter.take(id, rate, burst, gone.signal, client, waitMs);
           } finally {
             sock.off("end", onEnd);
-            res.off("close", onEnd);
+            clearTimeout(timer);
+            res.off("close", onClose);
           }
         };
       }
@@ -161,6 +168,13 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       key = g.key;
       rateHeaders = g.rateHeaders;
       meta.key = key.id;
+      // The connection counts for its key from here on: within the key's fair share of
+      // connections, or answered 503 and closed, which gives its descriptor back.
+      const refused = ctx.metrics.connections?.claimForKey(req.socket, key.id);
+      if (refused) {
+        res.setHeader("Connection", "close");
+        throw new BusyError(refusalDetail(refused, "connections"));
+      }
     }
     // A parameter the route does not take is refused before anything is read or charged: ignored,
     // it would answer (and bill) something other than what the client asked for.

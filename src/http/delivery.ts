@@ -31,16 +31,18 @@ export function flatRule(full: number): MeterRule {
 }
 
 /**
- * base + one credit per started MiB of data after a header of `header` bytes (a .npy body): the
- * header's first byte costs the base, the first byte of each MiB of data one more, up to `full`.
+ * base + one credit per started `unit` bytes of data after a header of `header` bytes (a .npy
+ * body): the header's first byte costs the base, the first byte of each unit of data one more, up
+ * to `full`. The unit is a MiB of the physical answer: MiB × (bytes a value is sent in) / 4, so a
+ * values=raw int8 body pays a credit per 256 KiB, as its physical float32 twin does per MiB.
  */
-export function perMiBRule(base: number, header: number, full: number): MeterRule {
+export function perMiBRule(base: number, header: number, full: number, unit = MIB): MeterRule {
   return {
-    cost: (sent) => (sent <= 0 ? 0 : Math.min(full, base + Math.ceil(Math.max(0, sent - header) / MIB))),
+    cost: (sent) => (sent <= 0 ? 0 : Math.min(full, base + Math.ceil(Math.max(0, sent - header) / unit))),
     nextStep: (offset) => {
       if (offset < 0) return 0;
       if (offset < header) return header;
-      return header + (Math.floor((offset - header) / MIB) + 1) * MIB;
+      return header + (Math.floor((offset - header) / unit) + 1) * unit;
     },
   };
 }

@@ -79,6 +79,7 @@ export class Metrics {
         "# TYPE gridcast_connections_refused_total counter",
         `gridcast_connections_refused_total{cap="server"} ${gate.refused.server}`,
         `gridcast_connections_refused_total{cap="client"} ${gate.refused.client}`,
+        `gridcast_connections_refused_total{cap="key"} ${gate.refused.key}`,
       );
     }
     return `${out.join("\n")}\n`;

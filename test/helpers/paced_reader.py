@@ -2,7 +2,8 @@
 # connecting, so the kernel cannot soak up the body for it), its body read at a fixed rate.
 # Usage: paced_reader.py HOST PORT PATH RATE_BYTES_PER_S [HEADER: VALUE ...]
 # Prints one JSON line: the response head, the body bytes read, and the seconds it took.
-import json, socket, sys, time
+# With PACED_FROM set, the connection comes from that local address (e.g. 127.0.0.5).
+import json, os, socket, sys, time
 
 host, port, path, rate = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 headers = "".join("%s\r\n" % h for h in sys.argv[5:])
@@ -11,6 +12,8 @@ PIECE = 4096
 
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECV_BUFFER)
+if os.environ.get("PACED_FROM"):
+    s.bind((os.environ["PACED_FROM"], 0))
 s.connect((host, port))
 s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%s\r\n" % (path, headers)).encode())
 buf = b""

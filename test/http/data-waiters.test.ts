@@ -1,6 +1,6 @@
 // The bound across keys on /data requests waiting for rate-limit tokens: real sockets held in the
 // queues of two keys fill it, the next request that would wait gets 503 + Retry-After at once,
-// /readyz shows it, and the places come back when the held clients leave. The places are shared
+// /readyz shows it, and the places come back when the held clients leave (within header_timeout_ms). The places are shared
 // fairly: one key, from however many addresses, cannot take the last share of them.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -92,6 +92,9 @@ describe("the cap on /data requests waiting for tokens", () => {
     } finally {
       again.destroy();
     }
+    // A client that left looks like one that half-closed: its place is kept for at most
+    // header_timeout_ms more (data-half-close.test.ts).
+    await until("its place freed", () => waiting() === 0);
   });
 
   test("one rate-limited key from three addresses holds at most all but a share; another key's burst still waits", async () => {

@@ -39,8 +39,11 @@ function linkBase(app: RequestContext["app"], req: IncomingMessage) {
   return { base: publicBase(app.settings, req), headers: baseFromRequest(app.settings) ? VARY_FORWARDED : undefined };
 }
 
-/** Credits a planned .npy costs, from the handler to the route's cost function. */
-const npyCost = new WeakMap<IncomingMessage, number>();
+/**
+ * Credits a planned .npy costs and the body bytes that make one MiB of its physical answer, from
+ * the handler to the route's cost and meter rule.
+ */
+const npyCost = new WeakMap<IncomingMessage, { credits: number; unit: number }>();
 
 async function requestedItem({ app, params }: RequestContext<unknown, Record<string, string>>): Promise<ItemRef> {
   return requireItem(await itemKeySpace(app.published, app.store), params.name ?? "");
@@ -137,13 +140,15 @@ export const embeddingRoutes = [
       "missing values NaN (the item's declared _FillValue, missing_value or nodata; otherwise xarray's rule: a " +
       "Zarr v2 fill_value marks missing values, a v3 one does not). values=raw answers the stored values in " +
       "their stored type, nothing masked. The same item's metadata and the preview use the physical scale. " +
-      "The size is computed before any chunk is read: above embeddings_api_max_mb MiB of data " +
-      "(header excluded) the answer is 413. Costs credit_cost_npy_base plus one credit per started MiB of data; " +
-      "the balance is checked before reading and the whole cost is debited before the headers go out " +
-      "(X-Credits-Charged). A response cut short (the client went away, stalled or ran out of time) is then " +
-      "charged by the same rule for what was handed to the connection (taken by the server's kernel): the base " +
-      "once the first body byte went out, plus one per MiB of data whose first byte went out; the rest comes " +
-      "back. Cut before its first body byte, it costs nothing. The body is streamed in bands of whole y rows; " +
+      "Size and price count the physical answer (4 bytes per value, header excluded) whatever values= asks " +
+      "for, so the same slice costs the same and meets the same limit as physical or raw. The size is computed " +
+      "before any chunk is read: above embeddings_api_max_mb MiB of physical data the answer is 413. Costs " +
+      "credit_cost_npy_base plus one credit per started MiB of physical data; the balance is checked before " +
+      "reading and the whole cost is debited before the headers go out (X-Credits-Charged). A response cut short " +
+      "(the client went away, stalled or ran out of time) is then charged by the same rule for what was handed " +
+      "to the connection (taken by the server's kernel): the base once the first body byte went out, plus one " +
+      "per MiB of physical data whose first value went out (a values=raw int8 body: per 256 KiB sent, int16: " +
+      "per 512 KiB); the rest comes back. Cut before its first body byte, it costs nothing. The body is streamed in bands of whole y rows; " +
       "should a read fail after the headers went out, the connection is cut short of Content-Length (never a " +
       "complete-looking file) and nothing is charged. X-SVC-Field describes the slice: " +
       "name, dims, shape, dtype, values (physical or raw), quantization (scheme and rule), stored_dtype, " +
@@ -152,9 +157,14 @@ export const embeddingRoutes = [
     tags: ["embeddings"],
     auth: "embeddings",
     heavy: true,
-    cost: ({ req }) => npyCost.get(req)!,
-    meterRule: ({ app }, reply, full) =>
-      perMiBRule(app.settings.credit_cost_npy_base, "npy" in reply ? reply.npy.header.length : 0, full),
+    cost: ({ req }) => npyCost.get(req)!.credits,
+    meterRule: ({ app, req }, reply, full) =>
+      perMiBRule(
+        app.settings.credit_cost_npy_base,
+        "npy" in reply ? reply.npy.header.length : 0,
+        full,
+        npyCost.get(req)?.unit ?? MIB,
+      ),
     item: ({ params }) => params.name,
     pathParams: ItemPath,
     query: NpyQuery,
@@ -169,11 +179,12 @@ export const embeddingRoutes = [
       const { app, query, key, req } = rc;
       const ref = await requestedItem(rc);
       const plan = await planSlice(app.store, ref, query as SliceRequest, app.settings.embeddings_api_max_mb);
-      const cost = app.settings.credit_cost_npy_base + Math.ceil(plan.dataBytes / MIB);
+      // Priced by the physical answer's size, whatever values= sends: the same information costs the same.
+      const cost = app.settings.credit_cost_npy_base + Math.ceil(plan.pricedBytes / MIB);
       // The charge happens after the reply is built; refuse up front rather than read for nothing.
       const balance = key ? await app.ledger.balance(key.id) : 0;
       if (balance < cost) throw new InsufficientCreditsError("not enough credits for this slice", { balance, cost });
-      npyCost.set(req, cost);
+      npyCost.set(req, { credits: cost, unit: (MIB * plan.dataBytes) / plan.pricedBytes });
       const [[y0, y1], [x0, x1], [f0, f1]] = plan.region;
       const raw = plan.values === "raw" ? "_raw" : "";
       const filename = `${ref.name}_y${y0}-${y1}_x${x0}-${x1}_f${f0}-${f1}${raw}.npy`;

@@ -20,7 +20,8 @@ const Health = Type.Object({
         description:
           "The limits in force: every response is dropped after response_timeout_ms, or once its client has " +
           "taken fewer than send_floor_bytes_per_s on average over send_stall_ms while bytes waited for it; max_connections (from the open-file limit unless set) " +
-          "and max_connections_per_client (from max_connections unless set) cap open connections, beyond them 503 + Retry-After",
+          "and max_connections_per_client (from max_connections unless set) cap open connections, beyond them 503 + Retry-After; " +
+          "a key may hold a quarter of max_connections, more only while a quarter stays free (beyond: 503 + Retry-After, connection closed)",
       },
     ),
   ),

@@ -67,7 +67,8 @@ export const NpyQuery = Type.Object({
       default: "physical",
       description:
         "physical (default): float32 with the item's quantization undone and missing values NaN; raw: the " +
-        "stored values in their stored type, nothing masked",
+        "stored values in their stored type, nothing masked. Both cost the same and meet the same size limit: " +
+        "price and limit count the physical answer",
     }),
   ),
 });

@@ -8,6 +8,8 @@
 // the build's cost. Times are this process's CPU time (user + system), so other work on a shared
 // machine does not land in either side of the ratio.
 //   node bench/cells-tiles.ts [maxZoom=6] [leads=4] [N=320]
+// CELLS_SEARCH_ONLY=1 solves the tables as before the walk (a search of the index per pixel the
+// corners of a block do not settle), for a before/after in one tree.
 import { buildPalette } from "../src/render/colormap.ts";
 import { encodeIndexedPng } from "../src/render/png.ts";
 import { createLevelSampler, type LevelSampler, type Resample } from "../src/render/resample.ts";

@@ -47,6 +47,8 @@ try {
     vars: ["t2m", "tp_1h", "u10", "v10", "msl"],
     leads: [LEAD],
     maxZoom: 6,
+    // The shots are taken at device pixel ratio 1: no @2x tiles, which would about double the build.
+    hidpi: false,
     // Place names, state borders, rivers and lakes, as `gridcast build` draws them by default.
     orientation: true,
     progress: process.stderr,
@@ -77,9 +79,14 @@ try {
             performance.getEntriesByName("gridcast:tiles-loaded").length > 0 &&
             over.every((o) => document.querySelector(`.overlay-${o} img.leaflet-tile-loaded`)) &&
             document.querySelectorAll("img.leaflet-tile:not(.leaflet-tile-loaded)").length === 0 &&
+            // Place names drawn, yielding to the overlays' marks where overlays are shown.
+            document.querySelector(".orientation-tiles canvas.leaflet-tile-loaded") &&
+            Array.from(document.querySelectorAll<HTMLCanvasElement>(".orientation-tiles canvas.leaflet-tile")).every(
+              (c) => c.dataset.painted === (over.length ? "weather" : "plain"),
+            ) &&
             document.querySelector(".legend-ticks span"),
           view.over,
-          { timeout: 60_000 },
+          { timeout: 180_000 },
         );
         await page.waitForTimeout(500);
         const png = await page.screenshot();

@@ -179,6 +179,203 @@ const ArchiveLayer = GridLayer.extend({
   },
 });
 
+// ---- Place names that yield to the weather ----
+// Orientation tiles and contour overlay tiles carry boxes in their PNG (a tEXt chunk "gridcast:boxes",
+// [left, top, right, bottom] in the tile's 1x frame): the place labels drawn on the tile, and the
+// line labels and H/L marks. A place label is hidden (its box cleared) when it meets a mark of a
+// shown overlay. The decision for a label looks at the marks of every overlay tile its box reaches,
+// so each tile a label spans decides alike: it is shown whole or not at all.
+
+const BOXES_KEYWORD = "gridcast:boxes";
+const PNG_HEADER = 8;
+
+/** The boxes a tile's PNG bytes carry ([] when none): the chunks before its pixels. */
+export function pngBoxes(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const latin1 = new TextDecoder("latin1");
+  let at = PNG_HEADER;
+  while (at + 8 <= bytes.length) {
+    const len = view.getUint32(at);
+    const type = latin1.decode(bytes.subarray(at + 4, at + 8));
+    if (type === "IDAT" || type === "IEND") break;
+    if (type === "tEXt") {
+      const text = latin1.decode(bytes.subarray(at + 8, at + 8 + len));
+      const nul = text.indexOf("\0");
+      if (text.slice(0, nul) === BOXES_KEYWORD) return JSON.parse(text.slice(nul + 1));
+    }
+    at += 12 + len;
+  }
+  return [];
+}
+
+/** Substitutes a tile address into a {z}/{x}/{y} template. */
+const fill = (template, z, x, y) =>
+  template.replace("{z}", String(z)).replace("{x}", String(x)).replace("{y}", String(y));
+
+/**
+ * The PNG bytes of tile z/x/y of one lead (null: no tile there), from wherever forecastTileLayer
+ * would take it; `hidpi` asks for the @2x tile where the lead has one. Answers { bytes, scale }.
+ */
+export function tileBytes(lead, { hidpiMaxZoom = -1 } = {}) {
+  const wants2x = (z) => dense() && z <= hidpiMaxZoom;
+  if (source.fromBuild && lead.archive) {
+    return async (z, x, y) => {
+      const t = await (await archive(rel(lead.archive))).getZxy(z, x, y);
+      return { bytes: t ? new Uint8Array(t.data) : null, scale: 1 };
+    };
+  }
+  const one = source.fromBuild ? lead.tiles : lead.route;
+  const two = source.fromBuild ? lead.tiles_2x : lead.route_2x;
+  return async (z, x, y) => {
+    const scale = two && wants2x(z) ? 2 : 1;
+    const url = fill(rel(scale === 2 ? two : one), z, x, y);
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`tile ${z}/${x}/${y}: HTTP ${res.status}`);
+    return { bytes: new Uint8Array(await res.arrayBuffer()), scale, url };
+  };
+}
+
+/**
+ * The marks of the shown overlays near a world rectangle of zoom z: `overlays` are
+ * { fetch: tileBytes(...), minZoom, maxZoom }. An overlay past its zoom range is shown scaled from
+ * its nearest zoom, so are its marks. Answers boxes in world pixels of zoom z.
+ */
+export function weatherMarks(overlays) {
+  const cache = new Map();
+  const tileMarks = (o, k, z, x, y) => {
+    const key = `${k}/${z}/${x}/${y}`;
+    let got = cache.get(key);
+    if (!got) {
+      got = o.fetch(z, x, y).then((t) => (t.bytes ? pngBoxes(t.bytes) : []));
+      cache.set(key, got);
+    }
+    return got;
+  };
+  return async (z, [x0, y0, x1, y1]) => {
+    const out = [];
+    await Promise.all(
+      overlays.map(async (o, k) => {
+        const zi = Math.max(o.minZoom, Math.min(o.maxZoom, z));
+        const f = 2 ** (z - zi); // world pixels of zoom z per pixel of zoom zi
+        const n = 2 ** zi;
+        const size = 256 * f;
+        const jobs = [];
+        for (let ty = Math.max(0, Math.floor(y0 / size)); ty <= Math.min(n - 1, Math.floor(y1 / size)); ty++) {
+          for (let tx = Math.floor(x0 / size); tx <= Math.floor(x1 / size); tx++) {
+            const wx = ((tx % n) + n) % n;
+            jobs.push(
+              tileMarks(o, k, zi, wx, ty).then((boxes) => {
+                for (const b of boxes) {
+                  out.push([
+                    (tx * 256 + b[0]) * f,
+                    (ty * 256 + b[1]) * f,
+                    (tx * 256 + b[2]) * f,
+                    (ty * 256 + b[3]) * f,
+                  ]);
+                }
+              }),
+            );
+          }
+        }
+        await Promise.all(jobs);
+      }),
+    );
+    return out;
+  };
+}
+
+/** Pixels between a place label and a mark for them to count as apart. */
+const CLEARANCE = 1;
+
+const meets = (a, b) =>
+  a[0] - CLEARANCE < b[2] && b[0] < a[2] + CLEARANCE && a[1] - CLEARANCE < b[3] && b[1] < a[3] + CLEARANCE;
+
+/**
+ * The orientation layer on canvases: each tile is its PNG with the place labels that meet a shown
+ * overlay's mark cleared. setWeather(weatherMarks(...) or null) redraws the tiles on screen.
+ * A canvas keeps data-src (the tile's URL), data-labels and data-hidden (boxes in its 1x frame).
+ */
+const PlaceTiles = GridLayer.extend({
+  initialize(fetchTile, options) {
+    GridLayer.prototype.initialize.call(this, options);
+    this._fetchTile = fetchTile;
+    this._weather = null;
+  },
+  _initTile(tile) {
+    GridLayer.prototype._initTile.call(this, tile);
+    overlap(tile, this.getTileSize(), this);
+  },
+  createTile(coords, done) {
+    const canvas = document.createElement("canvas");
+    canvas.setAttribute("role", "presentation");
+    this._fetchTile(coords.z, coords.x, coords.y)
+      .then(async ({ bytes, scale, url }) => {
+        const bitmap = bytes ? await createImageBitmap(new Blob([bytes], { type: "image/png" })) : null;
+        canvas.gridcast = { bitmap, scale, coords, labels: bytes ? pngBoxes(bytes) : [] };
+        if (url) canvas.dataset.src = url;
+        await this._paint(canvas);
+        done(undefined, canvas);
+      })
+      .catch((e) => done(e, canvas));
+    return canvas;
+  },
+  /** Which overlays' marks place labels yield to (null: none); the tiles on screen are redrawn. */
+  setWeather(marks) {
+    this._weather = marks;
+    for (const t of Object.values(this._tiles ?? {})) if (t.el.gridcast) this._paint(t.el).catch(() => {});
+  },
+  async _paint(canvas) {
+    const { bitmap, scale, coords, labels } = canvas.gridcast;
+    const weather = this._weather;
+    const hidden = [];
+    if (weather && labels.length) {
+      const left = coords.x * 256;
+      const top = coords.y * 256;
+      const world = labels.map((b) => [b[0] + left, b[1] + top, b[2] + left, b[3] + top]);
+      const reach = [
+        Math.min(...world.map((b) => b[0])) - CLEARANCE,
+        Math.min(...world.map((b) => b[1])) - CLEARANCE,
+        Math.max(...world.map((b) => b[2])) + CLEARANCE,
+        Math.max(...world.map((b) => b[3])) + CLEARANCE,
+      ];
+      let marks = [];
+      try {
+        marks = await weather(coords.z, reach);
+        delete canvas.dataset.weather;
+      } catch (e) {
+        // The overlay's tiles did not come: the names stay, and the tile says so.
+        canvas.dataset.weather = "unavailable";
+        console.warn(`place names at ${coords.z}/${coords.x}/${coords.y}: overlay marks unavailable (${e.message})`);
+      }
+      labels.forEach((b, i) => {
+        if (marks.some((m) => meets(world[i], m))) hidden.push(b);
+      });
+    }
+    if (this._weather !== weather) return; // a newer lead or overlay set is being drawn
+    const size = bitmap ? bitmap.width : 256;
+    canvas.width = size;
+    canvas.height = size;
+    const ctx = canvas.getContext("2d");
+    ctx.clearRect(0, 0, size, size);
+    if (bitmap) ctx.drawImage(bitmap, 0, 0);
+    // Label masks keep 4 px apart (the layout's margin): clearing a box and 2 px round it takes
+    // the whole label, halo included, and nothing of its neighbours.
+    for (const b of hidden)
+      ctx.clearRect((b[0] - 2) * scale, (b[1] - 2) * scale, (b[2] - b[0] + 4) * scale, (b[3] - b[1] + 4) * scale);
+    canvas.dataset.labels = JSON.stringify(labels.filter((b) => !hidden.includes(b)));
+    canvas.dataset.hidden = JSON.stringify(hidden);
+    canvas.dataset.painted = weather ? "weather" : "plain";
+  },
+});
+
+/**
+ * The orientation layer (place names, state borders, water) of one lead, drawn so that its place
+ * labels yield to the marks of the overlays given to setWeather.
+ */
+export function placeTileLayer(lead, options) {
+  return new PlaceTiles(tileBytes(lead, options), options);
+}
+
 /** Relative to the page, so the viewer works below any path prefix. */
 const rel = pageRelative;
 

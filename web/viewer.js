@@ -4,7 +4,15 @@
 // map is reachable). Plain ES module, no bundler; everything is same-origin. The view is kept in
 // the URL hash so it can be shared:
 //   #layer=<id>&over=<overlay,…>&run=<token>&lead=<hours>&units=<label>&map=<z>/<lat>/<lon>
-import { fetchCatalog, forecastTileLayer, pageRelative, source } from "./tile-source.js";
+import {
+  fetchCatalog,
+  forecastTileLayer,
+  pageRelative,
+  placeTileLayer,
+  source,
+  tileBytes,
+  weatherMarks,
+} from "./tile-source.js";
 import {
   Control,
   canvas,
@@ -162,7 +170,7 @@ function showOrientation(catalog) {
   if (orientation) map.removeLayer(orientation);
   orientation = null;
   if (!lead) return;
-  orientation = forecastTileLayer(lead, {
+  orientation = placeTileLayer(lead, {
     minNativeZoom: layer.minzoom ?? 0,
     maxNativeZoom: Math.min(layer.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
     maxZoom: MAX_ZOOM,
@@ -173,7 +181,30 @@ function showOrientation(catalog) {
     hidpiMaxZoom: layer.hidpi_maxzoom ?? -1,
   });
   orientation.gridcastUrl = url;
+  orientation.setWeather(placeWeather);
   orientation.addTo(map);
+}
+
+/** What the place names yield to: the marks (line labels, H/L) of the overlays shown. */
+let placeWeather = null;
+let placeWeatherKey = "";
+
+function yieldPlaceNames(wanted) {
+  const overlays = [...wanted].filter(([slot]) => slot !== "base" && slot !== "under");
+  const key = overlays.map(([, w]) => tileUrl(w.layer, w.run, w.lead)).join(" ");
+  if (key === placeWeatherKey) return;
+  placeWeatherKey = key;
+  placeWeather = overlays.length
+    ? weatherMarks(
+        overlays.map(([, { layer, run, lead }]) => ({
+          // The tiles the overlay shows (its @2x ones on a dense screen): their marks are where drawn.
+          fetch: tileBytes({ ...lead, route: tileUrl(layer, run, lead) }, { hidpiMaxZoom: layer.hidpi_maxzoom ?? -1 }),
+          minZoom: layer.minzoom ?? 0,
+          maxZoom: Math.min(layer.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
+        })),
+      )
+    : null;
+  orientation?.setWeather(placeWeather);
 }
 const isOverlay = (l) => l.role === "overlay";
 
@@ -405,6 +436,7 @@ function showTiles(leadChanged) {
     if (!leadChanged && (pending.get(slot) ?? shown.get(slot))?.gridcastUrl === url) continue;
     addTiles(slot, layer, lead, url);
   }
+  yieldPlaceNames(wanted);
 }
 
 /**

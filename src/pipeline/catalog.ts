@@ -18,6 +18,7 @@ import { WMTS_CAPABILITIES, wmtsCapabilities } from "../published/wmts.ts";
 import { displayUnit, unitChoices } from "../registry/display.ts";
 import { emptyTilePng } from "../render/empty-tile.ts";
 import { intervalText, legendJson, renderLegendPng } from "../render/legend.ts";
+import { overlayHidpiMax } from "../render/tiles.ts";
 import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
 
 const TILE_FILE = "{z}/{x}/{y}.png";
@@ -39,7 +40,12 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number, base:
   const legend = legendPaths(l.id);
   // render-job.ts writes @2x tiles for base fields up to this zoom, orientation-job.ts for the
   // orientation layer (archive builds drop the fields).
-  const hidpi = ["field", "speed", "orientation"].includes(l.recipe.kind) ? hidpiMaxZoom : -1;
+  // Overlays (arrows, isobars) have theirs drawn at twice the scale, to a lower zoom.
+  const hidpi = ["field", "speed", "orientation"].includes(l.recipe.kind)
+    ? hidpiMaxZoom
+    : ["arrows", "contours"].includes(l.recipe.kind)
+      ? overlayHidpiMax(hidpiMaxZoom)
+      : -1;
   return {
     id: l.id,
     group: l.group,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { HIDPI_SUFFIX } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
 import { hidpiLabels, paintOrientationTile, zoomLayout } from "../render/orientation.ts";
-import { encodeRgbaPng } from "../render/png.ts";
+import { encodeRgbaPng, type TileBoxes } from "../render/png.ts";
 import type { LabelMask } from "../render/text.ts";
 import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
@@ -35,25 +35,35 @@ export async function renderOrientationJob(ctx: RenderContext, job: Job): Promis
       layout = await zoomLayout(z);
       masks2x = z <= hidpiMax ? await hidpiLabels(layout) : undefined;
     };
-    const write = (path: string, pixels: Uint8Array, size: number, drawn: boolean, emptyPath: string | undefined) => {
+    const write = (
+      path: string,
+      pixels: Uint8Array,
+      size: number,
+      drawn: boolean,
+      emptyPath: string | undefined,
+      boxes: TileBoxes,
+    ) => {
       if (!drawn && emptyPath !== undefined) {
         ctx.writer.link(emptyPath, path);
         return emptyPath;
       }
-      const png = encodeRgbaPng(pixels, size, size);
+      // The labels' boxes ride in the PNG: the viewer hides a name that meets a weather mark.
+      const png = encodeRgbaPng(pixels, size, size, boxes.length ? { boxes } : {});
       ctx.writer.write(path, png);
       result.encoded++;
       result.bytes += png.length;
       return drawn ? emptyPath : path;
     };
     const visit = (_z: number, x: number, y: number, dir: string) => {
-      const drawn = paintOrientationTile(layout, x, y, rgba);
-      empty = write(`${dir}/${y}.png`, rgba, TILE_SIZE, drawn, empty);
+      const boxes: TileBoxes = [];
+      const drawn = paintOrientationTile(layout, x, y, rgba, undefined, boxes);
+      empty = write(`${dir}/${y}.png`, rgba, TILE_SIZE, drawn, empty, boxes);
       if (!drawn) result.uniform++;
       result.tiles++;
       if (masks2x) {
-        const drawn2x = paintOrientationTile(layout, x, y, big, masks2x);
-        empty2x = write(`${dir}/${y}${HIDPI_SUFFIX}.png`, big, HIDPI_SIZE, drawn2x, empty2x);
+        const boxes2x: TileBoxes = [];
+        const drawn2x = paintOrientationTile(layout, x, y, big, masks2x, boxes2x);
+        empty2x = write(`${dir}/${y}${HIDPI_SUFFIX}.png`, big, HIDPI_SIZE, drawn2x, empty2x, boxes2x);
         result.hidpi = (result.hidpi ?? 0) + 1;
       }
       counter.tick();

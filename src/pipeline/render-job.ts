@@ -16,9 +16,9 @@ import { finiteRange, prepareContourText } from "../render/contour-labels.ts";
 import { renderContours } from "../render/contours.ts";
 import { OVERLAY_BYTES } from "../render/overlay-paint.ts";
 import { OVERLAY_PALETTE, quantizeOverlay } from "../render/overlay-palette.ts";
-import { encodeIndexedPng } from "../render/png.ts";
+import { encodeIndexedPng, type TileBoxes } from "../render/png.ts";
 import type { LevelSampler } from "../render/resample.ts";
-import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
+import { HIDPI_SIZE, overlayHidpiMax, TILE_SIZE } from "../render/tiles.ts";
 import { isUniform } from "../render/uniform.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 import { coverageKey } from "./coverage.ts";
@@ -88,7 +88,18 @@ async function readFieldOnce(
 }
 
 /** Palette indices of one tile from the lead's source fields. */
-type TilePainter = (sampler: LevelSampler, x: number, y: number, fields: Field[], out: Uint8Array) => void;
+/**
+ * Draws one tile's palette indices into `out`; a contour painter answers the boxes of its labels
+ * and H/L marks (tile pixels), which the tile's PNG carries for the viewer's place names to avoid.
+ */
+type TilePainter = (
+  sampler: LevelSampler,
+  x: number,
+  y: number,
+  fields: Field[],
+  out: Uint8Array,
+  scale?: number,
+) => TileBoxes | undefined;
 
 /**
  * How a job's recipe turns source fields into tile indices, and with which palette. Overlays are
@@ -110,7 +121,10 @@ function painterOf(
         palette: ramp,
         // A stepped ramp is sampled on its class axis (one pass per lead), a smooth one on the value.
         prepare: async ([f]) => [onAxis(ramp, f)],
-        paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
+        paint: (s, x, y, [f], out) => {
+          s.renderTile(x, y, f, ramp, out, recipe.resample);
+          return undefined;
+        },
       };
     case "speed":
       return {
@@ -121,16 +135,23 @@ function painterOf(
           for (let i = 0; i < u.length; i++) speed[i] = Math.hypot(u[i], v[i]);
           return [onAxis(ramp, speed)];
         },
-        paint: (s, x, y, [f], out) => s.renderTile(x, y, f, ramp, out, recipe.resample),
+        paint: (s, x, y, [f], out) => {
+          s.renderTile(x, y, f, ramp, out, recipe.resample);
+          return undefined;
+        },
       };
     case "arrows": {
       const base = recipe.spacing_px ?? 40;
       return {
         palette: overlay,
         prepare: async (f) => f,
-        paint: (s, x, y, [u, v], out) => {
-          renderArrows(s, x, y, u, v, { spacing: arrowSpacing(base, s.z, cellPx(s.z)) }, rgba);
+        // At scale 2 the sampler is the next zoom's: the lattice of the zoom on screen, twice as wide.
+        paint: (s, x, y, [u, v], out, k = 1) => {
+          const screenZ = s.z - Math.log2(k);
+          const spacing = k * arrowSpacing(base, screenZ, cellPx(screenZ));
+          renderArrows(s, x, y, u, v, { spacing, scale: k }, rgba);
           quantizeOverlay(rgba, out);
+          return undefined;
         },
       };
     }
@@ -147,12 +168,14 @@ function painterOf(
         palette: overlay,
         prepare: async ([f]) => {
           const [min, max] = finiteRange(f);
-          await prepareContourText(min, max, { interval, label });
+          await prepareContourText(min, max, { interval, label }, [1, 2]);
           return [f];
         },
-        paint: (s, x, y, [f], out) => {
-          renderContours(s, x, y, f, { interval, label, step: step(s.z) }, rgba);
+        paint: (s, x, y, [f], out, k = 1) => {
+          const marks: TileBoxes = [];
+          renderContours(s, x, y, f, { interval, label, step: step(s.z), scale: k }, rgba, marks);
           quantizeOverlay(rgba, out);
+          return marks;
         },
       };
     }
@@ -171,9 +194,16 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   const coverage = coverageKey(group, sources[0]);
   const { palette, prepare, paint } = painterOf(job, grid.dlon);
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
-  // Base layers only: an overlay's arrows and line labels are sized in tile pixels.
+  // Base layers as far as the build's @2x zoom; overlays, drawn at twice the scale, less far.
+  const overlay2x = job.recipe.kind === "arrows" || job.recipe.kind === "contours";
+  const baseHidpi = Math.min(ctx.hidpiMaxZoom, ctx.maxZoom - 1);
   const hidpiMax =
-    job.recipe.kind === "field" || job.recipe.kind === "speed" ? Math.min(ctx.hidpiMaxZoom, ctx.maxZoom - 1) : -1;
+    job.recipe.kind === "field" || job.recipe.kind === "speed"
+      ? baseHidpi
+      : overlay2x
+        ? overlayHidpiMax(baseHidpi)
+        : -1;
+  const marks2x = new Set<string>();
   const big = new Uint8Array(HIDPI_SIZE * HIDPI_SIZE);
   const quarter = new Uint8Array(TILE_SIZE * TILE_SIZE);
   const uniformBig = new Map<number, string>();
@@ -203,14 +233,18 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     };
     const visit = (z: number, x: number, y: number, dir: string) => {
       const path = `${dir}/${y}.png`;
-      paint(sampler, x, y, fields, indices);
-      const uniform = isUniform(indices);
+      const marks = paint(sampler, x, y, fields, indices);
+      // A tile that carries marks is written with them, even if a mark's box only grazes it.
+      const uniform = isUniform(indices) && !marks?.length;
       const first = uniform ? uniformFiles.get(indices[0]) : undefined;
       if (first !== undefined) {
         ctx.writer.link(first, path);
       } else {
         // Overlays' anti-aliased rows compress better unfiltered.
-        const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba, overlayRows);
+        const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba, {
+          ...overlayRows,
+          ...(marks?.length ? { boxes: marks } : {}),
+        });
         ctx.writer.write(path, png);
         result.encoded++;
         result.bytes += png.length;
@@ -220,11 +254,23 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       result.tiles++;
       if (z <= hidpiMax) {
         // The 512 px tile is the four z+1 tiles below this one, sampled at their own zoom.
+        // An overlay's quarters are drawn at twice the scale (lines, text and spacing), and their
+        // marks kept in the 1x tile's frame, as the 1x tile's are.
         const child = ctx.coverage.level(coverage, grid, z + 1).sampler;
+        marks2x.clear();
         for (let q = 0; q < 4; q++) {
           const dx = q & 1;
           const dy = q >> 1;
-          paint(child, 2 * x + dx, 2 * y + dy, fields, quarter);
+          const quarterMarks = paint(child, 2 * x + dx, 2 * y + dy, fields, quarter, overlay2x ? 2 : 1);
+          for (const b of quarterMarks ?? []) {
+            const [x0, y0, x1, y1] = [
+              b[0] + dx * TILE_SIZE,
+              b[1] + dy * TILE_SIZE,
+              b[2] + dx * TILE_SIZE,
+              b[3] + dy * TILE_SIZE,
+            ];
+            marks2x.add([Math.floor(x0 / 2), Math.floor(y0 / 2), Math.ceil(x1 / 2), Math.ceil(y1 / 2)].join());
+          }
           for (let r = 0; r < TILE_SIZE; r++) {
             big.set(
               quarter.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
@@ -233,11 +279,15 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
           }
         }
         const path2x = `${dir}/${y}${HIDPI_SUFFIX}.png`;
-        const flat = isUniform(big);
+        const flat = isUniform(big) && marks2x.size === 0;
         const same = flat ? uniformBig.get(big[0]) : undefined;
         if (same !== undefined) ctx.writer.link(same, path2x);
         else {
-          const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, palette.rgba);
+          const boxes = [...marks2x].map((b) => b.split(",").map(Number) as TileBoxes[number]);
+          const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, palette.rgba, {
+            ...overlayRows,
+            ...(boxes.length ? { boxes } : {}),
+          });
           ctx.writer.write(path2x, png);
           result.encoded++;
           result.bytes += png.length;

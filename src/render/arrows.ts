@@ -21,6 +21,8 @@ export interface ArrowOptions {
   calm?: number;
   /** The speed at which an arrow reaches its full length (default 25 m/s). */
   full?: number;
+  /** Pixels per screen pixel (default 1; 2 for an @2x quarter): strokes and heads grow with it. */
+  scale?: number;
 }
 
 /** Arrow length in pixels for a speed: from a quarter of the spacing (calm) to 0.95 of it at `full`. */
@@ -72,6 +74,7 @@ export function renderArrows(
   const s = options.spacing;
   const calm = options.calm ?? 0.5;
   const full = options.full ?? 25;
+  const k = options.scale ?? 1;
   const left = x * TILE_SIZE;
   const top = y * TILE_SIZE;
   const world = 2 ** sampler.z * TILE_SIZE;
@@ -92,9 +95,10 @@ export function renderArrows(
       for (let k = 0; k < 12; k++) {
         const a0 = (k * Math.PI) / 6;
         const a1 = ((k + 1) * Math.PI) / 6;
-        const seg = [cx + 3 * Math.cos(a0), cy + 3 * Math.sin(a0), cx + 3 * Math.cos(a1), cy + 3 * Math.sin(a1)];
-        strokeSegment(halo, seg[0], seg[1], seg[2], seg[3], 1.9);
-        strokeSegment(line, seg[0], seg[1], seg[2], seg[3], 0.6);
+        const r = 3 * k;
+        const seg = [cx + r * Math.cos(a0), cy + r * Math.sin(a0), cx + r * Math.cos(a1), cy + r * Math.sin(a1)];
+        strokeSegment(halo, seg[0], seg[1], seg[2], seg[3], 1.9 * k);
+        strokeSegment(line, seg[0], seg[1], seg[2], seg[3], 0.6 * k);
       }
       continue;
     }
@@ -102,8 +106,8 @@ export function renderArrows(
     const ux = ue / speed;
     const uy = -vn / speed; // screen y grows south
     const half = arrowLength(speed, s, full) / 2;
-    const hw = 0.55 + 0.55 * strength;
-    const head = 5 + 3 * strength;
+    const hw = (0.55 + 0.55 * strength) * k;
+    const head = (5 + 3 * strength) * k;
     const tipX = cx + ux * half;
     const tipY = cy + uy * half;
     const tailX = cx - ux * half;
@@ -112,9 +116,9 @@ export function renderArrows(
     const baseY = tipY - uy * head;
     const wing = head * 0.6;
     const tri = [tipX, tipY, baseX - uy * wing, baseY + ux * wing, baseX + uy * wing, baseY - ux * wing];
-    strokeSegment(halo, tailX, tailY, baseX, baseY, hw + 1.3);
-    fillTriangle(halo, tri, 1.3);
-    strokeSegment(line, tailX, tailY, baseX + ux * 0.5, baseY + uy * 0.5, hw);
+    strokeSegment(halo, tailX, tailY, baseX, baseY, hw + 1.3 * k);
+    fillTriangle(halo, tri, 1.3 * k);
+    strokeSegment(line, tailX, tailY, baseX + ux * 0.5 * k, baseY + uy * 0.5 * k, hw);
     fillTriangle(line, tri, 0);
   }
   paint(out, halo, HALO_COLOUR);

@@ -21,11 +21,12 @@ export function findExtrema(
   area: [number, number, number, number],
   radius: number,
   depth: number,
+  scale = 1,
 ): Extremum[] {
   const world = 2 ** sampler.z * TILE_SIZE;
   const q = 8; // lattice step in world pixels
   const r = Math.max(1, Math.round(Math.min(radius, world / 4) / q));
-  const reach = 24; // half a mark
+  const reach = 24 * scale; // half a mark
   const [ax0, ay0, ax1, ay1] = area;
   const i0 = Math.floor((ax0 - reach) / q) - r;
   const j0 = Math.floor((ay0 - reach) / q) - r;

@@ -20,6 +20,10 @@ const MARK_VALUE_PX = 11;
 export const LABEL_STYLE = { halo: 2, weight: 600 } as const;
 export const MARK_STYLE = { halo: 2.5, weight: 700 } as const;
 
+/** A text style at `scale` pixels per screen pixel: the halo grows with the text. */
+export const scaledStyle = <S extends { halo: number }>(style: S, scale: number): S =>
+  scale === 1 ? style : { ...style, halo: style.halo * scale };
+
 /** Bilinear sample of a mask channel at (u, v) in mask pixel coordinates (pixel centres at +0.5). */
 function sampleMask(ch: Uint8Array, w: number, h: number, u: number, v: number): number {
   const x = u - 0.5;
@@ -78,16 +82,25 @@ export function drawRotatedLabel(
  * A number in single-digit masks set side by side (ink widths plus a pixel), centred on (cx, cy):
  * the value of an H/L centre, which is not one of the levels whose labels are made beforehand.
  */
-export function drawDigits(rgba: Uint8Array, text: string, cx: number, cy: number, colour: RGBA): void {
-  const masks = [...text].map((ch) => cachedLabelMask(ch, MARK_VALUE_PX, LABEL_STYLE));
+export function drawDigits(rgba: Uint8Array, text: string, cx: number, cy: number, colour: RGBA, scale = 1): void {
+  const masks = [...text].map((ch) => cachedLabelMask(ch, MARK_VALUE_PX * scale, scaledStyle(LABEL_STYLE, scale)));
   if (masks.some((m) => !m)) return;
   const ink = (m: LabelMask) => m.width - 2 * m.pad;
-  const width = masks.reduce((w, m) => w + ink(m!) + 1, -1);
+  const width = masks.reduce((w, m) => w + ink(m!) + scale, -scale);
   let x = cx - width / 2;
   for (const m of masks as LabelMask[]) {
     drawRotatedLabel(rgba, m, Math.round(x + ink(m) / 2), cy, 0, colour);
-    x += ink(m) + 1;
+    x += ink(m) + scale;
   }
+}
+
+/** Width and height of what drawDigits draws for `text` (0 × 0 before its masks are made). */
+export function digitsSize(text: string, scale = 1): { width: number; height: number } {
+  const masks = [...text].map((ch) => cachedLabelMask(ch, MARK_VALUE_PX * scale, scaledStyle(LABEL_STYLE, scale)));
+  if (masks.some((m) => !m)) return { width: 0, height: 0 };
+  const width = (masks as LabelMask[]).reduce((w, m) => w + m.width - 2 * m.pad + scale, -scale);
+  const pad = Math.max(...(masks as LabelMask[]).map((m) => m.pad));
+  return { width: width + 2 * pad, height: Math.max(...(masks as LabelMask[]).map((m) => m.height)) };
 }
 
 /** Clears line coverage under a label's ink box (plus a gap), so the line stops either side of it. */
@@ -114,21 +127,32 @@ export function knockOut(cov: Coverage[], mask: LabelMask, cx: number, cy: numbe
  * Text masks the contour renderer needs for a field between `min` and `max` (the level labels and
  * the H/L marks); they are made asynchronously (sharp), then drawn synchronously tile by tile.
  */
-export async function prepareContourText(min: number, max: number, options: ContourOptions): Promise<void> {
-  await labelMask("H", MARK_PX, MARK_STYLE);
-  await labelMask("L", MARK_PX, MARK_STYLE);
-  for (const ch of "0123456789-") await labelMask(ch, MARK_VALUE_PX, LABEL_STYLE);
-  if (!(Number.isFinite(min) && Number.isFinite(max))) return;
-  const from = Math.ceil(min / options.interval);
-  const to = Math.floor(max / options.interval);
-  for (let l = from; l <= to && l - from < 2000; l++) {
-    await labelMask(options.label(l * options.interval), options.fontPx ?? LABEL_PX, LABEL_STYLE);
+export async function prepareContourText(
+  min: number,
+  max: number,
+  options: ContourOptions,
+  scales: number[] = [1],
+): Promise<void> {
+  for (const k of scales) {
+    await labelMask("H", MARK_PX * k, scaledStyle(MARK_STYLE, k));
+    await labelMask("L", MARK_PX * k, scaledStyle(MARK_STYLE, k));
+    for (const ch of "0123456789-") await labelMask(ch, MARK_VALUE_PX * k, scaledStyle(LABEL_STYLE, k));
+    if (!(Number.isFinite(min) && Number.isFinite(max))) continue;
+    const from = Math.ceil(min / options.interval);
+    const to = Math.floor(max / options.interval);
+    for (let l = from; l <= to && l - from < 2000; l++) {
+      await labelMask(
+        options.label(l * options.interval),
+        (options.fontPx ?? LABEL_PX) * k,
+        scaledStyle(LABEL_STYLE, k),
+      );
+    }
   }
 }
 
 /** The text mask of a contour label once prepareContourText has made it. */
-export function contourLabelMask(text: string, fontPx = LABEL_PX): LabelMask | undefined {
-  return cachedLabelMask(text, fontPx, LABEL_STYLE);
+export function contourLabelMask(text: string, fontPx = LABEL_PX, scale = 1): LabelMask | undefined {
+  return cachedLabelMask(text, fontPx * scale, scaledStyle(LABEL_STYLE, scale));
 }
 
 /** Smallest and largest finite value of a field. */
@@ -184,10 +208,12 @@ export function placeLabels(
 ): PlacedLabel[] {
   const world = 2 ** sampler.z * TILE_SIZE;
   const step = options.step ?? 4;
-  const spacing = Math.min(options.labelSpacing ?? 256, world);
-  const distance = Math.min(options.labelDistance ?? 400, world * 0.45);
-  const font = options.fontPx ?? LABEL_PX;
-  const reachLabel = 48; // half the longest label, at most
+  const k = options.scale ?? 1;
+  const spacing = Math.min(options.labelSpacing ?? 256 * k, world);
+  const distance = Math.min(options.labelDistance ?? 400 * k, world * 0.45);
+  const font = (options.fontPx ?? LABEL_PX) * k;
+  const style = scaledStyle(LABEL_STYLE, k);
+  const reachLabel = 48 * k; // half the longest label, at most
   const margin = distance + 2 * reachLabel;
   const [ax0, ay0, ax1, ay1] = area;
   const wx0 = ax0 - margin;
@@ -210,7 +236,7 @@ export function placeLabels(
     const steep = Math.abs(angle) > Math.PI / 4;
     if (steep !== vertical) return; // flat lines are labelled on columns, steep ones on rows
     const text = options.label(l * iv);
-    const mask = cachedLabelMask(text, font, LABEL_STYLE);
+    const mask = cachedLabelMask(text, font, style);
     if (!mask) return;
     const hw = mask.width / 2;
     const hh = mask.height / 2;
@@ -265,7 +291,7 @@ export function placeLabels(
       const dy = Math.abs(o.y - c.y);
       const conflict =
         (o.level === c.level && dx * dx + dy * dy < distance * distance) ||
-        (dx < o.ex + c.ex + 4 && dy < o.ey + c.ey + 2);
+        (dx < o.ex + c.ex + 4 * k && dy < o.ey + c.ey + 2 * k);
       if (conflict && outranks(o, c)) {
         wins = false;
         break;

@@ -27,6 +27,12 @@ export interface ContourOptions {
   extremaRadius?: number;
   /** How much lower (higher) than the highest (lowest) value of that square a centre must be (default `interval`). */
   extremaDepth?: number;
+  /**
+   * Pixels per screen pixel (default 1): 2 draws an @2x quarter, a tile of the next zoom with
+   * lines, text, label spacing and marks twice as large, so the 512 px tile shows what the 1x tile
+   * shows at the same size on screen, sharp.
+   */
+  scale?: number;
 }
 
 /** A polyline in world pixel coordinates, x0 y0 x1 y1 …; `closed` when it returns to its start. */

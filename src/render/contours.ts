@@ -2,6 +2,7 @@
 // marks at the centres, composed into one RGBA tile.
 import { findExtrema } from "./contour-extrema.ts";
 import {
+  digitsSize,
   drawDigits,
   drawRotatedLabel,
   knockOut,
@@ -10,6 +11,7 @@ import {
   MARK_PX,
   MARK_STYLE,
   placeLabels,
+  scaledStyle,
 } from "./contour-labels.ts";
 import { type ContourOptions, traceContours } from "./contour-trace.ts";
 import {
@@ -23,6 +25,7 @@ import {
   posMod,
   strokeSegment,
 } from "./overlay-paint.ts";
+import type { TileBoxes } from "./png.ts";
 import type { LevelSampler } from "./resample.ts";
 import { cachedLabelMask } from "./text.ts";
 import { TILE_SIZE } from "./tiles.ts";
@@ -39,8 +42,10 @@ export function renderContours(
   field: Field,
   options: ContourOptions,
   out: Uint8Array = new Uint8Array(OVERLAY_BYTES),
+  marks?: TileBoxes,
 ): Uint8Array {
   out.fill(0);
+  const k = options.scale ?? 1;
   const step = Math.max(1, Math.round(options.step ?? 4));
   const smooth = options.smooth ?? Math.min(4, Math.floor(Math.log2(step)));
   const left = x * TILE_SIZE;
@@ -62,7 +67,7 @@ export function renderContours(
     const p = c.points;
     const n = p.length / 2;
     const segs = c.closed ? n : n - 1;
-    const hw = bold ? 1.1 : 0.65;
+    const hw = (bold ? 1.1 : 0.65) * k;
     for (let s = 0; s < segs; s++) {
       const a = s * 2;
       const b = ((s + 1) % n) * 2;
@@ -70,32 +75,47 @@ export function renderContours(
       const y0 = p[a + 1] - top;
       const x1 = p[b] - left;
       const y1 = p[b + 1] - top;
-      if (Math.max(x0, x1) < -4 || Math.min(x0, x1) > TILE_SIZE + 4) continue;
-      if (Math.max(y0, y1) < -4 || Math.min(y0, y1) > TILE_SIZE + 4) continue;
-      strokeSegment(halo, x0, y0, x1, y1, hw + 1.2);
+      if (Math.max(x0, x1) < -4 * k || Math.min(x0, x1) > TILE_SIZE + 4 * k) continue;
+      if (Math.max(y0, y1) < -4 * k || Math.min(y0, y1) > TILE_SIZE + 4 * k) continue;
+      strokeSegment(halo, x0, y0, x1, y1, hw + 1.2 * k);
       strokeSegment(bold ? heavy : line, x0, y0, x1, y1, hw);
     }
   }
   const area: [number, number, number, number] = [left, top, left + TILE_SIZE, top + TILE_SIZE];
   const labels = placeLabels(sampler, field, area, options);
-  const font = options.fontPx ?? LABEL_PX;
-  const masks = labels.map((l) => cachedLabelMask(l.text, font, LABEL_STYLE)!);
-  labels.forEach((l, k) => {
-    knockOut([line, heavy, halo], masks[k], l.x - left, l.y - top, l.angle, 3);
+  const font = (options.fontPx ?? LABEL_PX) * k;
+  const masks = labels.map((l) => cachedLabelMask(l.text, font, scaledStyle(LABEL_STYLE, k))!);
+  labels.forEach((l, i) => {
+    knockOut([line, heavy, halo], masks[i], l.x - left, l.y - top, l.angle, 3 * k);
   });
   for (let k = 0; k < line.length; k++) if (heavy[k] > line[k]) line[k] = heavy[k];
   paint(out, halo, HALO_COLOUR);
   paint(out, line, LINE_COLOUR);
-  labels.forEach((l, k) => {
-    drawRotatedLabel(out, masks[k], l.x - left, l.y - top, l.angle);
+  const note = (cx: number, cy: number, ex: number, ey: number) => {
+    const box: TileBoxes[number] = [Math.floor(cx - ex), Math.floor(cy - ey), Math.ceil(cx + ex), Math.ceil(cy + ey)];
+    if (box[2] > 0 && box[3] > 0 && box[0] < TILE_SIZE && box[1] < TILE_SIZE) marks?.push(box);
+  };
+  labels.forEach((l, i) => {
+    drawRotatedLabel(out, masks[i], l.x - left, l.y - top, l.angle);
+    const hw = masks[i].width / 2;
+    const hh = masks[i].height / 2;
+    const [c, s] = [Math.abs(Math.cos(l.angle)), Math.abs(Math.sin(l.angle))];
+    note(l.x - left, l.y - top, hw * c + hh * s + 1, hw * s + hh * c + 1);
   });
-  const radius = options.extremaRadius ?? 160;
+  const radius = options.extremaRadius ?? 160 * k;
   if (radius > 0) {
-    for (const e of findExtrema(sampler, field, area, radius, options.extremaDepth ?? options.interval)) {
-      const mask = cachedLabelMask(e.kind, MARK_PX, MARK_STYLE);
+    for (const e of findExtrema(sampler, field, area, radius, options.extremaDepth ?? options.interval, k)) {
+      const mask = cachedLabelMask(e.kind, MARK_PX * k, scaledStyle(MARK_STYLE, k));
       const colour = e.kind === "H" ? HIGH_COLOUR : LOW_COLOUR;
       if (mask) drawRotatedLabel(out, mask, e.x - left, e.y - top, 0, colour);
-      drawDigits(out, options.label(e.value), e.x - left, e.y - top + 15, colour);
+      const value = options.label(e.value);
+      drawDigits(out, value, e.x - left, e.y - top + 15 * k, colour, k);
+      // The letter and the value under it: one box round both.
+      const d = digitsSize(value, k);
+      const hw = Math.max(mask ? mask.width / 2 : 0, d.width / 2) + 1;
+      const topY = e.y - top - (mask ? mask.height / 2 : 0) - 1;
+      const bottomY = e.y - top + 15 * k + d.height / 2 + 1;
+      note(e.x - left, (topY + bottomY) / 2, hw, (bottomY - topY) / 2);
     }
   }
   return out;

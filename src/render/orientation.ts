@@ -17,11 +17,12 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { mesh, type Topology } from "topojson-client";
 import { decodeLines, type Line } from "./line-pack.ts";
+import type { TileBoxes } from "./png.ts";
 import { blendPixel, compositeLabel, type LabelMask, labelMask } from "./text.ts";
 import { HIDPI_SIZE, TILE_SIZE } from "./tiles.ts";
 
 /** Bump when the drawing changes: the layer's fingerprint includes it. */
-export const ORIENTATION_VERSION = "3";
+export const ORIENTATION_VERSION = "4";
 export const ORIENTATION_LAYER_ID = "orientation";
 
 export interface Place {
@@ -362,6 +363,8 @@ function nearCopy(x: number, left: number, world: number): number {
  * the labels with their halos over them. Without `hidpi` the tile is TILE_SIZE² × 4; with the
  * layout's hidpiLabels it is the @2x tile (HIDPI_SIZE² × 4) of the same area, drawn at twice the
  * scale: lines twice as wide in pixels, labels from the 2× masks. Returns false when nothing was drawn.
+ * `boxes`, when given, receives each drawn label's whole box in the tile's 1x frame: the viewer
+ * hides a place name whose box meets a weather mark (contour label, H/L) on the shown overlay.
  */
 export function paintOrientationTile(
   layout: ZoomLayout,
@@ -369,6 +372,7 @@ export function paintOrientationTile(
   y: number,
   rgba: Uint8Array,
   hidpi?: LabelMask[],
+  boxes?: TileBoxes,
 ): boolean {
   rgba.fill(0);
   const k = hidpi ? 2 : 1;
@@ -421,6 +425,9 @@ export function paintOrientationTile(
     // Buckets have a margin: a label may miss this tile.
     if (lx >= size || ly >= size || lx + m.width <= 0 || ly + m.height <= 0) continue;
     compositeLabel(rgba, size, size, m, lx, ly);
+    // The whole label's 1x box, in this tile's frame (it may reach past the tile).
+    const bx = nearCopy(l.x, left, world) - left;
+    boxes?.push([bx, l.y - top, bx + l.w, l.y - top + l.h]);
     drawn = true;
   }
   return drawn;

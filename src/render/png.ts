@@ -25,6 +25,41 @@ export interface IndexedPngOptions {
    * fine edges, compress about a quarter smaller unfiltered (bench/overlays.ts).
    */
   rows?: "up" | "none";
+  /**
+   * Boxes written into the PNG as a tEXt chunk (keyword BOXES_KEYWORD, before the pixels): the
+   * label or mark boxes drawn on the tile, which travel with its bytes through every way a tile is
+   * served (route, static file, archive). See tileBoxes.
+   */
+  boxes?: TileBoxes;
+}
+
+/** Boxes in the tile's own 256 px frame (1x), [left, top, right, bottom], whole pixels. */
+export type TileBoxes = [number, number, number, number][];
+
+/** The tEXt keyword of a tile's boxes. */
+export const BOXES_KEYWORD = "gridcast:boxes";
+
+function boxesChunk(boxes: TileBoxes | undefined): [string, Uint8Array][] {
+  if (!boxes) return [];
+  return [["tEXt", Buffer.from(`${BOXES_KEYWORD}\0${JSON.stringify(boxes)}`, "latin1")]];
+}
+
+/** The boxes a tile's PNG carries (undefined when it has none): the reader's side of `boxes`. */
+export function tileBoxes(png: Uint8Array): TileBoxes | undefined {
+  const buf = Buffer.from(png.buffer, png.byteOffset, png.length);
+  let at = SIGNATURE.length;
+  while (at + 8 <= buf.length) {
+    const len = buf.readUInt32BE(at);
+    const type = buf.toString("latin1", at + 4, at + 8);
+    if (type === "IDAT" || type === "IEND") return undefined;
+    if (type === "tEXt") {
+      const text = buf.toString("latin1", at + 8, at + 8 + len);
+      const nul = text.indexOf("\0");
+      if (text.slice(0, nul) === BOXES_KEYWORD) return JSON.parse(text.slice(nul + 1));
+    }
+    at += 12 + len;
+  }
+  return undefined;
 }
 
 /**
@@ -98,7 +133,7 @@ export function encodeIndexedPng(
     ["PLTE", plte],
   ];
   if (alphaCount > 0) chunks.push(["tRNS", trns]);
-  chunks.push(["IDAT", idat], ["IEND", Buffer.alloc(0)]);
+  chunks.push(...boxesChunk(options.boxes), ["IDAT", idat], ["IEND", Buffer.alloc(0)]);
   return assemble(chunks);
 }
 
@@ -148,11 +183,7 @@ export function encodeRgbaPng(
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 6; // colour type: truecolour with alpha
-  return assemble([
-    ["IHDR", ihdr],
-    ["IDAT", idat],
-    ["IEND", Buffer.alloc(0)],
-  ]);
+  return assemble([["IHDR", ihdr], ...boxesChunk(options.boxes), ["IDAT", idat], ["IEND", Buffer.alloc(0)]]);
 }
 
 /**

@@ -10,6 +10,16 @@ export const MAX_ZOOM = 7;
  * the 256 px tile. Base layers only.
  */
 export const HIDPI_MAX_ZOOM = 6;
+/**
+ * Overlays' (isobars', arrows') @2x tiles stop this many zooms below the base layers': an @2x
+ * overlay tile is four tiles of the next zoom drawn at twice the scale, and up to here the @2x
+ * tiles add at most 0.3 of the 1x overlays' cost per lead (bench/overlays-hidpi.ts, BENCHMARKS.md).
+ */
+export const OVERLAY_HIDPI_BELOW = 1;
+
+/** The highest zoom with @2x overlay tiles, given the build's @2x zoom for base layers (-1: none). */
+export const overlayHidpiMax = (hidpiMaxZoom: number): number =>
+  hidpiMaxZoom < 0 ? -1 : hidpiMaxZoom - OVERLAY_HIDPI_BELOW;
 export const HIDPI_SIZE = 2 * 256;
 /** Latitude where the square mercator world ends: atan(sinh(π)). */
 export const MERCATOR_MAX_LAT = (Math.atan(Math.sinh(Math.PI)) * 180) / Math.PI;

@@ -4,7 +4,7 @@ import { constants, crc32, deflateSync, inflateSync } from "node:zlib";
 import sharp from "sharp";
 import { nativeAddon, useNativeAddon } from "../../src/native.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
-import { encodeIndexedPng } from "../../src/render/png.ts";
+import { encodeIndexedPng, encodeRgbaPng, tileBoxes } from "../../src/render/png.ts";
 import { decodeRgba, pixel } from "./decode.ts";
 
 interface Chunk {
@@ -336,4 +336,26 @@ test('rows: "none" (overlays) sends changed rows unfiltered and repeated rows as
     filters,
     filters.map((_, y) => (y >= 10 && y < 20 ? 2 : 0)),
   );
+});
+
+test("boxes ride in a tEXt chunk before the pixels: read back as written, the image unchanged", async () => {
+  const indices = new Uint8Array(64 * 64).map((_, i) => (i % 7 === 0 ? 1 : 0));
+  const palette = new Uint8Array([0, 0, 0, 0, 20, 30, 40, 255]);
+  const boxes: [number, number, number, number][] = [
+    [-12, 3, 40, 19],
+    [200, 250, 262, 270],
+  ];
+  for (const [plain, marked] of [
+    [encodeIndexedPng(indices, 64, 64, palette), encodeIndexedPng(indices, 64, 64, palette, { boxes })],
+    [
+      encodeRgbaPng(new Uint8Array(64 * 64 * 4).fill(90), 64, 64),
+      encodeRgbaPng(new Uint8Array(64 * 64 * 4).fill(90), 64, 64, { boxes }),
+    ],
+  ]) {
+    assert.equal(tileBoxes(plain), undefined);
+    assert.deepEqual(tileBoxes(marked), boxes);
+    const a = await sharp(plain).ensureAlpha().raw().toBuffer();
+    const b = await sharp(marked).ensureAlpha().raw().toBuffer();
+    assert.ok(a.equals(b), "the same pixels with and without the chunk");
+  }
 });

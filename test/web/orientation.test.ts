@@ -52,12 +52,12 @@ describe("orientation layer in Chromium", () => {
     await page.goto(`${server.url}/#map=${Z}/${lat}/${lon}`);
     await page.waitForFunction(
       () => {
-        const imgs = document.querySelectorAll<HTMLImageElement>(".orientation-tiles img.leaflet-tile");
+        const imgs = document.querySelectorAll<HTMLCanvasElement>(".orientation-tiles canvas.leaflet-tile");
         const base = document.querySelectorAll(".forecast-tiles img.leaflet-tile-loaded");
         return (
           base.length > 0 &&
           imgs.length > 0 &&
-          Array.from(imgs).every((i) => i.complete && i.classList.contains("leaflet-tile-loaded"))
+          Array.from(imgs).every((i) => i.classList.contains("leaflet-tile-loaded"))
         );
       },
       null,
@@ -71,9 +71,9 @@ describe("orientation layer in Chromium", () => {
       const ctx = canvas.getContext("2d", { willReadFrequently: true })!;
       const out: [string, number[]][] = [];
       for (const img of Array.from(
-        document.querySelectorAll<HTMLImageElement>(".orientation-tiles img.leaflet-tile-loaded"),
+        document.querySelectorAll<HTMLCanvasElement>(".orientation-tiles canvas.leaflet-tile-loaded"),
       )) {
-        const m = /\/tile\/(\d+)\/(\d+)\/(\d+)\?/.exec(img.src);
+        const m = /\/tile\/(\d+)\/(\d+)\/(\d+)\?/.exec(img.dataset.src ?? "");
         if (!m || Number(m[1]) !== 6) continue;
         ctx.clearRect(0, 0, 256, 256);
         ctx.drawImage(img, 0, 0);
@@ -211,10 +211,8 @@ describe("orientation layer in Chromium", () => {
     await page.goto(`${server.url}/#map=${z}/50.5/10.5`);
     await page.waitForFunction(
       () => {
-        const imgs = document.querySelectorAll<HTMLImageElement>(".orientation-tiles img.leaflet-tile");
-        return (
-          imgs.length > 0 && Array.from(imgs).every((i) => i.complete && i.classList.contains("leaflet-tile-loaded"))
-        );
+        const imgs = document.querySelectorAll<HTMLCanvasElement>(".orientation-tiles canvas.leaflet-tile");
+        return imgs.length > 0 && Array.from(imgs).every((i) => i.classList.contains("leaflet-tile-loaded"));
       },
       null,
       { timeout: 120_000 }, // a hang detector, as above
@@ -223,12 +221,12 @@ describe("orientation layer in Chromium", () => {
     // the browser (what a dense screen showed before): alpha of both, by tile.
     const pairs = await page.evaluate(async () => {
       const imgs = Array.from(
-        document.querySelectorAll<HTMLImageElement>(".orientation-tiles img.leaflet-tile-loaded"),
+        document.querySelectorAll<HTMLCanvasElement>(".orientation-tiles canvas.leaflet-tile-loaded"),
       );
       const canvas = document.createElement("canvas");
       canvas.width = canvas.height = 512;
       const ctx = canvas.getContext("2d", { willReadFrequently: true })!;
-      const alpha = (img: HTMLImageElement) => {
+      const alpha = (img: HTMLImageElement | HTMLCanvasElement) => {
         ctx.clearRect(0, 0, 512, 512);
         ctx.imageSmoothingEnabled = true;
         ctx.imageSmoothingQuality = "high";
@@ -241,9 +239,10 @@ describe("orientation layer in Chromium", () => {
       const out: { src: string; natural: number; hi: number[]; lo: number[] }[] = [];
       for (const img of imgs) {
         const one = new Image();
-        one.src = img.src.replace("&scale=2", "");
+        const src = img.dataset.src ?? "";
+        one.src = src.replace("&scale=2", "");
         await one.decode();
-        out.push({ src: img.src, natural: img.naturalWidth, hi: alpha(img), lo: alpha(one) });
+        out.push({ src, natural: img.width, hi: alpha(img), lo: alpha(one) });
       }
       return out;
     });

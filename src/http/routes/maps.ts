@@ -252,7 +252,9 @@ export const mapRoutes = [
       "archive for the lead is damaged or missing: every field of an archive is checked before use, and the server " +
       "log names the archive and the defect; the same holds for static tile paths and raw reads of that archive. " +
       "scale=2 answers the 512 px tile of the same area for dense screens (the static {y}@2x.png), for layers " +
-      "whose catalog entry has hidpi_maxzoom and zooms up to it; 404 otherwise.",
+      "whose catalog entry has hidpi_maxzoom and zooms up to it; 404 otherwise. Tiles of contour overlays and " +
+      "of the orientation layer carry a PNG tEXt chunk gridcast:boxes: JSON [[left, top, right, bottom], …] in " +
+      "the tile's 256 px frame, the boxes of the line labels and H/L marks, or of the place labels, drawn on it.",
     tags: ["maps"],
     auth: "public",
     pathParams: TilePath,

@@ -1,0 +1,98 @@
+// What @2x overlays cost per lead, as the build draws them: isobars and wind arrows over the demo
+// fields, the 1x pyramid z0..max against @2x tiles (four tiles of the next zoom drawn at twice the
+// scale, stitched into one 512 px palette PNG) zoom by zoom, and the ratio (1x + @2x) / 1x for
+// each highest @2x zoom. The build draws @2x overlays up to the highest zoom whose ratio stays
+// within 1.3 (OVERLAY_HIDPI_BELOW in src/render/tiles.ts). One core; a ratio, so load cancels.
+// usage: node bench/overlays-hidpi.ts [maxZoom=6]
+import { arrowSpacing, renderArrows } from "../src/render/arrows.ts";
+import { finiteRange, prepareContourText } from "../src/render/contour-labels.ts";
+import { renderContours } from "../src/render/contours.ts";
+import { OVERLAY_BYTES } from "../src/render/overlay-paint.ts";
+import { OVERLAY_PALETTE, quantizeOverlay } from "../src/render/overlay-palette.ts";
+import { encodeIndexedPng } from "../src/render/png.ts";
+import { createLevelSampler, type LevelSampler } from "../src/render/resample.ts";
+import { HIDPI_MAX_ZOOM, HIDPI_SIZE, overlayHidpiMax, TILE_SIZE } from "../src/render/tiles.ts";
+import { isUniform } from "../src/render/uniform.ts";
+import { overlayFields } from "./lib.ts";
+
+const maxZoom = Number(process.argv.slice(2).find((a) => !a.startsWith("--")) ?? 6);
+const { grid, f } = await overlayFields();
+const label = (v: number) => String(Math.round(v / 100));
+await prepareContourText(...finiteRange(f.msl), { interval: 400, label }, [1, 2]);
+const cellPx = (z: number) => (grid.dlon / 360) * TILE_SIZE * 2 ** z;
+const rgba = new Uint8Array(OVERLAY_BYTES);
+const idx = new Uint8Array(TILE_SIZE * TILE_SIZE);
+const big = new Uint8Array(HIDPI_SIZE * HIDPI_SIZE);
+const samplers = Array.from({ length: maxZoom + 1 }, (_, z) => createLevelSampler(grid, z));
+const load = (await import("node:os")).loadavg()[0].toFixed(1);
+const rows = [`overlays per lead, 1x z0..${maxZoom} against @2x by zoom (load average ${load})`];
+
+const sumOne = { ms: 0 };
+const sumTwo: number[] = [];
+for (const layer of ["isobars", "arrows"] as const) {
+  const paint = (s: LevelSampler, x: number, y: number, out: Uint8Array, k: number) => {
+    if (layer === "isobars") {
+      const step = Math.min(24, Math.max(3, Math.round(cellPx(s.z) / 1.5)));
+      renderContours(s, x, y, f.msl, { interval: 400, label, step, scale: k }, rgba, []);
+    } else {
+      const screenZ = s.z - Math.log2(k);
+      renderArrows(s, x, y, f.u10, f.v10, { spacing: k * arrowSpacing(40, screenZ, cellPx(screenZ)), scale: k }, rgba);
+    }
+    quantizeOverlay(rgba, out);
+  };
+  let oneMs = 0;
+  let oneBytes = 0;
+  const twoMs: number[] = [];
+  const twoBytes: number[] = [];
+  for (let z = 0; z <= maxZoom; z++) {
+    twoMs[z] = 0;
+    twoBytes[z] = 0;
+    for (let x = 0; x < 2 ** z; x++) {
+      for (let y = 0; y < 2 ** z; y++) {
+        let t = performance.now();
+        paint(samplers[z], x, y, idx, 1);
+        if (!isUniform(idx))
+          oneBytes += encodeIndexedPng(idx, TILE_SIZE, TILE_SIZE, OVERLAY_PALETTE, { rows: "none" }).length;
+        oneMs += performance.now() - t;
+        if (z >= maxZoom) continue;
+        t = performance.now();
+        for (let q = 0; q < 4; q++) {
+          const dx = q & 1;
+          const dy = q >> 1;
+          paint(samplers[z + 1], 2 * x + dx, 2 * y + dy, idx, 2);
+          for (let r = 0; r < TILE_SIZE; r++) {
+            big.set(
+              idx.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
+              (dy * TILE_SIZE + r) * HIDPI_SIZE + dx * TILE_SIZE,
+            );
+          }
+        }
+        if (!isUniform(big))
+          twoBytes[z] += encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, OVERLAY_PALETTE, { rows: "none" }).length;
+        twoMs[z] += performance.now() - t;
+      }
+    }
+  }
+  sumOne.ms += oneMs;
+  twoMs.forEach((ms, z) => {
+    sumTwo[z] = (sumTwo[z] ?? 0) + ms;
+  });
+  rows.push(`${layer}: 1x z0..${maxZoom} ${(oneMs / 1000).toFixed(1)} s, ${(oneBytes / 1e6).toFixed(2)} MB`);
+  let ms = 0;
+  let bytes = 0;
+  for (let z = 0; z < maxZoom; z++) {
+    ms += twoMs[z];
+    bytes += twoBytes[z];
+    rows.push(
+      `  @2x up to z${z}: +${(ms / 1000).toFixed(1)} s, +${(bytes / 1e6).toFixed(2)} MB → time ×${(1 + ms / oneMs).toFixed(2)}, bytes ×${(1 + bytes / oneBytes).toFixed(2)}`,
+    );
+  }
+}
+let both = 0;
+for (let z = 0; z < maxZoom; z++) {
+  both += sumTwo[z];
+  rows.push(`both overlays, @2x up to z${z}: time ×${(1 + both / sumOne.ms).toFixed(2)}`);
+}
+const built = overlayHidpiMax(Math.min(HIDPI_MAX_ZOOM, maxZoom - 1));
+rows.push(`the build's @2x overlays for --max-zoom ${maxZoom}: up to z${built}`);
+console.log(rows.join("\n"));

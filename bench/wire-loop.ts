@@ -6,6 +6,7 @@
 // `node --cpu-prof`; with NPY_LOOP_WAIT=s it prints `ready <pid>` and waits s seconds before the
 // loop and after it, so a profiler can attach to the server's process for the loop alone.
 //   node bench/wire-loop.ts [zstd|blosc|export] [requests, default 30]
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeEmbeddingIndexes } from "../src/embeddings/index-writer.ts";
 import { Store } from "../src/store/store.ts";
@@ -63,4 +64,5 @@ try {
   if (wait > 0) await new Promise((ok) => setTimeout(ok, wait * 1000));
 } finally {
   await srv.close();
+  rmSync(out, { recursive: true, force: true });
 }

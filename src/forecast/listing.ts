@@ -96,6 +96,7 @@ export function exportEntry(group: ForecastGroup) {
     kind: group.grid.global ? "global" : "regional",
     bbox: group.grid.bbox,
     npy: `/api/export/${tildeId(group.id)}/npy`,
+    tiff: `/api/export/${tildeId(group.id)}/tiff`,
     coordinates: {
       time: { values: group.runs.map(isoNoZone), count: group.runs.length },
       lead_time: { hours: group.leads, count: group.leads.length },

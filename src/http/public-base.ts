@@ -31,3 +31,12 @@ export function publicBase(settings: Settings, req: IncomingMessage): string {
     return "";
   }
 }
+
+/**
+ * The base URL a live answer writes its links on (absolute when known; else "" and the links are
+ * paths, which a client resolves against the URL it asked), and the Vary that answer needs when
+ * the base came from the request's headers.
+ */
+export function linkBase(settings: Settings, req: IncomingMessage): { base: string; headers?: Record<string, string> } {
+  return { base: publicBase(settings, req), ...(baseFromRequest(settings) ? { headers: VARY_FORWARDED } : {}) };
+}

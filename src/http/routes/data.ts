@@ -4,6 +4,7 @@
 import Type from "typebox";
 import { publisherFor } from "../../zarr-publish/publisher.ts";
 import { sendBytes } from "../byte-reply.ts";
+import { linkBase } from "../public-base.ts";
 import { route } from "../route.ts";
 
 /** Clients revalidate with the ETag: the same key can hold new bytes after a forecast cycle. */
@@ -31,7 +32,11 @@ const Dataset = Type.Object(
   {
     id: Type.String({ description: "Dataset id in the ~ form (forecast~global)" }),
     group: Type.String({ description: "Group id in the / form" }),
-    zarr: Type.String({ description: "Root of the dataset's Zarr store (v2 and v3 views of the same chunks)" }),
+    zarr: Type.String({
+      description:
+        "Root of the dataset's Zarr store (v2 and v3 views of the same chunks): absolute on the server's public_url " +
+        "(or a trusted proxy's headers) when known, else a path",
+    }),
     kind: Type.String(),
     title: Type.Union([Type.String(), Type.Null()]),
     dims: Type.Record(Type.String(), Type.Integer(), { description: "Dimension name → length" }),
@@ -78,9 +83,13 @@ export const dataRoutes = [
     auth: "weather",
     rateLimit: "wait",
     responses: { 200: { description: "Datasets", content: { "application/json": { schema: DatasetList } } } },
-    handler: async ({ app }) => {
+    handler: async ({ app, req }) => {
       const { datasets, unavailable } = await publisherFor(app.store).summaries();
-      return { json: { datasets: datasets.map((d) => ({ ...d, zarr: zarrHref(d.id) })), unavailable } };
+      const { base, headers } = linkBase(app.settings, req);
+      return {
+        json: { datasets: datasets.map((d) => ({ ...d, zarr: `${base}${zarrHref(d.id)}` })), unavailable },
+        headers,
+      };
     },
   }),
   route({
@@ -96,10 +105,12 @@ export const dataRoutes = [
     auth: "weather",
     rateLimit: "wait",
     responses: { 200: { description: "Dataset summary", content: { "application/json": { schema: Dataset } } } },
-    handler: async ({ app, params }) => {
+    handler: async ({ app, req, params }) => {
       const publisher = publisherFor(app.store);
       const d = await publisher.summary(params.id);
-      return { json: { ...d, zarr: zarrHref(d.id), consolidated: { v2: ".zmetadata", v3: "zarr.json" } } };
+      const { base, headers } = linkBase(app.settings, req);
+      const consolidated = { v2: ".zmetadata", v3: "zarr.json" };
+      return { json: { ...d, zarr: `${base}${zarrHref(d.id)}`, consolidated }, headers };
     },
   }),
   route({

@@ -13,7 +13,7 @@ import { InsufficientCreditsError } from "../../errors.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import { perMiBRule } from "../delivery.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
-import { baseFromRequest, publicBase, VARY_FORWARDED } from "../public-base.ts";
+import { linkBase } from "../public-base.ts";
 import { type RequestContext, route } from "../route.ts";
 import {
   ItemList,
@@ -33,11 +33,6 @@ const links = (name: string, base: string) => ({
   item: `${base}/api/embeddings/item/${name}`,
   npy: `${base}/api/embeddings/npy/${name}`,
 });
-
-/** The base URL for links, and the Vary a response needs when it came from the request's headers. */
-function linkBase(app: RequestContext["app"], req: IncomingMessage) {
-  return { base: publicBase(app.settings, req), headers: baseFromRequest(app.settings) ? VARY_FORWARDED : undefined };
-}
 
 /**
  * Credits a planned .npy costs and the body bytes that make one MiB of its physical answer, from
@@ -64,7 +59,7 @@ export const embeddingRoutes = [
     responses: { 200: { description: "One page of items", content: { "application/json": { schema: ItemList } } } },
     handler: async ({ app, req, query }) => {
       const q = query as { prefix?: string; limit?: number; cursor?: string };
-      const { base, headers } = linkBase(app, req);
+      const { base, headers } = linkBase(app.settings, req);
       const cat = await publishedCatalogue(app.published);
       const page = listItems(cat.names, cat.refs, q);
       const items = page.items.map((r) => ({
@@ -122,7 +117,7 @@ export const embeddingRoutes = [
     },
     handler: async (rc) => {
       const ref = await requestedItem(rc);
-      const { base, headers } = linkBase(rc.app, rc.req);
+      const { base, headers } = linkBase(rc.app.settings, rc.req);
       return { json: { ...(await itemMetadata(rc.app.store, ref)), ...links(ref.name, base) }, headers };
     },
   }),

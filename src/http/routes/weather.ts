@@ -23,6 +23,7 @@ import type { Registry } from "../../registry/registry.ts";
 import { type Soon, then } from "../../soon.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
+import { linkBase } from "../public-base.ts";
 import { type Reply, route } from "../route.ts";
 import { GridCoordinates, Lat, Lon, Temporal } from "../schemas/common.ts";
 
@@ -298,7 +299,13 @@ export const weatherRoutes = [
     tags: ["weather"],
     auth: "weather",
     responses: { 200: { description: "Export catalogue", content: { "application/json": { schema: AnyObject } } } },
-    handler: async ({ app }) => ({ json: await exportCatalogue(app.store) }),
+    handler: async ({ app, req }) => {
+      const { base, headers } = linkBase(app.settings, req);
+      const catalogue = await exportCatalogue(app.store);
+      // Links on the server's base URL when it is known (one entry per group, never per field).
+      const groups = catalogue.groups.map((g) => ({ ...g, npy: `${base}${g.npy}`, tiff: `${base}${g.tiff}` }));
+      return { json: { ...catalogue, groups }, headers };
+    },
   }),
   route({
     method: "GET",

@@ -5,7 +5,7 @@
 // and the demo key is the same one — the first still works.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { cleanup, get, tempDir, until } from "../helpers/harness.ts";
@@ -85,6 +85,18 @@ test("npm start on a fresh directory: the first map is served before the full bu
     assert.equal((await get(`${url}/point?lat=48.14&lon=11.58&var=2t`, { "X-API-Key": key })).status, 200);
     assert.match(first.out(), /1000 credits to start; new/);
     assert.equal(readFileSync(join(dir, "demo-key"), "utf8").trim(), key);
+    // The README's size of the demo store ("about 140 MiB"), to the nearest 10 MiB.
+    const said = Number(
+      /writes the demo store \(about (\d+) MiB/.exec(readFileSync(join(ROOT, "README.md"), "utf8"))?.[1],
+    );
+    const bytes = readdirSync(join(dir, "demo"), { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile())
+      .reduce((n, d) => n + statSync(join(d.parentPath, d.name)).size, 0);
+    assert.equal(
+      Math.round(bytes / 2 ** 20 / 10) * 10,
+      said,
+      `demo store ${bytes} bytes; README says about ${said} MiB`,
+    );
   } finally {
     await stop(first);
   }

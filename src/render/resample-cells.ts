@@ -10,7 +10,6 @@
 // that cell whole: its pixels are filled without a search each.
 import { InvalidParameterError } from "../errors.ts";
 import { nativeAddon } from "../native.ts";
-import type { CellIndex } from "../store/cell-index.ts";
 import type { Palette } from "./colormap.ts";
 import type { LevelSampler, Resample } from "./resample.ts";
 import {
@@ -22,6 +21,16 @@ import {
   PROJECTED_TABLE_MB,
 } from "./resample-projected.ts";
 import { type BBox, pixelLat, pixelLon, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
+
+/**
+ * What a tile walk needs of a grid's spatial index (the store's cell index has it): the cells' unit
+ * vectors, each cell's neighbours with the bounds that prove an answer, and a search for the start.
+ */
+export interface WalkableCells {
+  readonly vectors: { x: Float64Array; y: Float64Array; z: Float64Array };
+  neighbourhood(): { k: number; list: Int32Array; half: Float32Array; outer: Float64Array };
+  nearest(lat: number, lon: number): { cell: number };
+}
 
 export interface CellGridSpec {
   /** Number of cells. */
@@ -35,7 +44,7 @@ export interface CellGridSpec {
    * pixels walk from cell to cell through the index's neighbourhoods, proving each answer with the
    * neighbourhood's bounds, and search (`nearest`) only where no proof holds.
    */
-  index?: CellIndex;
+  index?: WalkableCells;
   reach?: number;
 }
 
@@ -82,7 +91,7 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
    * (the row's first from the pixel above): exact, since every step is proven by the index's
    * neighbourhood bounds, and a search answers wherever none holds.
    */
-  function walk(index: CellIndex, out: Int32Array): void {
+  function walk(index: WalkableCells, out: Int32Array): void {
     const { x: X, y: Y, z: Z } = index.vectors;
     const { k, list, half, outer } = index.neighbourhood();
     const reach = spec.reach ?? Number.POSITIVE_INFINITY;

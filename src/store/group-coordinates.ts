@@ -112,7 +112,7 @@ export async function heightOf(
   const listed = (strAttr(arr.meta.attrs, "coordinates") ?? "").split(/\s+/).filter(Boolean);
   for (const name of [...squeezed, ...listed]) {
     const c = arrays.get(name);
-    if (!c || c.shape.reduce((a, b) => a * b, 1) !== 1) continue;
+    if (c?.shape.reduce((a, b) => a * b, 1) !== 1) continue;
     const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
     const units = strAttr(c.meta.attrs, "units")?.trim().toLowerCase() ?? "m";
     if (std !== "height" || !["m", "metre", "meter", "metres", "meters"].includes(units)) continue;

@@ -6,7 +6,7 @@
 // with what xarray reads from the same bytes, and the bad group must fail alone.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
@@ -284,7 +284,14 @@ describe("a time value that cannot be decoded fails its group alone", () => {
     assert.match(text.stdout, /forecast\/dateline {2}\(regional/);
     const out = tempDir("gridcast-layouts-cli-");
     try {
-      const b = await cli(["build", "--store", combo, "--out", out, "--max-zoom", "0", "--groups", "cmip,bad_value"]);
+      const args = ["build", "--store", combo, "--out", out, "--max-zoom", "0", "--groups", "cmip,bad_value"];
+      // Named in --groups, the unreadable group fails the build by name (nothing built) ...
+      const strict = await cli(args);
+      assert.equal(strict.code, 2, strict.stderr);
+      assert.match(strict.stderr, /forecast\/bad_value cannot be read.*not a date.*--allow-missing-groups/);
+      assert.equal(existsSync(join(out, "current")), false, "nothing published");
+      // ... unless the operator says to build the others: then it is skipped by name (exit 3).
+      const b = await cli([...args, "--allow-missing-groups"]);
       assert.equal(b.code, 3, b.stderr);
       assert.match(b.stdout, /skipped forecast\/bad_value: .*not a date/);
       assert.match(b.stdout, /published/);

@@ -5,7 +5,7 @@
 // reported by name and reason while every other group serves.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -449,6 +449,13 @@ describe("command line", () => {
         "--concurrency",
         "1",
       ];
+      // one_row is named in --groups and cannot be served: the build fails by name, nothing built ...
+      const strict = await cli(args);
+      assert.equal(strict.code, 2, strict.stderr);
+      assert.match(strict.stderr, /forecast\/one_row cannot be read.*--allow-missing-groups/);
+      assert.equal(existsSync(join(out, "current")), false, "nothing published");
+      // ... and with --allow-missing-groups the others are built, the skipped group named (exit 3).
+      args.push("--allow-missing-groups");
       const r = await cli(args);
       assert.equal(r.code, 3, r.stderr);
       assert.match(r.stdout, /skipped forecast\/one_row: .*single latitude row/);
@@ -471,7 +478,9 @@ describe("command line", () => {
         "0",
         "--groups",
         "one_row,bad_time",
+        "--allow-missing-groups",
       ]);
+      // Even allowed to skip, a build of which no group can be read has nothing to publish.
       assert.equal(none.code, 2);
       assert.match(none.stderr, /no forecast group could be read/);
     } finally {

@@ -9,6 +9,7 @@ import { readValues, regionOf } from "../forecast/read.ts";
 import { latestRun } from "../forecast/select.ts";
 import { DERIVED_LAYERS } from "../registry/derived.ts";
 import { ORIENTATION_LAYER_ID } from "../render/orientation.ts";
+import { overlayHidpiMax } from "../render/tiles.ts";
 import type { ForecastGroup, Store } from "../store/store.ts";
 import { type CoverageCache, coverageKey } from "./coverage.ts";
 import { sourceRevision } from "./fingerprint.ts";
@@ -31,7 +32,7 @@ export interface Plan {
 
 /**
  * Files the plan's jobs write: 256 px tiles, and the @2x tiles of base layers and the orientation
- * layer up to `hidpiMax` (a build's: min(HIDPI_MAX_ZOOM, max zoom − 1), -1 for none). What `start`
+ * layer up to `hidpiMax` (overlays' one zoom lower) (a build's: min(HIDPI_MAX_ZOOM, max zoom − 1), -1 for none). What `start`
  * estimates disk use from and what the README's figures are checked against, without rendering.
  */
 export function planFiles(plan: Plan, hidpiMax: number): { tiles: number; hidpi: number } {
@@ -171,6 +172,13 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       if (spec && (spec.recipe.kind === "field" || spec.recipe.kind === "speed")) {
         const key = coverageKey(group, v);
         hidpiCount.set(spec.id, (h) => coverage.pyramidCount(key, v.grid, Math.min(h, sel.maxZoom - 1)));
+      } else if (spec && (spec.recipe.kind === "arrows" || spec.recipe.kind === "contours")) {
+        // Overlays are drawn at twice the scale to a lower zoom (render-job.ts), over their first source's grid.
+        const key = coverageKey(group, sources[0]);
+        hidpiCount.set(spec.id, (h) => {
+          const top = overlayHidpiMax(Math.min(h, sel.maxZoom - 1));
+          return top < 0 ? 0 : coverage.pyramidCount(key, sources[0].grid, top);
+        });
       }
     }
   }

@@ -18,8 +18,7 @@ import { WMTS_CAPABILITIES, wmtsCapabilities } from "../published/wmts.ts";
 import { displayUnit, unitChoices } from "../registry/display.ts";
 import { emptyTilePng } from "../render/empty-tile.ts";
 import { intervalText, legendJson, renderLegendPng } from "../render/legend.ts";
-import { overlayHidpiMax } from "../render/tiles.ts";
-import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
+import { type BuildManifest, type LayerSpec, layerHidpiMax } from "./layer-spec.ts";
 
 const TILE_FILE = "{z}/{x}/{y}.png";
 const TILE_FILE_2X = `{z}/{x}/{y}${HIDPI_SUFFIX}.png`;
@@ -41,11 +40,7 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number, base:
   // render-job.ts writes @2x tiles for base fields up to this zoom, orientation-job.ts for the
   // orientation layer (archive builds drop the fields).
   // Overlays (arrows, isobars) have theirs drawn at twice the scale, to a lower zoom.
-  const hidpi = ["field", "speed", "orientation"].includes(l.recipe.kind)
-    ? hidpiMaxZoom
-    : ["arrows", "contours"].includes(l.recipe.kind)
-      ? overlayHidpiMax(hidpiMaxZoom)
-      : -1;
+  const hidpi = layerHidpiMax(l.recipe.kind, hidpiMaxZoom);
   return {
     id: l.id,
     group: l.group,

@@ -9,12 +9,11 @@ import { readValues, regionOf } from "../forecast/read.ts";
 import { latestRun } from "../forecast/select.ts";
 import { DERIVED_LAYERS } from "../registry/derived.ts";
 import { ORIENTATION_LAYER_ID } from "../render/orientation.ts";
-import { overlayHidpiMax } from "../render/tiles.ts";
 import type { ForecastGroup, Store } from "../store/store.ts";
 import { type CoverageCache, coverageKey } from "./coverage.ts";
 import { sourceRevision } from "./fingerprint.ts";
 import { type Job, jobsOf, planHash } from "./jobs.ts";
-import { type LayerSpec, layerSpec, orientationLayer, type Selection } from "./layer-spec.ts";
+import { type LayerSpec, layerHidpiMax, layerSpec, orientationLayer, type Selection } from "./layer-spec.ts";
 
 export interface Plan {
   maxZoom: number;
@@ -169,15 +168,13 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
       const revision = sources.map((sv) => sourceRevision(group, sv)).join("+");
       const spec = layerSpec(ref, sel, revision, tiles, style);
       if (spec) layers.push(spec);
-      if (spec && (spec.recipe.kind === "field" || spec.recipe.kind === "speed")) {
-        const key = coverageKey(group, v);
-        hidpiCount.set(spec.id, (h) => coverage.pyramidCount(key, v.grid, Math.min(h, sel.maxZoom - 1)));
-      } else if (spec && (spec.recipe.kind === "arrows" || spec.recipe.kind === "contours")) {
-        // Overlays are drawn at twice the scale to a lower zoom (render-job.ts), over their first source's grid.
-        const key = coverageKey(group, sources[0]);
+      if (spec) {
+        // render-job.ts draws a base field over its variable's grid, an overlay over its first source's.
+        const over = spec.recipe.kind === "field" || spec.recipe.kind === "speed" ? v : sources[0];
+        const key = coverageKey(group, over);
         hidpiCount.set(spec.id, (h) => {
-          const top = overlayHidpiMax(Math.min(h, sel.maxZoom - 1));
-          return top < 0 ? 0 : coverage.pyramidCount(key, sources[0].grid, top);
+          const top = layerHidpiMax(spec.recipe.kind, Math.min(h, sel.maxZoom - 1));
+          return top < 0 ? 0 : coverage.pyramidCount(key, over.grid, top);
         });
       }
     }

@@ -17,12 +17,13 @@ import { OVERLAY_BYTES } from "../render/overlay-paint.ts";
 import { OVERLAY_PALETTE, quantizeOverlay } from "../render/overlay-palette.ts";
 import { encodeIndexedPng, type TileBoxes } from "../render/png.ts";
 import type { LevelSampler } from "../render/resample.ts";
-import { HIDPI_SIZE, overlayHidpiMax, TILE_SIZE } from "../render/tiles.ts";
+import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
 import { isUniform } from "../render/uniform.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 import { coverageKey } from "./coverage.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
 import type { Job, LeadJob } from "./jobs.ts";
+import { layerHidpiMax } from "./layer-spec.ts";
 
 /**
  * Whether a lead is the only one this job renders from its chunks along the lead axis: then its
@@ -195,13 +196,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
   // Base layers as far as the build's @2x zoom; overlays, drawn at twice the scale, less far.
   const overlay2x = job.recipe.kind === "arrows" || job.recipe.kind === "contours";
-  const baseHidpi = Math.min(ctx.hidpiMaxZoom, ctx.maxZoom - 1);
-  const hidpiMax =
-    job.recipe.kind === "field" || job.recipe.kind === "speed"
-      ? baseHidpi
-      : overlay2x
-        ? overlayHidpiMax(baseHidpi)
-        : -1;
+  const hidpiMax = layerHidpiMax(job.recipe.kind, Math.min(ctx.hidpiMaxZoom, ctx.maxZoom - 1));
   const marks2x = new Set<string>();
   const big = new Uint8Array(HIDPI_SIZE * HIDPI_SIZE);
   const quarter = new Uint8Array(TILE_SIZE * TILE_SIZE);

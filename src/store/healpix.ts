@@ -130,9 +130,6 @@ function ringOf(nside: number, z: number): number {
   return nside * (2 - 1.5 * z);
 }
 
-const JRLL = [2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4];
-const JPLL = [1, 3, 5, 7, 0, 2, 4, 6, 1, 3, 5, 7];
-
 /** `v`'s bits spread to the even positions (the inverse of evenBits). */
 function spreadBits(v: number): number {
   let out = 0;
@@ -164,8 +161,8 @@ export function ringToNested(nside: number, i: number, j: number): number {
     nr = 4 * nside - i;
     face = 8 + Math.floor((iphi - 1) / nr);
   }
-  const irt = i - JRLL[face] * nside + 1;
-  let ipt = 2 * iphi - JPLL[face] * nr - kshift - 1;
+  const irt = i - FACE_ROW[face] * nside + 1;
+  let ipt = 2 * iphi - FACE_LON[face] * nr - kshift - 1;
   if (ipt >= 2 * nside) ipt -= 8 * nside;
   const ix = (ipt - irt) >> 1;
   const iy = (-ipt - irt) >> 1;

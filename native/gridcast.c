@@ -12,8 +12,10 @@
 //   regions.h         copyRuns: runs of items between typed arrays, and their geometry checks
 //   beneath.h         opening a store file without leaving the store's root
 //   jobs.h            decode, zstdDecode, readFile and decodeRuns on libuv's thread pool
-//   raster.h          bilinearTile, projectedTile, gatherTile, gatherRuns: map tiles sampled from a field
+//   raster.h          bilinearTile, projectedTile, gatherTile, gatherRuns, runsOf: map tiles sampled
+//                     from a field, and nearest-node tables as runs
 //   cell-walk.h       walkCells: the nearest cell of a tile's pixels on an unstructured grid
+//   cell-neighbours.h cellNeighbours: each cell's nearest others on an unstructured grid
 //   deflate-rle.h     a run-length deflate coder for PNG rows
 //   png-rows.h        pngRows and deflateRle
 //   socket-queue.h    sendQueue: the bytes a TCP socket's peer has not acknowledged yet
@@ -29,6 +31,7 @@
 #include "jobs.h"
 #include "raster.h"
 #include "cell-walk.h"
+#include "cell-neighbours.h"
 #include "png-rows.h"
 #include "socket-queue.h"
 
@@ -83,6 +86,8 @@ NAPI_MODULE_INIT() {
       {"gatherTile", NULL, gather_tile, NULL, NULL, NULL, napi_default, NULL},
       {"gatherRuns", NULL, gather_runs, NULL, NULL, NULL, napi_default, NULL},
       {"walkCells", NULL, walk_cells, NULL, NULL, NULL, napi_default, NULL},
+      {"cellNeighbours", NULL, cell_neighbours, NULL, NULL, NULL, napi_default, NULL},
+      {"runsOf", NULL, runs_of, NULL, NULL, NULL, napi_default, NULL},
       {"sendQueue", NULL, send_queue, NULL, NULL, NULL, napi_default, NULL},
       // Only when Zstandard was found (Node's own or libzstd.so.1): callers test for these.
       {"zstdDecode", NULL, zstd_async, NULL, NULL, NULL, napi_default, NULL},

@@ -291,4 +291,40 @@ static napi_value gather_runs(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// runsOf(nodes: Int32Array, runNodes: Int32Array, runLengths: Uint8Array): the nodes as runs of
+// equal ones, at most 256 long (run r: runNodes[r], runLengths[r] + 1 pixels), as
+// render/resample-projected.ts's nearestRuns makes them; returns the number of runs. runNodes and
+// runLengths hold at least as many items as nodes.
+static napi_value runs_of(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  void *np, *rp, *lp;
+  size_t nlen, rlen, llen;
+  if (argc < 3 || !array_of(env, argv[0], napi_int32_array, &np, &nlen) ||
+      !array_of(env, argv[1], napi_int32_array, &rp, &rlen) || !bytes_of(env, argv[2], &lp, &llen)) {
+    return throw_type(env, "runsOf(nodes: Int32Array, runNodes: Int32Array, runLengths: Uint8Array)");
+  }
+  if (rlen < nlen || llen < nlen || nlen > UINT32_MAX) {
+    napi_throw_range_error(env, NULL, "runsOf: sizes do not match");
+    return NULL;
+  }
+  const int32_t *nodes = np;
+  int32_t *runNodes = rp;
+  unsigned char *lengths = lp;
+  size_t r = 0;
+  for (size_t k = 0; k < nlen;) {
+    int32_t v = nodes[k];
+    size_t end = k + 1, most = nlen - k < 256 ? nlen : k + 256;
+    while (end < most && nodes[end] == v) end++;
+    runNodes[r] = v;
+    lengths[r] = (unsigned char)(end - k - 1);
+    r++;
+    k = end;
+  }
+  napi_value ret;
+  napi_create_uint32(env, (uint32_t)r, &ret);
+  return ret;
+}
+
 #endif

@@ -108,6 +108,30 @@ interface Addon {
     off: number,
     out: Int32Array,
   ): number;
+  /** Every cell's k nearest other cells, nearest first, into list (n·k), with the bounds a tile
+   * walk proves answers with into half (n·k) and outer (n): store/cell-index.ts's neighbourhood()
+   * in C, searching the index's buckets (cells bucket by bucket, each bucket's start, per band its
+   * bucket count and first bucket) with the same arithmetic. RangeError when the buckets do not
+   * hold the cells. Absent from addons built before it. */
+  cellNeighbours?(
+    x: Float64Array,
+    y: Float64Array,
+    z: Float64Array,
+    cells: Int32Array,
+    start: Int32Array,
+    cols: Int32Array,
+    first: Int32Array,
+    k: number,
+    cosMargin: number,
+    sinMargin: number,
+    list: Int32Array,
+    half: Float32Array,
+    outer: Float64Array,
+  ): void;
+  /** nodes as runs of equal ones (at most 256 long) into runNodes and runLengths (length − 1), as
+   * render/resample-projected.ts's nearestRuns makes them; returns the number of runs. Absent from
+   * addons built before it. */
+  runsOf?(nodes: Int32Array, runNodes: Int32Array, runLengths: Uint8Array): number;
   /** Bytes the kernel holds for a TCP socket's peer that the peer has not acknowledged (SIOCOUTQ),
    * or -errno. Absent from addons built before it. */
   sendQueue?(fd: number): number;

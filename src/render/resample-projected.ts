@@ -135,8 +135,20 @@ export function nodeColours(field: Field, palette: Palette): Uint8Array {
 /** Longest run of a NearestRuns (its lengths are bytes, less one). */
 const MAX_RUN = 256;
 
+/** Where the addon writes a table's runs before they are copied out at their size. */
+let runScratch = { nodes: new Int32Array(0), lengths: new Uint8Array(0) };
+
 /** `nodes` (one per pixel) as runs of equal nodes, or undefined where the runs would take as many bytes or more. */
 export function nearestRuns(nodes: Int32Array): NearestRuns | undefined {
+  const addon = nativeAddon();
+  if (addon?.runsOf) {
+    if (runScratch.nodes.length < nodes.length) {
+      runScratch = { nodes: new Int32Array(nodes.length), lengths: new Uint8Array(nodes.length) };
+    }
+    const count = addon.runsOf(nodes, runScratch.nodes, runScratch.lengths);
+    if (count * 5 >= nodes.length * 4) return undefined;
+    return { nodes: runScratch.nodes.slice(0, count), lengths: runScratch.lengths.slice(0, count) };
+  }
   let count = 0;
   for (let k = 0, len = 0; k < nodes.length; k++, len++) {
     if (k === 0 || nodes[k] !== nodes[k - 1] || len === MAX_RUN) {

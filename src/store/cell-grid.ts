@@ -48,10 +48,13 @@ async function degrees(c: {
 }) {
   const { scale, offset } = c.array.packing;
   const raw = await c.array.readRaw();
-  const out = Float64Array.from(raw, (x) => (x * scale + offset) * c.toDegrees);
-  for (let i = 0; i < out.length; i++) {
-    if (!Number.isFinite(out[i]))
-      throw new CorruptDataError(`the cell coordinate ${c.name} has a missing value at ${i}`);
+  // A plain loop: a typed array's from() with a mapping function costs several times as much on
+  // a million coordinates.
+  const out = new Float64Array(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const v = (raw[i] * scale + offset) * c.toDegrees;
+    if (!Number.isFinite(v)) throw new CorruptDataError(`the cell coordinate ${c.name} has a missing value at ${i}`);
+    out[i] = v;
   }
   return out;
 }

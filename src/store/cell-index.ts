@@ -8,6 +8,8 @@
 /** Cells per bucket the index aims at: fewer makes more empty buckets, more makes each search longer. */
 export const CELLS_PER_BUCKET = 2;
 
+import { nativeAddon } from "../native.ts";
+
 const RAD = Math.PI / 180;
 
 export class CellIndex {
@@ -89,24 +91,42 @@ export class CellIndex {
     const k = Math.min(NEIGHBOURS, n - 1);
     const list = new Int32Array(n * k);
     const half = new Float32Array(n * k);
-    const bits = new Int32Array(half.buffer);
     const outer = new Float64Array(n);
-    const dots = new Float64Array(k);
-    const ids = new Int32Array(k);
-    for (let i = 0; i < n; i++) {
-      this.#knn(i, k, ids, dots);
-      list.set(ids, i * k);
-      for (let j = 0; j < k; j++) {
-        // cos of half the distance, a margin off against rounding, stored as the float32 at or
-        // above it: a bound that proves a little less than it could, never more.
-        const v = Math.cos(Math.max(0, Math.acos(Math.min(1, dots[j])) / 2 - PROOF_MARGIN));
-        const e = i * k + j;
-        half[e] = v;
-        // Rounded down: one float32 step up (towards zero for a negative one).
-        if (half[e] < v) bits[e] += half[e] > 0 ? 1 : half[e] < 0 ? -1 : 0;
-        if (half[e] < v) half[e] = MIN_FLOAT32;
+    const addon = nativeAddon();
+    if (addon?.cellNeighbours) {
+      addon.cellNeighbours(
+        this.#x,
+        this.#y,
+        this.#z,
+        this.#cells,
+        this.#start,
+        this.#cols,
+        this.#first,
+        k,
+        COS_MARGIN,
+        SIN_MARGIN,
+        list,
+        half,
+        outer,
+      );
+    } else {
+      const bits = new Int32Array(half.buffer);
+      const dots = new Float64Array(k);
+      const ids = new Int32Array(k);
+      for (let i = 0; i < n; i++) {
+        this.#knn(i, k, ids, dots);
+        list.set(ids, i * k);
+        for (let j = 0; j < k; j++) {
+          // Stored as the float32 at or above the bound: it proves a little less than it could, never more.
+          const v = halfBound(dots[j]);
+          const e = i * k + j;
+          half[e] = v;
+          // Rounded down: one float32 step up (towards zero for a negative one).
+          if (half[e] < v) bits[e] += half[e] > 0 ? 1 : half[e] < 0 ? -1 : 0;
+          if (half[e] < v) half[e] = MIN_FLOAT32;
+        }
+        outer[i] = halfBound(dots[k - 1]);
       }
-      outer[i] = Math.cos(Math.max(0, Math.acos(Math.min(1, dots[k - 1])) / 2 - PROOF_MARGIN));
     }
     this.#near = { k, list, half, outer };
     return this.#near;
@@ -258,6 +278,21 @@ export const NEIGHBOURS = 12;
 const MIN_FLOAT32 = 1.401298464324817e-45;
 /** Radians taken off the bounds a walk proves its answers with, against rounding. */
 const PROOF_MARGIN = 1e-9;
+const COS_MARGIN = Math.cos(PROOF_MARGIN);
+const SIN_MARGIN = Math.sin(PROOF_MARGIN);
+
+/**
+ * cos(max(0, θ/2 − PROOF_MARGIN)) for the angle θ between two cells whose dot product is d: the
+ * least dot product with the first that proves a point nearer to it than to the second. Made of
+ * θ/2's cosine and sine as square roots of (1 ± d)/2, so that the addon (native/cell-neighbours.h),
+ * with the same operations, gives the same bits.
+ */
+function halfBound(d: number): number {
+  const c = Math.min(1, Math.max(-1, d));
+  const s = Math.sqrt((1 - c) / 2);
+  if (s <= SIN_MARGIN) return 1;
+  return Math.sqrt((1 + c) / 2) * COS_MARGIN + s * SIN_MARGIN;
+}
 
 export interface Neighbourhood {
   /** Neighbours per cell. */

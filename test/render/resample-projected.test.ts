@@ -237,6 +237,43 @@ test("runs cap at 256 pixels, and a table of one node is 256 runs", () => {
   assert.equal(nearestRuns(Int32Array.from({ length: 256 * 256 }, (_, k) => k)), undefined);
 });
 
+test("runs by the addon (runsOf) and by JavaScript are the same", {
+  skip: !nativeAddon()?.runsOf && "no runsOf in the addon",
+}, () => {
+  // Runs of 1 to 700 pixels (past the 256 cap), a tile of one node, a node per pixel, a last run of one.
+  let s = 9;
+  const next = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s;
+  };
+  const mixed = new Int32Array(256 * 256);
+  for (let k = 0; k < mixed.length; ) {
+    const len = 1 + (next() % 700);
+    mixed.fill(next() % 50, k, k + len);
+    k += len;
+  }
+  const lastOne = new Int32Array(256 * 256).fill(3);
+  lastOne[lastOne.length - 1] = 4;
+  const tables = [
+    mixed,
+    new Int32Array(256 * 256).fill(-1),
+    Int32Array.from({ length: 256 * 256 }, (_, k) => k),
+    lastOne,
+  ];
+  const native = tables.map((t) => nearestRuns(t));
+  let js: ReturnType<typeof nearestRuns>[];
+  try {
+    useNativeAddon(false);
+    js = tables.map((t) => nearestRuns(t));
+  } finally {
+    useNativeAddon(true);
+  }
+  assert.deepEqual(native, js);
+  assert.equal(native[2], undefined);
+  assert.deepEqual(nodesOf(native[0]!), mixed);
+  assert.equal(native[3]!.nodes.length, 257);
+});
+
 test("the addon's gather over runs fills each run and refuses runs outside the colours or the tile", () => {
   const addon = nativeAddon();
   assert.ok(addon?.gatherRuns);

@@ -2,6 +2,7 @@
 // great-circle distance, ties to the lower cell number), found by looking at a few cells only.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { nativeAddon, useNativeAddon } from "../../src/native.ts";
 import { CellIndex } from "../../src/store/cell-index.ts";
 import { healpixCentres } from "../../src/store/healpix.ts";
 
@@ -137,5 +138,62 @@ test("neighbourhoods: each cell's nearest others, nearest first, with bounds tha
     // half[e] is at least the cosine of half the distance to neighbour e (never a larger region).
     for (let j = 0; j < k; j++) assert.ok(half[i * k + j] >= Math.cos(Math.acos(Math.min(1, dots[j].d)) / 2) - 1e-12);
     assert.ok(outer[i] >= Math.cos(Math.acos(Math.min(1, dots[k - 1].d)) / 2) - 1e-12);
+  }
+});
+
+test("neighbourhoods: the addon's lists and bounds are the JavaScript's, bit for bit", {
+  skip: !nativeAddon()?.cellNeighbours && "no cellNeighbours in the addon",
+}, () => {
+  // A global octahedral O40 with an irregular scatter over it; a regional scatter across the
+  // antimeridian and over a pole, with an empty hole; a nested HEALPix grid (ties between
+  // equidistant cells, caps reaching the poles).
+  const r = rand(5);
+  const oct: [number[], number[]] = [[], []];
+  for (let row = 0; row < 80; row++) {
+    const i = row < 40 ? row + 1 : 80 - row;
+    const f = 90 - ((row + 0.5) * 180) / 80;
+    for (let j = 0; j < 4 * i + 16; j++) {
+      oct[0].push(f);
+      oct[1].push((((j * 360) / (4 * i + 16) + 180) % 360) - 180);
+    }
+  }
+  for (let k = 0; k < 3000; k++) {
+    oct[0].push(Math.asin(2 * r() - 1) / RAD);
+    oct[1].push(360 * r() - 180);
+  }
+  const regional: [number[], number[]] = [[], []];
+  while (regional[0].length < 20_000) {
+    const f = 60 + 30 * r();
+    const l = 150 + 60 * r();
+    if (f > 70 && f < 75 && l > 175 && l < 185) continue;
+    regional[0].push(f);
+    regional[1].push(l > 180 ? l - 360 : l);
+  }
+  const hp = healpixCentres(16, "nested");
+  for (const [name, lat, lon] of [
+    ["octahedral and scatter", Float64Array.from(oct[0]), Float64Array.from(oct[1])],
+    ["regional", Float64Array.from(regional[0]), Float64Array.from(regional[1])],
+    ["HEALPix 16", hp.lat, hp.lon],
+  ] as const) {
+    const c = new CellIndex(lat, lon).neighbourhood();
+    let js: ReturnType<CellIndex["neighbourhood"]>;
+    try {
+      useNativeAddon(false);
+      js = new CellIndex(lat, lon).neighbourhood();
+    } finally {
+      useNativeAddon(true);
+    }
+    assert.equal(c.k, js.k);
+    const cHalf = new Uint32Array(c.half.buffer);
+    const jsHalf = new Uint32Array(js.half.buffer);
+    for (let e = 0; e < c.list.length; e++) {
+      if (c.list[e] !== js.list[e] || cHalf[e] !== jsHalf[e]) {
+        assert.fail(
+          `${name}: cell ${Math.floor(e / c.k)} neighbour ${e % c.k}: ${c.list[e]} (bound ${c.half[e]}) by the addon, ` +
+            `${js.list[e]} (bound ${js.half[e]}) by JavaScript`,
+        );
+      }
+    }
+    for (let i = 0; i < lat.length; i++) assert.equal(c.outer[i], js.outer[i], `${name}: outer bound of cell ${i}`);
   }
 });

@@ -68,7 +68,7 @@ async function wrk(url: string, seconds: number, headers: string[] = []): Promis
 }
 
 /** CPU seconds (user + system) a process has used, from /proc (clock ticks of 1/100 s). */
-function procCpuSeconds(pid: number): number {
+export function procCpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -89,7 +89,7 @@ async function measured(url: string, seconds: number, headers: string[], nginxWo
 
 const totalUs = (u: NodeJS.CpuUsage) => u.user + u.system;
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const s = createServer();
   await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
   const port = (s.address() as { port: number }).port;
@@ -98,7 +98,7 @@ async function freePort(): Promise<number> {
 }
 
 /** nginx with one worker serving `root` on a loopback port; temp config, stopped by `stop`. */
-async function nginx(root: string): Promise<{ url: string; worker: number; stop: () => Promise<void> }> {
+export async function nginx(root: string): Promise<{ url: string; worker: number; stop: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "gridcast-nginx-"));
   const port = await freePort();
   const conf = join(dir, "nginx.conf");
@@ -150,7 +150,7 @@ http {
 }
 
 /** The first z3 tile file of the build: tiles/<layer>/<run>/<lead>/3/<x>/<y>.png. */
-function aTile(build: string, layer: string): string {
+export function aTile(build: string, layer: string): string {
   const base = join(build, "tiles", layer);
   const run = readdirSync(base).sort()[0];
   const lead = readdirSync(join(base, run)).sort()[0];

@@ -60,6 +60,36 @@ const WALK_STEPS = 4;
 /** Tiles whose cells stay unpacked for overlays' questions (a tile and its eight neighbours). */
 const UNPACKED_TILES = 9;
 
+/** Rows (or columns) of pixels whose coordinates a level keeps, at most (6 kB each). */
+const AXES_KEPT = 512;
+
+/** One tile row's pixel latitudes (or one tile column's longitudes), degrees, with their cosines and sines. */
+interface PixelAxis {
+  deg: Float64Array;
+  cos: Float64Array;
+  sin: Float64Array;
+}
+
+/** The axis kept under `key`, made with `at` (degrees of pixel i) when it is not. */
+function axisOf(kept: Map<number, PixelAxis>, key: number, at: (i: number) => number): PixelAxis {
+  let a = kept.get(key);
+  if (a) {
+    kept.delete(key);
+    kept.set(key, a);
+    return a;
+  }
+  a = { deg: new Float64Array(TILE_SIZE), cos: new Float64Array(TILE_SIZE), sin: new Float64Array(TILE_SIZE) };
+  for (let i = 0; i < TILE_SIZE; i++) {
+    const v = at(i);
+    a.deg[i] = v;
+    a.cos[i] = Math.cos(v * RAD);
+    a.sin[i] = Math.sin(v * RAD);
+  }
+  if (kept.size >= AXES_KEPT) kept.delete(kept.keys().next().value!);
+  kept.set(key, a);
+  return a;
+}
+
 /** A level's sampler, plus (for tests) the nearest cell of every pixel and how many tables were solved. */
 export interface CellLevelSampler extends LevelSampler {
   nearestNodes(x: number, y: number): Int32Array | undefined;
@@ -77,14 +107,18 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
   let solved = 0;
   const limit = tableMb * 1024 * 1024;
   const scratch = new Int32Array(PIXELS);
-  const lats = new Float64Array(TILE_SIZE);
-  const lons = new Float64Array(TILE_SIZE);
   const unpacked = new Map<number, Int32Array>();
-
-  const cosLon = new Float64Array(TILE_SIZE);
-  const sinLon = new Float64Array(TILE_SIZE);
-  const cosLat = new Float64Array(TILE_SIZE);
-  const sinLat = new Float64Array(TILE_SIZE);
+  // The tile being solved: its pixel rows' latitudes and columns' longitudes, with their cosines
+  // and sines. Every tile of a tile row shares the rows (every tile of a column the columns), so
+  // they are kept per row and column of the level, the least recently used dropped past AXES_KEPT.
+  const rowAxes = new Map<number, PixelAxis>();
+  const colAxes = new Map<number, PixelAxis>();
+  let lats: Float64Array = new Float64Array(TILE_SIZE);
+  let lons = lats;
+  let cosLat = lats;
+  let sinLat = lats;
+  let cosLon = lats;
+  let sinLon = lats;
 
   /**
    * Every pixel's nearest cell, row by row, each walked to from the cell of the pixel before it
@@ -96,14 +130,6 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
     const { k, list, half, outer } = index.neighbourhood();
     const reach = spec.reach ?? Number.POSITIVE_INFINITY;
     const bounded = Number.isFinite(reach);
-    for (let i = 0; i < TILE_SIZE; i++) {
-      const l = lons[i] * RAD;
-      cosLon[i] = Math.cos(l);
-      sinLon[i] = Math.sin(l);
-      const f = lats[i] * RAD;
-      cosLat[i] = Math.cos(f);
-      sinLat[i] = Math.sin(f);
-    }
     // The walk starts from the cell nearest the first pixel, however far (a regional grid's).
     const start = index.nearest(lats[0], lons[0]).cell;
     const addon = nativeAddon();
@@ -176,10 +202,10 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
 
   /** The nearest cell of every pixel of tile (x, y); null when none lies on the grid. */
   function solve(x: number, y: number): Int32Array | NearestRuns | null {
-    for (let i = 0; i < TILE_SIZE; i++) {
-      lats[i] = pixelLat(z, y, i);
-      lons[i] = pixelLon(z, x, i);
-    }
+    const rows = axisOf(rowAxes, y, (i) => pixelLat(z, y, i));
+    const cols = axisOf(colAxes, x, (i) => pixelLon(z, x, i));
+    ({ deg: lats, cos: cosLat, sin: sinLat } = rows);
+    ({ deg: lons, cos: cosLon, sin: sinLon } = cols);
     const out = scratch;
     if (spec.index) {
       walk(spec.index, out);

@@ -1,0 +1,121 @@
+// Statements of the README that no other test holds to the code: the Settings table against the
+// defaults the code uses, the exit codes it lists against `gridcast --help` and the code's own
+// constants, and "npm ci needs only Node 20" against package.json and the install script run on
+// an older Node. Each reads the README as written, so a change on either side fails here.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { after, test } from "node:test";
+import { DEFAULTS } from "../../src/config.ts";
+import { cleanup, tempDir } from "../helpers/harness.ts";
+
+const ROOT = join(import.meta.dirname, "../..");
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const flat = readme.replace(/\s+/g, " ");
+const work = tempDir();
+after(() => cleanup(work));
+
+/** A default as the table writes it, as a value of the setting's type. */
+function tableValue(cell: string, type: "number" | "string"): number | string {
+  const c = cell.trim();
+  if (type === "number") {
+    const m = /^`?(\d[\d_,]*)/.exec(c);
+    assert.ok(m, `a number in "${c}"`);
+    return Number(m[1].replace(/[_,]/g, ""));
+  }
+  const quoted = /^`([^`]*)`/.exec(c);
+  if (quoted) return quoted[1];
+  // "(not set)", "(directory name)", `"" (next to the ledger)`: the empty string, explained.
+  assert.match(c, /^(""|\()/, `a string default in "${c}"`);
+  return "";
+}
+
+test("README Settings: every setting is in the table with the default the code uses", () => {
+  const section = readme.slice(readme.indexOf("\n## Settings\n"), readme.indexOf("\n## Dependencies\n"));
+  const rows = section
+    .split("\n")
+    .filter((l) => /^\| `/.test(l))
+    .map((l) => l.split("|").slice(1, -1));
+  const seen = new Map<string, number | string>();
+  for (const [names, defaults] of rows) {
+    const keys = [...names.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    // "`host`, `port` | `127.0.0.1`, `8080`": one default per name, in order.
+    const cells = keys.length > 1 ? defaults.split(/,\s+(?=[`\d])/) : [defaults];
+    assert.equal(cells.length, keys.length, `one default per setting in "${names.trim()}"`);
+    keys.forEach((k, i) => {
+      assert.ok(k in DEFAULTS, `the table names a setting the code has: ${k}`);
+      const type = typeof DEFAULTS[k as keyof typeof DEFAULTS] as "number" | "string";
+      seen.set(k, tableValue(cells[i], type));
+    });
+  }
+  assert.deepEqual(
+    Object.keys(DEFAULTS).filter((k) => !seen.has(k)),
+    [],
+    "settings missing from the README's table",
+  );
+  for (const [k, v] of seen) assert.equal(v, DEFAULTS[k as keyof typeof DEFAULTS], `default of ${k}`);
+});
+
+test("README exit codes are the ones `gridcast --help` lists, with the same meaning", () => {
+  const raw = execFileSync(process.execPath, [join(ROOT, "bin/gridcast"), "--help"], { encoding: "utf8", cwd: work });
+  const listed = [...raw.matchAll(/^ {2}(\d) {2}\S/gm)].map((m) => m[1]);
+  const help = raw.replace(/\s+/g, " ");
+  assert.deepEqual(listed, ["0", "1", "2", "3", "4"], "--help lists the exit codes 0 to 4");
+  // The README's sentence about them names the same five, each with the help's meaning.
+  for (const said of [
+    /the exit codes: 0 done, 1 unexpected failure, 2 an operator mistake/,
+    /for `build` also a variable, group or lead time named by `--vars`, `--groups` or `--leads` that cannot be built, and a store with nothing to render/,
+    /3 a build published without groups it could not read \(groups not named by `--groups`; `--allow-skipped` exits 0\)/,
+    /4 a build or publish with nothing new \(nothing published\)/,
+  ]) {
+    assert.match(flat, said);
+  }
+  assert.match(help, /2 the command could not start .* a store with nothing to render/);
+  assert.match(help, /3 build published, but left out forecast groups .* --allow-skipped exits 0/);
+  assert.match(help, /4 build or publish found nothing new: .* nothing was published and no kept build was removed/);
+  // The operating section says the same of nothing new and of nothing to render.
+  assert.match(flat, /says `nothing new since build ID` and exits 4/);
+  assert.match(flat, /finds nothing to render \(no map layer and no embedding item\) exits 2 and publishes nothing/);
+});
+
+/** A `node` on PATH that is not the project's pinned one (npm's own Node on a machine). */
+function systemNode(): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir || dir.includes("node_modules")) continue;
+    const exe = join(dir, "node");
+    if (existsSync(exe)) return exe;
+  }
+  return undefined;
+}
+
+test("README: `npm ci` needs only Node 20; the install step runs on it", () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  assert.equal(pkg.engines?.node, ">=20", "package.json's engines field");
+  assert.match(flat, /`npm ci` itself needs only Node 20 or newer \(the `engines` field says so/);
+  // What npm ci runs of ours: the install script alone (no preinstall, postinstall or prepare).
+  const lifecycle = ["preinstall", "install", "postinstall", "prepare", "prepublish"].filter((s) => pkg.scripts?.[s]);
+  assert.deepEqual(lifecycle, ["install"]);
+  assert.equal(pkg.scripts.install, "bash bin/build-native.sh --optional");
+  // Run it as npm on the machine's own Node would: that Node as npm_node_execpath and first on
+  // PATH. The machines this runs on carry Node 20 from Debian beside the pinned 24.
+  const node = systemNode();
+  assert.ok(node, "a node on PATH besides the project's (npm's own Node)");
+  const major = Number(execFileSync(node, ["-p", "process.versions.node.split('.')[0]"], { encoding: "utf8" }));
+  assert.ok(major >= 20, `the machine's Node is ${major}`);
+  const out = join(work, "gridcast.node");
+  const r = spawnSync("bash", ["bin/build-native.sh"], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 120_000,
+    env: {
+      ...process.env,
+      PATH: `${join(node, "..")}${delimiter}${process.env.PATH}`,
+      npm_node_execpath: node,
+      GRIDCAST_NATIVE_OUT: out,
+    },
+  });
+  assert.equal(r.status, 0, `build-native.sh on Node ${major}: ${r.stderr}${r.stdout}`);
+  assert.ok(existsSync(out), "the addon was built");
+  assert.match(r.stdout + r.stderr, /Blosc decoder/);
+});

@@ -16,7 +16,7 @@ import { charge, type Meta, metaOf, settle } from "./metering.ts";
 import { streamNpy } from "./npy-stream.ts";
 import { parseParams, queryValues } from "./params.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
-import { TokenWaiter } from "./rate-wait.ts";
+import { TokenWaiter, WAITERS_PER_KEY } from "./rate-wait.ts";
 import { prepareReply, sendMetered, sendPrepared } from "./reply.ts";
 import { intake, pipelineQueue } from "./request-intake.ts";
 import { type Handler, polkaPattern, type RequestContext, type RouteDef } from "./route.ts";
@@ -59,7 +59,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   const waiter = new TokenWaiter(
     ctx.ledger,
     ctx.settings.data_rate_wait_ms,
-    1024,
+    WAITERS_PER_KEY,
     dataWaitersMax(ctx.settings.data_rate_waiters_max),
   );
   const slots = new FairShares(ctx.settings.max_heavy_requests);

@@ -15,6 +15,9 @@ import { BusyError } from "../errors.ts";
 import type { Ledger, RateDecision } from "../ledger/types.ts";
 import { FairShares, holdersOf, refusalDetail } from "./fair-share.ts";
 
+/** Requests of one key that may wait for tokens at once; past it they are refused (429). */
+export const WAITERS_PER_KEY = 1024;
+
 interface Queue {
   tail: Promise<void>;
   waiting: number;
@@ -31,7 +34,7 @@ export class TokenWaiter {
   constructor(
     ledger: Pick<Ledger, "checkRate">,
     maxWaitMs: number,
-    maxQueue = 1024,
+    maxQueue = WAITERS_PER_KEY,
     maxTotal = Number.POSITIVE_INFINITY,
   ) {
     this.#ledger = ledger;

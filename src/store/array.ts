@@ -46,7 +46,7 @@ const READS_IN_FLIGHT = 8;
  * Most chunks a readStoredSplit reads at once (all of its chunks' stored bytes are held together,
  * so that every chunk's first part is decoded before any second part); more go readStoredInto's way.
  */
-const SPLIT_CHUNKS_MAX = 2 * READS_IN_FLIGHT;
+export const SPLIT_CHUNKS_MAX = 2 * READS_IN_FLIGHT;
 
 /** A read in two parts along one dimension: see StoredArray.readStoredSplit. */
 export interface StoredSplit {

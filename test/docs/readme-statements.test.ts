@@ -8,6 +8,22 @@ import { existsSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { after, test } from "node:test";
 import { DEFAULTS } from "../../src/config.ts";
+import { REFUSAL_LINGER_MS, REFUSING_MAX } from "../../src/http/connection-gate.ts";
+import { FAIR_SHARE_FRACTION } from "../../src/http/fair-share.ts";
+import {
+  AUTO_DATA_WAITERS_CAP,
+  connectionCap,
+  dataWaitersMax,
+  FD_RESERVE,
+  MIN_CONNECTIONS,
+  perClientCap,
+} from "../../src/http/fd-limit.ts";
+import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
+import * as archiveCheck from "../../src/published/archive-check.ts";
+import * as archiveReader from "../../src/published/archive-reader.ts";
+import * as staticCache from "../../src/published/static-cache.ts";
+import { SPLIT_CHUNKS_MAX } from "../../src/store/array.ts";
+import { POOL_BYTES } from "../../src/store/scan-buffers.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -77,6 +93,67 @@ test("README exit codes are the ones `gridcast --help` lists, with the same mean
   // The operating section says the same of nothing new and of nothing to render.
   assert.match(flat, /says `nothing new since build ID` and exits 4/);
   assert.match(flat, /finds nothing to render \(no map layer and no embedding item\) exits 2 and publishes nothing/);
+});
+
+test("README constants (`NAME` = value) are the code's", () => {
+  const code: Record<string, unknown> = {
+    ...archiveCheck,
+    ...archiveReader,
+    ...staticCache,
+    POOL_BYTES,
+    SPLIT_CHUNKS_MAX,
+  };
+  const unit: Record<string, number> = { "": 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
+  const named = [...flat.matchAll(/`([A-Z][A-Z0-9_]+)` = ([\d,]+)(?: (KiB|MiB|GiB))?/g)];
+  assert.ok(named.length >= 13, `${named.length} constants named`);
+  for (const [, name, value, u] of named) {
+    assert.ok(name in code, `${name} is a constant the README's modules export`);
+    assert.equal(Number(value.replace(/,/g, "")) * unit[u ?? ""], code[name], `${name} = ${value} ${u ?? ""}`);
+  }
+});
+
+test("README connection and waiter limits are what fd-limit.ts computes", () => {
+  // "max(32, ⌊(limit − 256) / 2⌋), i.e. 384 for a limit of 1024 and 32,640 for 65,536"
+  assert.match(flat, /max\(32, ⌊\(limit − 256\) \/ 2⌋\), i\.e\. 384 for a limit of 1024 and 32,640 for 65,536/);
+  assert.equal(MIN_CONNECTIONS, 32);
+  assert.equal(FD_RESERVE, 256);
+  assert.equal(connectionCap(0, 1024), 384);
+  assert.equal(connectionCap(0, 65_536), 32_640);
+  assert.equal(connectionCap(0, 100), 32);
+  // "a tenth of that, at least 1 (38 for a limit of 1024)"
+  assert.match(
+    flat,
+    /`max_connections_per_client` 0 \(the default\) is a tenth of that, at least 1 \(38 for a limit of 1024\)/,
+  );
+  assert.equal(perClientCap(0, connectionCap(0, 1024)), 38);
+  assert.equal(perClientCap(0, 5), 1);
+  // "at most 64 such answers are in flight at once, each kept open at most 2 s"
+  assert.match(flat, /at most 64 such answers are in flight at once, each kept open at most 2 s/);
+  assert.equal(REFUSING_MAX, 64);
+  assert.equal(REFUSAL_LINGER_MS, 2000);
+  // "1,024 per key (past it 429) and `data_rate_waiters_max` … a quarter of the process's
+  // open-file limit …, at least 16 and at most 8,192: 256 at the common 1,024"
+  assert.match(flat, /wait are bounded: 1,024 per key \(past it 429\)/);
+  assert.equal(WAITERS_PER_KEY, 1024);
+  assert.match(
+    flat,
+    /defaults to a quarter of the process's open-file limit .* at least 16 and at most 8,192: 256 at the common 1,024/,
+  );
+  assert.equal(AUTO_DATA_WAITERS_CAP, 8192);
+  assert.equal(dataWaitersMax(0, 1024), 256);
+  assert.equal(dataWaitersMax(0, 32), 16);
+  assert.equal(dataWaitersMax(0, 1 << 20), 8192);
+  // "a key, or a client address, may hold a quarter of them (at least one) freely"
+  assert.match(flat, /may hold a quarter of them \(at least one\) freely/);
+  assert.equal(FAIR_SHARE_FRACTION, 1 / 4);
+});
+
+test("README: CI runs exactly `npm ci && npm test`", () => {
+  assert.match(flat, /CI \(`\.ci\/run`\) runs exactly `npm ci && npm test`/);
+  const commands = readFileSync(join(ROOT, ".ci/run"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() && !l.startsWith("#") && !/^(set |cd )/.test(l));
+  assert.deepEqual(commands, ["npm ci && npm test"]);
 });
 
 /** A `node` on PATH that is not the project's pinned one (npm's own Node on a machine). */

@@ -3,7 +3,7 @@
 // (kept beside the ledger, the same on every start), and the build in the order a viewer needs it:
 // the default layer's first lead time, then the first lead time of every layer, then the rest,
 // each published as soon as it is done.
-import { existsSync, readFileSync, statfsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statfsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULTS, type Settings } from "../config.ts";
@@ -100,7 +100,7 @@ export function demoKeyFile(settings: Settings): string {
  * there (readable by this user only). start never revokes a key: one revoked or removed by the
  * operator (gridcast keys revoke) is replaced by a new one on the next start.
  */
-async function demoKey(ledger: Ledger, file: string): Promise<{ key: string; kept: boolean; credits: number }> {
+export async function demoKey(ledger: Ledger, file: string): Promise<{ key: string; kept: boolean; credits: number }> {
   const saved = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
   if (saved) {
     let id: string | undefined;
@@ -118,6 +118,9 @@ async function demoKey(ledger: Ledger, file: string): Promise<{ key: string; kep
     credits: DEMO_KEY_CREDITS,
     rate: 50,
   });
+  // The mode of writeFileSync applies only to a file it creates: one left readable to others by
+  // an older key (or made by hand) is narrowed before the new secret goes in.
+  if (existsSync(file)) chmodSync(file, 0o600);
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return { key, kept: false, credits: DEMO_KEY_CREDITS };
 }

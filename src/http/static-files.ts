@@ -5,13 +5,14 @@ import { realpathSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import sirv from "sirv";
+import { BoundedMap } from "../bounded-map.ts";
 import type { Snapshot } from "../published/snapshot.ts";
-import { segmentsOf } from "../published/static.ts";
+import { pathParts } from "../published/static.ts";
 import { StaticCache } from "../published/static-cache.ts";
 import { sendCached } from "../published/static-reply.ts";
 import type { AppContext } from "./context.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
-import { isPublicLocation, publicPath } from "./public-path.ts";
+import { isPublicLocation, type PublicPath, publicPath } from "./public-path.ts";
 
 const MODULES = resolve(import.meta.dirname, "../../node_modules");
 
@@ -39,6 +40,21 @@ function vendorCache(dir: string): StaticCache | undefined {
   }
 }
 
+/** Request paths up to this length have their decision kept, at most DECISIONS_MAX of them. */
+const DECISION_TEXT = 512;
+const DECISIONS_MAX = 4096;
+/** publicPath's answer by request path (a function of the path alone); frozen, shared by requests. */
+const decisions = new BoundedMap<string, Readonly<PublicPath>>(DECISIONS_MAX);
+
+function decidedPath(path: string): Readonly<PublicPath> {
+  let d = decisions.get(path);
+  if (!d) {
+    d = Object.freeze(publicPath(path));
+    if (path.length <= DECISION_TEXT) decisions.set(path, d);
+  }
+  return d;
+}
+
 /**
  * The static file server of an app: answers a GET or HEAD at `path` (the request's path, no query)
  * from the build, a vendor mount or the viewer, or with a problem; `onError` takes failures of
@@ -54,44 +70,67 @@ export function staticFiles(
     files: vendorCache(dir),
     serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
   }));
-  return (req, res, path) => {
-    // sirv (the viewer and vendor files) answers "bytes=-n" with the first n+1 bytes as a 206:
-    // wrong content. Without the header the whole file goes out (200), which RFC 9110 allows for
-    // any Range request. The build's own files (published/static.ts) answer suffixes correctly.
-    const noSuffixRange = () => {
-      if (/^\s*bytes=\s*-/i.test(req.headers.range ?? "")) delete req.headers.range;
+  // sirv (the viewer and vendor files) answers "bytes=-n" with the first n+1 bytes as a 206:
+  // wrong content. Without the header the whole file goes out (200), which RFC 9110 allows for
+  // any Range request. The build's own files (published/static.ts) answer suffixes correctly.
+  const noSuffixRange = (req: IncomingMessage) => {
+    if (/^\s*bytes=\s*-/i.test(req.headers.range ?? "")) delete req.headers.range;
+  };
+  const notFound = (res: ServerResponse, path: string) =>
+    sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
+  /** The build's file at `decided` (the normalised path), else the viewer's, else a 404 naming `path`. */
+  const serveBuild = (
+    snap: Snapshot | undefined,
+    req: IncomingMessage,
+    res: ServerResponse,
+    decided: string,
+    path: string,
+  ) => {
+    const fallback = () => {
+      noSuffixRange(req);
+      webStatic(req, res, () => notFound(res, path));
     };
-    const notFound = () => sendProblem(res, simpleProblem(404, "not-found", "no such resource", { instance: path }));
+    if (snap) snap.serveStatic(req, res, decided, fallback, (e) => onError(e, req, res), isPublicLocation);
+    else fallback();
+  };
+  return (req, res, path) => {
     // Decide on the decoded, normalised path, and serve exactly that path (see public-path.ts).
-    const decided = publicPath(path);
+    const decided = decidedPath(path);
     if (!decided.ok) {
       if (decided.status === 400) sendProblem(res, simpleProblem(400, "bad-path", "the request path is not valid"));
-      else notFound();
+      else notFound(res, path);
       return;
     }
-    const query = req.url?.includes("?") ? req.url.slice(req.url.indexOf("?")) : "";
-    req.url = decided.url + query;
-    const mount = vendor.find((m) => decided.path.startsWith(m.prefix));
+    const q = req.url?.indexOf("?") ?? -1;
+    req.url = q < 0 ? decided.url : decided.url + req.url!.slice(q);
+    let mount: (typeof vendor)[number] | undefined;
+    for (const m of vendor) {
+      if (decided.path.startsWith(m.prefix)) {
+        mount = m;
+        break;
+      }
+    }
     if (mount) {
+      const { prefix, files, serve } = mount;
+      const query = q < 0 ? "" : req.url.slice(decided.url.length);
       const viaSirv = () => {
-        req.url = decided.url.slice(mount.prefix.length - 1) + query;
-        noSuffixRange();
-        mount.serve(req, res, notFound);
+        req.url = decided.url.slice(prefix.length - 1) + query;
+        noSuffixRange(req);
+        serve(req, res, () => notFound(res, path));
       };
       // Files of the package from memory, compressed (static-cache.ts); what the cache does not
       // hold as a file (a directory, a large file, nothing) goes to sirv as before.
-      const parts = segmentsOf(decided.path.slice(mount.prefix.length - 1));
-      const key = parts?.join("/") ?? "";
-      const hit = parts && mount.files?.peek(key);
+      const named = pathParts(decided.path.slice(prefix.length - 1));
+      const hit = named && files?.peek(named.key);
       if (hit && hit !== "large") {
         sendCached(req, res, hit, VENDOR_CACHE_CONTROL);
         return;
       }
-      if (!parts || !mount.files || hit === "large") {
+      if (!named || !files || hit === "large") {
         viaSirv();
         return;
       }
-      mount.files.load(key, parts).then(
+      files.load(named.key, named.parts).then(
         (found) => {
           if (found && found !== "large") sendCached(req, res, found, VENDOR_CACHE_CONTROL);
           else viaSirv();
@@ -100,17 +139,13 @@ export function staticFiles(
       );
       return;
     }
-    const serve = (snap: Snapshot | undefined) => {
-      const fallback = () => {
-        noSuffixRange();
-        webStatic(req, res, notFound);
-      };
-      if (snap) snap.serveStatic(req, res, decided.path, fallback, (e) => onError(e, req, res), isPublicLocation);
-      else fallback();
-    };
     // A build already open is served in this turn: a warm file goes out without a promise.
     const open = ctx.published.now();
-    if (open) serve(open);
-    else ctx.published.current().then(serve, (e) => onError(e, req, res));
+    if (open) serveBuild(open, req, res, decided.path, path);
+    else
+      ctx.published.current().then(
+        (snap) => serveBuild(snap, req, res, decided.path, path),
+        (e) => onError(e, req, res),
+      );
   };
 }

@@ -11,7 +11,7 @@ import { CorruptDataError, GridcastError } from "../errors.ts";
 import { archiveTile, refuseDamagedArchive } from "./archive-reader.ts";
 import { ARCHIVE_EXT, type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
 import { type Catalog, CURRENT, EMPTY_TILE, HIDPI_SUFFIX, tileDir } from "./layout.ts";
-import { IMMUTABLE, type LocationCheck, SHORT, segmentsOf, sendBytes, sendFile } from "./static.ts";
+import { IMMUTABLE, type LocationCheck, pathParts, SHORT, sendBytes, sendFile } from "./static.ts";
 import { StaticCache } from "./static-cache.ts";
 import { sendCached } from "./static-reply.ts";
 
@@ -69,17 +69,17 @@ export class Snapshot {
     fail: (e: unknown) => void,
     isPublic?: LocationCheck,
   ): void {
-    const parts = segmentsOf(path);
-    if (!parts) {
+    const named = pathParts(path);
+    if (!named) {
       next();
       return;
     }
+    const { parts, key } = named;
     const cache = parts[0] === "tiles" ? IMMUTABLE : SHORT;
     res.setHeader(BUILD_HEADER, this.buildId);
     const archived = this.format === "pmtiles" && isTilePath(parts);
     // A file served before is answered from memory in this turn: no open, no stat, no promise.
     const files = this.#cache(isPublic);
-    const key = parts.join("/");
     const hit = archived ? undefined : files.peek(key);
     if (hit && hit !== "large") {
       sendCached(req, res, hit, cache);

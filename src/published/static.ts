@@ -12,6 +12,7 @@ import type { FileHandle } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, sep } from "node:path";
 import { pipeline } from "node:stream";
+import { BoundedMap } from "../bounded-map.ts";
 import { ifNoneMatch, notModifiedSince, parseRange } from "../conditional.ts";
 import { openBelow } from "../confined.ts";
 import { type Chosen, CODING_SUFFIX, chooseCoding, codedEtag, compressibleName } from "../content-coding.ts";
@@ -40,6 +41,32 @@ export const SHORT = "public, max-age=60";
 /** Path segments that never name a public file. */
 function refused(segment: string): boolean {
   return segment === "" || segment.startsWith(".") || segment.includes("\\") || segment.includes("\0");
+}
+
+/** A path's segments and the key they make ("a/b.png"), as segmentsOf and a join give them. */
+export interface PathParts {
+  readonly parts: string[];
+  readonly key: string;
+}
+
+/** Paths up to this length have their parts kept (pathParts), at most PARTS_MEMO_MAX of them. */
+const PARTS_MEMO_TEXT = 512;
+const PARTS_MEMO_MAX = 4096;
+/** Parts by path; null for a path whose segments are refused. Frozen: every request shares them. */
+const partsMemo = new BoundedMap<string, PathParts | null>(PARTS_MEMO_MAX);
+
+/**
+ * segmentsOf and the key, kept per path: a viewer asks for the same few hundred tiles again and
+ * again, and the split, the checks and the join are a function of the path alone. Bounded in
+ * entries and in the length of a path kept, so what it holds never grows with the build.
+ */
+export function pathParts(path: string): PathParts | undefined {
+  const known = partsMemo.get(path);
+  if (known !== undefined) return known ?? undefined;
+  const parts = segmentsOf(path);
+  const found = parts ? Object.freeze({ parts: Object.freeze(parts) as string[], key: parts.join("/") }) : null;
+  if (path.length <= PARTS_MEMO_TEXT) partsMemo.set(path, found);
+  return found ?? undefined;
 }
 
 /** "/a/b.png" → ["a", "b.png"], or undefined when a segment is refused. "/" is the index page. */

@@ -19,12 +19,13 @@ import {
   perClientCap,
 } from "../../src/http/fd-limit.ts";
 import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
+import { startServer } from "../../src/http/server.ts";
 import * as archiveCheck from "../../src/published/archive-check.ts";
 import * as archiveReader from "../../src/published/archive-reader.ts";
 import * as staticCache from "../../src/published/static-cache.ts";
 import { SPLIT_CHUNKS_MAX } from "../../src/store/array.ts";
 import { POOL_BYTES } from "../../src/store/scan-buffers.ts";
-import { cleanup, tempDir } from "../helpers/harness.ts";
+import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -146,6 +147,28 @@ test("README connection and waiter limits are what fd-limit.ts computes", () => 
   // "a key, or a client address, may hold a quarter of them (at least one) freely"
   assert.match(flat, /may hold a quarter of them \(at least one\) freely/);
   assert.equal(FAIR_SHARE_FRACTION, 1 / 4);
+});
+
+test("README: a request's limits are the server's (headers 10 s and 16 KiB, request 60 s, keep-alive 5 s)", async () => {
+  assert.match(
+    flat,
+    /headers within `header_timeout_ms` \(10 s\) and 16 KiB, the whole request within `request_timeout_ms` \(60 s\), idle keep-alive connections closed after 5 s \(Node's default\)/,
+  );
+  const store = await sampleStore();
+  const running = await startServer(
+    { ...DEFAULTS, store, out: join(work, "output"), db: join(work, "limits.db"), port: 0 },
+    { log: () => {} },
+  );
+  try {
+    const s = running.server;
+    assert.deepEqual(
+      [s.headersTimeout, (s as { maxHeaderSize?: number }).maxHeaderSize, s.requestTimeout, s.keepAliveTimeout],
+      [10_000, 16 * 1024, 60_000, 5_000],
+    );
+  } finally {
+    await running.close();
+    cleanup(join(store, ".."));
+  }
 });
 
 test("README: CI runs exactly `npm ci && npm test`", () => {

@@ -17,7 +17,7 @@ import { currentBuild } from "../pipeline/publish.ts";
 import { type BuildReport, runBuild } from "../pipeline/run.ts";
 import { MANIFEST } from "../published/layout.ts";
 import { readManifest } from "../published/manifest.ts";
-import { HIDPI_MAX_ZOOM, MAX_ZOOM } from "../render/tiles.ts";
+import { buildHidpiMax, MAX_ZOOM } from "../render/tiles.ts";
 import { writeSample } from "../sample/index.ts";
 import { Store } from "../store/store.ts";
 import { requireFreePort, requireWritableDir, storeProblem } from "./preflight.ts";
@@ -61,14 +61,14 @@ async function buildEstimate(store: string, out: string): Promise<string> {
 
 /**
  * What start's full build writes (every layer, the orientation layer, the latest run, zoom
- * 0..MAX_ZOOM, @2x tiles up to one zoom below): planned, not rendered. The README's figures for
+ * 0..MAX_ZOOM, base layers' @2x tiles up to MAX_ZOOM, the others' lower): planned, not rendered. The README's figures for
  * the demo store are checked against it (test/docs/readme-figures.test.ts).
  */
 export async function startFiles(store: string): Promise<{ tiles: number; hidpi: number; entries: number }> {
   const sel = { runs: "latest" as const, maxZoom: MAX_ZOOM, orientation: true };
   const plan = await planBuild(new Store(store), sel, new CoverageCache());
   const entries = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
-  return { ...planFiles(plan, Math.min(HIDPI_MAX_ZOOM, MAX_ZOOM - 1)), entries };
+  return { ...planFiles(plan, buildHidpiMax(MAX_ZOOM)), entries };
 }
 
 /** On a terminal the progress bar owns stderr; the access log goes to a file instead of stdout. */

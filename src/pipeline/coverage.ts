@@ -55,12 +55,15 @@ export function projectedSpec(grid: Grid): ProjectedGridSpec {
   };
 }
 
-function levelCoverage(grid: AnyGrid, z: number): LevelCoverage {
-  const sampler = grid.cells
+function levelSampler(grid: AnyGrid, z: number): LevelSampler {
+  return grid.cells
     ? createCellSampler(cellSpec(grid as Grid), z)
     : grid.projection
       ? createProjectedSampler(projectedSpec(grid as Grid), z)
       : createLevelSampler(grid, z);
+}
+
+function levelCoverage(sampler: LevelSampler, z: number): LevelCoverage {
   const n = 2 ** z;
   const tiles: number[] = [];
   for (let x = 0; x < n; x++) for (let y = 0; y < n; y++) if (sampler.covers(x, y)) tiles.push(x * n + y);
@@ -70,15 +73,27 @@ function levelCoverage(grid: AnyGrid, z: number): LevelCoverage {
 /** Coverage per grid key (the group id) and zoom, computed on first use. */
 export class CoverageCache {
   #levels = new Map<string, LevelCoverage>();
+  #samplers = new Map<string, LevelSampler>();
 
   level(key: string, grid: AnyGrid, z: number): LevelCoverage {
     const k = `${key}|${z}`;
     let c = this.#levels.get(k);
     if (!c) {
-      c = levelCoverage(grid, z);
+      c = levelCoverage(this.sampler(key, grid, z), z);
       this.#levels.set(k, c);
     }
     return c;
+  }
+
+  /** The zoom's sampler alone, without walking its tiles (the zoom above the top, for @2x tiles). */
+  sampler(key: string, grid: AnyGrid, z: number): LevelSampler {
+    const k = `${key}|${z}`;
+    let s = this.#samplers.get(k);
+    if (!s) {
+      s = levelSampler(grid, z);
+      this.#samplers.set(k, s);
+    }
+    return s;
   }
 
   /** Tiles z0..maxZoom that one layer-run-lead of this grid writes. */

@@ -11,7 +11,7 @@ import type { DerivedKind } from "../registry/derived.ts";
 import type { MapStyle, Temporal } from "../registry/registry.ts";
 import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../render/orientation.ts";
 import type { Resample } from "../render/resample.ts";
-import { type BBox, overlayHidpiMax } from "../render/tiles.ts";
+import { type BBox, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../render/tiles.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Grid } from "../store/store.ts";
 import { RENDERER_VERSION, sha } from "./fingerprint.ts";
@@ -228,12 +228,15 @@ export function orientationLayer(maxZoom: number): LayerSpec {
 
 /**
  * The highest zoom a layer of this kind has @2x tiles at, given the build's @2x zoom for base
- * layers (-1: none): base fields and the orientation layer up to it, overlays (arrows, isobars),
- * drawn at twice the scale, to a lower zoom (overlayHidpiMax), any other kind none. The renderer,
- * the plan's file count and the catalog all ask here.
+ * layers (-1: none; buildHidpiMax: the pyramid's top): base fields up to it, the orientation layer
+ * one zoom less far, overlays (arrows, isobars), drawn at twice the scale, less far again
+ * (overlayHidpiMax), any other kind none. The renderer, the plan's file count and the catalog all
+ * ask here.
  */
 export function layerHidpiMax(kind: Recipe["kind"], baseHidpi: number): number {
-  if (kind === "field" || kind === "speed" || kind === "orientation") return baseHidpi;
+  if (baseHidpi < 0) return -1;
+  if (kind === "field" || kind === "speed") return baseHidpi;
+  if (kind === "orientation") return baseHidpi - ORIENTATION_HIDPI_BELOW;
   if (kind === "arrows" || kind === "contours") return overlayHidpiMax(baseHidpi);
   return -1;
 }

@@ -13,10 +13,11 @@ import type { LabelMask } from "../render/text.ts";
 import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
 import type { Job } from "./jobs.ts";
+import { layerHidpiMax } from "./layer-spec.ts";
 
-/** The highest zoom with @2x orientation tiles in a build (-1: none), as for base layers. */
+/** The highest zoom with @2x orientation tiles in a build (-1: none): layerHidpiMax's answer. */
 export const orientationHidpiMax = (ctx: Pick<RenderContext, "hidpiMaxZoom" | "maxZoom">): number =>
-  Math.min(ctx.hidpiMaxZoom, ctx.maxZoom - 1);
+  layerHidpiMax("orientation", Math.min(ctx.hidpiMaxZoom, ctx.maxZoom));
 
 export async function renderOrientationJob(ctx: RenderContext, job: Job): Promise<LeadResult[]> {
   const rgba = new Uint8Array(TILE_SIZE * TILE_SIZE * 4);

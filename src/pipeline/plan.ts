@@ -31,7 +31,7 @@ export interface Plan {
 
 /**
  * Files the plan's jobs write: 256 px tiles, and the @2x tiles of base layers and the orientation
- * layer up to `hidpiMax` (overlays' one zoom lower) (a build's: min(HIDPI_MAX_ZOOM, max zoom − 1), -1 for none). What `start`
+ * layer up to `hidpiMax` (the orientation layer's and overlays' lower: layerHidpiMax) (a build's: buildHidpiMax(max zoom), -1 for none). What `start`
  * estimates disk use from and what the README's figures are checked against, without rendering.
  */
 export function planFiles(plan: Plan, hidpiMax: number): { tiles: number; hidpi: number } {
@@ -173,7 +173,7 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
         const over = spec.recipe.kind === "field" || spec.recipe.kind === "speed" ? v : sources[0];
         const key = coverageKey(group, over);
         hidpiCount.set(spec.id, (h) => {
-          const top = layerHidpiMax(spec.recipe.kind, Math.min(h, sel.maxZoom - 1));
+          const top = layerHidpiMax(spec.recipe.kind, Math.min(h, sel.maxZoom));
           return top < 0 ? 0 : coverage.pyramidCount(key, over.grid, top);
         });
       }
@@ -223,10 +223,10 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   if (sel.orientation && layers.length > 0) layers.push(orientationLayer(sel.maxZoom));
   const jobs = jobsOf(layers);
   const hidpiPerLead = (id: string, hidpiMax: number): number => {
-    const top = Math.min(hidpiMax, sel.maxZoom - 1);
+    const top = Math.min(hidpiMax, sel.maxZoom);
     if (id === ORIENTATION_LAYER_ID) {
       let n = 0;
-      for (let z = 0; z <= top; z++) n += 4 ** z;
+      for (let z = 0; z <= layerHidpiMax("orientation", top); z++) n += 4 ** z;
       return n;
     }
     return top < 0 ? 0 : (hidpiCount.get(id)?.(top) ?? 0);

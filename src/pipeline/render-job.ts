@@ -196,7 +196,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
   // Base layers as far as the build's @2x zoom; overlays, drawn at twice the scale, less far.
   const overlay2x = job.recipe.kind === "arrows" || job.recipe.kind === "contours";
-  const hidpiMax = layerHidpiMax(job.recipe.kind, Math.min(ctx.hidpiMaxZoom, ctx.maxZoom - 1));
+  const hidpiMax = layerHidpiMax(job.recipe.kind, Math.min(ctx.hidpiMaxZoom, ctx.maxZoom));
   const marks2x = new Set<string>();
   const big = new Uint8Array(HIDPI_SIZE * HIDPI_SIZE);
   const quarter = new Uint8Array(TILE_SIZE * TILE_SIZE);
@@ -247,7 +247,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         // The 512 px tile is the four z+1 tiles below this one, sampled at their own zoom.
         // An overlay's quarters are drawn at twice the scale (lines, text and spacing), and their
         // marks kept in the 1x tile's frame, as the 1x tile's are.
-        const child = ctx.coverage.level(coverage, grid, z + 1).sampler;
+        const child = ctx.coverage.sampler(coverage, grid, z + 1);
         marks2x.clear();
         for (let q = 0; q < 4; q++) {
           const dx = q & 1;

@@ -12,7 +12,7 @@ import { BUILDS, MANIFEST, shardManifestName } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
 import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "../published/manifest.ts";
 import type { BuildOutput } from "../published/measure.ts";
-import { HIDPI_MAX_ZOOM, MAX_ZOOM } from "../render/tiles.ts";
+import { buildHidpiMax, MAX_ZOOM } from "../render/tiles.ts";
 import { Store } from "../store/store.ts";
 import { CoverageCache } from "./coverage.ts";
 import { checkPublishable, DEFAULT_WEB_DIR, finalizeBuild, storeError } from "./finalize.ts";
@@ -72,7 +72,7 @@ export interface BuildOptions {
   /** z/x/y PNG files (default) or one PMTiles archive per layer-run-lead. */
   tiles?: TileFormat;
   /**
-   * 512 px @2x tiles of base layers up to one zoom below maxZoom, at most HIDPI_MAX_ZOOM (default
+   * 512 px @2x tiles of base layers up to maxZoom, at most HIDPI_MAX_ZOOM (default
    * true; PMTiles builds have none). `gridcast start` leaves them out of its first quick map.
    */
   hidpi?: boolean;
@@ -165,8 +165,8 @@ function mergeParts(results: LeadResult[]): LeadResult[] {
 export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   const started = performance.now();
   const { maxZoom, concurrency } = checkOptions(o);
-  // render-job.ts draws @2x tiles from the next zoom's tiles: one below the top at most.
-  const hidpiMax = o.hidpi === false || o.tiles === "pmtiles" ? -1 : Math.min(HIDPI_MAX_ZOOM, maxZoom - 1);
+  // render-job.ts draws a base layer's @2x tile from the next zoom's samples, the top's from the zoom above it.
+  const hidpiMax = o.hidpi === false || o.tiles === "pmtiles" ? -1 : buildHidpiMax(maxZoom);
   const id = o.buildId ?? newBuildId();
   checkBuildId(id);
   const out = resolve(o.out);

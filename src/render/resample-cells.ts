@@ -20,7 +20,7 @@ import {
   nodesOf,
   PROJECTED_TABLE_MB,
 } from "./resample-projected.ts";
-import { type BBox, pixelLat, pixelLon, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
+import { type BBox, pixelLat, pixelLon, SAMPLE_MAX_ZOOM, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
 
 /**
  * What a tile walk needs of a grid's spatial index (the store's cell index has it): the cells' unit
@@ -98,7 +98,7 @@ export interface CellLevelSampler extends LevelSampler {
 }
 
 export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJECTED_TABLE_MB): CellLevelSampler {
-  validateTile(z, 0, 0);
+  validateTile(z, 0, 0, SAMPLE_MAX_ZOOM);
   const n = 2 ** z;
   const off = spec.n;
   const candidates = spec.global ? undefined : new Set(tilesCovering(spec.bbox, z).map((t) => t.x * n + t.y));
@@ -278,7 +278,7 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
       return solved;
     },
     covers(x, y) {
-      validateTile(z, x, y);
+      validateTile(z, x, y, SAMPLE_MAX_ZOOM);
       if (spec.global) return true;
       return table(x, y) !== null;
     },
@@ -300,7 +300,7 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
       return cell === off ? Number.NaN : field[cell];
     },
     renderTile(x, y, field, palette: Palette, out = new Uint8Array(PIXELS), _method?: Resample) {
-      validateTile(z, x, y);
+      validateTile(z, x, y, SAMPLE_MAX_ZOOM);
       if (field.length !== spec.n) {
         throw new InvalidParameterError("field", `field has ${field.length} values, the grid ${spec.n} cells`);
       }
@@ -314,7 +314,7 @@ export function createCellSampler(spec: CellGridSpec, z: number, tableMb = PROJE
       return gatherNearest(nodeColours(field, palette), t, out);
     },
     nearestNodes(x, y) {
-      validateTile(z, x, y);
+      validateTile(z, x, y, SAMPLE_MAX_ZOOM);
       const t = table(x, y);
       return t === null ? undefined : nodesOf(t).slice();
     },

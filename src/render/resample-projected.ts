@@ -10,7 +10,7 @@ import { InvalidParameterError } from "../errors.ts";
 import { nativeAddon } from "../native.ts";
 import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import type { LevelSampler, Resample } from "./resample.ts";
-import { type BBox, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
+import { type BBox, SAMPLE_MAX_ZOOM, TILE_SIZE, tilesCovering, validateTile } from "./tiles.ts";
 
 export interface ProjectedGridSpec {
   nx: number;
@@ -221,7 +221,7 @@ export function createProjectedSampler(
   tableMb = PROJECTED_TABLE_MB,
   runs = true,
 ): ProjectedLevelSampler {
-  validateTile(z, 0, 0);
+  validateTile(z, 0, 0, SAMPLE_MAX_ZOOM);
   const { nx, ny } = spec;
   if (nx < 2 || ny < 2) throw new InvalidParameterError("grid", "a projected grid needs at least 2 × 2 nodes");
   const n = 2 ** z;
@@ -371,7 +371,7 @@ export function createProjectedSampler(
   return {
     z,
     covers(x, y) {
-      validateTile(z, x, y);
+      validateTile(z, x, y, SAMPLE_MAX_ZOOM);
       return tables(x, y)?.covered ?? false;
     },
     valueAt(col, row, field) {
@@ -384,7 +384,7 @@ export function createProjectedSampler(
       return base[k] < 0 ? Number.NaN : bilinearAt(field, base[k], wx[k], wy[k]);
     },
     renderTile(x, y, field, palette, out = new Uint8Array(PIXELS), method: Resample = "nearest") {
-      validateTile(z, x, y);
+      validateTile(z, x, y, SAMPLE_MAX_ZOOM);
       if (field.length !== nx * ny) {
         throw new InvalidParameterError("field", `field has ${field.length} values, grid needs ${ny}×${nx}`);
       }
@@ -433,7 +433,7 @@ export function createProjectedSampler(
       return gatherNearest(nodeColours(field, palette), nearestTable(t), out);
     },
     nearestNodes(x, y) {
-      validateTile(z, x, y);
+      validateTile(z, x, y, SAMPLE_MAX_ZOOM);
       const t = tables(x, y);
       if (!t?.covered) return undefined;
       const near = nearestTable(t);

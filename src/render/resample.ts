@@ -11,7 +11,7 @@ import { nativeAddon } from "../native.ts";
 import { PALETTE_COLORS, type Palette } from "./colormap.ts";
 import { cellValue, renderBilinear, renderNearest } from "./resample-paint.ts";
 import { columnPairs, columnTable, type PairTable, rowPairs, rowTable } from "./resample-tables.ts";
-import { TILE_SIZE, validateTile } from "./tiles.ts";
+import { SAMPLE_MAX_ZOOM, TILE_SIZE, validateTile } from "./tiles.ts";
 
 export interface LatLonGrid {
   /** Node latitudes, strictly ascending or strictly descending. */
@@ -52,7 +52,7 @@ function anyCovered(table: Int32Array, from: number): boolean {
 const paletteArgs = new Float64Array(4);
 
 export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
-  validateTile(z, 0, 0);
+  validateTile(z, 0, 0, SAMPLE_MAX_ZOOM);
   const nlat = grid.lat.length;
   const nlon = grid.lon.length;
   const cols = columnTable(grid.lon, z);
@@ -67,7 +67,7 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
   return {
     z,
     covers(x, y) {
-      validateTile(z, x, y);
+      validateTile(z, x, y, SAMPLE_MAX_ZOOM);
       return anyCovered(cols, x * TILE_SIZE) && anyCovered(rows, y * TILE_SIZE);
     },
     valueAt(col, row, field) {
@@ -79,7 +79,7 @@ export function createLevelSampler(grid: LatLonGrid, z: number): LevelSampler {
       return cellValue(field, r0, rp.b[row], rp.w[row], c0, cp.b[col], cp.w[col]);
     },
     renderTile(x, y, field, palette, out = new Uint8Array(TILE_SIZE * TILE_SIZE), method = "nearest") {
-      validateTile(z, x, y);
+      validateTile(z, x, y, SAMPLE_MAX_ZOOM);
       if (field.length !== nlat * nlon) {
         throw new InvalidParameterError("field", `field has ${field.length} values, grid needs ${nlat}×${nlon}`);
       }

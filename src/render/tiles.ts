@@ -5,17 +5,26 @@ import { InvalidParameterError } from "../errors.ts";
 export const TILE_SIZE = 256;
 export const MAX_ZOOM = 7;
 /**
- * High-DPI tiles: 512 px `{y}@2x.png` beside each 256 px tile up to this zoom (the four tiles of
- * the next zoom in one image, so z ≤ 6 when the pyramid ends at 7). At z7 a dense screen scales
- * the 256 px tile. Base layers only.
+ * High-DPI tiles: 512 px `{y}@2x.png` beside each 256 px tile of a base layer up to this zoom, the
+ * top of the pyramid included (the four tiles of the next zoom in one image: at z7 sampled at z8).
  */
-export const HIDPI_MAX_ZOOM = 6;
+export const HIDPI_MAX_ZOOM = 7;
+/** A build's @2x zoom for base layers with the pyramid ending at `maxZoom`. */
+export const buildHidpiMax = (maxZoom: number): number => Math.min(HIDPI_MAX_ZOOM, maxZoom);
+/** Samplers reach one zoom past the pyramid: the top's @2x tiles are sampled at the zoom above it. */
+export const SAMPLE_MAX_ZOOM = MAX_ZOOM + 1;
+/**
+ * The orientation layer's @2x tiles stop this many zooms below the base layers': its 512 px tiles
+ * are drawn from the zoom's own label placement at twice the size, a cost that grows fourfold per
+ * zoom (one set per build, bench/hidpi-transparent.ts).
+ */
+export const ORIENTATION_HIDPI_BELOW = 1;
 /**
  * Overlays' (isobars', arrows') @2x tiles stop this many zooms below the base layers': an @2x
  * overlay tile is four tiles of the next zoom drawn at twice the scale, and up to here the @2x
  * tiles add at most 0.3 of the 1x overlays' cost per lead (bench/overlays-hidpi.ts, BENCHMARKS.md).
  */
-export const OVERLAY_HIDPI_BELOW = 1;
+export const OVERLAY_HIDPI_BELOW = 2;
 
 /** The highest zoom with @2x overlay tiles, given the build's @2x zoom for base layers (-1: none). */
 export const overlayHidpiMax = (hidpiMaxZoom: number): number =>

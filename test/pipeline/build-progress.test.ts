@@ -8,6 +8,7 @@ import { CoverageCache } from "../../src/pipeline/coverage.ts";
 import { planBuild, planFiles } from "../../src/pipeline/plan.ts";
 import { createProgress } from "../../src/pipeline/progress.ts";
 import { runBuild } from "../../src/pipeline/run.ts";
+import { buildHidpiMax } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 
@@ -69,7 +70,7 @@ test("a real build's last progress line counts exactly the tiles it rendered and
       runs.push({ line: sinkOut.text().split("\r\u001b[K").at(-1)!, tiles: report.totals.tiles });
       // The plan counts the files without rendering (start's estimate, the README's figures).
       const plan = await planBuild(new Store(store), { runs: "latest", maxZoom: 2, vars }, new CoverageCache());
-      assert.deepEqual(planFiles(plan, 1), { tiles: report.totals.tiles, hidpi: report.totals.hidpi });
+      assert.deepEqual(planFiles(plan, buildHidpiMax(2)), { tiles: report.totals.tiles, hidpi: report.totals.hidpi });
       assert.ok(report.totals.hidpi && report.totals.hidpi > 0, "the build has @2x tiles, which must not be counted");
       if (vars.length === 2) assert.ok(report.totals.reused > 0, "the second build reused leads");
     }

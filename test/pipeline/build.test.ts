@@ -242,7 +242,7 @@ describe("build output", () => {
 });
 
 describe("the full pyramid", () => {
-  test("one layer z0..7: 21,845 tiles, one-colour tiles hard-linked, pixels right at z7", async () => {
+  test("one layer z0..7: 21,845 tiles and as many @2x, one-colour tiles hard-linked, pixels right at z7", async () => {
     const storeDir = await sampleStore();
     const out = tempDir();
     dirs.push(storeDir, out);
@@ -252,11 +252,12 @@ describe("the full pyramid", () => {
     const all = listFiles(join(dir, "tiles", "global.t2m", RUN_TOKEN, "2"));
     const files = all.filter((f) => !f.endsWith("@2x.png"));
     assert.equal(files.length, 21845);
-    // 512 px @2x tiles beside every tile of z0..6: 5,461 of them, each the four z+1 tiles below it.
+    // 512 px @2x tiles beside every tile of z0..7: below the top each is the four z+1 tiles below
+    // it; at the top, the field sampled at z8.
     const hidpi = all.filter((f) => f.endsWith("@2x.png"));
-    assert.equal(hidpi.length, 5461);
-    assert.ok(hidpi.every((f) => Number(f.split("/")[0]) <= 6));
-    assert.equal(r.totals.hidpi, 5461);
+    assert.equal(hidpi.length, 21845);
+    assert.equal(hidpi.filter((f) => f.startsWith("7/")).length, 128 * 128);
+    assert.equal(r.totals.hidpi, 21845);
     const tileDir = join(dir, "tiles/global.t2m", RUN_TOKEN, "2");
     for (const [z, x, y] of [
       [6, 34, 22],
@@ -279,6 +280,29 @@ describe("the full pyramid", () => {
           }
         }
       }
+    }
+    // The top's @2x tile is the z7 tile at twice the resolution: each pixel of the 1x tile lies
+    // between four @2x pixels, and (the field changing slowly across a 2° cell) shares the colour of
+    // one of them nearly everywhere; a tile with class edges, so the agreement is not trivial.
+    {
+      const [z, x, y] = [7, 68, 44];
+      const one = await decodeRgba(readFileSync(join(tileDir, `${z}/${x}/${y}.png`)));
+      const two = await decodeRgba(readFileSync(join(tileDir, `${z}/${x}/${y}@2x.png`)));
+      assert.equal(two.width, 512);
+      let agree = 0;
+      let total = 0;
+      const colours = new Set<string>();
+      for (let row = 0; row < TILE_SIZE; row += 3) {
+        for (let col = 0; col < TILE_SIZE; col += 3) {
+          const c = pixel(one.data, row * TILE_SIZE + col).join();
+          colours.add(c);
+          const block = [0, 1, 2, 3].map((q) => pixel(two.data, (2 * row + (q >> 1)) * 512 + 2 * col + (q & 1)).join());
+          if (block.includes(c)) agree++;
+          total++;
+        }
+      }
+      assert.ok(colours.size > 1, `tile ${z}/${x}/${y} has class edges`);
+      assert.ok(agree >= 0.98 * total, `${z}/${x}/${y}@2x agrees with the 1x tile at ${agree} of ${total} pixels`);
     }
     assert.equal(files.filter((f) => f.startsWith("7/")).length, 128 * 128);
     const m = json(join(dir, "manifest.json"));

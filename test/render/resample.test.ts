@@ -194,8 +194,9 @@ describe("createLevelSampler: argument checks", () => {
     infinite[7] = Number.NEGATIVE_INFINITY;
     assert.throws(() => createLevelSampler({ lat, lon: infinite }, 0), /lon\[7\] is not a finite number/);
   });
-  it("rejects zoom levels above the pyramid", () => {
-    assert.throws(() => createLevelSampler({ lat, lon }, 8), /maximum zoom 7/);
+  it("samples one zoom past the pyramid (the top's @2x tiles), no further", () => {
+    assert.equal(createLevelSampler({ lat, lon }, 8).z, 8);
+    assert.throws(() => createLevelSampler({ lat, lon }, 9), /maximum zoom 8/);
   });
 });
 

@@ -281,19 +281,19 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
   test("@2x tiles: catalogued, served as files and through the route up to hidpi_maxzoom, 404 above", async () => {
     const catalog = await (await fetch(`${server.url}/api/forecast/catalog`)).json();
     const layer = catalog.layers.find((l: { id: string }) => l.id === "global.t2m");
-    assert.equal(layer.hidpi_maxzoom, 4, "one zoom below the build's top (5)");
+    assert.equal(layer.hidpi_maxzoom, 5, "the build's top (5)");
     const lead = layer.runs[0].leads[0];
     const fill = (t: string, z: number, x: number, y: number) =>
       `${server.url}${t.replace("{z}", String(z)).replace("{x}", String(x)).replace("{y}", String(y))}`;
-    for (const url of [fill(lead.route_2x, 4, 8, 5), fill(lead.tiles_2x, 4, 8, 5)]) {
+    for (const url of [fill(lead.route_2x, 5, 16, 10), fill(lead.tiles_2x, 5, 16, 10)]) {
       const r = await fetch(url);
       assert.equal(r.status, 200, url);
       const meta = await sharp(Buffer.from(await r.arrayBuffer())).metadata();
       assert.deepEqual([meta.width, meta.height], [512, 512], url);
     }
-    const one = await fetch(fill(lead.route, 4, 8, 5));
+    const one = await fetch(fill(lead.route, 5, 16, 10));
     assert.equal((await sharp(Buffer.from(await one.arrayBuffer())).metadata()).width, 256);
-    const above = await fetch(fill(lead.route_2x, 5, 16, 10));
+    const above = await fetch(fill(lead.route_2x, 6, 32, 20));
     assert.equal(above.status, 404);
     assert.match(above.headers.get("content-type") ?? "", /problem\+json/);
     const bad = await fetch(fill(lead.route, 4, 8, 5).replace("lead=1", "lead=1&scale=3"));

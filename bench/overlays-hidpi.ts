@@ -2,19 +2,25 @@
 // fields, the 1x pyramid z0..max against @2x tiles (four tiles of the next zoom drawn at twice the
 // scale, stitched into one 512 px palette PNG) zoom by zoom, and the ratio (1x + @2x) / 1x for
 // each highest @2x zoom. The build draws @2x overlays up to the highest zoom whose ratio stays
-// within 1.3 (OVERLAY_HIDPI_BELOW in src/render/tiles.ts). One core; a ratio, so load cancels.
+// within 1.3 (OVERLAY_HIDPI_BELOW in src/render/tiles.ts). The marks' boxes (isobar labels and
+// H/L, arrow heads) are gathered and carried in the PNGs as the build does. CPU time of this one
+// thread (process.cpuUsage), so the ratios hold under load; the load average is printed beside.
 // usage: node bench/overlays-hidpi.ts [maxZoom=6]
 import { arrowSpacing, renderArrows } from "../src/render/arrows.ts";
 import { finiteRange, prepareContourText } from "../src/render/contour-labels.ts";
 import { renderContours } from "../src/render/contours.ts";
 import { OVERLAY_BYTES } from "../src/render/overlay-paint.ts";
 import { OVERLAY_PALETTE, quantizeOverlay } from "../src/render/overlay-palette.ts";
-import { encodeIndexedPng } from "../src/render/png.ts";
+import { encodeIndexedPng, type TileBoxes } from "../src/render/png.ts";
 import { createLevelSampler, type LevelSampler } from "../src/render/resample.ts";
-import { HIDPI_MAX_ZOOM, HIDPI_SIZE, overlayHidpiMax, TILE_SIZE } from "../src/render/tiles.ts";
+import { buildHidpiMax, HIDPI_SIZE, overlayHidpiMax, TILE_SIZE } from "../src/render/tiles.ts";
 import { isUniform } from "../src/render/uniform.ts";
 import { overlayFields } from "./lib.ts";
 
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 const maxZoom = Number(process.argv.slice(2).find((a) => !a.startsWith("--")) ?? 6);
 const { grid, f } = await overlayFields();
 const label = (v: number) => String(Math.round(v / 100));
@@ -30,15 +36,18 @@ const rows = [`overlays per lead, 1x z0..${maxZoom} against @2x by zoom (load av
 const sumOne = { ms: 0 };
 const sumTwo: number[] = [];
 for (const layer of ["isobars", "arrows"] as const) {
-  const paint = (s: LevelSampler, x: number, y: number, out: Uint8Array, k: number) => {
+  const paint = (s: LevelSampler, x: number, y: number, out: Uint8Array, k: number): TileBoxes => {
+    const marks: TileBoxes = [];
     if (layer === "isobars") {
       const step = Math.min(24, Math.max(3, Math.round(cellPx(s.z) / 1.5)));
-      renderContours(s, x, y, f.msl, { interval: 400, label, step, scale: k }, rgba, []);
+      renderContours(s, x, y, f.msl, { interval: 400, label, step, scale: k }, rgba, marks);
     } else {
       const screenZ = s.z - Math.log2(k);
-      renderArrows(s, x, y, f.u10, f.v10, { spacing: k * arrowSpacing(40, screenZ, cellPx(screenZ)), scale: k }, rgba);
+      const spacing = k * arrowSpacing(40, screenZ, cellPx(screenZ));
+      renderArrows(s, x, y, f.u10, f.v10, { spacing, scale: k }, rgba, marks);
     }
     quantizeOverlay(rgba, out);
+    return marks;
   };
   let oneMs = 0;
   let oneBytes = 0;
@@ -49,17 +58,24 @@ for (const layer of ["isobars", "arrows"] as const) {
     twoBytes[z] = 0;
     for (let x = 0; x < 2 ** z; x++) {
       for (let y = 0; y < 2 ** z; y++) {
-        let t = performance.now();
-        paint(samplers[z], x, y, idx, 1);
-        if (!isUniform(idx))
-          oneBytes += encodeIndexedPng(idx, TILE_SIZE, TILE_SIZE, OVERLAY_PALETTE, { rows: "none" }).length;
-        oneMs += performance.now() - t;
+        let t = cpuMs();
+        const marks = paint(samplers[z], x, y, idx, 1);
+        if (!isUniform(idx) || marks.length) {
+          const boxes = marks.length ? { boxes: marks } : {};
+          oneBytes += encodeIndexedPng(idx, TILE_SIZE, TILE_SIZE, OVERLAY_PALETTE, { rows: "none", ...boxes }).length;
+        }
+        oneMs += cpuMs() - t;
         if (z >= maxZoom) continue;
-        t = performance.now();
+        t = cpuMs();
+        const marks2x: TileBoxes = [];
         for (let q = 0; q < 4; q++) {
           const dx = q & 1;
           const dy = q >> 1;
-          paint(samplers[z + 1], 2 * x + dx, 2 * y + dy, idx, 2);
+          for (const b of paint(samplers[z + 1], 2 * x + dx, 2 * y + dy, idx, 2)) {
+            const [x0, y0] = [b[0] + dx * TILE_SIZE, b[1] + dy * TILE_SIZE];
+            const [x1, y1] = [b[2] + dx * TILE_SIZE, b[3] + dy * TILE_SIZE];
+            marks2x.push([Math.floor(x0 / 2), Math.floor(y0 / 2), Math.ceil(x1 / 2), Math.ceil(y1 / 2)]);
+          }
           for (let r = 0; r < TILE_SIZE; r++) {
             big.set(
               idx.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
@@ -67,9 +83,14 @@ for (const layer of ["isobars", "arrows"] as const) {
             );
           }
         }
-        if (!isUniform(big))
-          twoBytes[z] += encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, OVERLAY_PALETTE, { rows: "none" }).length;
-        twoMs[z] += performance.now() - t;
+        if (!isUniform(big) || marks2x.length) {
+          const boxes = marks2x.length ? { boxes: marks2x } : {};
+          twoBytes[z] += encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, OVERLAY_PALETTE, {
+            rows: "none",
+            ...boxes,
+          }).length;
+        }
+        twoMs[z] += cpuMs() - t;
       }
     }
   }
@@ -93,6 +114,6 @@ for (let z = 0; z < maxZoom; z++) {
   both += sumTwo[z];
   rows.push(`both overlays, @2x up to z${z}: time ×${(1 + both / sumOne.ms).toFixed(2)}`);
 }
-const built = overlayHidpiMax(Math.min(HIDPI_MAX_ZOOM, maxZoom - 1));
+const built = overlayHidpiMax(buildHidpiMax(maxZoom));
 rows.push(`the build's @2x overlays for --max-zoom ${maxZoom}: up to z${built}`);
 console.log(rows.join("\n"));

@@ -180,9 +180,9 @@ const ArchiveLayer = GridLayer.extend({
 });
 
 // ---- Place names that yield to the weather ----
-// Orientation tiles and contour overlay tiles carry boxes in their PNG (a tEXt chunk "gridcast:boxes",
+// Orientation tiles and overlay tiles carry boxes in their PNG (a tEXt chunk "gridcast:boxes",
 // [left, top, right, bottom] in the tile's 1x frame): the place labels drawn on the tile, and the
-// line labels and H/L marks. A place label is hidden (its box cleared) when it meets a mark of a
+// isobars' line labels and H/L marks or the wind arrows' heads. A place label is hidden (its box cleared) when it meets a mark of a
 // shown overlay. The decision for a label looks at the marks of every overlay tile its box reaches,
 // so each tile a label spans decides alike: it is shown whole or not at all.
 

@@ -87,10 +87,10 @@ async function readFieldOnce(
   return out;
 }
 
-/** Palette indices of one tile from the lead's source fields. */
 /**
- * Draws one tile's palette indices into `out`; a contour painter answers the boxes of its labels
- * and H/L marks (tile pixels), which the tile's PNG carries for the viewer's place names to avoid.
+ * Draws one tile's palette indices into `out`; an overlay painter answers the boxes of its marks
+ * (isobars' line labels and H/L, arrows' heads; tile pixels), which the tile's PNG carries for the
+ * viewer's place names to avoid.
  */
 type TilePainter = (
   sampler: LevelSampler,
@@ -146,12 +146,14 @@ function painterOf(
         palette: overlay,
         prepare: async (f) => f,
         // At scale 2 the sampler is the next zoom's: the lattice of the zoom on screen, twice as wide.
+        // The arrow heads' boxes ride in the PNG, as the isobars' marks do.
         paint: (s, x, y, [u, v], out, k = 1) => {
           const screenZ = s.z - Math.log2(k);
           const spacing = k * arrowSpacing(base, screenZ, cellPx(screenZ));
-          renderArrows(s, x, y, u, v, { spacing, scale: k }, rgba);
+          const heads: TileBoxes = [];
+          renderArrows(s, x, y, u, v, { spacing, scale: k }, rgba, heads);
           quantizeOverlay(rgba, out);
-          return undefined;
+          return heads;
         },
       };
     }

@@ -11,6 +11,7 @@ import {
   posMod,
   strokeSegment,
 } from "./overlay-paint.ts";
+import type { TileBoxes } from "./png.ts";
 import type { LevelSampler } from "./resample.ts";
 import { TILE_SIZE } from "./tiles.ts";
 
@@ -59,7 +60,9 @@ export function arrowSites(spacing: number, area: [number, number, number, numbe
 /**
  * Wind arrows (u east, v north) pointing where the air goes, length and weight growing with the
  * speed, anti-aliased over a light halo, into `out` (RGBA). Mercator keeps angles, so the screen
- * angle is the true one.
+ * angle is the true one. `heads` gets the box of each arrow head (halo included) whose ink reaches
+ * the tile, in tile pixels: what shows the direction, which place names yield to. A head across a
+ * seam is drawn by both tiles, so both carry its box.
  */
 export function renderArrows(
   sampler: LevelSampler,
@@ -69,6 +72,7 @@ export function renderArrows(
   v: Field,
   options: ArrowOptions,
   out: Uint8Array = new Uint8Array(OVERLAY_BYTES),
+  heads?: TileBoxes,
 ): Uint8Array {
   out.fill(0);
   const s = options.spacing;
@@ -80,6 +84,7 @@ export function renderArrows(
   const world = 2 ** sampler.z * TILE_SIZE;
   const line = new Float32Array(TILE_SIZE * TILE_SIZE);
   const halo = new Float32Array(TILE_SIZE * TILE_SIZE);
+  const boxes: TileBoxes = [];
   // Arrows centred outside the tile may still reach into it.
   for (const site of arrowSites(s, [left - s, top - s, left + TILE_SIZE + s, top + TILE_SIZE + s])) {
     if (site.y < 0 || site.y >= world) continue;
@@ -120,8 +125,29 @@ export function renderArrows(
     fillTriangle(halo, tri, 1.3 * k);
     strokeSegment(line, tailX, tailY, baseX + ux * 0.5 * k, baseY + uy * 0.5 * k, hw);
     fillTriangle(line, tri, 0);
+    if (heads) {
+      const m = 1.3 * k;
+      const box: TileBoxes[number] = [
+        Math.floor(Math.min(tri[0], tri[2], tri[4]) - m),
+        Math.floor(Math.min(tri[1], tri[3], tri[5]) - m),
+        Math.ceil(Math.max(tri[0], tri[2], tri[4]) + m),
+        Math.ceil(Math.max(tri[1], tri[3], tri[5]) + m),
+      ];
+      if (box[2] > 0 && box[3] > 0 && box[0] < TILE_SIZE && box[1] < TILE_SIZE) boxes.push(box);
+    }
   }
   paint(out, halo, HALO_COLOUR);
   paint(out, line, LINE_COLOUR);
+  // A box whose part in the tile holds no ink (a corner beside the triangle) is not this tile's.
+  for (const b of boxes) if (inked(out, b)) heads?.push(b);
   return out;
+}
+
+/** Whether any pixel of `rgba` (a tile) inside the box has alpha. */
+function inked(rgba: Uint8Array, [x0, y0, x1, y1]: TileBoxes[number]): boolean {
+  for (let y = Math.max(0, y0); y < Math.min(TILE_SIZE, y1); y++) {
+    for (let x = Math.max(0, x0); x < Math.min(TILE_SIZE, x1); x++)
+      if (rgba[(y * TILE_SIZE + x) * 4 + 3] > 0) return true;
+  }
+  return false;
 }

@@ -7,6 +7,9 @@
 //     overlay tiles the server sends, at DPR 1 (z5, 1x tiles) and DPR 2 (z4, @2x orientation
 //     tiles); names that would are hidden, their box clear on the page's tile, on every tile the
 //     label spans (one decision per label, so no half label at a seam);
+//   - wind-arrow tiles carry the boxes of their arrow heads, and with the arrows shown no place
+//     label meets an arrow head, at DPR 1 (z5) and DPR 2 (z3, @2x arrow tiles), decided alike on
+//     every tile a label spans;
 //   - without the overlay every name is drawn.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -62,17 +65,18 @@ describe("place names yield to the weather's marks", () => {
     if (root) cleanup(root);
   });
 
+  type Overlay = "isobars" | "wind_arrows";
   const overlayTiles = new Map<string, Promise<{ boxes: Box[]; alpha: Buffer; k: number }>>();
-  /** An isobar tile as any client gets it (`k` 2: its @2x tile): its boxes and its alpha channel. */
-  function overlayTile(z: number, x: number, y: number, k: number) {
+  /** An overlay tile as any client gets it (`k` 2: its @2x tile): its boxes and its alpha channel. */
+  function overlayTile(over: Overlay, z: number, x: number, y: number, k: number) {
     const n = 2 ** z;
     const wx = ((x % n) + n) % n;
     const key = `${z}/${wx}/${y}`;
-    let got = overlayTiles.get(`${key}@${k}`);
+    let got = overlayTiles.get(`${over} ${key}@${k}`);
     if (!got) {
       got = (async () => {
         const scale = k === 2 ? "&scale=2" : "";
-        const res = await fetch(`${server.url}/api/forecast/tile/${key}?layer=global.isobars${scale}`);
+        const res = await fetch(`${server.url}/api/forecast/tile/${key}?layer=global.${over}${scale}`);
         assert.equal(res.status, 200, key);
         const png = Buffer.from(await res.arrayBuffer());
         const { data, info } = await sharp(png)
@@ -83,20 +87,20 @@ describe("place names yield to the weather's marks", () => {
         assert.equal(info.width, 256 * k);
         return { boxes: tileBoxes(png) ?? [], alpha: data, k };
       })();
-      overlayTiles.set(`${key}@${k}`, got);
+      overlayTiles.set(`${over} ${key}@${k}`, got);
     }
     return got;
   }
 
   /** Opens the viewer and answers the orientation tiles of zoom z as drawn, once all are painted. */
-  async function drawnTiles(page: Page, hash: string, z: number, overlay: boolean): Promise<DrawnTile[]> {
+  async function drawnTiles(page: Page, hash: string, z: number, overlay: Overlay | null): Promise<DrawnTile[]> {
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     await page.goto(`${server.url}/${hash}`);
     await page.waitForFunction(
       ({ overlay }) => {
         const tiles = document.querySelectorAll<HTMLCanvasElement>(".orientation-tiles canvas.leaflet-tile");
-        const iso = document.querySelectorAll<HTMLImageElement>(".overlay-isobars img.leaflet-tile");
+        const iso = document.querySelectorAll<HTMLImageElement>(`.overlay-${overlay} img.leaflet-tile`);
         return (
           tiles.length > 0 &&
           (!overlay || (iso.length > 0 && Array.from(iso).every((i) => i.classList.contains("leaflet-tile-loaded")))) &&
@@ -162,18 +166,18 @@ describe("place names yield to the weather's marks", () => {
   const meets = (a: Box, b: Box) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
 
   /** The overlay's marks in world pixels of zoom z around a world box, each checked to hold ink. */
-  async function marksNear(z: number, b: Box, k: number): Promise<Box[]> {
+  async function marksNear(over: Overlay, z: number, b: Box, k: number): Promise<Box[]> {
     const out: Box[] = [];
     for (let ty = Math.floor(b[1] / 256) - 1; ty <= Math.floor(b[3] / 256) + 1; ty++) {
       if (ty < 0 || ty >= 2 ** z) continue;
       for (let tx = Math.floor(b[0] / 256) - 1; tx <= Math.floor(b[2] / 256) + 1; tx++) {
-        const { boxes, alpha } = await overlayTile(z, tx, ty, k);
+        const { boxes, alpha } = await overlayTile(over, z, tx, ty, k);
         const size = 256 * k;
         for (const m of boxes) {
           let ink = 0;
           for (let y = Math.max(0, m[1] * k); y < Math.min(size, m[3] * k); y++)
             for (let x = Math.max(0, m[0] * k); x < Math.min(size, m[2] * k); x++) if (alpha[y * size + x] > 0) ink++;
-          assert.ok(ink > 0, `mark box ${m} of isobar tile ${z}/${tx}/${ty} holds ink`);
+          assert.ok(ink > 0, `mark box ${m} of ${over} tile ${z}/${tx}/${ty} holds ink`);
           out.push(world({ x: tx, y: ty }, m));
         }
       }
@@ -181,11 +185,11 @@ describe("place names yield to the weather's marks", () => {
     return out;
   }
 
-  async function check(dpr: number, z: number, overlay2x: boolean, minShown = 3): Promise<void> {
+  async function check(dpr: number, z: number, overlay2x: boolean, minShown = 3, over: Overlay = "isobars") {
     const k = overlay2x ? 2 : 1;
     const context = await browser.newContext({ viewport: { width: 1000, height: 700 }, deviceScaleFactor: dpr });
     const page = await context.newPage();
-    const tiles = await drawnTiles(page, `#layer=global.msl&over=isobars&map=${z}/${LOW.lat}/${LOW.lon}`, z, true);
+    const tiles = await drawnTiles(page, `#layer=global.msl&over=${over}&map=${z}/${LOW.lat}/${LOW.lon}`, z, over);
     let shown = 0;
     let hidden = 0;
     const hiddenWorld = new Set<string>();
@@ -197,7 +201,7 @@ describe("place names yield to the weather's marks", () => {
       for (const [i, b] of t.shown.entries()) {
         const w = world(t, b);
         shownWorld.add(w.join());
-        for (const m of await marksNear(z, w, k)) {
+        for (const m of await marksNear(over, z, w, k)) {
           assert.ok(!meets(w, m), `place label ${w} meets mark ${m} at z${z}, DPR ${dpr}`);
         }
         shownInk.set(w.join(), Math.max(shownInk.get(w.join()) ?? -1, t.shownInk[i]));
@@ -206,7 +210,7 @@ describe("place names yield to the weather's marks", () => {
       for (const [i, b] of t.hidden.entries()) {
         const w = world(t, b);
         hiddenWorld.add(w.join());
-        const near = await marksNear(z, w, k);
+        const near = await marksNear(over, z, w, k);
         assert.ok(
           near.some((m) => meets([w[0] - 1, w[1] - 1, w[2] + 1, w[3] + 1], m)),
           `hidden label ${w} meets a mark`,
@@ -220,13 +224,15 @@ describe("place names yield to the weather's marks", () => {
     assert.ok(hidden >= 1, `some names yield to the weather at z${z} (${hidden} hidden, ${shown} shown)`);
     assert.ok(shown >= minShown, `names away from the marks stay (${shown} shown)`);
     if (overlay2x) {
-      const srcs = await page.evaluate(() =>
-        Array.from(document.querySelectorAll<HTMLImageElement>(".overlay-isobars img.leaflet-tile-loaded")).map(
-          (i) => `${i.naturalWidth} ${i.src}`,
-        ),
+      const srcs = await page.evaluate(
+        (over) =>
+          Array.from(document.querySelectorAll<HTMLImageElement>(`.overlay-${over} img.leaflet-tile-loaded`)).map(
+            (i) => `${i.naturalWidth} ${i.src}`,
+          ),
+        over,
       );
       assert.ok(srcs.length > 0);
-      for (const s of srcs) assert.match(s, /^512 .*scale=2/, "the @2x isobar tiles on a dense screen");
+      for (const s of srcs) assert.match(s, /^512 .*scale=2/, `the @2x ${over} tiles on a dense screen`);
     }
     await context.close();
   }
@@ -241,6 +247,14 @@ describe("place names yield to the weather's marks", () => {
 
   test("DPR 2, zoom 3 (@2x orientation and isobar tiles): no place label meets a line label or H/L", async () => {
     await check(2, 3, true, 1);
+  });
+
+  test("DPR 1, zoom 5: no place label meets a wind-arrow head", async () => {
+    await check(1, 5, false, 3, "wind_arrows");
+  });
+
+  test("DPR 2, zoom 3 (@2x orientation and arrow tiles): no place label meets a wind-arrow head", async () => {
+    await check(2, 3, true, 1, "wind_arrows");
   });
 
   /** A tile's alpha over HTTP (`scale=2`: its @2x tile), as a square of side `size`. */
@@ -314,7 +328,7 @@ describe("place names yield to the weather's marks", () => {
   test("without the overlay every name is drawn", async () => {
     const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
     const page = await context.newPage();
-    const tiles = await drawnTiles(page, `#layer=global.msl&over=&map=5/${LOW.lat}/${LOW.lon}`, 5, false);
+    const tiles = await drawnTiles(page, `#layer=global.msl&over=&map=5/${LOW.lat}/${LOW.lon}`, 5, null);
     assert.ok(tiles.every((t) => t.hidden.length === 0));
     assert.ok(tiles.reduce((n, t) => n + t.shown.length, 0) >= 5);
     await context.close();

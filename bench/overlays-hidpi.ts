@@ -114,6 +114,8 @@ for (let z = 0; z < maxZoom; z++) {
   both += sumTwo[z];
   rows.push(`both overlays, @2x up to z${z}: time ×${(1 + both / sumOne.ms).toFixed(2)}`);
 }
-const built = overlayHidpiMax(buildHidpiMax(maxZoom));
-rows.push(`the build's @2x overlays for --max-zoom ${maxZoom}: up to z${built}`);
+const top = buildHidpiMax(maxZoom);
+rows.push(
+  `the build's @2x overlays for --max-zoom ${maxZoom}: isobars up to z${overlayHidpiMax(top, "contours")}, arrows up to z${overlayHidpiMax(top, "arrows")}`,
+);
 console.log(rows.join("\n"));

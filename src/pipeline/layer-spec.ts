@@ -237,6 +237,6 @@ export function layerHidpiMax(kind: Recipe["kind"], baseHidpi: number): number {
   if (baseHidpi < 0) return -1;
   if (kind === "field" || kind === "speed") return baseHidpi;
   if (kind === "orientation") return baseHidpi - ORIENTATION_HIDPI_BELOW;
-  if (kind === "arrows" || kind === "contours") return overlayHidpiMax(baseHidpi);
+  if (kind === "arrows" || kind === "contours") return overlayHidpiMax(baseHidpi, kind);
   return -1;
 }

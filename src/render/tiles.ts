@@ -20,15 +20,17 @@ export const SAMPLE_MAX_ZOOM = MAX_ZOOM + 1;
  */
 export const ORIENTATION_HIDPI_BELOW = 1;
 /**
- * Overlays' (isobars', arrows') @2x tiles stop this many zooms below the base layers': an @2x
- * overlay tile is four tiles of the next zoom drawn at twice the scale, and up to here the @2x
- * tiles add at most 0.3 of the 1x overlays' cost per lead (bench/overlays-hidpi.ts, BENCHMARKS.md).
+ * Overlays' @2x tiles stop this many zooms below the base layers', by kind: an @2x overlay tile is
+ * four tiles of the next zoom drawn at twice the scale, each zoom about four times the cost of the
+ * one before, and up to here a kind's @2x tiles add at most 0.3 of its 1x tiles' CPU time per lead
+ * (bench/overlays-hidpi.ts, BENCHMARKS.md): isobars (labels, H/L, smoothing) a zoom less far than
+ * arrows.
  */
-export const OVERLAY_HIDPI_BELOW = 2;
+export const OVERLAY_HIDPI_BELOW = { contours: 3, arrows: 2 } as const;
 
-/** The highest zoom with @2x overlay tiles, given the build's @2x zoom for base layers (-1: none). */
-export const overlayHidpiMax = (hidpiMaxZoom: number): number =>
-  hidpiMaxZoom < 0 ? -1 : hidpiMaxZoom - OVERLAY_HIDPI_BELOW;
+/** The highest zoom with @2x tiles of an overlay kind, given the build's @2x zoom for base layers (-1: none). */
+export const overlayHidpiMax = (hidpiMaxZoom: number, kind: keyof typeof OVERLAY_HIDPI_BELOW): number =>
+  hidpiMaxZoom < 0 ? -1 : hidpiMaxZoom - OVERLAY_HIDPI_BELOW[kind];
 export const HIDPI_SIZE = 2 * 256;
 /** Latitude where the square mercator world ends: atan(sinh(π)). */
 export const MERCATOR_MAX_LAT = (Math.atan(Math.sinh(Math.PI)) * 180) / Math.PI;

@@ -5,7 +5,7 @@
 //     the tile (the boxes are what is drawn);
 //   - with isobars shown, no place label the page draws meets a line label or H/L box of the
 //     overlay tiles the server sends, at DPR 1 (z5, 1x tiles) and DPR 2 (z4, @2x orientation
-//     tiles); names that would are hidden, their box clear on the page's tile, on every tile the
+//     tiles; z2, @2x isobar tiles too); names that would are hidden, their box clear on the page's tile, on every tile the
 //     label spans (one decision per label, so no half label at a seam);
 //   - wind-arrow tiles carry the boxes of their arrow heads, and with the arrows shown no place
 //     label meets an arrow head, at DPR 1 (z5) and DPR 2 (z3, @2x arrow tiles), decided alike on
@@ -245,8 +245,9 @@ describe("place names yield to the weather's marks", () => {
     await check(2, 4, false);
   });
 
-  test("DPR 2, zoom 3 (@2x orientation and isobar tiles): no place label meets a line label or H/L", async () => {
-    await check(2, 3, true, 1);
+  // With --max-zoom 5 the isobars have @2x tiles to z2, the arrows to z3 (OVERLAY_HIDPI_BELOW).
+  test("DPR 2, zoom 2 (@2x orientation and isobar tiles): no place label meets a line label or H/L", async () => {
+    await check(2, 2, true, 1);
   });
 
   test("DPR 1, zoom 5: no place label meets a wind-arrow head", async () => {
@@ -303,9 +304,14 @@ describe("place names yield to the weather's marks", () => {
   }
 
   test("@2x isobars and arrows: the same marks as the 1x tile, with more sharp edges than it scaled up", async () => {
-    const z = 3;
-    const [lx, ly] = [Math.floor(((LOW.lon + 180) / 360) * 8), 2]; // the tile with the low
-    for (const layer of ["global.isobars", "global.wind_arrows"]) {
+    for (const [layer, z] of [
+      ["global.isobars", 2],
+      ["global.wind_arrows", 3],
+    ] as const) {
+      // The tile with the low, at each layer's highest @2x zoom.
+      const phi = (LOW.lat * Math.PI) / 180;
+      const lx = Math.floor(((LOW.lon + 180) / 360) * 2 ** z);
+      const ly = Math.floor(((1 - Math.log(Math.tan(phi) + 1 / Math.cos(phi)) / Math.PI) / 2) * 2 ** z);
       const one = await alphaOf(layer, z, lx, ly, false);
       const two = await alphaOf(layer, z, lx, ly, true);
       assert.equal(one.size, 256);

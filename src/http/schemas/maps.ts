@@ -186,7 +186,8 @@ const CatalogLayer = Type.Object({
     Type.Integer({
       description:
         "Present when the build has 512 px @2x tiles of this layer (tiles_2x, route_2x): the highest zoom with them. " +
-        "Base layers and the orientation layer of z/x/y builds (overlays have none); a PMTiles build has none",
+        "In z/x/y builds base layers have them up to the top zoom, the orientation layer and the overlays (wind " +
+        "arrows, isobars) to lower zooms; a PMTiles build has none",
     }),
   ),
   runs: Type.Array(

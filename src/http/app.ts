@@ -55,6 +55,21 @@ function keepParsed(def: RouteDef, text: string, query: Record<string, unknown>)
   m.set(text, Object.freeze(query));
 }
 
+/**
+ * The holders a heavy request counts against, kept per connection: a keep-alive client asks again
+ * and again for the same key from the same address, and the same strings each time let the fair
+ * share's lookups reuse their hashes instead of building and hashing two new ones per request.
+ */
+const holdersOnSocket = new WeakMap<object, { client: string; keyId: string | undefined; holders: string[] }>();
+
+function holdersFor(socket: object, client: string, keyId: string | undefined): string[] {
+  const kept = holdersOnSocket.get(socket);
+  if (kept !== undefined && kept.client === client && kept.keyId === keyId) return kept.holders;
+  const holders = holdersOf(client, keyId);
+  holdersOnSocket.set(socket, { client, keyId, holders });
+  return holders;
+}
+
 export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   const waiter = new TokenWaiter(
     ctx.ledger,
@@ -197,7 +212,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     // A store-reading slot, within the fair share of the request's key and address.
     let freeSlot: (() => void) | undefined;
     if (def.heavy) {
-      const got = slots.take(holdersOf(client, key?.id));
+      const got = slots.take(holdersFor(req.socket, client, key?.id));
       if (typeof got !== "function") throw new BusyError(refusalDetail(got, "store-reading slots"));
       freeSlot = got;
     }

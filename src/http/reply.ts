@@ -77,7 +77,7 @@ export function prepareReply(
     // object or a copy of the body per reply.
     let etag = etagOf(body);
     let coding: DynamicCoding | undefined;
-    if (compressible && Buffer.byteLength(body) >= DYNAMIC_COMPRESS_MIN_BYTES) {
+    if (compressible && byteLengthOf(body) >= DYNAMIC_COMPRESS_MIN_BYTES) {
       const chosen = chooseCoding(req.headers["accept-encoding"], ["br", "gzip"]);
       if (chosen !== "identity") {
         coding = chosen;
@@ -94,7 +94,23 @@ export function prepareReply(
       headers["Content-Encoding"] = coding;
     }
   }
-  return { status, body, bytes: typeof body === "string" ? Buffer.byteLength(body) : body.length, headers };
+  return { status, body, bytes: byteLengthOf(body), headers };
+}
+
+/**
+ * Bytes of a body. A text's UTF-8 length is counted once per text object: a warm /point answers
+ * the same text again and again, and counting is a pass over it each time.
+ */
+let lastText = "";
+let lastTextBytes = 0;
+
+function byteLengthOf(body: string | Buffer): number {
+  if (typeof body !== "string") return body.length;
+  if (body !== lastText) {
+    lastText = body;
+    lastTextBytes = Buffer.byteLength(body);
+  }
+  return lastTextBytes;
 }
 
 export function sendPrepared(res: ServerResponse, p: Prepared): void {

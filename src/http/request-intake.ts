@@ -25,6 +25,13 @@ export const EXPOSED_HEADERS = [
 
 const EXPOSED_LIST = EXPOSED_HEADERS.join(", ");
 
+/** The path of a request's URL, without its query. */
+function pathOnly(url: string | undefined): string {
+  const u = url ?? "";
+  const q = u.indexOf("?");
+  return q < 0 ? u : u.slice(0, q);
+}
+
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
 /**
@@ -50,7 +57,6 @@ export function intake(ctx: AppContext, watchdog: Watchdog): Middleware {
     const started = process.hrtime.bigint();
     const id = randomUUID();
     const meta: Meta = { route: "unmatched" };
-    const urlPath = (req.url ?? "").split("?")[0];
     metaOf.set(req, meta);
     res.setHeader("X-Request-Id", id);
     res.setHeader("Access-Control-Allow-Origin", "*");
@@ -80,7 +86,7 @@ export function intake(ctx: AppContext, watchdog: Watchdog): Middleware {
         ...(aborted ? { aborted: true } : {}),
         ...(meta.charged && !aborted ? { credits: meta.charged } : {}),
         // Static files and unknown paths have no route template to name them; their path (no query) does.
-        ...(meta.route === "static" || meta.route === "unmatched" ? { path: urlPath.slice(0, 512) } : {}),
+        ...(meta.route === "static" || meta.route === "unmatched" ? { path: pathOnly(req.url).slice(0, 512) } : {}),
       });
     });
     if (req.method === "OPTIONS") {

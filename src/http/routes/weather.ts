@@ -212,11 +212,23 @@ function pointMemo(app: AppContext): AnswerMemo<Reply> {
 /** Every parameter /point takes: the memo key holds them all, so none can be left out of it. */
 const POINT_PARAMS = Object.keys(PointQuery.properties) as (keyof PointParams)[];
 
+/**
+ * Memo keys by parsed query: the HTTP layer hands every request with the same query text the same
+ * frozen object (app.ts), so its key is built once and every later request looks the memo up with
+ * the same string, whose hash V8 has kept, instead of joining and hashing a new one.
+ */
+const pointKeys = new WeakMap<object, { group: string; key: string | undefined }>();
+
 /** The request as the memo knows it (the group resolved); undefined when a value holds the separator. */
 function pointKey(q: PointParams, group: string): string | undefined {
+  const kept = pointKeys.get(q);
+  if (kept !== undefined && kept.group === group) return kept.key;
   const texts = POINT_PARAMS.map((k) => (k === "group" ? group : String(q[k] ?? "")));
-  for (const t of texts) if (t.includes("\0")) return undefined;
-  return texts.join("\0");
+  let key: string | undefined = texts.join("\0");
+  for (const t of texts) if (t.includes("\0")) key = undefined;
+  // Only a frozen query cannot change after its key was taken.
+  if (Object.isFrozen(q)) pointKeys.set(q, { group, key });
+  return key;
 }
 
 function point(app: AppContext, q: PointParams, group: string): Soon<Reply> {

@@ -28,6 +28,8 @@ export interface SampleOptions extends Partial<Layout> {
    * plan a build of the preset (count its tiles) in a moment; every value reads as missing.
    */
   skeleton?: boolean;
+  /** Writer threads (default: one per core, at least 2); the files are the same for any count. */
+  threads?: number;
 }
 
 export interface Summary {
@@ -73,7 +75,15 @@ export async function writeSample(out: string, opts: SampleOptions = {}): Promis
   let embeddings: EmbeddingSummary;
   try {
     w.plainGroup("forecast", 3, { description: "forecast groups: one global model and regional downscale patches" });
-    ({ forecast, embeddings } = await writeParts(w, p, seed, layout, progress, opts.skeleton === true));
+    ({ forecast, embeddings } = await writeParts(
+      w,
+      p,
+      seed,
+      layout,
+      progress,
+      opts.skeleton === true,
+      opts.threads ?? Math.max(2, availableParallelism()),
+    ));
     w.rootGroup({
       title: "gridcast synthetic sample store",
       description: "synthetic weather forecasts and EO latent embeddings for demos and tests; not real data",
@@ -127,6 +137,7 @@ async function writeParts(
   layout: Layout,
   progress: (line: string) => void,
   skeleton: boolean,
+  threads: number,
 ): Promise<{ forecast: GroupSummary[]; embeddings: EmbeddingSummary }> {
   const parts = partsOf(p, layout, skeleton);
   const groups = new Map<string, GroupSummary>();
@@ -161,7 +172,7 @@ async function writeParts(
         const job: PartJob = { id, root: w.root, preset: p, seed, layout, part: parts[id] };
         worker.postMessage(job);
       };
-      const count = Math.min(parts.length, Math.max(2, availableParallelism()));
+      const count = Math.min(parts.length, Math.max(1, Math.floor(threads)));
       for (let i = 0; i < count; i++) {
         // No inherited flags: they are the caller's (--input-type, test runner options), not the worker's.
         const worker = new Worker(new URL("./part-worker.ts", import.meta.url), { execArgv: [] });

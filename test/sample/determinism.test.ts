@@ -19,6 +19,13 @@ test("same seed writes byte-identical stores; another seed does not", async () =
   assert.deepEqual(readdirSync(dirname(a.dir)), ["store"]);
 });
 
+test("the same files whatever the number of writer threads (README: one writer thread per core, the same bytes whatever the core count)", async () => {
+  const one = await tinyStore({ seed: 7, threads: 1 });
+  const three = await tinyStore({ seed: 7, threads: 3 });
+  assert.deepEqual(listFiles(three.dir), listFiles(one.dir));
+  assert.equal(treeDigest(three.dir), treeDigest(one.dir));
+});
+
 test("an existing directory is refused without force and replaced with it", async () => {
   const { dir } = await tinyStore({ seed: 3 });
   const before = treeDigest(dir);

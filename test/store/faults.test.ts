@@ -63,9 +63,12 @@ describe("http store faults", () => {
   let upstream: Server;
   let mode: "ok" | "hang" | "error" = "ok";
   let httpSrv: TestServer;
+  /** Requests the store received while hanging or failing, by path (README: 5xx retried once, timeouts not). */
+  let asked = new Map<string, number>();
 
   before(async () => {
     upstream = createServer((req, res) => {
+      if (mode !== "ok") asked.set(req.url ?? "", (asked.get(req.url ?? "") ?? 0) + 1);
       if (mode === "hang") return; // never answers
       if (mode === "error") {
         res.statusCode = 500;
@@ -100,12 +103,20 @@ describe("http store faults", () => {
     assert.deepEqual(ok.json().values, direct.json().values);
     httpSrv.running.ctx.store.cache.invalidate();
     mode = "hang";
+    asked = new Map();
     const hung = await get(`${httpSrv.url}/point?lat=-30&lon=30&var=t2m`, H);
     assert.equal(hung.status, 503);
     assertClean(hung.body);
+    // A read that timed out is not asked again.
+    assert.ok(asked.size > 0);
+    assert.deepEqual([...new Set(asked.values())], [1], `hung reads asked once each: ${[...asked]}`);
     mode = "error";
+    asked = new Map();
     const failed = await get(`${httpSrv.url}/point?lat=-30&lon=31&var=t2m`, H);
     assert.equal(failed.status, 503);
+    // A 5xx is retried once, then the request fails.
+    assert.ok(asked.size > 0);
+    assert.deepEqual([...new Set(asked.values())], [2], `failed reads asked twice each: ${[...asked]}`);
     mode = "ok";
     assert.equal((await get(`${httpSrv.url}/point?lat=-30&lon=30&var=t2m`, H)).status, 200);
   });

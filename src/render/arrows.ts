@@ -60,9 +60,9 @@ export function arrowSites(spacing: number, area: [number, number, number, numbe
 /**
  * Wind arrows (u east, v north) pointing where the air goes, length and weight growing with the
  * speed, anti-aliased over a light halo, into `out` (RGBA). Mercator keeps angles, so the screen
- * angle is the true one. `heads` gets the box of each arrow head (halo included) whose ink reaches
- * the tile, in tile pixels: what shows the direction, which place names yield to. A head across a
- * seam is drawn by both tiles, so both carry its box.
+ * angle is the true one. `heads` gets the box of each arrow head's ink (halo included) in the tile,
+ * in tile pixels: what shows the direction, which place names yield to. A head across a seam is
+ * drawn by both tiles, so each carries the box of its part.
  */
 export function renderArrows(
   sampler: LevelSampler,
@@ -138,16 +138,30 @@ export function renderArrows(
   }
   paint(out, halo, HALO_COLOUR);
   paint(out, line, LINE_COLOUR);
-  // A box whose part in the tile holds no ink (a corner beside the triangle) is not this tile's.
-  for (const b of boxes) if (inked(out, b)) heads?.push(b);
+  // Each box as the head's ink in this tile: clipped to the tile, shrunk to the pixels drawn (none:
+  // not this tile's). A label that meets the ink on a tile meets that tile's box, and the viewer
+  // reads the boxes of every tile a label reaches.
+  for (const b of boxes) {
+    const ink = inkBox(out, b);
+    if (ink) heads?.push(ink);
+  }
   return out;
 }
 
-/** Whether any pixel of `rgba` (a tile) inside the box has alpha. */
-function inked(rgba: Uint8Array, [x0, y0, x1, y1]: TileBoxes[number]): boolean {
+/** The bounding box of the pixels of `rgba` (a tile) with alpha inside the box, clipped to the tile. */
+function inkBox(rgba: Uint8Array, [x0, y0, x1, y1]: TileBoxes[number]): TileBoxes[number] | undefined {
+  let box: TileBoxes[number] | undefined;
   for (let y = Math.max(0, y0); y < Math.min(TILE_SIZE, y1); y++) {
-    for (let x = Math.max(0, x0); x < Math.min(TILE_SIZE, x1); x++)
-      if (rgba[(y * TILE_SIZE + x) * 4 + 3] > 0) return true;
+    for (let x = Math.max(0, x0); x < Math.min(TILE_SIZE, x1); x++) {
+      if (rgba[(y * TILE_SIZE + x) * 4 + 3] === 0) continue;
+      if (!box) box = [x, y, x + 1, y + 1];
+      else {
+        box[0] = Math.min(box[0], x);
+        box[1] = Math.min(box[1], y);
+        box[2] = Math.max(box[2], x + 1);
+        box[3] = Math.max(box[3], y + 1);
+      }
+    }
   }
-  return false;
+  return box;
 }

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { arrowSites, renderArrows } from "../../src/render/arrows.ts";
+import type { TileBoxes } from "../../src/render/png.ts";
 import { createLevelSampler } from "../../src/render/resample.ts";
 import { isUniform } from "../../src/render/uniform.ts";
 
@@ -113,5 +114,45 @@ describe("wind arrows", () => {
   it("draws nothing where the wind is missing", () => {
     const tile = renderArrows(s, 8, 5, constant(Number.NaN), constant(3), { spacing: 40 });
     assert.ok(isUniform(tile) && tile[0] === 0);
+  });
+
+  it("answers a box for each arrow head: around the head's ink, the shaft outside it, seams in both tiles", () => {
+    const heads: TileBoxes = [];
+    const tile = renderArrows(s, 8, 5, constant(20), constant(0), { spacing: 40 }, undefined, heads);
+    const inside = arrowSites(40, [8 * TILE, 5 * TILE, 9 * TILE, 6 * TILE]).length;
+    assert.ok(heads.length >= inside, `${heads.length} heads for ${inside} arrows centred in the tile`);
+    for (const [x0, y0, x1, y1] of heads) {
+      // Eastward wind: the head is the east end, small beside the spacing, and holds ink.
+      assert.ok(x1 - x0 <= 16 && y1 - y0 <= 16, `head box ${[x0, y0, x1, y1]}`);
+      let ink = 0;
+      for (let r = Math.max(0, y0); r < Math.min(TILE, y1); r++)
+        for (let c = Math.max(0, x0); c < Math.min(TILE, x1); c++) if (alphaAt(tile, c, r) > 0) ink++;
+      assert.ok(ink > 0, `head box ${[x0, y0, x1, y1]} holds ink`);
+    }
+    // The shaft's middle (the lattice site) is in no head box.
+    for (const site of arrowSites(40, [8 * TILE, 5 * TILE, 9 * TILE, 6 * TILE])) {
+      const [cx, cy] = [site.x - 8 * TILE, site.y - 5 * TILE];
+      assert.ok(!heads.some(([x0, y0, x1, y1]) => cx >= x0 && cx < x1 && cy >= y0 && cy < y1), `site ${cx},${cy}`);
+    }
+    // Boxes stay in the tile; a head whose ink runs across a seam has a box in each tile, at the
+    // edge, covering the rows where both tiles hold its ink (at x = 11 × 256 the lattice puts
+    // heads on the seam).
+    assert.ok(heads.every(([x0, y0, x1, y1]) => x0 >= 0 && y0 >= 0 && x1 <= TILE && y1 <= TILE));
+    const left: TileBoxes = [];
+    const leftTile = renderArrows(s, 10, 5, constant(20), constant(0), { spacing: 40 }, undefined, left);
+    const right: TileBoxes = [];
+    const rightTile = renderArrows(s, 11, 5, constant(20), constant(0), { spacing: 40 }, undefined, right);
+    let across = 0;
+    for (const l of left.filter((b) => b[2] === TILE)) {
+      for (let r = l[1]; r < l[3]; r++) {
+        if (!(alphaAt(leftTile, TILE - 1, r) > 0 && alphaAt(rightTile, 0, r) > 0)) continue;
+        across++;
+        assert.ok(
+          right.some((b) => b[0] === 0 && b[1] <= r && r < b[3]),
+          `row ${r}: a head's ink on both sides of the seam is in the right tile's boxes too`,
+        );
+      }
+    }
+    assert.ok(across > 0, "some head's ink crosses the seam");
   });
 });

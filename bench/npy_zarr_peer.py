@@ -5,6 +5,8 @@
 #                      the bench's slice into numpy; answers {seconds, bytes, cpu} (cpu: the
 #                      process's user + system seconds over the read, all its threads)
 #   "read <item URL>"  the same over HTTP (fsspec + aiohttp) from a static server of the store
+# Each answer also gives the reader's own profile (peer_phases.py): seconds fetching (metadata
+# and chunks, from the store) and decoding; the rest is opening, indexing and copying.
 # usage: npy_zarr_peer.py write ROOT TILE EASTING NORTHING EPSG | npy_zarr_peer.py serve Y_STOP
 import json
 import resource
@@ -38,10 +40,13 @@ if sys.argv[1] == "write":
         ds.to_zarr(path, mode="w", encoding={"latent": {"compressor": compressor, "chunks": CHUNKS}})
     sys.exit(0)
 
+from peer_phases import PHASES  # noqa: E402  (times the reads below; installed once imported)
+
 y_stop = int(sys.argv[2])
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     cmd = line.split()
+    PHASES.take()
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     a = zarr.open_array(f"{cmd[1]}/latent", mode="r")
@@ -49,4 +54,4 @@ for line in sys.stdin:
     seconds = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    print(json.dumps({"seconds": seconds, "bytes": out.nbytes, "cpu": cpu}), flush=True)
+    print(json.dumps({"seconds": seconds, "bytes": out.nbytes, "cpu": cpu, **PHASES.take()}), flush=True)

@@ -6,13 +6,15 @@
 #            remote analyst reads a store a static server hands out; the session and its
 #            connections are kept between rounds, as in a running notebook)
 #   "point I" one point series read (one chunk decoded)
-# and answers with one JSON line {seconds, bytes}.
+# and answers with one JSON line {seconds, bytes, fetch, decode}: fetch and decode are the
+# reader's own profile (peer_phases.py), its seconds in the store's fetches and in the codec.
 # usage: xarray_peer.py ROOT BOXES_JSON POINTS_JSON
 import json
 import sys
 import time
 
 import xarray as xr
+from peer_phases import PHASES
 
 root, boxes, points = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 
@@ -27,6 +29,7 @@ index = [(int(abs(lat - p["lat"]).argmin()), int(abs(lon - (p["lon"] % 360)).arg
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     cmd = line.split()
+    PHASES.take()
     t0 = time.perf_counter()
     nbytes = 0
     if cmd[0] == "boxes":
@@ -37,4 +40,4 @@ for line in sys.stdin:
     elif cmd[0] == "point":
         i, j = index[int(cmd[1])]
         nbytes += t2m.isel(lat=i, lon=j).values.nbytes
-    print(json.dumps({"seconds": time.perf_counter() - t0, "bytes": nbytes}), flush=True)
+    print(json.dumps({"seconds": time.perf_counter() - t0, "bytes": nbytes, **PHASES.take()}), flush=True)

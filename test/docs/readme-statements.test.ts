@@ -1,12 +1,19 @@
 // Statements of the README that no other test holds to the code: the Settings table against the
 // defaults the code uses, the exit codes it lists against `gridcast --help` and the code's own
 // constants, and "npm ci needs only Node 20" against package.json and the install script run on
-// an older Node. Each reads the README as written, so a change on either side fails here.
+// an older Node; every repository path and gridcast flag the README writes against the tree and
+// the CLI; the Maps, Serving, Benchmarks and Dependencies sections' figures, commands and packages
+// against the code, package.json and bench/run.ts; `--quiet` against the access-log sinks `start`
+// uses. Each reads the README as written, so a change on either side fails here.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { after, test } from "node:test";
+import { printRows } from "../../bench/lib.ts";
+import { buildProgram } from "../../src/cli/program.ts";
+import { accessLogSink } from "../../src/cli/serve.ts";
+import { defaultAccessLog } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config.ts";
 import { REFUSAL_LINGER_MS, REFUSING_MAX } from "../../src/http/connection-gate.ts";
 import { FAIR_SHARE_FRACTION } from "../../src/http/fair-share.ts";
@@ -19,10 +26,14 @@ import {
   perClientCap,
 } from "../../src/http/fd-limit.ts";
 import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
+import { DYNAMIC_COMPRESS_MIN_BYTES } from "../../src/http/reply.ts";
 import { startServer } from "../../src/http/server.ts";
+import { STATIC_RUN } from "../../src/pipeline/layer-spec.ts";
 import * as archiveCheck from "../../src/published/archive-check.ts";
 import * as archiveReader from "../../src/published/archive-reader.ts";
+import { PRECOMPRESS_MIN_BYTES } from "../../src/published/precompress.ts";
 import * as staticCache from "../../src/published/static-cache.ts";
+import { buildHidpiMax, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../../src/render/tiles.ts";
 import { SPLIT_CHUNKS_MAX } from "../../src/store/array.ts";
 import { POOL_BYTES } from "../../src/store/scan-buffers.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
@@ -31,7 +42,16 @@ const ROOT = join(import.meta.dirname, "../..");
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 const flat = readme.replace(/\s+/g, " ");
 const work = tempDir();
-after(() => cleanup(work));
+/** One tiny sample store for the tests below that start a server, written on first use. */
+let store: Promise<string> | undefined;
+const sharedStore = () => {
+  store ??= sampleStore();
+  return store;
+};
+after(async () => {
+  if (store) cleanup(join(await store, ".."));
+  cleanup(work);
+});
 
 /** A default as the table writes it, as a value of the setting's type. */
 function tableValue(cell: string, type: "number" | "string"): number | string {
@@ -154,7 +174,7 @@ test("README: a request's limits are the server's (headers 10 s and 16 KiB, requ
     flat,
     /headers within `header_timeout_ms` \(10 s\) and 16 KiB, the whole request within `request_timeout_ms` \(60 s\), idle keep-alive connections closed after 5 s \(Node's default\)/,
   );
-  const store = await sampleStore();
+  const store = await sharedStore();
   const running = await startServer(
     { ...DEFAULTS, store, out: join(work, "output"), db: join(work, "limits.db"), port: 0 },
     { log: () => {} },
@@ -167,7 +187,6 @@ test("README: a request's limits are the server's (headers 10 s and 16 KiB, requ
     );
   } finally {
     await running.close();
-    cleanup(join(store, ".."));
   }
 });
 
@@ -218,4 +237,203 @@ test("README: `npm ci` needs only Node 20; the install step runs on it", () => {
   assert.equal(r.status, 0, `build-native.sh on Node ${major}: ${r.stderr}${r.stdout}`);
   assert.ok(existsSync(out), "the addon was built");
   assert.match(r.stdout + r.stderr, /Blosc decoder/);
+});
+
+/** A section of the README, from its heading to the next heading of the same or a higher level. */
+function section(heading: string): string {
+  const start = readme.indexOf(`\n${heading}\n`);
+  assert.ok(start >= 0, `README has "${heading}"`);
+  const level = /^#+/.exec(heading)?.[0].length ?? 2;
+  const rest = readme.slice(start + heading.length + 2);
+  const end = rest.search(new RegExp(`\n#{1,${level}} `));
+  return (end < 0 ? rest : rest.slice(0, end)).replace(/\s+/g, " ");
+}
+
+test("README: every repository path it names exists", () => {
+  const named = new Set(
+    [...readme.matchAll(/(?<![\w/.])((?:src|bench|test|scripts|docs|geodata|deploy|native|bin)\/[\w./-]*[\w/])/g)]
+      .map((m) => m[1])
+      .filter((p) => !p.includes("<")),
+  );
+  assert.ok(named.size > 50, `${named.size} paths named`);
+  assert.deepEqual(
+    [...named].filter((p) => !existsSync(join(ROOT, p))),
+    [],
+  );
+});
+
+test("README: every gridcast flag it writes is one the CLI takes", () => {
+  const flags = new Set<string>();
+  const walk = (c: ReturnType<typeof buildProgram>) => {
+    for (const o of c.options) if (o.long) flags.add(o.long);
+    for (const sub of c.commands) walk(sub);
+  };
+  walk(buildProgram());
+  flags.add("--help");
+  // Flags of other programs the README shows: sbatch's, Node's and scripts/admin1-lines.ts's.
+  const foreign = new Set(["--array", "--dependency", "--max-semi-space-size", "--min-semi-space-size", "--from"]);
+  const written = new Set(
+    [...readme.matchAll(/`[^`]*`/g)].flatMap((m) =>
+      [...m[0].matchAll(/(?<![\w-])--[a-z][a-z0-9-]*/g)].map((f) => f[0]),
+    ),
+  );
+  assert.ok(written.size > 20, `${written.size} flags written`);
+  assert.deepEqual(
+    [...written].filter((f) => !flags.has(f) && !foreign.has(f)),
+    [],
+    "flags the README writes that no gridcast command takes",
+  );
+  // The maps section's own: --max-zoom, --no-orientation; the producers' section's --allow-skipped.
+  for (const f of ["--max-zoom", "--no-orientation", "--allow-skipped", "--quiet", "--access-log"]) {
+    assert.ok(written.has(f) && flags.has(f), f);
+  }
+});
+
+test("README Maps: @2x zooms per kind, the orientation layer's static run", () => {
+  const maps = section("## Maps");
+  assert.match(
+    maps,
+    /512 px tiles at every zoom up to the top \(z7 with `--max-zoom 7`\), the orientation layer one zoom less far \(z6\), wind arrows two zooms less far \(z5\) and isobars three \(z4\)/,
+  );
+  const top = buildHidpiMax(7);
+  assert.equal(top, 7);
+  assert.equal(top - ORIENTATION_HIDPI_BELOW, 6);
+  assert.equal(overlayHidpiMax(top, "arrows"), 5);
+  assert.equal(overlayHidpiMax(top, "contours"), 4);
+  assert.match(maps, /the catalog files it under one static run \(`2000-01-01T00:00:00`, lead 0\)/);
+  assert.equal(STATIC_RUN, "2000-01-01T00:00:00");
+  // "`node scripts/readme-screenshots.ts` regenerates these pictures": the script and every picture.
+  assert.match(maps, /`node scripts\/readme-screenshots\.ts` regenerates these pictures/);
+  const shots = [...maps.matchAll(/\]\((docs\/screenshots\/[\w-]+\.png)\)/g)].map((m) => m[1]);
+  assert.equal(shots.length, 8);
+  const script = readFileSync(join(ROOT, "scripts/readme-screenshots.ts"), "utf8");
+  for (const shot of shots) {
+    assert.ok(statSync(join(ROOT, shot)).size > 0, shot);
+    // The script writes `${view.name}-z${zoom.z}.png`: each picture's view and zoom are among its own.
+    const [, view, z] = /\/([\w]+)-z(\d+)\.png$/.exec(shot) ?? [];
+    assert.ok(
+      script.includes(`name: "${view}"`) && new RegExp(`\\bz: ${z}\\b`).test(script),
+      `the script writes ${shot}`,
+    );
+  }
+});
+
+test("README Serving builds: the twin and on-the-fly compression thresholds, the scan budget", () => {
+  const serving = section("## Serving builds of any size");
+  assert.match(serving, /JSON, HTML, JS, CSS, SVG, XML of at least 256 bytes/);
+  assert.equal(PRECOMPRESS_MIN_BYTES, 256);
+  assert.match(serving, /of `application\/json` or text, 1 KiB or more and not charged/);
+  assert.equal(DYNAMIC_COMPRESS_MIN_BYTES, 1024);
+  assert.match(serving, /from `scan_hold_mb` \(128 MiB\)/);
+  assert.equal(DEFAULTS.scan_hold_mb, 128);
+  for (const bench of ["bench/public.ts", "bench/large-build.ts"]) {
+    assert.ok(serving.includes(`\`${bench}\``), bench);
+    assert.ok(readFileSync(join(ROOT, "BENCHMARKS.md"), "utf8").includes(bench), `BENCHMARKS.md names ${bench}`);
+  }
+});
+
+test("README Benchmarks: `npm run bench` runs bench/run.ts, whose rows are ratios against a same-run baseline", () => {
+  const benchmarks = section("## Benchmarks");
+  assert.match(
+    benchmarks,
+    /`npm run bench` runs the benchmarks `bench\/run\.ts` lists and prints each figure as a ratio against a baseline measured in the same run/,
+  );
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  assert.equal(pkg.scripts.bench, "node bench/run.ts");
+  assert.equal(pkg.scripts.load, "node bench/load.ts");
+  // Every bench run.ts lists is a file there (its rows are BenchRow, so the type checker holds
+  // each to a figure, a baseline and their ratio).
+  const listed = [...readFileSync(join(ROOT, "bench/run.ts"), "utf8").matchAll(/import\("\.\/([\w-]+\.ts)"\)/g)];
+  assert.ok(listed.length >= 10, `${listed.length} benches`);
+  const files = new Set(readdirSync(join(ROOT, "bench")));
+  for (const [, f] of listed) assert.ok(files.has(f), f);
+  // What it prints: one table row per figure with the baseline and value / baseline.
+  const out: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((s: string) => out.push(s) > 0) as typeof process.stdout.write;
+  try {
+    printRows([{ bench: "b", figure: "f", value: 30, baseline: "peer", baselineValue: 12, ratio: 30 / 12 }]);
+  } finally {
+    process.stdout.write = write;
+  }
+  assert.match(out.join(""), /\| bench \| figure \| baseline \(same run\) \| ratio \|/);
+  assert.match(out.join(""), /\| b \| f = 30(\.0+)? \| peer = 12(\.0+)? \| 2\.50 \|/);
+});
+
+test("README: `npm start -- --quiet` writes no access log; without it a terminal's goes to data/access.log", async () => {
+  assert.match(flat, /On a terminal its access log goes to `data\/access\.log`/);
+  assert.match(flat, /`npm start -- --quiet` for none, `npm start -- --access-log FILE` for elsewhere/);
+  const store = await sharedStore();
+  const settings = {
+    ...DEFAULTS,
+    store,
+    out: join(work, "quiet-output"),
+    db: join(work, "data", "ledger.db"),
+    port: 0,
+  };
+  // What `start` does with its flags on a terminal: defaultAccessLog picks the file, accessLogSink
+  // opens it. Without --quiet the file beside the ledger; with --quiet (even beside --access-log)
+  // no file is named and the sink drops every line.
+  const loudFile = defaultAccessLog(settings, {}, true);
+  assert.equal(loudFile, join(work, "data", "access.log"));
+  const quietFile = join(work, "quiet", "access.log");
+  assert.equal(defaultAccessLog(settings, { quiet: true }, true), undefined);
+  assert.equal(defaultAccessLog(settings, { quiet: true, accessLog: quietFile }, true), quietFile);
+  const loud = accessLogSink({}, loudFile);
+  const quiet = accessLogSink({ quiet: true }, quietFile);
+  assert.ok(loud && quiet);
+  // One server, each of its log lines handed to both sinks.
+  const running = await startServer(settings, {
+    log: (e) => {
+      loud(e);
+      quiet(e);
+    },
+  });
+  try {
+    const r = await fetch(`${running.url}/healthz`);
+    await r.arrayBuffer();
+    assert.equal(r.status, 200);
+  } finally {
+    await running.close();
+  }
+  let text = "";
+  for (let i = 0; i < 50 && !text.includes("healthz"); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    text = readFileSync(join(work, "data", "access.log"), "utf8");
+  }
+  assert.match(text, /healthz/, "without --quiet the request is logged");
+  assert.equal(existsSync(quietFile), false, "with --quiet nothing is written");
+});
+
+test("README Dependencies: every package of package.json is named, with nothing named that is not there", () => {
+  const deps = section("## Dependencies");
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  const installed = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)];
+  const unnamed = installed.filter(
+    (n) =>
+      !n.startsWith("@types/") &&
+      !deps.includes(`\`${n}\``) &&
+      !deps.includes(` ${n} `) &&
+      !deps.includes(` ${n},`) &&
+      !deps.includes(` ${n} (`),
+  );
+  assert.deepEqual(unnamed, [], "packages the Dependencies section does not name");
+  // Backquoted names that look like packages are installed (files, variables and libraries aside).
+  const said = [...deps.matchAll(/^- `(@?[\w./-]+)`|, `(@?[a-z][\w./-]*)`(?= —)/gm)].map((m) => m[1] ?? m[2]);
+  for (const name of said) assert.ok(installed.includes(name), `${name} is in package.json`);
+  // The admin-1 borders file, "363 KB, committed".
+  assert.match(deps, /`geodata\/admin1\/lines\.bin` \(363 KB, committed\)/);
+  assert.equal(Math.round(statSync(join(ROOT, "geodata/admin1/lines.bin")).size / 1000), 363);
+  // `GRIDCAST_NATIVE=0` switches the addon off: the loader says so.
+  assert.match(deps, /`GRIDCAST_NATIVE=0` switches the addon off/);
+  const native = execFileSync(
+    process.execPath,
+    ["-e", "import('./src/native.ts').then(m => console.log(m.nativeDecoderInUse()))"],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...process.env, GRIDCAST_NATIVE: "0" },
+    },
+  );
+  assert.match(native, /^JavaScript \(.*switched off by GRIDCAST_NATIVE=0\)/);
 });

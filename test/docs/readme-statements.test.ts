@@ -33,6 +33,7 @@ import * as archiveCheck from "../../src/published/archive-check.ts";
 import * as archiveReader from "../../src/published/archive-reader.ts";
 import { PRECOMPRESS_MIN_BYTES } from "../../src/published/precompress.ts";
 import * as staticCache from "../../src/published/static-cache.ts";
+import { ADMIN1_MIN_ZOOM, CAPITAL_BOOST, LABEL_MARGIN, minPopulation } from "../../src/render/orientation.ts";
 import { buildHidpiMax, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../../src/render/tiles.ts";
 import { SPLIT_CHUNKS_MAX } from "../../src/store/array.ts";
 import { POOL_BYTES } from "../../src/store/scan-buffers.ts";
@@ -302,6 +303,17 @@ test("README Maps: @2x zooms per kind, the orientation layer's static run", () =
   assert.equal(overlayHidpiMax(top, "contours"), 4);
   assert.match(maps, /the catalog files it under one static run \(`2000-01-01T00:00:00`, lead 0\)/);
   assert.equal(STATIC_RUN, "2000-01-01T00:00:00");
+  // The orientation layer's thresholds, boost, border zoom and label margin.
+  assert.match(
+    maps,
+    /by population: 20 million people at zoom 0, 3 million at zoom 2, down to 150,000 at zoom 6 and 50,000 at zoom 7; a capital counts as half as large again/,
+  );
+  assert.deepEqual([0, 2, 6, 7].map(minPopulation), [20e6, 3e6, 150e3, 50e3]);
+  assert.equal(CAPITAL_BOOST, 1.5);
+  assert.match(maps, /from zoom 5 the borders between the states/);
+  assert.equal(ADMIN1_MIN_ZOOM, 5);
+  assert.match(maps, /its box and a 4 px margin overlap no label kept before it/);
+  assert.equal(LABEL_MARGIN, 4);
   // "`node scripts/readme-screenshots.ts` regenerates these pictures": the script and every picture.
   assert.match(maps, /`node scripts\/readme-screenshots\.ts` regenerates these pictures/);
   const shots = [...maps.matchAll(/\]\((docs\/screenshots\/[\w-]+\.png)\)/g)].map((m) => m[1]);

@@ -359,6 +359,21 @@ test("README Benchmarks: `npm run bench` runs bench/run.ts, whose rows are ratio
   assert.ok(listed.length >= 10, `${listed.length} benches`);
   const files = new Set(readdirSync(join(ROOT, "bench")));
   for (const [, f] of listed) assert.ok(files.has(f), f);
+  // BENCHMARKS.md's command list names the same benches (`node bench/run.ts <name>` runs one).
+  const names = [...readFileSync(join(ROOT, "bench/run.ts"), "utf8").matchAll(/^ {2}\["([\w-]+)", async/gm)].map(
+    (m) => m[1],
+  );
+  assert.equal(names.length, listed.length);
+  const commands = readFileSync(join(ROOT, "BENCHMARKS.md"), "utf8");
+  const byName = /one bench by name: ([^\n]*(?:\n +# [^\n]*)*)/.exec(commands)?.[1] ?? "";
+  assert.deepEqual(
+    byName
+      .replace(/\n +# /g, " ")
+      .split(/,\s*/)
+      .map((n) => n.trim()),
+    names,
+    "BENCHMARKS.md lists bench/run.ts's benches",
+  );
   // What it prints: one table row per figure with the baseline and value / baseline.
   const out: string[] = [];
   const write = process.stdout.write;

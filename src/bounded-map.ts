@@ -14,3 +14,21 @@ export class BoundedMap<K, V> extends Map<K, V> {
     return super.set(key, value);
   }
 }
+
+/**
+ * `fn` remembered by its text argument, for a function of that text alone on a request path (a
+ * request path's decision, its segments): at most `max` answers, and only for texts up to
+ * `maxText` characters, so what it holds never grows with what clients send. `fn` never returns
+ * undefined (use null for "none"); its answers are shared by every caller, so make them frozen.
+ */
+export function memoByText<V>(fn: (text: string) => V, max: number, maxText: number): (text: string) => V {
+  const kept = new BoundedMap<string, V>(max);
+  return (text) => {
+    let v = kept.get(text);
+    if (v === undefined) {
+      v = fn(text);
+      if (text.length <= maxText) kept.set(text, v);
+    }
+    return v;
+  };
+}

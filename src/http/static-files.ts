@@ -5,14 +5,14 @@ import { realpathSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import sirv from "sirv";
-import { BoundedMap } from "../bounded-map.ts";
+import { memoByText } from "../bounded-map.ts";
 import type { Snapshot } from "../published/snapshot.ts";
 import { pathParts } from "../published/static.ts";
 import { StaticCache } from "../published/static-cache.ts";
 import { sendCached } from "../published/static-reply.ts";
 import type { AppContext } from "./context.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
-import { isPublicLocation, type PublicPath, publicPath } from "./public-path.ts";
+import { isPublicLocation, publicPath } from "./public-path.ts";
 
 const MODULES = resolve(import.meta.dirname, "../../node_modules");
 
@@ -40,20 +40,8 @@ function vendorCache(dir: string): StaticCache | undefined {
   }
 }
 
-/** Request paths up to this length have their decision kept, at most DECISIONS_MAX of them. */
-const DECISION_TEXT = 512;
-const DECISIONS_MAX = 4096;
 /** publicPath's answer by request path (a function of the path alone); frozen, shared by requests. */
-const decisions = new BoundedMap<string, Readonly<PublicPath>>(DECISIONS_MAX);
-
-function decidedPath(path: string): Readonly<PublicPath> {
-  let d = decisions.get(path);
-  if (!d) {
-    d = Object.freeze(publicPath(path));
-    if (path.length <= DECISION_TEXT) decisions.set(path, d);
-  }
-  return d;
-}
+const decidedPath = memoByText((path) => Object.freeze(publicPath(path)), 4096, 512);
 
 /**
  * The static file server of an app: answers a GET or HEAD at `path` (the request's path, no query)

@@ -12,7 +12,7 @@ import type { FileHandle } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, sep } from "node:path";
 import { pipeline } from "node:stream";
-import { BoundedMap } from "../bounded-map.ts";
+import { memoByText } from "../bounded-map.ts";
 import { ifNoneMatch, notModifiedSince, parseRange } from "../conditional.ts";
 import { openBelow } from "../confined.ts";
 import { type Chosen, CODING_SUFFIX, chooseCoding, codedEtag, compressibleName } from "../content-coding.ts";
@@ -49,11 +49,15 @@ export interface PathParts {
   readonly key: string;
 }
 
-/** Paths up to this length have their parts kept (pathParts), at most PARTS_MEMO_MAX of them. */
-const PARTS_MEMO_TEXT = 512;
-const PARTS_MEMO_MAX = 4096;
 /** Parts by path; null for a path whose segments are refused. Frozen: every request shares them. */
-const partsMemo = new BoundedMap<string, PathParts | null>(PARTS_MEMO_MAX);
+const partsOf = memoByText(
+  (path): PathParts | null => {
+    const parts = segmentsOf(path);
+    return parts ? Object.freeze({ parts: Object.freeze(parts) as string[], key: parts.join("/") }) : null;
+  },
+  4096,
+  512,
+);
 
 /**
  * segmentsOf and the key, kept per path: a viewer asks for the same few hundred tiles again and
@@ -61,12 +65,7 @@ const partsMemo = new BoundedMap<string, PathParts | null>(PARTS_MEMO_MAX);
  * entries and in the length of a path kept, so what it holds never grows with the build.
  */
 export function pathParts(path: string): PathParts | undefined {
-  const known = partsMemo.get(path);
-  if (known !== undefined) return known ?? undefined;
-  const parts = segmentsOf(path);
-  const found = parts ? Object.freeze({ parts: Object.freeze(parts) as string[], key: parts.join("/") }) : null;
-  if (path.length <= PARTS_MEMO_TEXT) partsMemo.set(path, found);
-  return found ?? undefined;
+  return partsOf(path) ?? undefined;
 }
 
 /** "/a/b.png" → ["a", "b.png"], or undefined when a segment is refused. "/" is the index page. */

@@ -84,7 +84,8 @@ try {
             Array.from(document.querySelectorAll<HTMLCanvasElement>(".orientation-tiles canvas.leaflet-tile")).every(
               (c) => c.dataset.painted === (over.length ? "weather" : "plain"),
             ) &&
-            document.querySelector(".legend-ticks span"),
+            document.querySelector(".legend-ticks span") &&
+            performance.getEntriesByType("mark").some((m) => m.name.startsWith("gridcast:outlines-")),
           view.over,
           { timeout: 180_000 },
         );

@@ -778,6 +778,9 @@ async function drawOutlines() {
     for (const layer of copies.values()) map.removeLayer(layer);
     copies.clear();
     sync();
+    // The canvas renderer paints on the next frame; a test or a screenshot that looks at the land
+    // waits for this mark (and that frame) instead of guessing how long the fetch takes.
+    requestAnimationFrame(() => mark(`gridcast:outlines-${wanted}`));
   };
   map.on("moveend", sync);
   map.on("zoomend", update);

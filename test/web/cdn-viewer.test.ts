@@ -76,6 +76,11 @@ test("the viewer draws archive tiles from a static copy of the build", { skip },
     await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0, null, {
       timeout: 20000,
     });
+    // The legend's ramp is a request of its own, not one the tiles' load waits for.
+    await page.waitForFunction(() => {
+      const ramp = document.querySelector<HTMLImageElement>(".legend img");
+      return ramp?.complete && ramp.naturalWidth > 0;
+    });
     const drawn = await page.$$eval(
       ".forecast-tiles img",
       (imgs) =>

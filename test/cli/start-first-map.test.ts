@@ -67,7 +67,12 @@ test("npm start on a fresh directory: the first map is served before the full bu
     assert.equal(tile.status, 200);
     assert.equal(tile.headers.get("content-type"), "image/png");
     const tileAt = seconds(first);
-    const err = first.err();
+    // The catalog answers as soon as the stage is switched in; start says so a moment later.
+    const err = await until(
+      "the first stage's published line",
+      () => (/published lead time \+0 h of the default layer/.test(first.err()) ? first.err() : undefined),
+      120_000,
+    );
     assert.doesNotMatch(err, /all lead times published/, "served before the full build ended");
     assert.match(
       err,

@@ -111,7 +111,8 @@ describe("base layers' @2x tiles at zoom 7 in Chromium", () => {
       const imgs = Array.from(document.querySelectorAll(".forecast-tiles img")) as HTMLImageElement[];
       return imgs.length > 0 && imgs.every((i) => i.complete && i.naturalWidth > 0);
     });
-    await page.waitForTimeout(300);
+    // A frame drawn after the style change (the screenshot renders one too; this says so, not a guess).
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
     assert.deepEqual(errors, []);
 
     const asked = requests.filter((u) => u.includes("/api/forecast/tile/") && u.includes(`layer=${LAYER}`));

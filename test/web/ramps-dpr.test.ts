@@ -175,7 +175,8 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
       const imgs = Array.from(document.querySelectorAll(".leaflet-tile-pane img")) as HTMLImageElement[];
       return imgs.length > 0 && imgs.every((i) => i.complete && i.naturalWidth > 0);
     });
-    await page.waitForTimeout(300); // one more frame after the style change
+    // A frame drawn after the style change (the screenshot renders one too; this says so, not a guess).
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
     return { ctx, page, requests, errors };
   }
 

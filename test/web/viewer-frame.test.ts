@@ -151,8 +151,7 @@ describe("viewer time and frame", () => {
       const world = 256 * 2 ** frame.zoom;
       assert.ok(world >= frame.height && world / 2 < frame.height, JSON.stringify(frame));
       // Dragging down from the top does not pull the area beyond the North Pole into view.
-      const mapOf = () => page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get("map"));
-      const before = await mapOf();
+      const before = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get("map"));
       const box = (await page.locator("#map").boundingBox())!;
       await page.mouse.move(box.x + box.width / 2, box.y + 50);
       await page.mouse.down();
@@ -160,10 +159,7 @@ describe("viewer time and frame", () => {
       await page.mouse.up();
       // The view is saved on the drag's one moveend (after its inertia, if any): the map moved
       // (the pole was a few hundred pixels above), so the saved view changes when it has settled.
-      await page.waitForFunction(
-        (was) => new URLSearchParams(location.hash.slice(1)).get("map") !== was,
-        before,
-      );
+      await page.waitForFunction((was) => new URLSearchParams(location.hash.slice(1)).get("map") !== was, before);
       const [zoom, lat] = await page.evaluate(() =>
         new URLSearchParams(location.hash.slice(1)).get("map")!.split("/").map(Number),
       );

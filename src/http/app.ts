@@ -12,16 +12,17 @@ import type { AppContext, KeyInfo } from "./context.ts";
 import { errorReply } from "./error-reply.ts";
 import { FairShares, holdersOf, refusalDetail } from "./fair-share.ts";
 import { dataWaitersMax } from "./fd-limit.ts";
+import { leanStatic } from "./lean-static.ts";
 import { charge, type Meta, metaOf, settle } from "./metering.ts";
 import { streamNpy } from "./npy-stream.ts";
 import { parseParams, queryValues } from "./params.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
 import { TokenWaiter, WAITERS_PER_KEY } from "./rate-wait.ts";
 import { prepareReply, sendMetered, sendPrepared } from "./reply.ts";
-import { intake, pipelineQueue } from "./request-intake.ts";
+import { intake, PipelineQueue } from "./request-intake.ts";
 import { type Handler, polkaPattern, type RequestContext, type RouteDef } from "./route.ts";
 import { matches, type PolkaUrl, pathOf, pathParams, rejectUnknown, splitUrl } from "./route-match.ts";
-import { staticFiles } from "./static-files.ts";
+import { staticFiles, vendorMounts } from "./static-files.ts";
 import { Watchdog } from "./watchdog.ts";
 
 export interface App {
@@ -87,7 +88,9 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   });
 
   const onError = errorReply(ctx);
-  const serveStatic = staticFiles(ctx, onError);
+  const vendor = vendorMounts();
+  const serveStatic = staticFiles(ctx, onError, vendor);
+  const queue = new PipelineQueue();
 
   const onNoMatch = (req: IncomingMessage, res: ServerResponse) => {
     const path = pathOf(req);
@@ -110,7 +113,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
 
   const app = polka({ onError, onNoMatch });
 
-  app.use(pipelineQueue());
+  app.use(queue.middleware());
   app.use(intake(ctx, watchdog));
 
   for (const def of routes) {
@@ -304,6 +307,14 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
   // Routes read their query through queryValues (params.ts); polka would parse it once more into
   // req.query, which nothing reads. Handing polka the split URL with no query to parse skips that.
   const route = app.handler as unknown as (req: IncomingMessage, res: ServerResponse, info: PolkaUrl) => void;
-  const handler: Handler = (req, res) => route(req, res, splitUrl(req.url ?? "/"));
+  // A warm public file is answered before the router (lean-static.ts), on paths no route claims
+  // (by the same two tests the router and onNoMatch apply).
+  const router = app as unknown as { find: (method: string, path: string) => unknown };
+  const isRouted = (path: string) =>
+    routes.some((r) => matches(r, path)) || router.find("GET", path) !== false || router.find("HEAD", path) !== false;
+  const lean = leanStatic(ctx, watchdog, queue, vendor, isRouted);
+  const handler: Handler = (req, res) => {
+    if (!lean(req, res)) route(req, res, splitUrl(req.url ?? "/"));
+  };
   return { handler, routes, registered };
 }

@@ -4,7 +4,8 @@ import type { ConnectionGate } from "./connection-gate.ts";
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export class Metrics {
-  #requests = new Map<string, number>();
+  /** Requests by route, then by status: two lookups on kept keys, no key string built per request. */
+  #requests = new Map<string, Map<number, number>>();
   #latency = new Map<string, { buckets: number[]; sum: number; count: number }>();
   creditsCharged = 0;
   /** Heavy (store-reading) requests running now. */
@@ -18,8 +19,12 @@ export class Metrics {
   dataWaitersMax = Number.POSITIVE_INFINITY;
 
   observe(route: string, status: number, seconds: number): void {
-    const k = `${route}\u0000${status}`;
-    this.#requests.set(k, (this.#requests.get(k) ?? 0) + 1);
+    let byStatus = this.#requests.get(route);
+    if (!byStatus) {
+      byStatus = new Map();
+      this.#requests.set(route, byStatus);
+    }
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
     let h = this.#latency.get(route);
     if (!h) {
       h = { buckets: BUCKETS.map(() => 0), sum: 0, count: 0 };
@@ -36,9 +41,9 @@ export class Metrics {
       "# HELP gridcast_requests_total Requests by route and status.",
       "# TYPE gridcast_requests_total counter",
     ];
-    for (const [k, n] of this.#requests) {
-      const [route, status] = k.split("\u0000");
-      out.push(`gridcast_requests_total{route="${esc(route)}",status="${status}"} ${n}`);
+    for (const [route, byStatus] of this.#requests) {
+      for (const [status, n] of byStatus)
+        out.push(`gridcast_requests_total{route="${esc(route)}",status="${status}"} ${n}`);
     }
     out.push(
       "# HELP gridcast_request_duration_seconds Request latency by route.",

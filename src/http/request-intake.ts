@@ -2,11 +2,11 @@
 // queued one behind another; then a request id, the watchdog on its response, the access log
 // line written when the response closes, CORS, the answer to OPTIONS, and the rule that GET and
 // HEAD carry no body.
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AppContext } from "./context.ts";
 import { type Meta, metaOf } from "./metering.ts";
 import { sendProblem, simpleProblem } from "./problem.ts";
+import { isoNow, requestId } from "./request-marks.ts";
 import type { Watchdog } from "./watchdog.ts";
 
 export const EXPOSED_HEADERS = [
@@ -23,7 +23,7 @@ export const EXPOSED_HEADERS = [
   "Retry-After",
 ];
 
-const EXPOSED_LIST = EXPOSED_HEADERS.join(", ");
+export const EXPOSED_LIST = EXPOSED_HEADERS.join(", ");
 
 /** The path of a request's URL, without its query. */
 function pathOnly(url: string | undefined): string {
@@ -38,24 +38,75 @@ type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) 
  * Pipelined requests on one connection are handled one after another, as their responses go
  * out anyway: otherwise one connection with hundreds of requests in one packet would open
  * hundreds of files at once, and the descriptor budget per connection (fd-limit.ts) would not hold.
+ * The queue remembers the newest response of each connection; the lean path for warm public files
+ * (lean-static.ts) asks it whether a connection is idle and marks its own responses in it too.
  */
+export class PipelineQueue {
+  readonly #last = new WeakMap<object, ServerResponse>();
+
+  /** Whether a response on `socket` is still open: a request behind it must wait its turn. */
+  busy(socket: object): boolean {
+    const last = this.#last.get(socket);
+    return last !== undefined && !last.closed;
+  }
+
+  /** `res` is now the newest response on `socket`: the next request there waits for its close. */
+  mark(socket: object, res: ServerResponse): void {
+    this.#last.set(socket, res);
+  }
+
+  middleware(): Middleware {
+    return (req, res, next) => {
+      const before = this.#last.get(req.socket);
+      this.#last.set(req.socket, res);
+      // When the connection dies, every response queued on it closes at once: the requests behind
+      // a dropped one are not started (they would all open their files together, for nobody).
+      if (before !== undefined && !before.closed)
+        before.once("close", () => (req.socket.destroyed ? undefined : next()));
+      else next();
+    };
+  }
+}
+
+/** The pipelined-request queue as a middleware of its own (one queue per call). */
 export function pipelineQueue(): Middleware {
-  const lastOn = new WeakMap<IncomingMessage["socket"], Promise<void>>();
-  return (req, res, next) => {
-    const before = lastOn.get(req.socket);
-    lastOn.set(req.socket, new Promise<void>((ok) => res.once("close", ok)));
-    // When the connection dies, every response queued on it closes at once: the requests behind
-    // a dropped one are not started (they would all open their files together, for nobody).
-    if (before) before.then(() => (req.socket.destroyed ? undefined : next()));
-    else next();
+  return new PipelineQueue().middleware();
+}
+
+/** The access log's record of a finished response (the fields README's logging section names). */
+export function accessRecord(
+  id: string,
+  method: string | undefined,
+  route: string,
+  status: number,
+  ms: number,
+  bytes: number,
+  keyId: string | null,
+  aborted: boolean,
+  credits: number | undefined,
+  path: string | undefined,
+): Record<string, unknown> {
+  const entry: Record<string, unknown> = {
+    t: isoNow(),
+    request_id: id,
+    method,
+    route,
+    status,
+    ms,
+    bytes,
+    key_id: keyId,
   };
+  if (aborted) entry.aborted = true;
+  if (credits && !aborted) entry.credits = credits;
+  if (path !== undefined) entry.path = path;
+  return entry;
 }
 
 /** Every request: id, watchdog, access log, CORS, method and body rules. */
 export function intake(ctx: AppContext, watchdog: Watchdog): Middleware {
   return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    const id = randomUUID();
+    const started = performance.now();
+    const id = requestId();
     const meta: Meta = { route: "unmatched" };
     metaOf.set(req, meta);
     res.setHeader("X-Request-Id", id);
@@ -71,23 +122,24 @@ export function intake(ctx: AppContext, watchdog: Watchdog): Middleware {
     // On close, not finish: a response the client dropped half-way is logged too, as aborted.
     res.once("close", () => {
       watch.stop();
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const ms = performance.now() - started;
       const aborted = !res.writableFinished;
-      ctx.metrics.observe(meta.route, aborted ? 499 : res.statusCode, seconds);
-      ctx.log({
-        t: new Date().toISOString(),
-        request_id: id,
-        method: req.method,
-        route: meta.route,
-        status: res.statusCode,
-        ms: Math.round(seconds * 1e4) / 10,
-        bytes: Number(res.getHeader("Content-Length") ?? 0),
-        key_id: meta.key ?? null,
-        ...(aborted ? { aborted: true } : {}),
-        ...(meta.charged && !aborted ? { credits: meta.charged } : {}),
-        // Static files and unknown paths have no route template to name them; their path (no query) does.
-        ...(meta.route === "static" || meta.route === "unmatched" ? { path: pathOnly(req.url).slice(0, 512) } : {}),
-      });
+      ctx.metrics.observe(meta.route, aborted ? 499 : res.statusCode, ms / 1000);
+      ctx.log(
+        accessRecord(
+          id,
+          req.method,
+          meta.route,
+          res.statusCode,
+          Math.round(ms * 10) / 10,
+          Number(res.getHeader("Content-Length") ?? 0),
+          meta.key ?? null,
+          aborted,
+          meta.charged,
+          // Static files and unknown paths have no route template to name them; their path (no query) does.
+          meta.route === "static" || meta.route === "unmatched" ? pathOnly(req.url).slice(0, 512) : undefined,
+        ),
+      );
     });
     if (req.method === "OPTIONS") {
       res.statusCode = 204;

@@ -27,7 +27,7 @@ export const VENDOR_MOUNTS = [
 ];
 
 /** Vendor files change only with node_modules, i.e. with a new release of the server. */
-const VENDOR_CACHE_CONTROL = "public, max-age=86400";
+export const VENDOR_CACHE_CONTROL = "public, max-age=86400";
 /** Bytes each vendor mount may keep in memory (the largest bundle, Redoc's, is about 1 MB). */
 const VENDOR_CACHE_BYTES = 16 * 1024 * 1024;
 
@@ -40,8 +40,24 @@ function vendorCache(dir: string): StaticCache | undefined {
   }
 }
 
+/** A vendor mount as served: its prefix, its files in memory (when installed) and sirv for the rest. */
+export interface VendorMount {
+  prefix: string;
+  files: StaticCache | undefined;
+  serve: ReturnType<typeof sirv>;
+}
+
+/** The vendor mounts of one app, their caches empty. */
+export function vendorMounts(): VendorMount[] {
+  return VENDOR_MOUNTS.map(({ prefix, dir }) => ({
+    prefix,
+    files: vendorCache(dir),
+    serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
+  }));
+}
+
 /** publicPath's answer by request path (a function of the path alone); frozen, shared by requests. */
-const decidedPath = memoByText((path) => Object.freeze(publicPath(path)), 4096, 512);
+export const decidedPath = memoByText((path) => Object.freeze(publicPath(path)), 4096, 512);
 
 /**
  * The static file server of an app: answers a GET or HEAD at `path` (the request's path, no query)
@@ -51,13 +67,9 @@ const decidedPath = memoByText((path) => Object.freeze(publicPath(path)), 4096, 
 export function staticFiles(
   ctx: AppContext,
   onError: (err: unknown, req: IncomingMessage, res: ServerResponse) => void,
+  vendor: VendorMount[] = vendorMounts(),
 ): (req: IncomingMessage, res: ServerResponse, path: string) => void {
   const webStatic = sirv(ctx.webDir, { dev: false, etag: true, dotfiles: false });
-  const vendor = VENDOR_MOUNTS.map(({ prefix, dir }) => ({
-    prefix,
-    files: vendorCache(dir),
-    serve: sirv(dir, { dev: false, etag: true, maxAge: 86400 }),
-  }));
   // sirv (the viewer and vendor files) answers "bytes=-n" with the first n+1 bytes as a 206:
   // wrong content. Without the header the whole file goes out (200), which RFC 9110 allows for
   // any Range request. The build's own files (published/static.ts) answer suffixes correctly.
@@ -91,7 +103,7 @@ export function staticFiles(
     }
     const q = req.url?.indexOf("?") ?? -1;
     req.url = q < 0 ? decided.url : decided.url + req.url!.slice(q);
-    let mount: (typeof vendor)[number] | undefined;
+    let mount: VendorMount | undefined;
     for (const m of vendor) {
       if (decided.path.startsWith(m.prefix)) {
         mount = m;

@@ -70,7 +70,7 @@ export function bytesTaken(socket: Socket): number {
 }
 
 /** Bytes waiting to go out on `res`: in the response itself or in its socket's queues. */
-function waiting(res: ServerResponse): number {
+export function waiting(res: ServerResponse): number {
   const socket = res.socket;
   if (!socket) return res.writableLength;
   const queued = (socket as Socket & SocketInternals)._handle?.writeQueueSize;

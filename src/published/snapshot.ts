@@ -12,7 +12,7 @@ import { archiveTile, refuseDamagedArchive } from "./archive-reader.ts";
 import { ARCHIVE_EXT, type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
 import { type Catalog, CURRENT, EMPTY_TILE, HIDPI_SUFFIX, tileDir } from "./layout.ts";
 import { IMMUTABLE, type LocationCheck, pathParts, SHORT, sendBytes, sendFile } from "./static.ts";
-import { StaticCache } from "./static-cache.ts";
+import { type CachedFile, StaticCache } from "./static-cache.ts";
 import { sendCached } from "./static-reply.ts";
 
 export type PublishedCatalog = Catalog & ArchiveCatalogFields;
@@ -75,7 +75,7 @@ export class Snapshot {
       return;
     }
     const { parts, key } = named;
-    const cache = parts[0] === "tiles" ? IMMUTABLE : SHORT;
+    const cache = cacheControlOf(parts);
     res.setHeader(BUILD_HEADER, this.buildId);
     const archived = this.format === "pmtiles" && isTilePath(parts);
     // A file served before is answered from memory in this turn: no open, no stat, no promise.
@@ -104,6 +104,16 @@ export class Snapshot {
         }
       },
     );
+  }
+
+  /**
+   * The file serveStatic would answer from memory for these path parts, when it is there already
+   * (not a tile of an archive build, not a large file); else undefined, and serveStatic decides.
+   */
+  warmStatic(parts: readonly string[], key: string, isPublic?: LocationCheck): CachedFile | undefined {
+    if (this.format === "pmtiles" && isTilePath(parts)) return undefined;
+    const hit = this.#caches.get(isPublic)?.peek(key);
+    return hit === "large" ? undefined : hit;
   }
 
   #cache(isPublic: LocationCheck | undefined): StaticCache {
@@ -237,9 +247,14 @@ export class Snapshot {
   }
 }
 
+/** Cache-Control of a build file by its path parts: run tiles never change, the rest each build. */
+export function cacheControlOf(parts: readonly string[]): string {
+  return parts[0] === "tiles" ? IMMUTABLE : SHORT;
+}
+
 const TILE_PARTS = /^\d+$/;
 
-function isTilePath(parts: string[]): boolean {
+function isTilePath(parts: readonly string[]): boolean {
   return (
     parts.length === 7 &&
     parts[0] === "tiles" &&

@@ -42,6 +42,17 @@ export interface CachedBody {
   bytes: Buffer;
   etag: string;
   coding: Chosen;
+  /** Its response heads as the lean path writes them, by Cache-Control (static-reply.ts, leanHeads). */
+  heads?: Map<string, LeanHeads>;
+}
+
+/**
+ * A body's whole header set, worked out once: flat [name, value, …] arrays for res.writeHead, the
+ * request id's value at index 1 (filled in per request, read synchronously by writeHead).
+ */
+export interface LeanHeads {
+  ok: string[];
+  notModified: string[];
 }
 
 export interface CachedFile {
@@ -56,6 +67,8 @@ export interface CachedFile {
   /** Whether the answer depends on Accept-Encoding (a text document): then Vary says so. */
   varies: boolean;
   cost: number;
+  /** chooseCoding over `codings`, remembered by Accept-Encoding text (static-reply.ts). */
+  choose?: (acceptEncoding: string) => Chosen;
 }
 
 export type Lookup = CachedFile | "large" | undefined;

@@ -68,11 +68,6 @@ export class PipelineQueue {
   }
 }
 
-/** The pipelined-request queue as a middleware of its own (one queue per call). */
-export function pipelineQueue(): Middleware {
-  return new PipelineQueue().middleware();
-}
-
 /** The access log's record of a finished response (the fields README's logging section names). */
 export function accessRecord(
   id: string,

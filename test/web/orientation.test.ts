@@ -22,7 +22,11 @@ const Z = 6;
 const run = promisify(execFile);
 
 /** One 256 px tile as the page drew it, RGBA (read back through a canvas). */
-type Tile = number[];
+/** A tile's RGBA bytes, 256 × 256 × 4. */
+type Tile = Uint8Array;
+
+/** Bytes the page sends as base64: a JSON array of numbers is ~4× larger and minutes to pass on a loaded machine. */
+const bytesOf = (b64: string): Uint8Array => new Uint8Array(Buffer.from(b64, "base64"));
 
 describe("orientation layer in Chromium", () => {
   let browser: Browser;
@@ -69,7 +73,12 @@ describe("orientation layer in Chromium", () => {
       const canvas = document.createElement("canvas");
       canvas.width = canvas.height = 256;
       const ctx = canvas.getContext("2d", { willReadFrequently: true })!;
-      const out: [string, number[]][] = [];
+      const b64 = (d: Uint8ClampedArray) => {
+        let s = "";
+        for (let i = 0; i < d.length; i += 0x8000) s += String.fromCharCode(...d.subarray(i, i + 0x8000));
+        return btoa(s);
+      };
+      const out: [string, string][] = [];
       for (const img of Array.from(
         document.querySelectorAll<HTMLCanvasElement>(".orientation-tiles canvas.leaflet-tile-loaded"),
       )) {
@@ -77,7 +86,7 @@ describe("orientation layer in Chromium", () => {
         if (!m || Number(m[1]) !== 6) continue;
         ctx.clearRect(0, 0, 256, 256);
         ctx.drawImage(img, 0, 0);
-        out.push([`${m[2]}/${m[3]}`, Array.from(ctx.getImageData(0, 0, 256, 256).data)]);
+        out.push([`${m[2]}/${m[3]}`, b64(ctx.getImageData(0, 0, 256, 256).data)]);
       }
       return {
         tiles: out,
@@ -86,7 +95,7 @@ describe("orientation layer in Chromium", () => {
     });
     assert.deepEqual(errors, []);
     assert.ok(drawn.above, "the orientation pane is over the forecast tiles");
-    return { page, tiles: new Map(drawn.tiles) };
+    return { page, tiles: new Map(drawn.tiles.map(([k, b]) => [k, bytesOf(b)])) };
   }
 
   /** Tile key and pixel of (lon, lat) at zoom 6. */
@@ -176,7 +185,7 @@ describe("orientation layer in Chromium", () => {
     const at = (x: number, y: number): number[] => {
       const t = x < TILE_SIZE ? left : right;
       const i = (y * TILE_SIZE + (x % TILE_SIZE)) * 4;
-      return t.slice(i, i + 4);
+      return Array.from(t.subarray(i, i + 4));
     };
     // Over the label's box in the stitched pair: text where the label's own mask has text, halo
     // where it has only halo. A cut label lacks the text on one side; a doubled one puts text
@@ -232,11 +241,13 @@ describe("orientation layer in Chromium", () => {
         ctx.imageSmoothingQuality = "high";
         ctx.drawImage(img, 0, 0, 512, 512);
         const d = ctx.getImageData(0, 0, 512, 512).data;
-        const a = new Array<number>(512 * 512);
+        const a = new Uint8Array(512 * 512);
         for (let i = 0; i < a.length; i++) a[i] = d[i * 4 + 3];
-        return a;
+        let s = "";
+        for (let i = 0; i < a.length; i += 0x8000) s += String.fromCharCode(...a.subarray(i, i + 0x8000));
+        return btoa(s);
       };
-      const out: { src: string; natural: number; hi: number[]; lo: number[] }[] = [];
+      const out: { src: string; natural: number; hi: string; lo: string }[] = [];
       for (const img of imgs) {
         const one = new Image();
         const src = img.dataset.src ?? "";
@@ -254,7 +265,7 @@ describe("orientation layer in Chromium", () => {
       assert.equal(p.natural, 512, p.src);
     }
     // Strong steps between neighbouring pixels (edges), total ink and its centre, over the tiles with ink.
-    const measure = (a: number[]) => {
+    const measure = (a: Uint8Array) => {
       let edges = 0;
       let ink = 0;
       let cx = 0;
@@ -274,8 +285,8 @@ describe("orientation layer in Chromium", () => {
     let loEdges = 0;
     let inked = 0;
     for (const p of pairs) {
-      const hi = measure(p.hi);
-      const lo = measure(p.lo);
+      const hi = measure(bytesOf(p.hi));
+      const lo = measure(bytesOf(p.lo));
       if (lo.ink < 255 * 200) continue; // nearly empty tiles say nothing
       inked++;
       // The same drawing at the same size: ink in the same place, about as much of it.

@@ -63,11 +63,26 @@ describe("GET /point body", () => {
 
   test("a warm series is answered at once, without a promise, for every kind of answer", async () => {
     const { store, registry } = sample.srv.running.ctx;
+    // A warm series waits only for a metadata check that is due (each group's, the listing's and
+    // the root's every METADATA_CHECK_MS, each on its own clock). Under load one fell due between
+    // the awaited series and the repeat (twice in four runs at load 14-24, 2026-11-29): so every
+    // check is made afresh first, and a repeat that still met one is tried again. A warm path that
+    // never answers at once fails all three tries.
+    const TRIES = 3;
     for (const { q, req } of CASES) {
-      const awaited = await pointSeries(store, registry, req);
-      const now = pointSeries(store, registry, req);
-      assert.ok(!isPending(now), `${q}: answered with a promise`);
-      assert.deepEqual(now, awaited, q);
+      let at = 0;
+      for (; at < TRIES; at++) {
+        store.refresh();
+        const awaited = await pointSeries(store, registry, req);
+        const now = pointSeries(store, registry, req);
+        if (isPending(now)) {
+          await now;
+          continue;
+        }
+        assert.deepEqual(now, awaited, q);
+        break;
+      }
+      assert.ok(at < TRIES, `${q}: answered with a promise ${TRIES} times`);
     }
   });
 

@@ -50,31 +50,32 @@ interface Served {
 }
 
 async function serve(name: string, flags: string[], store: string, out: string, dir: string): Promise<Served> {
+  return probed(name, flags, dir, (port) => [
+    join(ROOT, "bin/gridcast"),
+    "serve",
+    "--store",
+    store,
+    "--out",
+    out,
+    "--db",
+    join(dir, `${port}.db`),
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--access-log",
+    join(dir, `${port}.access.log`),
+  ]);
+}
+
+/** A Node process running `script` (given its port) with the probe loaded, once it answers /healthz. */
+async function probed(name: string, flags: string[], dir: string, script: (port: number) => string[]): Promise<Served> {
   const port = await freePort();
   const statsFile = join(dir, `${port}.stats.json`);
-  const child = spawn(
-    process.execPath,
-    [
-      ...flags,
-      "--import",
-      join(ROOT, "bench/tail-probe.ts"),
-      join(ROOT, "bin/gridcast"),
-      "serve",
-      "--store",
-      store,
-      "--out",
-      out,
-      "--db",
-      join(dir, `${port}.db`),
-      "--port",
-      String(port),
-      "--host",
-      "127.0.0.1",
-      "--access-log",
-      join(dir, `${port}.access.log`),
-    ],
-    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, GRIDCAST_TAIL_PROBE: statsFile } },
-  );
+  const child = spawn(process.execPath, [...flags, "--import", join(ROOT, "bench/tail-probe.ts"), ...script(port)], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, GRIDCAST_TAIL_PROBE: statsFile },
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     const up = await fetch(`${url}/healthz`).then(
@@ -180,6 +181,21 @@ export async function run(seconds = 4, rounds = 2): Promise<BenchRow[]> {
     await serve("Node's young generation", ["--max-semi-space-size=0"], store, out, dir),
     await serve(`gridcast's (2 × ${YOUNG_GENERATION_MB} MB)`, [], store, out, dir),
   ];
+  // Node's floor: the tile's bytes with the very headers gridcast's warm answer carried, from a bare
+  // node:http server with the serving young generation (bench/bare-file-server.ts).
+  const sent = await fetch(`${servers[1].url}${tile}`);
+  await sent.arrayBuffer();
+  const heads: Record<string, string> = {};
+  sent.headers.forEach((v, k) => {
+    if (!["date", "connection", "keep-alive"].includes(k)) heads[k] = v;
+  });
+  const young = [`--min-semi-space-size=${YOUNG_GENERATION_MB}`, `--max-semi-space-size=${YOUNG_GENERATION_MB}`];
+  const bare = await probed("bare node:http, same bytes and headers", young, dir, (port) => [
+    join(ROOT, "bench/bare-file-server.ts"),
+    join(build, tile),
+    String(port),
+    JSON.stringify(heads),
+  ]);
   const ngx = await nginx(build);
   const sums = new Map<string, Round[]>();
   try {
@@ -190,11 +206,12 @@ export async function run(seconds = 4, rounds = 2): Promise<BenchRow[]> {
         targets.push({ name: `/healthz, ${s.name}`, url: `${s.url}/healthz`, pid: s.pid, server: s, placement });
         targets.push({ name: `static tile, ${s.name}`, url: `${s.url}${tile}`, pid: s.pid, server: s, placement });
       }
+      targets.push({ name: bare.name, url: `${bare.url}${tile}`, pid: bare.pid, server: bare, placement });
       targets.push({ name: "nginx, same tile file", url: `${ngx.url}${tile}`, pid: ngx.worker, placement });
     }
     const all = `0-${last}`;
     const place = async (t: Target) => {
-      for (const s of servers) await pin(s.pid, t.placement === "pinned" ? last : all);
+      for (const s of [...servers, bare]) await pin(s.pid, t.placement === "pinned" ? last : all);
       await pin(ngx.worker, t.placement === "pinned" ? last : all);
     };
     // Every target once, unmeasured: the JIT and the caches settle before anything is counted.
@@ -237,6 +254,7 @@ export async function run(seconds = 4, rounds = 2): Promise<BenchRow[]> {
     }
   } finally {
     await ngx.stop();
+    await bare.stop();
     for (const s of servers) await s.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -10,7 +10,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { brotliCompressSync, gzipSync, constants as z } from "node:zlib";
 import { runBuild } from "../src/pipeline/run.ts";
-import { BENCH_DIR, type BenchRow, benchStore, printRows } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, benchStore, numberArgs, printRows } from "./lib.ts";
 
 interface Lead {
   hours: number;
@@ -105,9 +105,6 @@ export async function run(runs = 4, leads = 81, copies = 3, rounds = 3): Promise
 }
 
 if (import.meta.main) {
-  const nums = process.argv
-    .slice(2)
-    .filter((a) => /^\d+$/.test(a))
-    .map(Number);
+  const nums = numberArgs();
   printRows(await run(nums[0], nums[1], nums[2], nums[3]));
 }

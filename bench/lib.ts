@@ -103,6 +103,14 @@ export async function load(
   };
 }
 
+/** The whole numbers on a bench's command line, in order (flags and other words left out). */
+export function numberArgs(): number[] {
+  return process.argv
+    .slice(2)
+    .filter((a) => /^\d+$/.test(a))
+    .map(Number);
+}
+
 export function percentile(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];

@@ -11,7 +11,7 @@ import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { runBuild } from "../src/pipeline/run.ts";
-import { BENCH_DIR, type BenchRow, bareServer, benchServer, benchStore, printRows } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, bareServer, benchServer, benchStore, numberArgs, printRows } from "./lib.ts";
 import { aTile } from "./public.ts";
 
 const run$ = promisify(execFile);
@@ -97,10 +97,7 @@ export async function run(seconds = 2): Promise<BenchRow[]> {
 }
 
 if (import.meta.main) {
-  const nums = process.argv
-    .slice(2)
-    .filter((a) => /^\d+$/.test(a))
-    .map(Number);
+  const nums = numberArgs();
   printRows(await run(nums[0]));
   process.stdout.write(`${(await run$("uptime")).stdout}`);
 }

@@ -23,7 +23,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { YOUNG_GENERATION_MB } from "../src/cli/young-generation.ts";
 import { runBuild } from "../src/pipeline/run.ts";
-import { BENCH_DIR, type BenchRow, benchStore, printRows } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, benchStore, numberArgs, printRows } from "./lib.ts";
 import { aTile, freePort, nginx, procCpuSeconds } from "./public.ts";
 
 const run$ = promisify(execFile);
@@ -307,10 +307,7 @@ function describe(r: Round, node: boolean): string {
 }
 
 if (import.meta.main) {
-  const nums = process.argv
-    .slice(2)
-    .filter((a) => /^\d+$/.test(a))
-    .map(Number);
+  const nums = numberArgs();
   printRows(await run(nums[0], nums[1]));
   process.stdout.write(`${(await run$("uptime")).stdout}`);
 }

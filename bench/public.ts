@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { runBuild } from "../src/pipeline/run.ts";
-import { BENCH_DIR, type BenchRow, benchServer, benchStore } from "./lib.ts";
+import { BENCH_DIR, type BenchRow, benchServer, benchStore, numberArgs } from "./lib.ts";
 
 const run$ = promisify(execFile);
 /** The issue's figures: ratios to /healthz and nginx, and the p99 bound under 32 connections. */
@@ -438,10 +438,7 @@ async function rawGet(url: string, acceptEncoding: string): Promise<{ encoding: 
 }
 
 if (import.meta.main) {
-  const nums = process.argv
-    .slice(2)
-    .filter((a) => /^\d+$/.test(a))
-    .map(Number);
+  const nums = numberArgs();
   const { printRows } = await import("./lib.ts");
   printRows(await run(nums[0], nums[1]));
   process.stdout.write(`${(await run$("uptime")).stdout}`);

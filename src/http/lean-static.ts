@@ -99,7 +99,6 @@ export function leanStatic(
     const started = performance.now();
     const id = requestId();
     const sent = sendLean(req, res, file, plan.cache, build, CORS, id);
-    if (sent === undefined) return false;
     queue.mark(socket, res);
     // Bytes the kernel did not take at once (a large body, a client not reading, a response queued
     // behind another): watched like every other response, dropped past its limits.

@@ -130,10 +130,9 @@ export function leanHeads(
 }
 
 /**
- * Answers a GET or HEAD without Range from memory with the heads above, in one writeHead and one
- * end: 304 when the client's copy is current, else 200. Returns the status and the Content-Length
- * sent (0 for a 304), for the access log; undefined, having sent nothing, for a request it does not
- * answer (a Range, which sendCached does).
+ * Answers a GET or HEAD without Range (the caller sends a Range to sendCached) from memory with the
+ * heads above, in one writeHead and one end: 304 when the client's copy is current, else 200.
+ * Returns the status and the Content-Length sent (0 for a 304), for the access log.
  */
 export function sendLean(
   req: IncomingMessage,
@@ -143,8 +142,7 @@ export function sendLean(
   build: string | undefined,
   cors: CorsHeads,
   id: string,
-): { status: number; bytes: number } | undefined {
-  if (req.headers.range !== undefined) return undefined;
+): { status: number; bytes: number } {
   const body = bodyFor(req, file);
   const heads = leanHeads(file, body, cache, build, cors);
   if (ifNoneMatch(req, body.etag) || notModifiedSince(req, file.mtimeMs)) {

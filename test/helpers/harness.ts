@@ -93,6 +93,33 @@ export function rawGet(base: string, rawPath: string, headers: Record<string, st
   });
 }
 
+/**
+ * One GET on a connection of its own from the local address `from` (another client, as the
+ * server counts clients), with the key when given; the body read whole as text.
+ */
+export function getFrom(
+  base: string,
+  path: string,
+  from: string,
+  key?: string,
+): Promise<{ status: number; retry?: string; body: string }> {
+  const u = new URL(base);
+  return new Promise((ok, fail) => {
+    const headers: Record<string, string> = key ? { "X-API-Key": key } : {};
+    const req = httpRequest(
+      { host: u.hostname, port: u.port, path, localAddress: from, agent: false, headers },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c) => (body += c));
+        res.on("end", () => ok({ status: res.statusCode ?? 0, retry: res.headers["retry-after"], body }));
+      },
+    );
+    req.on("error", fail);
+    req.end();
+  });
+}
+
 /** numpy/xarray tests run Debian's python3 (not a pyenv one without the packages). */
 export const PYTHON = process.env.GRIDCAST_PYTHON ?? "/usr/bin/python3";
 

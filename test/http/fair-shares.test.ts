@@ -5,11 +5,10 @@
 // slow readers over loopback (test/python/raw_client.py, stopped after the headers).
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { request } from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { BIG_EXPORT, bigStore } from "../helpers/big-store.ts";
-import { cleanup, PYTHON, type TestServer, testServer, until } from "../helpers/harness.ts";
+import { cleanup, getFrom, PYTHON, type TestServer, testServer, until } from "../helpers/harness.ts";
 
 const CLIENT = join(import.meta.dirname, "../python/raw_client.py");
 const SLOTS = 8;
@@ -46,24 +45,7 @@ function staller(path: string, key: string, from: string): { proc: ChildProcess;
 }
 
 /** One GET from `from`, read whole. */
-function fetchFrom(
-  path: string,
-  from: string,
-  key?: string,
-): Promise<{ status: number; retry?: string; body: string }> {
-  const u = new URL(srv.url);
-  return new Promise((ok, fail) => {
-    const headers: Record<string, string> = key ? { "X-API-Key": key } : {};
-    const req = request({ host: u.hostname, port: u.port, path, localAddress: from, agent: false, headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (body += c));
-      res.on("end", () => ok({ status: res.statusCode ?? 0, retry: res.headers["retry-after"], body }));
-    });
-    req.on("error", fail);
-    req.end();
-  });
-}
+const fetchFrom = (path: string, from: string, key?: string) => getFrom(srv.url, path, from, key);
 
 const inFlight = () => srv.running.ctx.metrics.inFlight;
 

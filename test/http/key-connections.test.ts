@@ -7,12 +7,11 @@
 // slow readers (test/helpers/paced_reader.py, 8 KiB receive buffer) over loopback.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { request } from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { parseKeyId } from "../../src/ledger/keyformat.ts";
 import { publish, writeBigItem } from "../embeddings/fixtures.ts";
-import { cleanup, PYTHON, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
+import { cleanup, getFrom, PYTHON, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 
 const READER = join(import.meta.dirname, "../helpers/paced_reader.py");
 const MAX = 16;
@@ -54,20 +53,7 @@ function slowDownload(key: string, from: string): { proc: ChildProcess; done: Pr
 }
 
 /** One GET from `from` on its own connection, read whole. */
-function fetchFrom(path: string, from: string, key?: string): Promise<{ status: number; body: string }> {
-  const u = new URL(srv.url);
-  return new Promise((ok, fail) => {
-    const headers: Record<string, string> = key ? { "X-API-Key": key } : {};
-    const req = request({ host: u.hostname, port: u.port, path, localAddress: from, agent: false, headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (body += c));
-      res.on("end", () => ok({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", fail);
-    req.end();
-  });
-}
+const fetchFrom = (path: string, from: string, key?: string) => getFrom(srv.url, path, from, key);
 
 test("one key from three addresses holds at most all but a share of the connections; another key is served", async (t) => {
   const greedy = await srv.key(["embeddings"], 1_000_000);

@@ -14,7 +14,7 @@ import { parseKeyId } from "../../src/ledger/keyformat.ts";
 import { publish } from "../embeddings/fixtures.ts";
 import { appendRun } from "../helpers/append-run.ts";
 import { BIG_EXPORT, bigStore } from "../helpers/big-store.ts";
-import { cleanup, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
+import { cleanup, getFrom, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 
 interface Answer {
   status: number;
@@ -68,22 +68,6 @@ class OneConnection {
   close(): void {
     this.agent.destroy();
   }
-}
-
-/** One GET on a connection of its own from `from` (another client address). */
-function getFrom(base: string, path: string, from: string, key: string): Promise<{ status: number; body: string }> {
-  const u = new URL(base);
-  return new Promise((ok, fail) => {
-    const headers = { "X-API-Key": key };
-    const req = request({ host: u.hostname, port: u.port, path, headers, localAddress: from, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (body += c));
-      res.on("end", () => ok({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", fail);
-    req.end();
-  });
 }
 
 /** Index of the coordinate nearest to `x` (longitudes compared around the circle). */

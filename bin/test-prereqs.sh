@@ -76,7 +76,12 @@ zarr3=$(dirname "$0")/../../shared/clients/xarray-zarr3-venv.sh
 if [ -f "$zarr3" ]; then
   flock /tmp/gridcast-zarr3-venv.lock bash "$zarr3" >/dev/null || fail "the xarray + zarr 3 client stack did not build (see above)"
 else
-  say "no ../shared/clients: tests that need xarray + zarr 3 fall back to zarrita and say so"
+  venv_py=${XARRAY_ZARR3_VENV:-/tmp/xarray-zarr3-venv}/bin/python
+  if [ -x "$venv_py" ] && "$venv_py" -c 'import xarray, zarr, numcodecs, fsspec, aiohttp; assert zarr.__version__.startswith("3")' >/dev/null 2>&1; then
+    say "no ../shared/clients beside this checkout: using the xarray + zarr 3 stack it built before ($venv_py)"
+  else
+    say "no ../shared/clients and no xarray + zarr 3 stack built: tests that can fall back to zarrita say so, the ones that need it fail naming it"
+  fi
 fi
 
 pg_ready() { pg_isready -q -d "$PG_URL" >/dev/null 2>&1; }

@@ -1,14 +1,20 @@
 // Today's Python Zarr client stack (xarray 2026 + zarr-python 3) for tests that write stores the
 // way producers do now and read /data the way most Python users do. The project's shared folder
 // builds it into a virtualenv (../shared/clients/xarray-zarr3-venv.sh); `npm test` builds it once
-// before any test (bin/test-prereqs.sh), so here it is a quick check. On a machine without the
-// shared folder the caller falls back to zarrita plus attribute checks, and this prints one line
-// saying the current-xarray run did not happen.
-import { execFileSync } from "node:child_process";
+// before any test (bin/test-prereqs.sh), so here it is a quick check. A checkout with no shared
+// folder beside it (a clone elsewhere on the same machine) uses the virtualenv that script built,
+// at its own default place, when that imports the stack. With neither, a caller that can do
+// without falls back to zarrita plus attribute checks, and this prints one line saying the
+// current-xarray run did not happen; one that cannot fails with the reason.
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const SCRIPT = resolve(import.meta.dirname, "../../../shared/clients/xarray-zarr3-venv.sh");
+/** Where the shared script puts its virtualenv unless told otherwise (XARRAY_ZARR3_VENV). */
+const BUILT = join(process.env.XARRAY_ZARR3_VENV ?? "/tmp/xarray-zarr3-venv", "bin/python");
+/** What the shared script checks before it calls a virtualenv ready. */
+const CHECK = 'import xarray, zarr, numcodecs, fsspec, aiohttp; assert zarr.__version__.startswith("3")';
 let memo: string | null | undefined;
 
 /** The venv's python (xarray + zarr 3 + pyproj), or null when the shared client script is absent. */
@@ -19,7 +25,13 @@ export function zarr3Python(why = "a test"): string | null {
     return memo;
   }
   if (!existsSync(SCRIPT)) {
-    console.log(`# current xarray + zarr 3 run did not happen for ${why}: ${SCRIPT} is missing`);
+    if (existsSync(BUILT) && spawnSync(BUILT, ["-c", CHECK], { stdio: "ignore" }).status === 0) {
+      memo = BUILT;
+      return memo;
+    }
+    console.log(
+      `# current xarray + zarr 3 run did not happen for ${why}: ${SCRIPT} is missing and no built stack at ${BUILT}`,
+    );
     memo = null;
     return memo;
   }

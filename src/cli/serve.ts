@@ -2,6 +2,7 @@ import { createWriteStream } from "node:fs";
 import { dirname } from "node:path";
 import type { Command } from "commander";
 import type { Settings } from "../config.ts";
+import { lineLog } from "../http/log-lines.ts";
 import { closeOnSignals, type Running, startServer } from "../http/server.ts";
 import { nativeDecoderInUse } from "../native.ts";
 import { asListenError, requireStore, requireWritableDir } from "./preflight.ts";
@@ -52,8 +53,7 @@ export function accessLogSink(opts: ServeFlags, file = opts.accessLog): LogSink 
   if (opts.quiet) return () => {};
   if (file === undefined) return undefined;
   requireWritableDir(dirname(file), "--access-log directory");
-  const out = createWriteStream(file, { flags: "a" });
-  return (e) => out.write(`${JSON.stringify(e)}\n`);
+  return lineLog(createWriteStream(file, { flags: "a" }), true);
 }
 
 /** startServer with a taken port or a foreign address reported as one clear line. */

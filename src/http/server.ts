@@ -17,6 +17,7 @@ import { type App, createApp } from "./app.ts";
 import { ConnectionGate } from "./connection-gate.ts";
 import type { AppContext } from "./context.ts";
 import { connectionCap, openFileLimit, perClientCap } from "./fd-limit.ts";
+import { type LineLog, lineLog } from "./log-lines.ts";
 import { Metrics } from "./metrics.ts";
 import { TITLES } from "./problem.ts";
 import { allRoutes } from "./routes/index.ts";
@@ -42,7 +43,7 @@ export async function startServer(
 ): Promise<Running> {
   // Chunk decoding in parallel, never more threads than store-reading requests allowed at once.
   setDecodeThreads(Math.min(availableParallelism(), settings.max_heavy_requests));
-  const log = opts.log ?? ((e: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  const log = opts.log ?? lineLog(process.stdout, false);
   const store = new Store(settings.store, {
     cacheMb: settings.chunk_cache_mb,
     timeoutMs: settings.store_timeout_ms,
@@ -142,6 +143,8 @@ export async function startServer(
       });
       await settlements.close();
       await ledger.close();
+      // Every response is logged by now; a line log hands over (and a file of its own, writes) the rest.
+      if (typeof (log as Partial<LineLog>).close === "function") await (log as LineLog).close();
     })();
     return closing;
   };

@@ -53,6 +53,9 @@ export interface CachedBody {
 export interface LeanHeads {
   ok: string[];
   notModified: string[];
+  /** The same headers but the request id, as checked `name: value\r\n` lines (raw-head.ts). */
+  okLines: string;
+  notModifiedLines: string;
 }
 
 export interface CachedFile {

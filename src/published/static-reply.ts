@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { memoByText } from "../bounded-map.ts";
 import { ifNoneMatch, notModifiedSince, parseRange } from "../conditional.ts";
 import { type Chosen, type Coding, chooseCoding } from "../content-coding.ts";
+import { preparedLines, setRawHead } from "../http/raw-head.ts";
 import type { CachedBody, CachedFile, LeanHeads } from "./static-cache.ts";
 
 /** Accept-Encoding texts remembered per set of codings: a browser sends the same one every time. */
@@ -123,7 +124,12 @@ export function leanHeads(
   const ok = [...common, "Content-Type", file.type, "Accept-Ranges", "bytes"];
   if (body.coding !== "identity") ok.push("Content-Encoding", body.coding);
   ok.push("Content-Length", String(body.bytes.length));
-  heads = { ok, notModified: common };
+  heads = {
+    ok,
+    notModified: common,
+    okLines: preparedLines(ok.slice(2)),
+    notModifiedLines: preparedLines(common.slice(2)),
+  };
   body.heads ??= new Map();
   body.heads.set(cache, heads);
   return heads;
@@ -146,13 +152,17 @@ export function sendLean(
   const body = bodyFor(req, file);
   const heads = leanHeads(file, body, cache, build, cors);
   if (ifNoneMatch(req, body.etag) || notModifiedSince(req, file.mtimeMs)) {
-    heads.notModified[1] = id;
-    res.writeHead(304, heads.notModified);
+    if (!setRawHead(req, res, 304, `X-Request-Id: ${id}\r\n`, heads.notModifiedLines)) {
+      heads.notModified[1] = id;
+      res.writeHead(304, heads.notModified);
+    }
     res.end();
     return { status: 304, bytes: 0 };
   }
-  heads.ok[1] = id;
-  res.writeHead(200, heads.ok);
+  if (!setRawHead(req, res, 200, `X-Request-Id: ${id}\r\n`, heads.okLines)) {
+    heads.ok[1] = id;
+    res.writeHead(200, heads.ok);
+  }
   res.end(req.method === "HEAD" ? undefined : body.bytes);
   return { status: 200, bytes: body.bytes.length };
 }

@@ -137,3 +137,53 @@ test("serve --access-log FILE: access lines (with static paths) go to the file, 
     await stop(child);
   }
 });
+
+test("serve: every answered request's access line is written, once and in order per connection, by the time SIGTERM's stop exits (file and stdout)", async () => {
+  for (const sink of ["file", "stdout"] as const) {
+    const log = join(dir, `burst-${sink}.log`);
+    const args = ["bin/gridcast", "serve", "--port", "0", "--store", store, "--db", join(dir, `burst-${sink}.db`)];
+    const child = spawn(NODE, sink === "file" ? [...args, "--access-log", log] : args, { cwd: ROOT });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    try {
+      const url = await until("serving line", () => /serving on (http:\/\/\S+)/.exec(stderr)?.[1]);
+      // 8 keep-alive connections, 150 requests each, as fast as the server answers: many answers
+      // share a turn of its event loop, so their lines share a write.
+      const ids: string[][] = [];
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, c) => {
+          ids[c] = [];
+          for (let i = 0; i < 150; i++) {
+            const r = await fetch(`${url}/healthz?c=${c}&i=${i}`);
+            await r.arrayBuffer();
+            ids[c].push(r.headers.get("x-request-id") ?? "");
+          }
+        }),
+      );
+      // Stopped at once: nothing waits for the log to catch up but the stop itself.
+      await stop(child);
+      assert.equal(child.exitCode, 0, stderr);
+      const text = sink === "file" ? readFileSync(log, "utf8") : stdout;
+      const logged = text
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { request_id?: string; route?: string })
+        .filter((e) => e.route === "/healthz")
+        .map((e) => e.request_id);
+      assert.equal(logged.length, 8 * 150, `${sink}: ${logged.length} lines`);
+      const at = new Map(logged.map((id, n) => [id, n]));
+      assert.equal(at.size, logged.length, `${sink}: a line written twice`);
+      for (const conn of ids) {
+        const order = conn.map((id) => at.get(id));
+        assert.ok(
+          order.every((n, i) => n !== undefined && (i === 0 || n > order[i - 1]!)),
+          `${sink}: lines missing or out of order`,
+        );
+      }
+    } finally {
+      await stop(child);
+    }
+  }
+});

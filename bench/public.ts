@@ -20,7 +20,6 @@ import { BENCH_DIR, type BenchRow, benchServer, benchStore, numberArgs } from ".
 const run$ = promisify(execFile);
 /** The issue's figures: ratios to /healthz and nginx, and the p99 bound under 32 connections. */
 const CONNECTIONS = 32;
-const P99_MS = 2;
 
 interface Wrk {
   rps: number;
@@ -269,10 +268,13 @@ export async function run(seconds = 5, rounds = 2): Promise<BenchRow[]> {
     const nginxTile = sum.get("nginx, same tile file")!;
     const rows: BenchRow[] = [];
     // Little's law: with every connection waiting for its answer, the mean latency is connections
-    // over requests/s. A p99 of 2 ms needs at least CONNECTIONS / 0.002 requests/s on average.
+    // over requests/s. The p99 printed here is the larger of the rounds', with the server inside this
+    // bench's process; the ≤ 2 ms target is judged by bench/public-tail.ts, where the server runs
+    // as `gridcast serve` in a process of its own (as in production) and the tail is printed with
+    // its causes (run queue, collections) beside nginx's and a bare node:http server's.
     const p99Note = (s: Wrk) =>
       [
-        `p99 ${s.p99ms.toFixed(2)} ms${s.p99ms > P99_MS ? ` (above ${P99_MS} ms)` : ""}, ` +
+        `p99 ${s.p99ms.toFixed(2)} ms (server in this process; the tail target is public-tail.ts's), ` +
           `mean ${((CONNECTIONS / s.rps) * 1000).toFixed(2)} ms`,
         s.errors ? `${s.errors} socket errors` : "",
       ]

@@ -46,6 +46,17 @@ function onTerminal(args: string[]): { child: ChildProcess; shown: () => string 
   return { child, shown: () => text };
 }
 
+/** `gridcast serve` on the sample store on a free port, with `args`; `url` once it says it serves. */
+function serveChild(args: string[]) {
+  const child = spawn(NODE, ["bin/gridcast", "serve", "--port", "0", "--store", store, ...args], { cwd: ROOT });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const url = until("serving line", () => /serving on (http:\/\/\S+)/.exec(stderr)?.[1]);
+  return { child, url, stdout: () => stdout, stderr: () => stderr };
+}
+
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((ok) => child.on("exit", ok));
@@ -108,17 +119,9 @@ test("start on a terminal: estimates the build's disk use before rendering; the 
 
 test("serve --access-log FILE: access lines (with static paths) go to the file, none to stdout", async () => {
   const log = join(dir, "logs", "access.log");
-  const child = spawn(
-    NODE,
-    ["bin/gridcast", "serve", "--port", "0", "--store", store, "--db", join(dir, "c.db"), "--access-log", log],
-    { cwd: ROOT },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => (stdout += d));
-  child.stderr.on("data", (d) => (stderr += d));
+  const { child, stdout, url: serving } = serveChild(["--db", join(dir, "c.db"), "--access-log", log]);
   try {
-    const url = await until("serving line", () => /serving on (http:\/\/\S+)/.exec(stderr)?.[1]);
+    const url = await serving;
     assert.equal((await get(`${url}/healthz`)).status, 200);
     assert.equal((await get(`${url}/missing.png`)).status, 404);
     const lines = await until("two access lines", () => {
@@ -132,7 +135,7 @@ test("serve --access-log FILE: access lines (with static paths) go to the file, 
         ["static", 404, "/missing.png"],
       ],
     );
-    assert.equal(stdout, "");
+    assert.equal(stdout(), "");
   } finally {
     await stop(child);
   }
@@ -141,14 +144,10 @@ test("serve --access-log FILE: access lines (with static paths) go to the file, 
 test("serve: every answered request's access line is written, once and in order per connection, by the time SIGTERM's stop exits (file and stdout)", async () => {
   for (const sink of ["file", "stdout"] as const) {
     const log = join(dir, `burst-${sink}.log`);
-    const args = ["bin/gridcast", "serve", "--port", "0", "--store", store, "--db", join(dir, `burst-${sink}.db`)];
-    const child = spawn(NODE, sink === "file" ? [...args, "--access-log", log] : args, { cwd: ROOT });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
+    const db = ["--db", join(dir, `burst-${sink}.db`)];
+    const { child, stdout, stderr, url: serving } = serveChild(sink === "file" ? [...db, "--access-log", log] : db);
     try {
-      const url = await until("serving line", () => /serving on (http:\/\/\S+)/.exec(stderr)?.[1]);
+      const url = await serving;
       // 8 keep-alive connections, 150 requests each, as fast as the server answers: many answers
       // share a turn of its event loop, so their lines share a write.
       const ids: string[][] = [];
@@ -164,8 +163,8 @@ test("serve: every answered request's access line is written, once and in order 
       );
       // Stopped at once: nothing waits for the log to catch up but the stop itself.
       await stop(child);
-      assert.equal(child.exitCode, 0, stderr);
-      const text = sink === "file" ? readFileSync(log, "utf8") : stdout;
+      assert.equal(child.exitCode, 0, stderr());
+      const text = sink === "file" ? readFileSync(log, "utf8") : stdout();
       const logged = text
         .split("\n")
         .filter(Boolean)

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { memoByText } from "../bounded-map.ts";
 import { ifNoneMatch, notModifiedSince, parseRange } from "../conditional.ts";
 import { type Chosen, type Coding, chooseCoding } from "../content-coding.ts";
-import { preparedLines, setRawHead } from "../http/raw-head.ts";
+import { preparedLines, setRawHead } from "./raw-head.ts";
 import type { CachedBody, CachedFile, LeanHeads } from "./static-cache.ts";
 
 /** Accept-Encoding texts remembered per set of codings: a browser sends the same one every time. */

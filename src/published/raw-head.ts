@@ -6,7 +6,7 @@
 //
 // This leans on ServerResponse's internals (its `_header` text and the keep-alive fields it sets
 // for each request), which Node has kept for many years but does not promise. So it is used only
-// on the Node major the test suite checks it on (test/http/raw-head.test.ts compares its bytes
+// on the Node major the test suite checks it on (test/published/raw-head.test.ts compares its bytes
 // with writeHead's for GET, HEAD, 304, keep-alive, Connection: close and HTTP/1.0), and only for a
 // plain HTTP/1.1 keep-alive exchange; anything else goes through writeHead as before.
 import { type IncomingMessage, type ServerResponse, validateHeaderName, validateHeaderValue } from "node:http";

@@ -1,4 +1,4 @@
-// setRawHead (src/http/raw-head.ts) hands Node a finished head instead of calling writeHead. Over
+// setRawHead (src/published/raw-head.ts) hands Node a finished head instead of calling writeHead. Over
 // real sockets, its answers must be the very bytes writeHead's answers are (Date aside) for every
 // exchange a client makes: GET, HEAD and 304 on a keep-alive HTTP/1.1 connection, several in a row
 // on one connection, and Connection: close, HTTP/1.0 (with and without keep-alive), a server with
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import { after, before, test } from "node:test";
-import { preparedLines, RAW_HEAD_AVAILABLE, setRawHead } from "../../src/http/raw-head.ts";
+import { preparedLines, RAW_HEAD_AVAILABLE, setRawHead } from "../../src/published/raw-head.ts";
 
 const BODY = Buffer.from("a body of some bytes\r\n\r\nwith blank lines inside it");
 const HEADS = [

@@ -9,6 +9,7 @@ import { KeyCachingLedger } from "../ledger/key-cache.ts";
 import { openLedger } from "../ledger/open.ts";
 import { ReopeningLedger } from "../ledger/reopening.ts";
 import { journalDir, SettlementJournal } from "../ledger/settlement-journal.ts";
+import { checkRawHead, rawHeadExpected } from "../published/raw-head.ts";
 import { Published } from "../published/snapshot.ts";
 import { registry } from "../registry/registry.ts";
 import { setDecodeThreads } from "../store/codecs/decode-pool.ts";
@@ -85,6 +86,11 @@ export async function startServer(
     log,
     webDir: opts.webDir ?? WEB_DIR,
   };
+  // Warm public files get their head handed to Node ready-made only once this Node has been seen
+  // to write it byte for byte as writeHead does (src/published/raw-head.ts); else writeHead it is.
+  const rawHead = await checkRawHead();
+  if (!rawHead.ok && rawHeadExpected())
+    warn(`the raw head check failed (${rawHead.why}); warm public files use writeHead`);
   const app = createApp(ctx, allRoutes());
   const server = createServer({
     headersTimeout: settings.header_timeout_ms,

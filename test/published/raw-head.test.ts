@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import { after, before, test } from "node:test";
-import { preparedLines, RAW_HEAD_AVAILABLE, setRawHead } from "../../src/published/raw-head.ts";
+import { checkRawHead, preparedLines, rawHeadInUse, setRawHead } from "../../src/published/raw-head.ts";
 
 const BODY = Buffer.from("a body of some bytes\r\n\r\nwith blank lines inside it");
 const HEADS = [
@@ -89,6 +89,8 @@ let noTimeout: Served;
 let capped: Served;
 
 before(async () => {
+  // What every server start does first: the raw head is in use only once this passed.
+  assert.deepEqual(await checkRawHead(), { ok: true });
   keepAlive = await serve();
   noTimeout = await serve((s) => {
     s.keepAliveTimeout = 0;
@@ -111,7 +113,21 @@ async function same(s: Served, request: (path: string) => string, answers: numbe
 }
 
 test("on this Node the raw head is in use (the package's Node major is one the tests check)", () => {
-  assert.equal(RAW_HEAD_AVAILABLE, true, `Node ${process.versions.node}`);
+  assert.equal(rawHeadInUse(), true, `Node ${process.versions.node}`);
+});
+
+test("the startup check turns down a setter whose bytes differ from writeHead's, or that does not answer", async () => {
+  // A head missing a line (as if Node had stopped writing one of ours), and a head not set at all.
+  const dropsALine: typeof setRawHead = (req, res, status, first, lines) =>
+    setRawHead(req, res, status, first, lines.replace(/ETag: [^\r]*\r\n/, ""));
+  const bad = await checkRawHead(dropsALine);
+  assert.equal(bad.ok, false);
+  assert.match(bad.why ?? "", /differ from writeHead/);
+  const none = await checkRawHead(() => false);
+  assert.equal(none.ok, false);
+  assert.match(none.why ?? "", /answered 0 of 3/);
+  // A setter under test turns nothing off or on for the process.
+  assert.equal(rawHeadInUse(), true);
 });
 
 test("GET, HEAD and 304 on one keep-alive connection: the same bytes as writeHead, answered the raw way", async () => {

@@ -17,7 +17,7 @@ import type { AppContext } from "./context.ts";
 import { isPublicLocation } from "./public-path.ts";
 import { accessRecord, EXPOSED_LIST, type PipelineQueue } from "./request-intake.ts";
 import { requestId } from "./request-marks.ts";
-import { decidedPath, VENDOR_CACHE_CONTROL, type VendorMount } from "./static-files.ts";
+import { decidedPath, mountOf, VENDOR_CACHE_CONTROL, type VendorMount } from "./static-files.ts";
 import { type Watchdog, waiting } from "./watchdog.ts";
 
 const CORS: CorsHeads = { allowOrigin: "*", exposeHeaders: EXPOSED_LIST };
@@ -55,7 +55,7 @@ export function leanStatic(
       if (isRouted(path)) return null;
       const decided = decidedPath(path);
       if (!decided.ok) return null;
-      const mount = vendor.find((m) => decided.path.startsWith(m.prefix));
+      const mount = mountOf(vendor, decided.path);
       const named = pathParts(mount ? decided.path.slice(mount.prefix.length - 1) : decided.path);
       if (!named) return null;
       return Object.freeze({
@@ -86,10 +86,8 @@ export function leanStatic(
     if (plan === null) return false;
     let file: CachedFile | undefined;
     let build: string | undefined;
-    if (plan.mount) {
-      const hit = plan.mount.files?.peek(plan.key);
-      file = hit === "large" ? undefined : hit;
-    } else {
+    if (plan.mount) file = plan.mount.files?.warm(plan.key);
+    else {
       // now() also starts the look for a newer build when one is due: a publish drops this cache.
       const snap: Snapshot | undefined = ctx.published.now();
       file = snap?.warmStatic(plan.parts, plan.key, isPublicLocation);

@@ -56,6 +56,11 @@ export function vendorMounts(): VendorMount[] {
   }));
 }
 
+/** The vendor mount `path` (decided, normalised) is below, if any. */
+export function mountOf(vendor: readonly VendorMount[], path: string): VendorMount | undefined {
+  return vendor.find((m) => path.startsWith(m.prefix));
+}
+
 /** publicPath's answer by request path (a function of the path alone); frozen, shared by requests. */
 export const decidedPath = memoByText((path) => Object.freeze(publicPath(path)), 4096, 512);
 
@@ -103,13 +108,7 @@ export function staticFiles(
     }
     const q = req.url?.indexOf("?") ?? -1;
     req.url = q < 0 ? decided.url : decided.url + req.url!.slice(q);
-    let mount: VendorMount | undefined;
-    for (const m of vendor) {
-      if (decided.path.startsWith(m.prefix)) {
-        mount = m;
-        break;
-      }
-    }
+    const mount = mountOf(vendor, decided.path);
     if (mount) {
       const { prefix, files, serve } = mount;
       const query = q < 0 ? "" : req.url.slice(decided.url.length);

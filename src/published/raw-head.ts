@@ -109,7 +109,6 @@ function applyRawHead(...[req, res, status, first, lines]: Parameters<HeadSetter
     req.httpVersionMinor !== 1 ||
     !res.shouldKeepAlive ||
     !res.sendDate ||
-    res.headersSent ||
     r._header !== null ||
     r._removedConnection ||
     r.maxRequestsOnConnectionReached ||

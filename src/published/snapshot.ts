@@ -112,8 +112,7 @@ export class Snapshot {
    */
   warmStatic(parts: readonly string[], key: string, isPublic?: LocationCheck): CachedFile | undefined {
     if (this.format === "pmtiles" && isTilePath(parts)) return undefined;
-    const hit = this.#caches.get(isPublic)?.peek(key);
-    return hit === "large" ? undefined : hit;
+    return this.#caches.get(isPublic)?.warm(key);
   }
 
   #cache(isPublic: LocationCheck | undefined): StaticCache {

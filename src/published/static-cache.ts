@@ -101,6 +101,11 @@ export class StaticCache {
     return this.#entries.get(key) ?? (this.#large.has(key) ? "large" : undefined);
   }
 
+  /** The file at `key` when it is in memory already; undefined when not (yet) or when streamed. */
+  warm(key: string): CachedFile | undefined {
+    return this.#entries.get(key);
+  }
+
   /**
    * The file `parts` names, read through a confined open of the root: an entry (kept if it fits
    * the budget), "large" when it is to be streamed, undefined when there is no such public file.

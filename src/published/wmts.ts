@@ -6,7 +6,7 @@
 // answers a transparent tile outside a regional patch. The build writes this document beside
 // its tiles (with public_url, or paths and a note saying it is missing); the server answers it
 // live with its own base URL.
-import { tilesCovering } from "../render/tiles.ts";
+import { MERCATOR_MAX_LAT, tilesCovering } from "../render/tiles.ts";
 import { type Catalog, type CatalogLayer, legendPaths } from "./layout.ts";
 
 /** Where the capabilities document lives, in the build and on the server. */
@@ -49,10 +49,38 @@ function limits(layer: CatalogLayer): string {
   return `<TileMatrixSetLimits>${rows.join("")}</TileMatrixSetLimits>`;
 }
 
+/** y in EPSG:3857 metres of a latitude, clamped to the matrix set's square. */
+function mercatorY(lat: number): number {
+  const f = (Math.max(-MERCATOR_MAX_LAT, Math.min(MERCATOR_MAX_LAT, lat)) * Math.PI) / 180;
+  const y = (Math.log(Math.tan(Math.PI / 4 + f / 2)) / Math.PI) * MERCATOR_HALF;
+  return Math.max(-MERCATOR_HALF, Math.min(MERCATOR_HALF, y));
+}
+
+/**
+ * A layer's extent as its tiles cover it, in WGS84 and in EPSG:3857. Latitudes are clamped to
+ * the matrix set's ±85.0511°: clients such as GDAL's WMTS driver turn the box into tile rows, and
+ * ±90° lies outside the matrix (rows below 0). A box across the antimeridian keeps its east edge
+ * past 180° in WGS84 and spans the whole width in EPSG:3857, where one box cannot wrap.
+ */
+function boundingBoxes(bounds: [number, number, number, number]): { wgs84: string; mercator: string } {
+  const [w, s0, e, n0] = bounds;
+  const [s, n] = [Math.max(s0, -MERCATOR_MAX_LAT), Math.min(n0, MERCATOR_MAX_LAT)];
+  const wraps = e < w;
+  const [x0, x1] = wraps ? [-MERCATOR_HALF, MERCATOR_HALF] : [(w / 180) * MERCATOR_HALF, (e / 180) * MERCATOR_HALF];
+  return {
+    wgs84:
+      `<ows:WGS84BoundingBox><ows:LowerCorner>${w} ${s}</ows:LowerCorner>` +
+      `<ows:UpperCorner>${wraps ? e + 360 : e} ${n}</ows:UpperCorner></ows:WGS84BoundingBox>`,
+    mercator:
+      `<ows:BoundingBox crs="urn:ogc:def:crs:EPSG::3857"><ows:LowerCorner>${x0} ${mercatorY(s)}</ows:LowerCorner>` +
+      `<ows:UpperCorner>${x1} ${mercatorY(n)}</ows:UpperCorner></ows:BoundingBox>`,
+  };
+}
+
 function layerXml(layer: CatalogLayer, base: string): string {
   const run = layer.runs.at(-1);
   if (!run || run.leads.length === 0) return "";
-  const [w, s, e, n] = layer.bounds;
+  const box = boundingBoxes(layer.bounds);
   const times = run.leads.map((l) => `${l.valid_time.replace(/Z?$/, "Z")}`);
   const legend = layer.legend
     ? `<LegendURL format="image/png" xlink:href="${esc(`${base}/${legendPaths(layer.id).png}`)}"/>`
@@ -61,9 +89,9 @@ function layerXml(layer: CatalogLayer, base: string): string {
     "<Layer>",
     `<ows:Title>${esc(`${layer.long_name} (${layer.id}), run ${run.run}`)}</ows:Title>`,
     `<ows:Abstract>${esc(`${layer.long_name} in ${layer.display.units}; one tile set per valid time`)}</ows:Abstract>`,
-    `<ows:WGS84BoundingBox><ows:LowerCorner>${w} ${s}</ows:LowerCorner>`,
-    `<ows:UpperCorner>${e < w ? e + 360 : e} ${n}</ows:UpperCorner></ows:WGS84BoundingBox>`,
+    box.wgs84,
     `<ows:Identifier>${esc(layer.id)}</ows:Identifier>`,
+    box.mercator,
     `<Style isDefault="true"><ows:Identifier>default</ows:Identifier>${legend}</Style>`,
     "<Format>image/png</Format>",
     `<Dimension><ows:Identifier>Time</ows:Identifier><ows:UOM>ISO8601</ows:UOM><Default>${times[0]}</Default>`,

@@ -143,7 +143,16 @@ test("OWSLib and GDAL's WMTS driver open the live capabilities: time steps, limi
     gdal: { bands: number; srs: string; overlap: number[] };
     gdal_pixels_equal: boolean;
     gdal_opaque_pixels: number;
-  }>(PYTHON, SCRIPT, [], { wmts: wmtsUrl, base: srv.url, layer: "europe.t2m", tile: [z, x, y], lead: 3 });
+    global: { size: number[]; geotransform: number[]; pixels_equal: boolean; opaque: number };
+  }>(PYTHON, SCRIPT, [], {
+    wmts: wmtsUrl,
+    base: srv.url,
+    layer: "europe.t2m",
+    tile: [z, x, y],
+    lead: 3,
+    global_layer: "global.t2m",
+    global_zoom: 2,
+  });
   assert.deepEqual(r.layers, ["europe.t2m", "global.t2m"]);
   assert.equal(r.times.length, 2);
   assert.equal(r.default_time, r.times[0]);
@@ -159,6 +168,32 @@ test("OWSLib and GDAL's WMTS driver open the live capabilities: time steps, limi
   assert.ok(r.gdal_pixels_equal, "GDAL's WMTS pixels differ from the XYZ tile");
   assert.ok(r.gdal.overlap[0] * r.gdal.overlap[1] > 10_000, `overlap ${r.gdal.overlap}`);
   assert.ok(r.gdal_opaque_pixels > 1000);
+  // The global layer whole at zoom 2 through gdal_translate: the whole 4 × 4 matrix, pixel for
+  // pixel the XYZ tiles (its bounding box stays inside the matrix set's ±85.0511°).
+  assert.deepEqual(r.global.size, [1024, 1024]);
+  assert.ok(Math.abs(r.global.geotransform[3] - 20037508.3427892) < 1, `top ${r.global.geotransform[3]}`);
+  assert.ok(r.global.pixels_equal, "GDAL's copy of the global layer differs from the XYZ tiles");
+  assert.ok(r.global.opaque > 500_000, `only ${r.global.opaque} opaque pixels`);
+});
+
+test("every layer's bounding boxes stay inside the matrix set, in WGS84 and in EPSG:3857", async () => {
+  const xml = (await get(`${srv.url}/wmts/1.0.0/WMTSCapabilities.xml`)).body.toString("utf8");
+  const layers = [...xml.matchAll(/<Layer>(.*?)<\/Layer>/gs)].map((m) => m[1]);
+  assert.equal(layers.length, 2);
+  for (const layer of layers) {
+    const wgs = layer.match(
+      /<ows:WGS84BoundingBox><ows:LowerCorner>([^<\s]+) ([^<\s]+)<\/ows:LowerCorner><ows:UpperCorner>([^<\s]+) ([^<\s]+)</,
+    );
+    const merc = layer.match(
+      /<ows:BoundingBox crs="urn:ogc:def:crs:EPSG::3857"><ows:LowerCorner>([^<\s]+) ([^<\s]+)<\/ows:LowerCorner><ows:UpperCorner>([^<\s]+) ([^<\s]+)</,
+    );
+    assert.ok(wgs && merc, "both boxes present");
+    const [, , s, , n] = wgs.map(Number);
+    assert.ok(s >= -85.0512 && n <= 85.0512, `latitudes ${s}..${n}`);
+    const [, x0, y0, x1, y1] = merc.map(Number);
+    for (const v of [x0, y0, x1, y1]) assert.ok(Math.abs(v) <= 20037508.35, `${v} outside the square`);
+    assert.ok(x0 < x1 && y0 < y1);
+  }
 });
 
 test("outside the regional patch the tile route answers a transparent tile", async () => {

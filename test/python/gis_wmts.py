@@ -74,4 +74,30 @@ if png.RasterCount == 1 and png.GetRasterBand(1).GetColorTable() is not None:
 want_default = png.ReadAsArray()[:, r0 - row : r1 - row, c0 - col : c1 - col]
 out["gdal_pixels_equal"] = bool(got.shape == want_default.shape and (got == want_default).all())
 out["gdal_opaque_pixels"] = int((got[3] > 0).sum()) if got.shape[0] == 4 else None
+
+# A global layer whole at a low zoom, as `gdal_translate WMTS:…` copies it: GDAL turns the layer's
+# bounding box into tile rows, so a box reaching ±90° asks for rows outside the matrix.
+if "global_layer" in req:
+    gz = req["global_zoom"]
+    n = 2**gz
+    tr = gdal.Translate("/vsimem/global.tif", f"WMTS:{req['wmts']},layer={req['global_layer']},tilematrix={gz}")
+    got = tr.ReadAsArray()
+    mosaic = np.zeros((4, 256 * n, 256 * n), dtype=np.uint8)
+    for ty in range(n):
+        for tx in range(n):
+            url = f"{req['base']}/api/forecast/tile/{gz}/{tx}/{ty}?layer={req['global_layer']}"
+            gdal.FileFromMemBuffer("/vsimem/t.png", urllib.request.urlopen(url).read())
+            t = gdal.Open("/vsimem/t.png")
+            if t.RasterCount == 1 and t.GetRasterBand(1).GetColorTable() is not None:
+                t = gdal.Translate("/vsimem/t.tif", t, rgbExpand="rgba")
+            a = t.ReadAsArray()
+            if a.shape[0] == 3:
+                a = np.concatenate([a, np.full((1, 256, 256), 255, np.uint8)])
+            mosaic[:, ty * 256 : (ty + 1) * 256, tx * 256 : (tx + 1) * 256] = a
+    out["global"] = {
+        "size": [tr.RasterXSize, tr.RasterYSize],
+        "geotransform": list(tr.GetGeoTransform()),
+        "pixels_equal": bool(got.shape == mosaic.shape and (got == mosaic).all()),
+        "opaque": int((got[3] > 0).sum()) if got.shape[0] == 4 else None,
+    }
 print(json.dumps(out))

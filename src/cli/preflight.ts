@@ -74,7 +74,7 @@ export function requireWritableDir(dir: string, flag = "--out"): void {
 /** The one-line reason a listen on host:port failed, for an errno code. */
 export function listenProblem(code: string | undefined, host: string, port: number): string | undefined {
   if (code === "EADDRINUSE")
-    return `port ${port} on ${host} is already in use; stop what holds it or pick another with --port`;
+    return `port ${port} on ${host} is already in use; stop what holds it or pick another with --port (through npm: npm start -- --port ${port === 65535 ? 8081 : port + 1})`;
   if (code === "EACCES")
     return `not allowed to listen on port ${port} (ports below 1024 need privileges); pick another with --port`;
   if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN")

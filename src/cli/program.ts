@@ -61,9 +61,49 @@ export function buildProgram(): Command {
   return program;
 }
 
+// npm configs of the same name as a gridcast flag that a user may well keep in an .npmrc: their
+// presence says nothing about the command line.
+const NPM_OWN_CONFIGS = new Set(["force", "json"]);
+
+/**
+ * gridcast flags that npm took for itself: `npm start --port 21081` hands npm the flag (as
+ * npm_config_port) and gridcast only the stray `21081`, and `npm start --port=21081` hands gridcast
+ * nothing at all, so the server would start on the default port. Run by npm
+ * (npm_lifecycle_event is set), each long flag of the command is looked up among npm's configs.
+ */
+export function flagsTakenByNpm(program: Command, argv: string[], env = process.env): string | undefined {
+  const script = env.npm_lifecycle_event;
+  if (!script) return undefined;
+  const args = argv.slice(2);
+  const command = program.commands.find((c) => c.name() === args[0] || c.aliases().includes(args[0]));
+  const options = [...program.options, ...(command?.options ?? [])];
+  const taken: string[] = [];
+  for (const o of options) {
+    const long = o.long?.replace(/^--(no-)?/, "");
+    if (!long || NPM_OWN_CONFIGS.has(long)) continue;
+    const value = env[`npm_config_${long.replace(/-/g, "_")}`];
+    if (value === undefined) continue;
+    const stray = args.slice(1).find((a) => !a.startsWith("-"));
+    const shown = value === "true" || value === "" ? (o.required && stray ? ` ${stray}` : "") : ` ${value}`;
+    taken.push(`--${o.long?.replace(/^--/, "")}${o.required ? shown : ""}`);
+  }
+  if (taken.length === 0) return undefined;
+  const run = script === "start" || script === "test" ? `npm ${script}` : `npm run ${script}`;
+  return (
+    `npm took ${taken.join(" ")} for itself (npm hands a script only what follows --): ` +
+    `run ${run} -- ${taken.join(" ")}`
+  );
+}
+
 /** Run the CLI; errors become one clear line on stderr and a non-zero exit code. */
 export async function run(argv: string[]): Promise<void> {
   const program = buildProgram();
+  const npmTook = flagsTakenByNpm(program, argv);
+  if (npmTook) {
+    process.stderr.write(`gridcast: ${npmTook}\n`);
+    process.exitCode = EXIT.operator;
+    return;
+  }
   try {
     await program.parseAsync(argv);
   } catch (e) {

@@ -186,3 +186,42 @@ test("a huge shard count is exit 2 with one line, and leaves nothing behind", as
     assert.equal(existsSync(out), false, `${shard} left ${out} behind`);
   }
 });
+
+test("flags npm keeps for itself (npm start --port N) are named with the form that reaches gridcast", async () => {
+  // As a user types them: npm takes --port (and --store) for its own configs and hands the script
+  // the stray value, or nothing at all with --port=N, where the server would start on 8080.
+  const npm = (args: string[]) =>
+    promisify(execFile)("npm", args, {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH}`, GRIDCAST_DEBUG: "" },
+    }).then(
+      (r): Result => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e): Result => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+  const lineOf = (r: Result) => r.stderr.split("\n").filter((l) => l.startsWith("gridcast: "));
+  const spaced = await npm(["start", "--silent", "--port", "21081"]);
+  assert.equal(spaced.code, 2, spaced.stderr);
+  assert.deepEqual(lineOf(spaced), [
+    "gridcast: npm took --port 21081 for itself (npm hands a script only what follows --): run npm start -- --port 21081",
+  ]);
+  const joined = await npm(["start", "--silent", "--port=21082", `--store=${join(dir, "x")}`]);
+  assert.equal(joined.code, 2, joined.stderr);
+  assert.match(lineOf(joined)[0], /run npm start -- (--port 21082 --store \S+x|--store \S+x --port 21082)$/);
+  assert.equal(existsSync(join(dir, "x")), false, "nothing was written");
+  // The right form passes the flag through: a busy port is then reported as that port.
+  const busy: Server = createServer();
+  await new Promise<void>((ok) => busy.listen(0, "127.0.0.1", () => ok()));
+  const port = (busy.address() as { port: number }).port;
+  try {
+    const r = await npm(["start", "--silent", "--", "--port", String(port), "--store", join(dir, "demo-npm")]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      lineOf(r)[0],
+      new RegExp(`port ${port} .*in use; .*--port \\(through npm: npm start -- --port ${port + 1}\\)`),
+    );
+  } finally {
+    busy.close();
+  }
+});

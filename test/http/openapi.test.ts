@@ -163,6 +163,25 @@ describe("OpenAPI", () => {
     }
   });
 
+  test("every range end says whether it is included or excluded (lead_stop is, y_stop is not)", () => {
+    const ends = new Map<string, string>();
+    for (const item of Object.values(doc.paths) as Record<string, { parameters?: unknown[] }>[]) {
+      for (const op of Object.values(item)) {
+        for (const p of (op?.parameters ?? []).map(resolveRefs) as { name: string; description?: string }[]) {
+          if (/_(stop|start)$/.test(p.name)) ends.set(`${p.name}: ${p.description ?? ""}`, p.name);
+        }
+      }
+    }
+    const names = new Set(ends.values());
+    for (const n of ["lead_start", "lead_stop", "y_start", "y_stop", "x_stop", "feature_stop"])
+      assert.ok(names.has(n), n);
+    for (const [text, name] of ends) {
+      assert.match(text, /\b(included|excluded)\b/, `${name} does not say whether its end is in the range`);
+      if (name === "lead_stop") assert.match(text, /\bincluded\b/);
+      if (/^(x|y|feature)_stop$/.test(name)) assert.match(text, /\bexcluded\b/);
+    }
+  });
+
   test("descriptions keep their placeholders: no HTML-like tag outside a code span", () => {
     const bad: string[] = [];
     const walk = (v: unknown): void => {

@@ -118,8 +118,13 @@ const ExportQuery = Type.Object({
     description: "Canonical variable name, alias, or the stored name of a variable recognised by its CF meaning",
   }),
   time_index: Type.Integer({ minimum: 0, description: "Index along the time (run) axis" }),
-  lead_start: Type.Integer({ minimum: 0, description: "First lead step (index)" }),
-  lead_stop: Type.Integer({ minimum: 0, description: "Last lead step (index), included" }),
+  lead_start: Type.Integer({ minimum: 0, description: "First lead step (index), included" }),
+  lead_stop: Type.Integer({
+    minimum: 0,
+    description:
+      "Last lead step (index), included: lead_start=0&lead_stop=2 is three leads. The embedding slices' " +
+      "y_stop, x_stop and feature_stop are excluded instead, as Python slices are; each parameter says which.",
+  }),
   lat_min: Type.Optional(Lat),
   lat_max: Type.Optional(Lat),
   lon_min: Type.Optional(Lon),

@@ -56,12 +56,14 @@ const index = (what: string) =>
   Type.Optional(Type.Integer({ minimum: 0, description: `${what}; half-open like a Python slice` }));
 
 export const NpyQuery = Type.Object({
-  y_start: index("First row (y index); default 0"),
-  y_stop: index("End row (y index, excluded); default the y size"),
-  x_start: index("First column (x index); default 0"),
-  x_stop: index("End column (x index, excluded); default the x size"),
-  feature_start: index("First feature; default 0"),
-  feature_stop: index("End feature (excluded); default the feature count"),
+  y_start: index("First row (y index), included; default 0"),
+  y_stop: index(
+    "End row (y index), excluded, as in a Python slice: y_start=0&y_stop=2 is two rows (the forecast export's lead_stop is included instead); default the y size",
+  ),
+  x_start: index("First column (x index), included; default 0"),
+  x_stop: index("End column (x index), excluded, as in a Python slice; default the x size"),
+  feature_start: index("First feature, included; default 0"),
+  feature_stop: index("End feature, excluded, as in a Python slice; default the feature count"),
   values: Type.Optional(
     Type.Union([Type.Literal("physical"), Type.Literal("raw")], {
       default: "physical",

@@ -2,6 +2,7 @@
 // point the most local regional patch that covers it.
 import { InvalidParameterError, NotFoundError, UnknownVariableError } from "../errors.ts";
 import type { Registry, VariableEntry } from "../registry/registry.ts";
+import { didYouMean, MAX_SUGGESTIONS, suggestAmong } from "../registry/suggest.ts";
 import { leadIntervals } from "../registry/temporal.ts";
 import { isPending, type Soon, then } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
@@ -120,7 +121,31 @@ export function entryIn(registry: Registry, group: ForecastGroup, name: string):
   if (known) return known;
   const key = name.trim().toLowerCase();
   for (const v of group.variables.values()) if (v.stored.toLowerCase() === key) return v.entry;
-  return registry.resolve(name);
+  const suggestions = servedSuggestions(group, name);
+  throw new UnknownVariableError(`"${name}" is not a variable of ${group.id}${didYouMean(suggestions)}`, {
+    param: "var",
+    suggestions,
+    available: [...group.variables.keys()].sort(),
+  });
+}
+
+/**
+ * For a registered variable the group lacks: the group's variables of the same CF standard name
+ * (a gust maximum where the store has instantaneous gusts), then the nearest by name.
+ */
+function sameMeaning(group: ForecastGroup, entry: VariableEntry): string[] {
+  const same = entry.standard_name
+    ? [...group.variables.values()].filter((v) => v.entry.standard_name === entry.standard_name).map((v) => v.name)
+    : [];
+  return [...new Set([...same.sort(), ...servedSuggestions(group, entry.name)])].slice(0, MAX_SUGGESTIONS);
+}
+
+/** The group's variables nearest to a name, by meaning and by spelling (registry/suggest.ts). */
+export function servedSuggestions(group: ForecastGroup, name: string, skip?: string): string[] {
+  const served = [...group.variables.values()]
+    .filter((v) => v.name !== skip)
+    .map((v) => ({ ...v.entry, stored: v.stored }));
+  return suggestAmong(name, served);
 }
 
 export function requireVariable(group: ForecastGroup, entry: VariableEntry): GroupVariable {
@@ -131,8 +156,10 @@ export function requireVariable(group: ForecastGroup, entry: VariableEntry): Gro
     // Arrays that claimed the variable and were refused (two of them): say why, not just "absent".
     const contested = group.unregistered.filter((u) => u.contested === entry.name);
     const why = contested.length ? `: ${contested.map((u) => `${u.stored} (${u.reason})`).join("; ")}` : "";
-    throw new UnknownVariableError(`${entry.name} is not in ${group.id}${why}`, {
+    const suggestions = sameMeaning(group, entry);
+    throw new UnknownVariableError(`${entry.name} is not in ${group.id}${why}${didYouMean(suggestions)}`, {
       param: "var",
+      suggestions,
       available: [...group.variables.keys()].sort(),
     });
   }
@@ -163,6 +190,9 @@ export function latestRun(group: ForecastGroup): number {
   return best;
 }
 
+/** Words of a long name that say where on the vertical, not what. */
+const LEVEL_WORDS = new Set(["on", "pressure", "levels", "level", "model", "height", "above", "ground", "isobaric"]);
+
 /** Level index for a variable: required where the variable has levels, rejected elsewhere. */
 export function resolveLevel(group: ForecastGroup, v: GroupVariable, level: number | undefined): number | undefined {
   const hasLevel = v.roles.includes("level");
@@ -172,8 +202,23 @@ export function resolveLevel(group: ForecastGroup, v: GroupVariable, level: numb
   }
   const levels = group.levels ?? [];
   if (level === undefined) {
-    throw new InvalidParameterError("level", `${v.name} needs a level (one of ${levels.join(", ")})`, {
+    // "temperature" names the pressure-level temperature; the group's surface ones are named too:
+    // those whose names carry the words of this one's meaning, its level words left out.
+    const meaning = v.entry.long_name
+      .toLowerCase()
+      .split(/[^a-z]+/)
+      .filter((w) => w.length >= 3 && !LEVEL_WORDS.has(w))
+      .join(" ");
+    const surface = suggestAmong(
+      meaning,
+      [...group.variables.values()]
+        .filter((o) => !o.roles.includes("level"))
+        .map((o) => ({ ...o.entry, stored: o.stored })),
+    );
+    const also = surface.length ? `; at the surface: ${surface.join(", ")}` : "";
+    throw new InvalidParameterError("level", `${v.name} needs a level (one of ${levels.join(", ")})${also}`, {
       available: levels,
+      ...(surface.length ? { suggestions: surface } : {}),
     });
   }
   const i = levels.indexOf(level);

@@ -8,6 +8,7 @@ import { groupLayers, type MapLayerRef } from "../forecast/layers.ts";
 import { readValues, regionOf } from "../forecast/read.ts";
 import { latestRun } from "../forecast/select.ts";
 import { DERIVED_LAYERS } from "../registry/derived.ts";
+import { didYouMean, MAX_SUGGESTIONS, type Suggestible, suggestAmong } from "../registry/suggest.ts";
 import { ORIENTATION_LAYER_ID } from "../render/orientation.ts";
 import type { ForecastGroup, Store } from "../store/store.ts";
 import { type CoverageCache, coverageKey } from "./coverage.ts";
@@ -34,6 +35,18 @@ export interface Plan {
  * layer up to `hidpiMax` (the orientation layer's and overlays' lower: layerHidpiMax) (a build's: buildHidpiMax(max zoom), -1 for none). What `start`
  * estimates disk use from and what the README's figures are checked against, without rendering.
  */
+/** What --vars could name in these groups: every variable and derived layer drawn as a map layer. */
+function drawable(groups: readonly ForecastGroup[]): Suggestible[] {
+  const out = new Map<string, Suggestible>();
+  for (const g of groups) {
+    for (const l of groupLayers(g)) {
+      if (l.derived) out.set(l.derived.def.name, { name: l.derived.def.name, long_name: l.derived.def.long_name });
+      else out.set(l.variable.name, { ...l.variable.entry, stored: l.variable.stored });
+    }
+  }
+  return [...out.values()];
+}
+
 export function planFiles(plan: Plan, hidpiMax: number): { tiles: number; hidpi: number } {
   let tiles = 0;
   let hidpi = 0;
@@ -122,8 +135,14 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
     const derived = DERIVED_LAYERS.find((d) => d.name === name.trim().toLowerCase());
     if (derived) return derived.name;
     const entry = store.registry.lookup(name);
-    if (!entry) throw new ConfigError(`"${name}" is not a registered variable name`);
-    if (!entry.style) throw new ConfigError(`${entry.name} has no map style, so it has no map layer`);
+    if (!entry) {
+      const near = suggestAmong(name, drawable(groups));
+      throw new ConfigError(`--vars: "${name}" is not a variable of this store's map layers${didYouMean(near)}`);
+    }
+    if (!entry.style) {
+      const near = suggestAmong(entry.long_name, drawable(groups));
+      throw new ConfigError(`${entry.name} has no map style, so it has no map layer${didYouMean(near)}`);
+    }
     return entry.name;
   });
   const layers: LayerSpec[] = [];
@@ -198,9 +217,10 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   // with exit 0 would tell the operator that what they asked for is on the map.
   const missing = (wanted ?? []).filter((w) => !layers.some((l) => l.variable === w));
   if (missing.length > 0 && !sel.allowMissingVars) {
+    const near = missing.flatMap((m) => suggestAmong(m, drawable(groups)).filter((n) => !missing.includes(n)));
     throw new ConfigError(
       `--vars ${missing.join(", ")}: no selected group has a map layer of ${missing.length > 1 ? "them" : "it"}; ` +
-        "nothing was built; pass --allow-missing-vars to build the others",
+        `nothing was built; pass --allow-missing-vars to build the others${didYouMean([...new Set(near)].slice(0, MAX_SUGGESTIONS))}`,
     );
   }
   // Likewise a group named in --groups that draws no layer of the selection.

@@ -124,7 +124,7 @@ describe("GET /point", () => {
     const unknown = await point("lat=1&lon=1&var=2tt");
     assert.equal(unknown.status, 404);
     assert.equal(unknown.headers.get("content-type"), "application/problem+json");
-    assert.ok(unknown.json().suggestions.includes("2t"));
+    assert.ok(unknown.json().suggestions.includes("t2m")); // the served name, not a registry alias
     const absent = await point("lat=1&lon=1&var=z"); // registered, not in the store
     assert.equal(absent.status, 404);
     assert.ok(absent.json().available.includes("t2m"));

@@ -64,6 +64,11 @@ function leadHours(s: string | undefined): number[] | undefined {
 }
 
 function summary(r: BuildReport, out: string): string {
+  if (r.unchanged) {
+    // Decided before anything was rendered or linked: one line, not a build's summary.
+    const notes = [...r.skipped.map((g) => `skipped ${g.id}: ${g.reason}`), ...r.warnings.map((w) => `warning: ${w}`)];
+    return `${[nothingNewLine(r.unchanged), ...notes].join("\n")}\n`;
+  }
   const t = r.totals;
   const lines = [
     `build ${r.build_id}${r.shard ? ` shard ${r.shard.index}/${r.shard.count}` : ""}: ${t.layers} layers, ` +
@@ -77,8 +82,7 @@ function summary(r: BuildReport, out: string): string {
     );
   }
   lines.push(`Blosc decoder: ${nativeDecoderInUse()}`);
-  if (r.unchanged) lines.push(nothingNewLine(r.unchanged));
-  else if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
+  if (r.published) lines.push(`published ${out}/current -> builds/${r.build_id}`);
   else lines.push(`when all ${r.shard!.count} shards are done: gridcast publish --out ${out} --build-id ${r.build_id}`);
   if (r.embeddings) {
     lines.push(`embeddings: ${r.embeddings.items} items, ${r.embeddings.indexes} locate indexes`);

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
-import type { SkippedEmbedding } from "../embeddings/index-writer.ts";
+import { type SkippedEmbedding, writeEmbeddingIndexes } from "../embeddings/index-writer.ts";
 import { ConfigError } from "../errors.ts";
 import type { TileFormat } from "../published/format.ts";
 import { BUILDS, MANIFEST, shardManifestName } from "../published/layout.ts";
@@ -33,6 +33,7 @@ import {
   newBuildId,
   partialDir,
 } from "./publish.ts";
+import { publishedAsPlanned, sameIndexes } from "./unchanged.ts";
 
 export interface Shard {
   index: number;
@@ -233,6 +234,49 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     // Shards share their partial build; an unsharded build starts from an empty one.
     if (!shard) rmSync(partial, { recursive: true, force: true });
     mkdirSync(partial, { recursive: true });
+    // Nothing new, decided before a tile is rendered or linked: the plan matches the published
+    // build lead for lead, and so do the embedding indexes (written here; finalize writes them
+    // again when the build goes on).
+    const same =
+      !shard && o.reuse !== false
+        ? publishedAsPlanned(
+            out,
+            {
+              max_zoom: maxZoom,
+              hidpi_max_zoom: hidpiMax,
+              renderer: RENDERER_VERSION,
+              plan: plan.hash,
+              layers: plan.layers,
+            },
+            jobs,
+          )
+        : undefined;
+    if (same) {
+      const embeddings = await writeEmbeddingIndexes(store, partial).catch((e: unknown) =>
+        Promise.reject(storeError(o.store, e)),
+      );
+      if (sameIndexes(same.dir, partial)) {
+        rmSync(partial, { recursive: true, force: true });
+        const seconds = (performance.now() - started) / 1000;
+        return {
+          build_id: id,
+          shard: null,
+          totals: totalsOf(plan.layers, same.entries),
+          render_seconds: 0,
+          tiles_per_second: 0,
+          cleaned,
+          skipped: plan.skipped,
+          warnings: plan.warnings,
+          dir: finalDir(out, same.id),
+          published: false,
+          seconds,
+          embeddings,
+          removed: [],
+          output: null,
+          unchanged: same.id,
+        };
+      }
+    }
 
     const total = jobs.reduce((n, j) => n + j.leads.length * j.tilesPerLead, 0);
     const label = shard ? `build ${id} shard ${shard.index}/${shard.count}` : `build ${id}`;

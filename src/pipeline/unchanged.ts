@@ -8,12 +8,15 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ITEMS_FILE } from "../embeddings/index-files.ts";
 import { MANIFEST } from "../published/layout.ts";
-import { type Manifest, readManifest } from "../published/manifest.ts";
+import { type Manifest, type ManifestEntry, readManifest } from "../published/manifest.ts";
+import type { Job } from "./jobs.ts";
 import type { LayerSpec } from "./layer-spec.ts";
 import { currentBuild } from "./publish.ts";
 
 /** What a build publishes, without what names or times the build itself. */
-function content(m: Manifest<LayerSpec>): string {
+function content(
+  m: Pick<Manifest<LayerSpec>, "max_zoom" | "hidpi_max_zoom" | "renderer" | "plan" | "layers" | "entries">,
+): string {
   return JSON.stringify({
     max_zoom: m.max_zoom,
     hidpi_max_zoom: m.hidpi_max_zoom ?? -1,
@@ -47,4 +50,47 @@ export function unchangedSince(out: string, partial: string, manifest: Manifest<
   if (!prev || !published) return undefined;
   if (content(published) !== content(manifest)) return undefined;
   return indexDigest(prev.dir) === indexDigest(partial) ? prev.id : undefined;
+}
+
+/** What a plan would put in its manifest, as far as content() looks at it. */
+export interface PlannedContent {
+  max_zoom: number;
+  hidpi_max_zoom: number;
+  renderer: string;
+  plan: string;
+  layers: LayerSpec[];
+}
+
+/**
+ * Decided before any tile is rendered or linked: the published build's id and entries when the
+ * plan would publish exactly what it holds (every planned layer-run-lead drawn there already from
+ * the same fingerprint, and the same layers, plan, zooms and renderer). The embedding indexes are
+ * compared afterwards (sameIndexes), once written. A second build with nothing new then costs the
+ * planning and the indexes, not a hard link per tile.
+ */
+export function publishedAsPlanned(
+  out: string,
+  planned: PlannedContent,
+  jobs: readonly Job[],
+): { id: string; dir: string; entries: ManifestEntry[] } | undefined {
+  const prev = currentBuild(out);
+  const published = prev && readManifest<LayerSpec>(join(prev.dir, MANIFEST));
+  if (!prev || !published) return undefined;
+  const byKey = new Map(published.entries.map((e) => [e.key, e]));
+  const entries: ManifestEntry[] = [];
+  for (const job of jobs) {
+    for (const lead of job.leads) {
+      const e = byKey.get(lead.key);
+      if (!e || e.fingerprint !== lead.fingerprint) return undefined;
+      entries.push({ ...e, reused: true, encoded: 0 });
+    }
+  }
+  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  if (content(published) !== content({ ...planned, entries })) return undefined;
+  return { id: prev.id, dir: prev.dir, entries };
+}
+
+/** True when two builds' embedding index folders hold the same files with the same bytes. */
+export function sameIndexes(a: string, b: string): boolean {
+  return indexDigest(a) === indexDigest(b);
 }

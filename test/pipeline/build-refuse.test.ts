@@ -166,7 +166,16 @@ describe("builds that would publish less", () => {
     for (const id of ["older", "good"]) assert.equal(cli([...args, "--build-id", id, "--no-reuse"]).status, 0);
     const r = cli([...args, "--keep-builds", "1"]);
     assert.equal(r.status, 4, r.stderr);
-    assert.match(r.stdout, /^nothing new since build good: nothing was published and no kept build was removed$/m);
+    // One line, not a build's summary: decided from the plan's fingerprints before any tile was
+    // rendered or hard-linked, so nothing was staged or measured (no output figures).
+    assert.equal(r.stdout, "nothing new since build good: nothing was published and no kept build was removed\n");
+    const json = cli([...args, "--json"]);
+    assert.equal(json.status, 4, json.stderr);
+    const report = JSON.parse(json.stdout);
+    assert.equal(report.unchanged, "good");
+    assert.equal(report.output, null, "no partial build was assembled and measured");
+    assert.equal(report.render_seconds, 0);
+    assert.equal(report.totals.reused, report.totals.entries);
     assert.equal(current(out), "builds/good");
     assert.deepEqual(readdirSync(join(out, "builds")).sort(), ["good", "older"]);
     // --no-reuse renders anew and publishes, as before.

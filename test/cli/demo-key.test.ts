@@ -9,14 +9,15 @@ import { after, test } from "node:test";
 import { demoKey, demoKeyFile } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config.ts";
 import { openLedger } from "../../src/ledger/open.ts";
+import { docsText } from "../helpers/docs.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
 
-const ROOT = join(import.meta.dirname, "../..");
+const _ROOT = join(import.meta.dirname, "../..");
 const work = tempDir();
 after(() => cleanup(work));
 
 test("README: the demo key is kept beside the ledger, readable by you only, the same until revoked", async () => {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8").replace(/\s+/g, " ");
+  const readme = docsText().replace(/\s+/g, " ");
   assert.match(readme, /prints a demo key \(scopes weather and embeddings, 1000 credits to start;/);
   assert.match(readme, /keeps it in `data\/demo-key` beside the ledger \(readable by you only\)/);
   assert.match(

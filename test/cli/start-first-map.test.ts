@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { docsText } from "../helpers/docs.ts";
 import { cleanup, get, tempDir, until } from "../helpers/harness.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -91,9 +92,7 @@ test("npm start on a fresh directory: the first map is served before the full bu
     assert.match(first.out(), /1000 credits to start; new/);
     assert.equal(readFileSync(join(dir, "demo-key"), "utf8").trim(), key);
     // The README's size of the demo store ("about 140 MiB"), to the nearest 10 MiB.
-    const said = Number(
-      /writes the demo store \(about (\d+) MiB/.exec(readFileSync(join(ROOT, "README.md"), "utf8"))?.[1],
-    );
+    const said = Number(/writes the demo store \(about (\d+) MiB/.exec(docsText())?.[1]);
     const bytes = readdirSync(join(dir, "demo"), { recursive: true, withFileTypes: true })
       .filter((d) => d.isFile())
       .reduce((n, d) => n + statSync(join(d.parentPath, d.name)).size, 0);

@@ -2,9 +2,10 @@
 // src/, every module at the top of src/ and every top-level folder of the repository is named, so
 // the section cannot drift from the code it describes.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
+import { docsText } from "../helpers/docs.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 /** Folders that are not the project's own (git-ignored): packages, the addon's build, local stores and test leftovers. */
@@ -19,7 +20,7 @@ function layoutPaths(readme: string): string[] {
     .map((line) => line.split(/\s+/)[0]);
 }
 
-const named = layoutPaths(readFileSync(join(ROOT, "README.md"), "utf8"));
+const named = layoutPaths(docsText());
 
 test("the layout section names paths that exist", () => {
   assert.ok(named.length > 20, `${named.length} entries`);

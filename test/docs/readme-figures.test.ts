@@ -2,14 +2,14 @@
 // build plan counts for it: planned on a skeleton of the demo store (its documents and coordinates,
 // no data), not rendered. Times are not here: the README names the bench that prints them.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { startFiles } from "../../src/cli/start.ts";
 import { writeSample } from "../../src/sample/index.ts";
+import { docsText } from "../helpers/docs.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
 
-const ROOT = join(import.meta.dirname, "../..");
+const _ROOT = join(import.meta.dirname, "../..");
 const work = tempDir();
 after(() => cleanup(work));
 
@@ -17,7 +17,7 @@ test("README: npm start's tile counts and disk use are what the plan counts for 
   const store = join(work, "demo");
   await writeSample(store, { preset: "demo", seed: 1, skeleton: true });
   const { tiles, hidpi } = await startFiles(store);
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8").replace(/\s+/g, " ");
+  const readme = docsText().replace(/\s+/g, " ");
   const gib = (((tiles + hidpi) * 4096) / 2 ** 30).toFixed(1);
   const said = `about ${tiles.toLocaleString("en")} tiles and ${hidpi.toLocaleString("en")} @2x tiles`;
   assert.ok(readme.includes(said), `README says "${said}"`);

@@ -39,10 +39,11 @@ import { ADMIN1_MIN_ZOOM, CAPITAL_BOOST, LABEL_MARGIN, minPopulation } from "../
 import { buildHidpiMax, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../../src/render/tiles.ts";
 import { SPLIT_CHUNKS_MAX } from "../../src/store/array.ts";
 import { POOL_BYTES } from "../../src/store/scan-buffers.ts";
+import { docsText } from "../helpers/docs.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
-const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const readme = docsText();
 const flat = readme.replace(/\s+/g, " ");
 const work = tempDir();
 /** One tiny sample store for the tests below that start a server, written on first use. */
@@ -71,8 +72,9 @@ function tableValue(cell: string, type: "number" | "string"): number | string {
   return "";
 }
 
-test("README Settings: every setting is in the table with the default the code uses", () => {
-  const section = readme.slice(readme.indexOf("\n## Settings\n"), readme.indexOf("\n## Dependencies\n"));
+test("docs/settings.md: every setting is in the table with the default the code uses", () => {
+  const settings = readFileSync(join(ROOT, "docs/settings.md"), "utf8");
+  const section = settings.slice(settings.indexOf("\n## Settings\n"));
   const rows = section
     .split("\n")
     .filter((l) => /^\| `/.test(l))

@@ -55,11 +55,14 @@ test("a fresh clone: `npm ci && npm start` as written serves the viewer, the fir
   );
   const key = await until("the demo key", () => /demo key +(gck_\S+)/.exec(out)?.[1], 60_000);
   assert.equal((await get(`${url}/`)).status, 200, "the viewer page");
+  // Polled as a viewer does, twice a second (a refused or reset poll is tried again).
   const catalog = await until(
     "the first map",
     async () => {
-      const r = await get(`${url}/api/forecast/catalog`);
-      return r.status === 200 ? r.json() : undefined;
+      const r = await get(`${url}/api/forecast/catalog`).catch(() => undefined);
+      if (r?.status === 200) return r.json();
+      await new Promise((ok) => setTimeout(ok, 500));
+      return undefined;
     },
     300_000,
   );

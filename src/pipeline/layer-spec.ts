@@ -187,14 +187,29 @@ export function layerSpec(
 }
 
 /**
- * The run the orientation layer is filed under. It depends on no forecast, so it has one run at a
- * fixed time (and lead 0): its tile path, archive and tile route then work like any layer's, and
- * its fingerprint (data and drawing version) lets every later build hard-link it.
+ * The day the orientation layer's run falls on. It depends on no forecast, so it has one run (and
+ * lead 0): its tile path, archive and tile route then work like any layer's, and its fingerprint
+ * (data and drawing version) lets every later build hard-link it.
  */
 export const STATIC_RUN = "2000-01-01T00:00:00";
 
-export function orientationLayer(maxZoom: number): LayerSpec {
-  const fingerprint = sha({ orientation: ORIENTATION_VERSION, renderer: RENDERER_VERSION, maxZoom });
+/**
+ * The orientation layer's run time: STATIC_RUN plus a number of minutes (under a year) taken from
+ * its drawing versions. Its tiles are cached for a year as every run's are (immutable), so a new
+ * drawing (an upgrade that changes ORIENTATION_VERSION or RENDERER_VERSION) must come under new
+ * URLs, or CDNs and browsers would keep the old labels; the same versions keep the same URLs.
+ */
+export function staticRunOf(versions: { orientation: string; renderer: string }): string {
+  const minutes = Number.parseInt(sha({ drawing: versions }).slice(0, 8), 16) % (365 * 24 * 60);
+  return new Date(Date.parse(`${STATIC_RUN}Z`) + minutes * 60_000).toISOString().slice(0, 19);
+}
+
+export function orientationLayer(
+  maxZoom: number,
+  versions = { orientation: ORIENTATION_VERSION, renderer: RENDERER_VERSION },
+): LayerSpec {
+  const fingerprint = sha({ orientation: versions.orientation, renderer: versions.renderer, maxZoom });
+  const run = staticRunOf(versions);
   let tiles = 0;
   for (let z = 0; z <= maxZoom; z++) tiles += 4 ** z;
   return {
@@ -218,9 +233,9 @@ export function orientationLayer(maxZoom: number): LayerSpec {
     runs: [
       {
         index: 0,
-        iso: STATIC_RUN,
-        token: runToken(STATIC_RUN),
-        leads: [{ index: 0, hours: 0, valid_time: STATIC_RUN, interval: null, fingerprint }],
+        iso: run,
+        token: runToken(run),
+        leads: [{ index: 0, hours: 0, valid_time: run, interval: null, fingerprint }],
       },
     ],
   };

@@ -29,13 +29,20 @@ import {
 import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
 import { DYNAMIC_COMPRESS_MIN_BYTES } from "../../src/http/reply.ts";
 import { startServer } from "../../src/http/server.ts";
-import { STATIC_RUN } from "../../src/pipeline/layer-spec.ts";
+import { RENDERER_VERSION } from "../../src/pipeline/fingerprint.ts";
+import { orientationLayer, STATIC_RUN, staticRunOf } from "../../src/pipeline/layer-spec.ts";
 import * as archiveCheck from "../../src/published/archive-check.ts";
 import * as archiveReader from "../../src/published/archive-reader.ts";
 import { BASES_PER_DOCUMENT } from "../../src/published/live-document.ts";
 import { PRECOMPRESS_MIN_BYTES } from "../../src/published/precompress.ts";
 import * as staticCache from "../../src/published/static-cache.ts";
-import { ADMIN1_MIN_ZOOM, CAPITAL_BOOST, LABEL_MARGIN, minPopulation } from "../../src/render/orientation.ts";
+import {
+  ADMIN1_MIN_ZOOM,
+  CAPITAL_BOOST,
+  LABEL_MARGIN,
+  minPopulation,
+  ORIENTATION_VERSION,
+} from "../../src/render/orientation.ts";
 import { buildHidpiMax, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../../src/render/tiles.ts";
 import { SPLIT_CHUNKS_MAX } from "../../src/store/array.ts";
 import { POOL_BYTES } from "../../src/store/scan-buffers.ts";
@@ -305,8 +312,18 @@ test("README Maps: @2x zooms per kind, the orientation layer's static run", () =
   assert.equal(top - ORIENTATION_HIDPI_BELOW, 6);
   assert.equal(overlayHidpiMax(top, "arrows"), 5);
   assert.equal(overlayHidpiMax(top, "contours"), 4);
-  assert.match(maps, /the catalog files it under one static run \(`2000-01-01T00:00:00`, lead 0\)/);
+  assert.match(
+    maps,
+    /the catalog files it under one static run \(lead 0\) on a day of the year 2000 taken\s+from its drawing version \(`2000-01-01T00:00:00` plus minutes/,
+  );
   assert.equal(STATIC_RUN, "2000-01-01T00:00:00");
+  // An upgrade that draws the layer differently files it under another run, so its URLs change.
+  const now = { orientation: ORIENTATION_VERSION, renderer: RENDERER_VERSION };
+  const run = orientationLayer(7).runs[0];
+  assert.equal(run.iso, staticRunOf(now));
+  assert.match(run.iso, /^2000-/);
+  assert.notEqual(staticRunOf({ ...now, orientation: `${now.orientation}.1` }), run.iso);
+  assert.notEqual(staticRunOf({ ...now, renderer: `${now.renderer}.1` }), run.iso);
   // The orientation layer's thresholds, boost, border zoom and label margin.
   assert.match(
     maps,
@@ -320,7 +337,8 @@ test("README Maps: @2x zooms per kind, the orientation layer's static run", () =
   assert.equal(LABEL_MARGIN, 4);
   // "`node scripts/readme-screenshots.ts` regenerates these pictures": the script and every picture.
   assert.match(maps, /`node scripts\/readme-screenshots\.ts` regenerates these pictures/);
-  const shots = [...maps.matchAll(/\]\((docs\/screenshots\/[\w-]+\.png)\)/g)].map((m) => m[1]);
+  // docs/maps.md links them relative to itself.
+  const shots = [...maps.matchAll(/\]\((screenshots\/[\w-]+\.png)\)/g)].map((m) => `docs/${m[1]}`);
   assert.equal(shots.length, 8);
   const script = readFileSync(join(ROOT, "scripts/readme-screenshots.ts"), "utf8");
   for (const shot of shots) {

@@ -166,7 +166,7 @@ const CatalogLayer = Type.Object({
     description:
       "base: a coloured field; overlay: transparent arrows or lines to draw over a base layer; orientation: " +
       "place names, state/province borders, rivers and lakes to draw over everything (one static run " +
-      "2000-01-01T00:00:00, lead 0; no legend)",
+      "in the year 2000 named after its drawing version, so a new drawing has new tile URLs; lead 0; no legend)",
   }),
   derived_from: Type.Union([Type.Array(Type.String()), Type.Null()], {
     description: "Stored variables a derived layer (wind speed, arrows, isobars) is computed from; null otherwise",

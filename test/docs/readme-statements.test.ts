@@ -26,6 +26,7 @@ import {
   MIN_CONNECTIONS,
   perClientCap,
 } from "../../src/http/fd-limit.ts";
+import { MAX_FORWARDED_HOST } from "../../src/http/public-base.ts";
 import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
 import { DYNAMIC_COMPRESS_MIN_BYTES } from "../../src/http/reply.ts";
 import { startServer } from "../../src/http/server.ts";
@@ -126,6 +127,7 @@ test("README constants (`NAME` = value) are the code's", () => {
     ...staticCache,
     POOL_BYTES,
     SPLIT_CHUNKS_MAX,
+    MAX_FORWARDED_HOST,
   };
   const unit: Record<string, number> = { "": 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
   const named = [...flat.matchAll(/`([A-Z][A-Z0-9_]+)` = ([\d,]+)(?: (KiB|MiB|GiB))?/g)];

@@ -36,6 +36,7 @@ import * as archiveReader from "../../src/published/archive-reader.ts";
 import { BASES_PER_DOCUMENT } from "../../src/published/live-document.ts";
 import { PRECOMPRESS_MIN_BYTES } from "../../src/published/precompress.ts";
 import * as staticCache from "../../src/published/static-cache.ts";
+import { SLAB_POOL_BYTES } from "../../src/read-ahead.ts";
 import { ADMIN1_MIN_ZOOM, CAPITAL_BOOST, LABEL_MARGIN, minPopulation } from "../../src/render/orientation.ts";
 import { buildHidpiMax, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../../src/render/tiles.ts";
 import { SPLIT_CHUNKS_MAX } from "../../src/store/array.ts";
@@ -128,6 +129,7 @@ test("README constants (`NAME` = value) are the code's", () => {
     POOL_BYTES,
     SPLIT_CHUNKS_MAX,
     MAX_FORWARDED_HOST,
+    SLAB_POOL_BYTES,
   };
   const unit: Record<string, number> = { "": 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
   const named = [...flat.matchAll(/`([A-Z][A-Z0-9_]+)` = ([\d,]+)(?: (KiB|MiB|GiB))?/g)];

@@ -1,26 +1,23 @@
-// A GeoTIFF writer for float32 rasters: classic TIFF, one band per sample in separate planes,
-// horizontal strips compressed with deflate (Node's zlib, TIFF compression 8), the georeferencing
-// as GeoTIFF tie point + pixel scale + GeoKeys, no-data and per-band descriptions in GDAL's own
-// tags (GDAL_NODATA, GDAL_METADATA), which GDAL, rasterio and QGIS read. The whole file is built
-// in memory: callers bound its size first (the export limit).
-import { promisify } from "node:util";
-import { deflate } from "node:zlib";
+// A GeoTIFF writer for float32 rasters, streamed: classic TIFF, one band per sample in separate
+// planes, horizontal strips stored uncompressed, the georeferencing as GeoTIFF tie point + pixel
+// scale + GeoKeys, no-data and per-band descriptions in GDAL's own tags (GDAL_NODATA,
+// GDAL_METADATA), which GDAL, rasterio and QGIS read.
+// Uncompressed strips have sizes known from the shape alone, so the header and directory (with
+// every strip's offset) are written before any value is read, and the values follow as they are
+// read, band after band, rows from the north: the file is never held whole, only the slab being
+// sent (deflate would need every strip compressed before its offset is known).
 import { type GeoKey, keyDirectory } from "./geotiff-keys.ts";
 
-const deflateAsync = promisify(deflate);
-
-/** Uncompressed bytes per strip: large enough to compress well, small enough to read a window. */
+/** Bytes per strip (at most; a strip is whole rows): small enough to read a window of a band. */
 export const STRIP_BYTES = 64 * 1024;
-/** zlib level of the strips: near the best ratio at a fraction of level 9's time. */
-export const DEFLATE_LEVEL = 6;
 /** A classic TIFF addresses its bytes with 32-bit offsets. */
 const MAX_TIFF_BYTES = 2 ** 32 - 1;
 
-export interface GeoTiffRaster {
+/** What the head of a GeoTIFF needs: the shape and the georeferencing, no values. */
+export interface GeoTiffLayout {
   width: number;
   height: number;
-  /** One per band, `width * height` values each, first row north (top). */
-  bands: Float32Array[];
+  bands: number;
   /** Top-left corner of the top-left pixel and the pixel size (both positive), in CRS units. */
   left: number;
   top: number;
@@ -32,6 +29,15 @@ export interface GeoTiffRaster {
   metadata: Record<string, string>;
   /** Per band: its description and metadata items. */
   bandInfo: { description: string; units?: string; items: Record<string, string> }[];
+}
+
+/**
+ * The head of a GeoTIFF file and the size of the whole file: after `head` come the bands' values
+ * as little-endian float32, band after band, each `width × height` values, first row north.
+ */
+export interface GeoTiffHead {
+  head: Uint8Array;
+  bytes: number;
 }
 
 const SHORT = 3;
@@ -51,7 +57,7 @@ function xmlText(s: string): string {
 }
 
 /** GDAL's metadata document: dataset items, then per band its items, description and unit. */
-function gdalMetadata(r: GeoTiffRaster): string {
+function gdalMetadata(r: GeoTiffLayout): string {
   const items: string[] = [];
   const item = (name: string, value: string, extra = "") =>
     items.push(`<Item name="${xmlText(name)}"${extra}>${xmlText(value)}</Item>`);
@@ -64,37 +70,29 @@ function gdalMetadata(r: GeoTiffRaster): string {
   return `<GDALMetadata>${items.join("")}</GDALMetadata>`;
 }
 
-/** The GeoTIFF file of a raster. */
-export async function writeGeoTiff(r: GeoTiffRaster): Promise<Uint8Array> {
-  const n = r.bands.length;
-  if (n === 0 || r.width < 1 || r.height < 1) throw new Error("a GeoTIFF needs at least one band and one pixel");
+/** The head (header, directory and its values) of the GeoTIFF of a raster, and the file's size. */
+export function geoTiffHead(r: GeoTiffLayout): GeoTiffHead {
+  const n = r.bands;
+  if (n < 1 || r.width < 1 || r.height < 1) throw new Error("a GeoTIFF needs at least one band and one pixel");
+  if (r.bandInfo.length !== n) throw new Error("a GeoTIFF needs one band description per band");
   const rowBytes = r.width * 4;
   const rowsPerStrip = Math.max(1, Math.min(r.height, Math.floor(STRIP_BYTES / rowBytes)));
   const stripsPerBand = Math.ceil(r.height / rowsPerStrip);
-  const strips: Uint8Array[] = [];
-  for (const band of r.bands) {
-    if (band.length !== r.width * r.height) throw new Error("a band does not have width × height values");
-    const bytes = new Uint8Array(band.buffer, band.byteOffset, band.byteLength);
-    for (let s = 0; s < stripsPerBand; s++) {
-      const from = s * rowsPerStrip * rowBytes;
-      strips.push(
-        await deflateAsync(bytes.subarray(from, Math.min(bytes.length, from + rowsPerStrip * rowBytes)), {
-          level: DEFLATE_LEVEL,
-        }),
-      );
-    }
+  const sizes: number[] = [];
+  for (let b = 0; b < n; b++) {
+    for (let s = 0; s < stripsPerBand; s++) sizes.push(Math.min(rowsPerStrip, r.height - s * rowsPerStrip) * rowBytes);
   }
   const keys = keyDirectory(r.geoKeys);
   const tags: Tag[] = [
     { tag: 256, type: LONG, values: [r.width] },
     { tag: 257, type: LONG, values: [r.height] },
     { tag: 258, type: SHORT, values: new Array(n).fill(32) },
-    { tag: 259, type: SHORT, values: [8] }, // deflate
+    { tag: 259, type: SHORT, values: [1] }, // no compression
     { tag: 262, type: SHORT, values: [1] }, // min-is-black
-    { tag: 273, type: LONG, values: new Array(strips.length).fill(0) }, // offsets, set below
+    { tag: 273, type: LONG, values: new Array(sizes.length).fill(0) }, // offsets, set below
     { tag: 277, type: SHORT, values: [n] },
     { tag: 278, type: LONG, values: [rowsPerStrip] },
-    { tag: 279, type: LONG, values: strips.map((s) => s.length) },
+    { tag: 279, type: LONG, values: sizes },
     { tag: 284, type: SHORT, values: [n > 1 ? 2 : 1] }, // separate planes: one band after another
     ...(n > 1 ? [{ tag: 338, type: SHORT, values: new Array(n - 1).fill(0) }] : []),
     { tag: 339, type: SHORT, values: new Array(n).fill(3) }, // IEEE float
@@ -105,7 +103,7 @@ export async function writeGeoTiff(r: GeoTiffRaster): Promise<Uint8Array> {
     { tag: 42112, type: ASCII, values: gdalMetadata(r) },
     { tag: 42113, type: ASCII, values: "nan" },
   ];
-  return layout(tags, strips);
+  return layout(tags, sizes);
 }
 
 function valueBytes(t: Tag): number {
@@ -113,21 +111,21 @@ function valueBytes(t: Tag): number {
   return count * TYPE_SIZE[t.type];
 }
 
-/** Header, the IFD with its out-of-line values, then the strips; offsets filled in as laid out. */
-function layout(tags: Tag[], strips: Uint8Array[]): Uint8Array {
+/** Header, the IFD with its out-of-line values; strip offsets filled in as the strips will follow. */
+function layout(tags: Tag[], sizes: number[]): GeoTiffHead {
   const ifdBytes = 2 + tags.length * 12 + 4;
   let extra = 0;
   for (const t of tags) if (valueBytes(t) > 4) extra += valueBytes(t) + (valueBytes(t) % 2);
   const dataStart = 8 + ifdBytes + extra;
   let total = dataStart;
   const offsets: number[] = [];
-  for (const s of strips) {
+  for (const s of sizes) {
     offsets.push(total);
-    total += s.length;
+    total += s;
   }
   if (total > MAX_TIFF_BYTES) throw new Error("the GeoTIFF would exceed 4 GiB");
   (tags.find((t) => t.tag === 273) as Tag).values = offsets;
-  const out = new Uint8Array(total);
+  const out = new Uint8Array(dataStart);
   const view = new DataView(out.buffer);
   out.set([0x49, 0x49, 42, 0]); // "II", 42: little-endian classic TIFF
   view.setUint32(4, 8, true);
@@ -149,8 +147,7 @@ function layout(tags: Tag[], strips: Uint8Array[]): Uint8Array {
     entry += 12;
   }
   view.setUint32(entry, 0, true); // no next IFD
-  for (let i = 0; i < strips.length; i++) out.set(strips[i], offsets[i]);
-  return out;
+  return { head: out, bytes: total };
 }
 
 function writeValues(view: DataView, out: Uint8Array, at: number, t: Tag): void {

@@ -36,7 +36,8 @@ export async function* readAhead<P, T>(
 // MiB is mapped and page-faulted in by the kernel on first touch, which cost as much as filling
 // it; a reused one is already resident. Only whole buffers nobody else holds come back (the
 // stream hands one back from the write callback of its last use), and the free list is bounded.
-const POOL_BYTES = 32 * 1024 * 1024;
+/** Free slab buffers kept for reuse, at most (beyond it a buffer handed back is left to the GC). */
+export const SLAB_POOL_BYTES = 32 * 1024 * 1024;
 const free: ArrayBuffer[] = [];
 let pooled = 0;
 
@@ -84,7 +85,7 @@ export function recycleSlab(part: Float32Array): void {
   const a = tails.get(part) ?? part;
   const ab = a.buffer;
   if (!(ab instanceof ArrayBuffer) || a.byteOffset !== 0) return;
-  if (pooled + ab.byteLength > POOL_BYTES) return;
+  if (pooled + ab.byteLength > SLAB_POOL_BYTES) return;
   free.push(ab);
   pooled += ab.byteLength;
 }

@@ -1,10 +1,10 @@
-// A box export as GeoTIFF: the same plan, reads and limit as the .npy export (box.ts), written as
+// A box export as GeoTIFF: the same plan, reads and limit as the .npy export (box.ts), streamed as
 // one float32 band per lead, north-up whatever the store's row order, in the grid's own CRS
 // (WGS 84 for latitude/longitude grids, the projection for projected ones), NaN as no-data, each
 // band described by its valid time and the file by the variable, its units and the run.
 // A grid GeoTIFF cannot place exactly (irregular axes, a rotated pole) is refused by name.
 import { InvalidParameterError } from "../errors.ts";
-import { writeGeoTiff } from "../geotiff.ts";
+import { type GeoTiffHead, geoTiffHead } from "../geotiff.ts";
 import { type GeoKey, projectedKeys, wgs84Keys } from "../geotiff-keys.ts";
 import type { BoxPlan } from "./box.ts";
 
@@ -54,29 +54,12 @@ export function geoTiffLayout(plan: BoxPlan): { keys: GeoKey[]; x: RegularAxis; 
 }
 
 /**
- * The GeoTIFF of a planned box from its slabs (whole leads, rows south to north as the .npy has
- * them); each slab is handed to `recycle` once copied.
+ * The head of a planned box's GeoTIFF (header and directory, every strip's offset) and the size
+ * of the whole file, from the plan alone: nothing is read. The values follow as northUp yields them.
  */
-export async function boxGeoTiff(
-  plan: BoxPlan,
-  slabs: AsyncIterable<Float32Array>,
-  recycle: (slab: Float32Array) => void,
-): Promise<Uint8Array> {
+export function boxGeoTiffHead(plan: BoxPlan): GeoTiffHead {
   const { keys, x, y } = geoTiffLayout(plan);
-  const [, ny, nx] = plan.shape;
-  const plane = ny * nx;
-  const bands: Float32Array[] = [];
-  for await (const slab of slabs) {
-    for (let at = 0; at + plane <= slab.length; at += plane) {
-      const band = new Float32Array(plane);
-      // Row r of the slab is the r-th from the south: it becomes row ny-1-r, counted from the top.
-      for (let r = 0; r < ny; r++) band.set(slab.subarray(at + r * nx, at + (r + 1) * nx), (ny - 1 - r) * nx);
-      bands.push(band);
-    }
-    recycle(slab);
-  }
-  if (bands.length !== plan.shape[0])
-    throw new Error(`box export: ${bands.length} leads read, ${plan.shape[0]} planned`);
+  const [leads, ny, nx] = plan.shape;
   const f = plan.field as {
     name: string;
     stored: string;
@@ -96,10 +79,10 @@ export async function boxGeoTiff(
   };
   if (f.level !== null) metadata.level = String(f.level);
   if (f.member !== null) metadata.member = String(f.member);
-  return writeGeoTiff({
+  return geoTiffHead({
     width: nx,
     height: ny,
-    bands,
+    bands: leads,
     left: x.first - x.step / 2,
     top: y.first + (y.count - 1) * y.step + y.step / 2,
     pixelWidth: x.step,
@@ -112,4 +95,36 @@ export async function boxGeoTiff(
       items: { valid_time: valid, lead_time_hours: String(f.lead_time.hours[i]) },
     })),
   });
+}
+
+/**
+ * The box's slabs turned north-up in place, each yielded as it comes: the GeoTIFF's values in file
+ * order. A slab is whole leads (rows south to north, as the .npy has them) or, for a lead larger
+ * than a slab, a band of rows of one lead, the bands coming north first (boxLeads' `northFirst`).
+ * A count of rows other than the plan's is an error (the body is then cut short of its length,
+ * never padded).
+ */
+export async function* northUp(plan: BoxPlan, slabs: AsyncIterable<Float32Array>): AsyncGenerator<Float32Array> {
+  const [leads, ny, nx] = plan.shape;
+  const plane = ny * nx;
+  const row = new Float32Array(nx);
+  let rowsSeen = 0;
+  for await (const slab of slabs) {
+    if (slab.length % nx !== 0) throw new Error("box export: a slab of the GeoTIFF is not whole rows");
+    // Whole leads flip each lead; a band (part of one lead) flips its own rows.
+    const block = slab.length % plane === 0 ? ny : slab.length / nx;
+    for (let at = 0; at < slab.length; at += block * nx) {
+      // Row r (the r-th from the south) swaps with row block-1-r.
+      for (let r = 0; r < block >> 1; r++) {
+        const low = at + r * nx;
+        const high = at + (block - 1 - r) * nx;
+        row.set(slab.subarray(low, low + nx));
+        slab.copyWithin(low, high, high + nx);
+        slab.set(row, high);
+      }
+    }
+    rowsSeen += slab.length / nx;
+    yield slab;
+  }
+  if (rowsSeen !== leads * ny) throw new Error(`box export: ${rowsSeen / ny} leads read, ${leads} planned`);
 }

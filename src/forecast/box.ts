@@ -370,14 +370,26 @@ function gathered(read: Float32Array, gather: Int32Array, width: number, leads: 
 }
 
 /**
- * Every lead of the box in order, in slabs of whole leads of at most `slabBytes` (but at least
- * one lead), for streaming. A slab large enough covers every lead a chunk holds, so each chunk is
+ * Every lead of the box in order, in slabs of whole leads of at most `slabBytes`, for streaming
+ * (a lead larger than that in bands of whole rows, south first, or north first with `northFirst`). A slab large enough covers every lead a chunk holds, so each chunk is
  * fetched, checked and copied once, and the chunks of a slab decode in parallel; the next slab is
  * read while one is sent.
  */
-export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: number): AsyncGenerator<Float32Array> {
+export async function* boxLeads(
+  plan: BoxPlan,
+  slabBytes: number,
+  scanBytes: number,
+  northFirst = false,
+): AsyncGenerator<Float32Array> {
   const [first, last] = plan.leads;
   const leadBytes = plan.shape[1] * plan.shape[2] * 4;
+  // A lead larger than a slab goes in bands of rows, so no export holds more than two slabs
+  // whatever its grid (a gathered box places its nodes from cells read for the whole lead;
+  // slabBytes 0 asks for slabs of one lead).
+  if (slabBytes > 0 && leadBytes > slabBytes && plan.shape[1] > 1 && !plan.sel.gather) {
+    yield* rowBands(plan, slabBytes, northFirst);
+    return;
+  }
   let per = Math.max(1, Math.floor(slabBytes / leadBytes));
   // Slabs that hold whole chunks along the lead axis start and end on chunk boundaries.
   const leadDim = plan.variable.roles.indexOf("lead");
@@ -442,4 +454,39 @@ export async function* boxLeads(plan: BoxPlan, slabBytes: number, scanBytes: num
   } finally {
     scan.close();
   }
+}
+
+/**
+ * The box as bands of whole rows of one lead, each at most `slabBytes` (at least one row): per
+ * lead, its rows south to north (north to south with `northFirst`), each band's own rows south to
+ * north. Read through the chunk cache (a chunk a band boundary crosses is decoded once while
+ * cached), the band after the next warmed into it.
+ */
+async function* rowBands(plan: BoxPlan, slabBytes: number, northFirst: boolean): AsyncGenerator<Float32Array> {
+  const [, nLat, nLon] = plan.shape;
+  const { rows, flipRows, lats } = plan.sel;
+  const per = Math.max(1, Math.floor(slabBytes / (nLon * 4)));
+  const bands: BoxPlan[] = [];
+  for (let k0 = 0; k0 < nLat; k0 += per) {
+    const k1 = Math.min(nLat, k0 + per);
+    // Output rows [k0, k1) are storage rows counted from the first, or from the last when the
+    // store runs north to south.
+    const sub: [number, number] = flipRows ? [rows[1] - k1, rows[1] - k0] : [rows[0] + k0, rows[0] + k1];
+    bands.push({
+      ...plan,
+      sel: { ...plan.sel, rows: sub, lats: lats.slice(k0, k1) },
+      shape: [plan.shape[0], k1 - k0, nLon],
+    });
+  }
+  if (northFirst) bands.reverse();
+  const parts: [BoxPlan, number][] = [];
+  for (let l = plan.leads[0]; l <= plan.leads[1]; l++) for (const b of bands) parts.push([b, l]);
+  const array = plan.variable.array;
+  yield* readAhead(
+    parts,
+    ([b, l]) => (plan.variable.turn ? turnedSlab(b, l, l + 1) : readBoxSlab(b, l, l + 1)),
+    async ([b, l]) => {
+      await Promise.all(slabRegions(b, l, l + 1).map((r) => array.warm(r)));
+    },
+  );
 }

@@ -1,5 +1,6 @@
-// Streams a .npy body whose total size is known up front: header first, then each slab as it is
-// read. Content-Length lets clients detect a cut; a read error mid-body aborts the connection.
+// Streams a body whose total size is known up front (a .npy, or a GeoTIFF with uncompressed
+// strips): header first, then each slab as it is read. Content-Length lets clients detect a cut;
+// a read error mid-body aborts the connection.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import Type from "typebox";
 import type { Delivery } from "./delivery.ts";
@@ -17,7 +18,10 @@ export const npyResponseHeaders = {
 export interface NpyBody {
   header: Uint8Array;
   bytes: number;
-  field: Record<string, unknown>;
+  /** Described in X-SVC-Field (a .npy's array); none for a body that describes itself (GeoTIFF). */
+  field?: Record<string, unknown>;
+  /** Content-Type; application/octet-stream unless given. */
+  type?: string;
   filename: string;
   /** Slabs of the body: float32 mostly; stored values in their own type for raw latents. */
   chunks: AsyncIterable<ArrayBufferView>;
@@ -43,10 +47,10 @@ export interface NpyStream extends NpyBody {
 
 export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: NpyStream): Promise<void> {
   res.statusCode = 200;
-  res.setHeader("Content-Type", "application/octet-stream");
+  res.setHeader("Content-Type", s.type ?? "application/octet-stream");
   res.setHeader("Content-Length", s.bytes);
   res.setHeader("Content-Disposition", `attachment; filename="${s.filename.replace(/[^\w.~-]/g, "_")}"`);
-  res.setHeader("X-SVC-Field", JSON.stringify(s.field));
+  if (s.field) res.setHeader("X-SVC-Field", JSON.stringify(s.field));
   res.setHeader("Cache-Control", "no-store");
   for (const [k, v] of Object.entries(s.headers ?? {})) res.setHeader(k, v);
   if (req.method === "HEAD") {

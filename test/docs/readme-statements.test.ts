@@ -26,6 +26,7 @@ import {
   MIN_CONNECTIONS,
   perClientCap,
 } from "../../src/http/fd-limit.ts";
+import { MAX_FORWARDED_HOST } from "../../src/http/public-base.ts";
 import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
 import { DYNAMIC_COMPRESS_MIN_BYTES } from "../../src/http/reply.ts";
 import { startServer } from "../../src/http/server.ts";
@@ -36,6 +37,7 @@ import * as archiveReader from "../../src/published/archive-reader.ts";
 import { BASES_PER_DOCUMENT } from "../../src/published/live-document.ts";
 import { PRECOMPRESS_MIN_BYTES } from "../../src/published/precompress.ts";
 import * as staticCache from "../../src/published/static-cache.ts";
+import { SLAB_POOL_BYTES } from "../../src/read-ahead.ts";
 import {
   ADMIN1_MIN_ZOOM,
   CAPITAL_BOOST,
@@ -135,6 +137,8 @@ test("README constants (`NAME` = value) are the code's", () => {
     ...staticCache,
     POOL_BYTES,
     SPLIT_CHUNKS_MAX,
+    MAX_FORWARDED_HOST,
+    SLAB_POOL_BYTES,
   };
   const unit: Record<string, number> = { "": 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
   const named = [...flat.matchAll(/`([A-Z][A-Z0-9_]+)` = ([\d,]+)(?: (KiB|MiB|GiB))?/g)];

@@ -103,6 +103,43 @@ describe("GET /api/export/{id}/npy", () => {
     assert.equal(data[1 * 11 + 6], east.values[0]);
   });
 
+  test("a lead larger than a slab goes in bands of rows: the .npy and the GeoTIFF are the same as whole leads", async () => {
+    // Rows reversed from storage order, across the antimeridian; 31 floats a row, so 0.0005 MiB
+    // (524 bytes) is bands of 4 rows, the last of 3.
+    const q = "var=t2m&time_index=1&lead_start=1&lead_stop=3&lat_min=-30&lat_max=30&lon_min=150&lon_max=-150";
+    const settings = srv.running.ctx.settings;
+    const saved = settings.read_slab_mb;
+    const npy: Buffer[] = [];
+    const tiff: Buffer[] = [];
+    try {
+      for (const mb of [0, 0.0005]) {
+        settings.read_slab_mb = mb;
+        const n = await get(exportUrl("forecast~global", q), H());
+        const t = await get(exportUrl("forecast~global", q).replace("/npy?", "/tiff?"), H());
+        assert.equal(n.status, 200, n.body.toString());
+        assert.equal(t.status, 200, t.body.toString());
+        assert.equal(Number(t.headers.get("content-length")), t.body.length);
+        npy.push(n.body);
+        tiff.push(t.body);
+      }
+    } finally {
+      settings.read_slab_mb = saved;
+    }
+    assert.ok(npy[1].equals(npy[0]), "the .npy in bands differs from whole leads");
+    assert.ok(tiff[1].equals(tiff[0]), "the GeoTIFF in bands differs from whole leads");
+    // The GeoTIFF's values (after its head) are the .npy's, each lead's rows north first.
+    const { shape, data } = parseNpy(npy[0]);
+    const [leads, ny, nx] = shape;
+    const values = tiff[0].subarray(tiff[0].length - leads * ny * nx * 4);
+    const north = new Float32Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.length));
+    for (let l = 0; l < leads; l++) {
+      for (let r = 0; r < ny; r++) {
+        const want = data.subarray((l * ny + (ny - 1 - r)) * nx, (l * ny + (ny - r)) * nx);
+        assert.deepEqual(north.subarray((l * ny + r) * nx, (l * ny + r + 1) * nx), want, `lead ${l} row ${r}`);
+      }
+    }
+  });
+
   test("the body is the same whatever the slab size: one lead at a time, a few, all at once", async () => {
     // Across the antimeridian (two column runs per slab), rows reversed from storage order and a
     // lead range not starting at 0.

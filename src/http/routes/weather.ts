@@ -6,7 +6,7 @@ import { embeddingFamilies } from "../../embeddings/catalogue.ts";
 import { itemKeySpace } from "../../embeddings/published-catalogue.ts";
 import { StoreUnavailableError } from "../../errors.ts";
 import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
-import { boxGeoTiff, geoTiffLayout } from "../../forecast/box-geotiff.ts";
+import { boxGeoTiffHead, northUp } from "../../forecast/box-geotiff.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointJson, pointSeries, pointSource, type PointSeries as Series } from "../../forecast/point.ts";
 import { AnswerMemo } from "../../forecast/point-source.ts";
@@ -267,8 +267,12 @@ async function plannedExport(app: AppContext, query: unknown, params: Record<str
   );
   const choice = chooseUnits(plan.variable.entry, plan.variable.units, units);
   if (choice !== null) plan.field = { ...plan.field, units: choice.unit.units, converted_from: choice.from };
+  // A GeoTIFF is north-up: a lead sent in bands of rows sends its northern band first.
   const slabs = () =>
-    convertSlabs(boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB), choice);
+    convertSlabs(
+      boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB, ext === "tif"),
+      choice,
+    );
   const filename = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.${ext}`;
   return { plan, slabs, filename };
 }
@@ -388,10 +392,12 @@ export const weatherRoutes = [
     description:
       "The box of /api/export/{id}/npy (the same parameters, key, limit and 413) as a GeoTIFF: one float32 band " +
       "per lead, north-up whatever the store's latitude order, in the grid's CRS (EPSG:4326 for latitude/longitude " +
-      "grids; a projected grid in its own projection), NaN as no-data, deflate-compressed strips. Each band's " +
+      "grids; a projected grid in its own projection), NaN as no-data, uncompressed strips. Each band's " +
       "description and metadata give its valid time and lead; the file's metadata the variable, its units and the " +
       "run. A grid a GeoTIFF cannot place exactly (unevenly spaced axes, a rotated pole, a CRS known only by WKT) " +
-      "is refused with 400, naming why; the .npy export serves it. The file is built whole before it is sent.",
+      "is refused with 400, naming why; the .npy export serves it. The file is streamed as it is read (its size, " +
+      "in Content-Length, is the .npy's plus a directory), so its strips are uncompressed: every strip's offset " +
+      "is written before the first value is read; a read failing after the headers went out cuts it short.",
     tags: ["weather"],
     auth: "weather",
     heavy: true,
@@ -405,13 +411,18 @@ export const weatherRoutes = [
     },
     handler: async ({ app, query, params }) => {
       const { plan, slabs, filename } = await plannedExport(app, query, params, "tif");
-      // Refused before any chunk is read when the grid cannot be written as GeoTIFF.
-      geoTiffLayout(plan);
-      const body = await boxGeoTiff(plan, slabs(), recycleSlab);
+      // Refused before any chunk is read when the grid cannot be written as GeoTIFF; the head holds
+      // every strip's offset, so the values go out as they are read, like the .npy's.
+      const { head, bytes } = boxGeoTiffHead(plan);
       return {
-        body,
-        type: "image/tiff; application=geotiff",
-        headers: { "Content-Disposition": `attachment; filename="${filename.replace(/[^\w.~-]/g, "_")}"` },
+        npy: {
+          header: head,
+          bytes,
+          filename,
+          type: "image/tiff; application=geotiff",
+          chunks: northUp(plan, slabs()),
+          recycle: recycleSlab,
+        },
       };
     },
   }),

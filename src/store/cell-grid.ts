@@ -7,7 +7,7 @@
 // name before anything is read or allocated, except a whole HEALPix grid, which needs no table:
 // its centres and nearest pixels are computed (healpix.ts), at any nside up to MAX_HEALPIX_NSIDE.
 import { CorruptDataError, TooLargeError } from "../errors.ts";
-import { CellIndex } from "./cell-index.ts";
+import { CellIndex, INDEX_SLICE } from "./cell-index.ts";
 import type { CellAxes, CellLayout } from "./cell-layouts.ts";
 import { smallestArc, wrap180 } from "./grid.ts";
 import { healpixCentre, healpixCentres, healpixNearest } from "./healpix.ts";
@@ -78,6 +78,8 @@ export interface CellGrid {
 }
 
 const RAD = Math.PI / 180;
+/** One turn of the event loop: work over millions of cells is done in slices between them. */
+const turn = () => new Promise<void>((ok) => setImmediate(ok));
 const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
 
 async function degrees(c: {
@@ -94,6 +96,7 @@ async function degrees(c: {
     const v = (raw[i] * scale + offset) * c.toDegrees;
     if (!Number.isFinite(v)) throw new CorruptDataError(`the cell coordinate ${c.name} has a missing value at ${i}`);
     out[i] = v;
+    if (i % INDEX_SLICE === INDEX_SLICE - 1) await turn();
   }
   return out;
 }
@@ -144,6 +147,7 @@ async function centres(axes: CellAxes): Promise<{ lat: Float64Array; lon: Float6
       throw new CorruptDataError(`${axes.lat!.name}[${i}] = ${lat[i]}° lies outside -90..90`);
     }
     lon[i] = wrap180(lon[i]);
+    if (i % INDEX_SLICE === INDEX_SLICE - 1) await turn();
   }
   return { lat, lon };
 }
@@ -189,7 +193,9 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
     }
     return all;
   };
-  let index: CellIndex | undefined;
+  // A grid with tables has its index made now, in slices between turns of the event loop (a whole
+  // HEALPix grid's, for tiles only, when they ask).
+  let index = read ? await CellIndex.build(read.lat, read.lon) : undefined;
   const cells: CellGrid = {
     layout: axes.layout,
     dim: axes.dim,

@@ -21,6 +21,12 @@ export interface Settings {
   field_export_max_mb: number;
   /** Size cap of one embedding .npy slice (MiB, uncompressed). */
   embeddings_api_max_mb: number;
+  /**
+   * MiB one unstructured grid's per-cell tables (centres, the nearest-cell index, the neighbour
+   * lists tiles walk) may take; a grid declaring more cells is refused by name before anything is
+   * read. A whole HEALPix grid needs no tables and is served at any nside without them.
+   */
+  cell_grid_mb: number;
   /** Byte budget of the decoded-chunk cache shared by all readers (MiB). */
   chunk_cache_mb: number;
   /**
@@ -115,6 +121,7 @@ export const DEFAULTS: Settings = {
   field_export_max_mb: 64,
   embeddings_api_max_mb: 32,
   chunk_cache_mb: 256,
+  cell_grid_mb: 1024,
   read_slab_mb: 4,
   scan_hold_mb: 128,
   store_timeout_ms: 15_000,

@@ -177,6 +177,7 @@ export function registerBuild(program: Command): void {
         buildId: opts.buildId,
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,
+        cellGridMb: settings.cell_grid_mb,
         reuse: opts.reuse,
         orientation: opts.orientation !== false,
         tiles: opts.tiles as TileFormat,

@@ -16,6 +16,7 @@ export function registerInspect(program: Command): void {
       requireStore(settings.store);
       const store = new Store(settings.store, {
         cacheMb: settings.chunk_cache_mb,
+        cellGridMb: settings.cell_grid_mb,
         rootGroupName: settings.root_group_name || undefined,
       });
       await store.ping();

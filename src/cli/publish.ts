@@ -38,6 +38,7 @@ export function registerPublish(program: Command): void {
         store: opts.store,
         keepBuilds: settings.keep_builds,
         cacheMb: settings.chunk_cache_mb,
+        cellGridMb: settings.cell_grid_mb,
         allowDroppedLayers: opts.allowDroppedLayers === true,
         lockLeaseS: settings.build_lock_lease_s,
         publicUrl: settings.public_url,

@@ -294,6 +294,7 @@ export function registerStart(program: Command): void {
           out: settings.out,
           keepBuilds: settings.keep_builds,
           cacheMb: settings.chunk_cache_mb,
+          cellGridMb: settings.cell_grid_mb,
           progress: process.stderr,
           groups: stage.groups,
           vars: stage.vars,

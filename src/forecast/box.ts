@@ -9,7 +9,7 @@ import { isoNoZone } from "../store/describe.ts";
 import type { Placement, Range } from "../store/region.ts";
 import { ChunkScan } from "../store/scan.ts";
 import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.ts";
-import { selectCellBox } from "./grid-cells.ts";
+import { type CellBox, selectCellBox } from "./grid-cells.ts";
 import { rotateOne, windowOfGridBox } from "./grid-projected.ts";
 import { type BoxSelection, projectedSelection, selectBox } from "./grid-select.ts";
 import { regionOf } from "./read.ts";
@@ -120,12 +120,35 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     throw new InvalidParameterError("member", "an export holds one member; ask for each member in turn");
   }
   const nLeads = req.lead_stop - req.lead_start + 1;
-  const sel = grid.cells
-    ? cellSelection(grid, req, Math.floor((limitMb * MIB) / 4 / nLeads) + 1)
+  const cellBox = grid.cells
+    ? selectCellBox(
+        grid,
+        req.lat_min!,
+        req.lat_max!,
+        req.lon_min!,
+        req.lon_max!,
+        Math.floor((limitMb * MIB) / 4 / nLeads) + 1,
+      )
+    : undefined;
+  const sel = cellBox
+    ? cellSelection(cellBox)
     : proj && gridBox.length > 0
       ? projectedSelection(grid, windowOfGridBox(proj, req.x_min!, req.x_max!, req.y_min!, req.y_max!))
       : selectBox(grid, req.lat_min!, req.lat_max!, req.lon_min!, req.lon_max!);
-  const shape: [number, number, number] = [req.lead_stop - req.lead_start + 1, sel.lats.length, sel.lons.length];
+  // A cell box's size comes from its counts (its nodes are not made past the limit).
+  const shape: [number, number, number] = [
+    nLeads,
+    cellBox ? cellBox.nLat : sel.lats.length,
+    cellBox ? cellBox.nLon : sel.lons.length,
+  ];
+  if (!Number.isFinite(shape[1] * shape[2])) {
+    throw new TooLargeError(
+      `the cells of ${group.id} lie at one point (no spacing): no box of them can be exported on a regular grid`,
+      Number.MAX_SAFE_INTEGER,
+      limitMb,
+      "ask /point for the cells' values",
+    );
+  }
   const header = npyHeader("<f4", shape);
   const bytes = header.length + shape[0] * shape[1] * shape[2] * 4;
   if (bytes > limitMb * MIB) {
@@ -219,8 +242,7 @@ function projectedAxes(grid: Grid, sel: BoxSelection): Record<string, unknown> {
 }
 
 /** An unstructured grid's box: a regular grid at its nominal step filled from the nearest cells (grid-cells.ts). */
-function cellSelection(grid: Grid, req: BoxRequest, maxNodes: number): BoxSelection {
-  const box = selectCellBox(grid, req.lat_min!, req.lat_max!, req.lon_min!, req.lon_max!, maxNodes);
+function cellSelection(box: CellBox): BoxSelection {
   return {
     rows: [0, 1],
     cols: box.runs,

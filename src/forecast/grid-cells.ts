@@ -46,11 +46,15 @@ export function coversCells(grid: Grid, lat: number, lon: number): boolean {
 /** The nearest cell as a node: no row (iy 0), the cell as the column, its centre's latitude/longitude. */
 export function nearestCell(cells: CellGrid, lat: number, lon: number): CellNode {
   const { cell } = nearestCellOf(cells, lat, lon);
-  return { iy: 0, ix: cell, lat: round9(cells.lat[cell]), lon: round9(cells.lon[cell]) };
+  const [clat, clon] = cells.centre(cell);
+  return { iy: 0, ix: cell, lat: round9(clat), lon: round9(clon) };
 }
 
 export interface CellBox {
-  /** Output latitudes (ascending) and longitudes (eastward), every `step` degrees. */
+  /** Output rows and columns, counted before anything per node is made (Infinity: no step, cells at one point). */
+  nLat: number;
+  nLon: number;
+  /** Output latitudes (ascending) and longitudes (eastward), every `step` degrees; empty beyond `maxNodes`. */
   lats: number[];
   lons: number[];
   /** Runs [a, b) of the cell axis to read, in order. */
@@ -59,6 +63,12 @@ export interface CellBox {
   gather: Int32Array;
   /** Values the runs hold together. */
   width: number;
+}
+
+/** How many nodes k·step (k whole) lie within [lo, hi], by arithmetic (Infinity without a step). */
+function nodesCount(lo: number, hi: number, step: number): number {
+  if (!(step > 0)) return Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.floor(hi / step + 1e-9) - Math.ceil(lo / step - 1e-9) + 1);
 }
 
 /** Nodes k·step (k whole) within [lo, hi]. */
@@ -84,14 +94,18 @@ export function selectCellBox(
 ): CellBox {
   if (latMin > latMax) throw new InvalidParameterError("lat_min", "lat_min must not exceed lat_max");
   const step = grid.dlat;
-  const lats = nodesWithin(latMin, latMax, step);
   const span = lonMax - lonMin >= 360 ? 360 - step / 2 : wrap360(lonMax - lonMin);
   const west = wrap180(lonMin);
-  const lons = nodesWithin(west, west + span, step);
-  if (lats.length === 0 || lons.length === 0) {
+  // Sized first: nothing per node (not even the axes) is made for a box past the caller's limit,
+  // however fine the step (cells at or near one point have a step of nothing or next to it).
+  const nLat = nodesCount(latMin, latMax, step);
+  const nLon = nodesCount(west, west + span, step);
+  if (nLat === 0 || nLon === 0) {
     throw new InvalidParameterError("lat_min", `the box holds no node of the ${step}° grid the cells are exported on`);
   }
-  if (lats.length * lons.length > maxNodes) return { lats, lons, runs: [], gather: new Int32Array(0), width: 0 };
+  if (nLat * nLon > maxNodes) return { nLat, nLon, lats: [], lons: [], runs: [], gather: new Int32Array(0), width: 0 };
+  const lats = nodesWithin(latMin, latMax, step);
+  const lons = nodesWithin(west, west + span, step);
   const nearest = new Int32Array(lats.length * lons.length);
   let any = false;
   let k = 0;
@@ -124,5 +138,5 @@ export function selectCellBox(
   }
   const width = runs.reduce((n, [a, b]) => n + b - a, 0);
   const gather = nearest.map((c) => (c < 0 ? -1 : offsets.get(c)!));
-  return { lats, lons, runs, gather, width };
+  return { nLat: lats.length, nLon: lons.length, lats, lons, runs, gather, width };
 }

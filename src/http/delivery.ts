@@ -47,10 +47,14 @@ export function perMiBRule(base: number, header: number, full: number, unit = MI
   };
 }
 
+/** Told what the body sent so far costs each time a step of the charge went out (awaited before the next piece). */
+export type StepRecord = (sent: number, cost: number) => Promise<void>;
+
 export class Delivery {
   readonly #res: ServerResponse;
   readonly #signal: AbortSignal;
   readonly rule: MeterRule;
+  readonly #record: StepRecord | undefined;
   /** Body bytes whose writes completed: the kernel took every one of them. */
   sent = 0;
   /** Body bytes passed to write so far (the offset of the next piece). */
@@ -58,10 +62,16 @@ export class Delivery {
   /** The next offset written as a one-byte piece. */
   #step: number;
 
-  constructor(res: ServerResponse, signal: AbortSignal, rule: MeterRule) {
+  /**
+   * `record`, when given, is awaited after each piece that stepped the charge up (the first body
+   * byte, the first of each MiB of a .npy) and before the next piece is written: what went out is
+   * on record, durably, within one step of the charge (the in-flight record a crash is settled by).
+   */
+  constructor(res: ServerResponse, signal: AbortSignal, rule: MeterRule, record?: StepRecord) {
     this.#res = res;
     this.#signal = signal;
     this.rule = rule;
+    this.#record = record;
     this.#step = rule.nextStep(-1);
   }
 
@@ -79,7 +89,8 @@ export class Delivery {
     let at = 0;
     while (at < bytes.length) {
       let end: number;
-      if (this.#offset === this.#step) {
+      const stepping = this.#offset === this.#step;
+      if (stepping) {
         end = at + 1;
         this.#step = this.rule.nextStep(this.#offset);
       } else {
@@ -89,6 +100,7 @@ export class Delivery {
       this.#offset += piece.length;
       at = end;
       if (!(await this.#one(piece))) return false;
+      if (stepping && this.#record) await this.#record(this.sent, this.cost);
     }
     return true;
   }

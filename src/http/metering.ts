@@ -27,6 +27,10 @@ export interface Meter {
   delivery: Delivery;
   /** The response failed on the server's side (a store read after the headers): nothing is owed. */
   fault: boolean;
+  /** The in-flight record being written, if one is (settle waits for it before removing the record). */
+  recording?: Promise<void>;
+  /** Settling has begun: no in-flight record is written after it. */
+  over?: boolean;
 }
 
 /** Each request's record, set when it comes in (request-intake.ts). */
@@ -60,14 +64,34 @@ export async function charge(
   });
   ctx.metrics.creditsCharged += charged.charged;
   const rule = def.meterRule?.(rc, reply, charged.charged) ?? flatRule(charged.charged);
+  // In flight on record before any byte goes out (nothing owed yet), then at each step of the
+  // charge: a crash of this process is settled from it at the next start (settlement-journal.ts).
+  const journal = ctx.settlements;
+  const entry = { keyId: key.id, requestId: rc.requestId };
+  const write = async (sent: number, cost: number) => {
+    try {
+      await journal!.inFlight({ ...entry, cost: Math.min(charged.charged, cost), bytes: sent });
+    } catch (e) {
+      ctx.log({ level: "error", event: "inflight-record-failed", request_id: rc.requestId, error: describe(e) });
+    }
+  };
+  const record = journal
+    ? (sent: number, cost: number) => {
+        const m = meta.meter!;
+        if (m.over) return Promise.resolve();
+        m.recording = write(sent, cost);
+        return m.recording;
+      }
+    : undefined;
   meta.meter = {
     keyId: key.id,
     requestId: rc.requestId,
     charged: charged.charged,
     bytes,
-    delivery: new Delivery(res, rc.signal, rule),
+    delivery: new Delivery(res, rc.signal, rule, record),
     fault: false,
   };
+  await record?.(0, 0);
   if (res.destroyed) return false;
   meta.charged = charged.charged;
   res.setHeader("X-Credits-Charged", String(charged.charged));
@@ -81,6 +105,17 @@ export async function charge(
  * gets the rest back, its usage row recording the bytes sent.
  */
 export async function settle(ctx: AppContext, m: Meter, res: ServerResponse): Promise<void> {
+  m.over = true;
+  try {
+    await settleOnce(ctx, m, res);
+  } finally {
+    // Settled (or journaled for a retry): nothing is left for a restart to settle.
+    await m.recording;
+    await ctx.settlements?.landed(m.requestId);
+  }
+}
+
+async function settleOnce(ctx: AppContext, m: Meter, res: ServerResponse): Promise<void> {
   if (res.writableFinished && !m.fault) return;
   const sent = m.delivery.sent;
   const keep = m.fault ? 0 : Math.min(m.charged, m.delivery.cost);

@@ -47,6 +47,7 @@ export async function startServer(
   const log = opts.log ?? lineLog(process.stdout, false);
   const store = new Store(settings.store, {
     cacheMb: settings.chunk_cache_mb,
+    cellGridMb: settings.cell_grid_mb,
     timeoutMs: settings.store_timeout_ms,
     rootGroupName: settings.root_group_name || undefined,
     log,

@@ -9,7 +9,17 @@
 //
 // The journal holds only settlements that failed: its size, and the cost of a retry round, grow
 // with the outage, never with the number of requests served.
+//
+// A crash (SIGKILL, the machine lost) ends responses without any settlement at all. So each
+// metered response in flight keeps a record under inflight/: written (fsynced) before its headers
+// go out, rewritten each time what went out steps its cost up (at least once per MiB of a .npy),
+// and removed once the response is settled. A server that starts settles the records left by
+// processes of its host that are gone: to what their bytes delivered cost, as a cut response is
+// settled. The records are as many as the responses in flight, and each costs one small write per
+// step of its charge.
+
 import { mkdir, open, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { isPostgresUrl } from "./open.ts";
 import type { Ledger } from "./types.ts";
@@ -34,6 +44,25 @@ export function journalDir(setting: string, db: string): string {
   return isPostgresUrl(db) ? POSTGRES_JOURNAL_DIR : `${db}.settlements`;
 }
 
+/** A metered response in flight: what settling it now would keep, and which process serves it. */
+export interface InFlight extends Settlement {
+  host: string;
+  pid: number;
+}
+
+/** The directory of in-flight records inside a journal. */
+export const INFLIGHT_DIR = "inflight";
+
+/** Whether process `pid` of this host is still running. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Request ids are UUIDs; anything else never becomes a file name. */
 const SAFE_NAME = /^[A-Za-z0-9-]{1,64}$/;
 
@@ -52,9 +81,61 @@ export class SettlementJournal {
     this.#log = log;
   }
 
-  /** Retries whatever an earlier run left in the journal (called once at start). */
+  /**
+   * Retries whatever an earlier run left in the journal (called once at start), after settling
+   * the responses a crashed process of this host left in flight.
+   */
   async start(): Promise<void> {
+    await this.#settleOrphans();
     if ((await this.#names()).length > 0) this.#schedule(0);
+  }
+
+  /**
+   * Records (or updates) a metered response in flight: settled to `cost` and `bytes` should this
+   * process die before it settles it. Durable once the promise resolves.
+   */
+  async inFlight(s: Settlement): Promise<void> {
+    const record: InFlight = { ...s, host: hostname(), pid: process.pid };
+    await this.#write(join(this.dir, INFLIGHT_DIR), s.requestId, record);
+  }
+
+  /** The response is settled (or kept whole): its in-flight record goes. */
+  async landed(requestId: string): Promise<void> {
+    if (!SAFE_NAME.test(requestId)) return;
+    await unlink(join(this.dir, INFLIGHT_DIR, `${requestId}.json`)).catch(() => undefined);
+  }
+
+  /** In-flight records of this host's processes that are gone: settled as cut responses. */
+  async #settleOrphans(): Promise<void> {
+    const dir = join(this.dir, INFLIGHT_DIR);
+    let names: string[];
+    try {
+      names = (await readdir(dir)).filter((n) => n.endsWith(".json"));
+    } catch {
+      return;
+    }
+    const host = hostname();
+    for (const name of names) {
+      let r: InFlight;
+      try {
+        r = JSON.parse(await readFile(join(dir, name), "utf8"));
+      } catch {
+        continue;
+      }
+      if (r.host !== host || r.pid === process.pid || alive(r.pid)) continue;
+      const s: Settlement = { keyId: r.keyId, requestId: r.requestId, cost: r.cost, bytes: r.bytes };
+      const returned = await this.settle(s);
+      await this.landed(r.requestId);
+      this.#log({
+        level: "warn",
+        event: "settled-after-crash",
+        request_id: r.requestId,
+        key_id: r.keyId,
+        credits: r.cost,
+        bytes_sent: r.bytes,
+        ...(returned === undefined ? { journaled: true } : { returned }),
+      });
+    }
   }
 
   /**
@@ -92,13 +173,18 @@ export class SettlementJournal {
   }
 
   async #keep(s: Settlement): Promise<void> {
-    if (!SAFE_NAME.test(s.requestId)) throw new Error(`unexpected request id ${JSON.stringify(s.requestId)}`);
-    await mkdir(this.dir, { recursive: true });
-    const file = join(this.dir, `${s.requestId}.json`);
+    await this.#write(this.dir, s.requestId, s);
+  }
+
+  /** `doc` as <dir>/<requestId>.json, whole or not at all (written aside, fsynced, renamed). */
+  async #write(dir: string, requestId: string, doc: unknown): Promise<void> {
+    if (!SAFE_NAME.test(requestId)) throw new Error(`unexpected request id ${JSON.stringify(requestId)}`);
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, `${requestId}.json`);
     const tmp = `${file}.${process.pid}.tmp`;
     const fh = await open(tmp, "w");
     try {
-      await fh.writeFile(JSON.stringify(s));
+      await fh.writeFile(JSON.stringify(doc));
       await fh.sync();
     } finally {
       await fh.close();

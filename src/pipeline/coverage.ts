@@ -5,6 +5,7 @@
 import { createLevelSampler, type LatLonGrid, type LevelSampler } from "../render/resample.ts";
 import { type CellGridSpec, createCellSampler } from "../render/resample-cells.ts";
 import { createProjectedSampler, type ProjectedGridSpec } from "../render/resample-projected.ts";
+import { tablesTooLarge } from "../store/cell-grid.ts";
 import type { ForecastGroup, Grid, GroupVariable } from "../store/store.ts";
 
 export interface LevelCoverage {
@@ -19,8 +20,12 @@ type AnyGrid = LatLonGrid & Partial<Pick<Grid, "projection" | "bbox" | "cells" |
 /** What the cell sampler needs of an unstructured grid: its cells, bounds and nearest cell within reach. */
 export function cellSpec(grid: Grid): CellGridSpec {
   const cells = grid.cells!;
-  const index = cells.index();
   const reach = grid.global ? Number.POSITIVE_INFINITY : cells.spacing;
+  // Tiles walk the index and read whole fields: a grid whose tables pass its budget (a whole
+  // HEALPix grid served without them) is not drawn, and says so by name.
+  if (!cells.tablesFit)
+    throw tablesTooLarge(`the ${cells.layout} grid on ${cells.dim} (tiles)`, cells.n, cells.budgetMb);
+  const index = cells.index();
   return {
     n: cells.n,
     bbox: grid.bbox,

@@ -166,6 +166,8 @@ export interface PublishOptions extends Partial<FinalizeOptions> {
   /** Store for the embedding indexes; default the one the shards rendered from. */
   store?: string;
   cacheMb?: number;
+  /** Budget of one cell grid's tables, MiB (setting cell_grid_mb). */
+  cellGridMb?: number;
   /** Seconds a lock from another machine lives without its heartbeat (setting build_lock_lease_s). */
   lockLeaseS?: number;
 }
@@ -194,7 +196,7 @@ export async function publishShards(opts: PublishOptions): Promise<PublishReport
     const manifest = mergeShards(opts.buildId, shards);
     const root = opts.store ?? shards[0].store;
     if (!root) throw new ConfigError(`the shard manifests of build ${opts.buildId} name no store; pass --store`);
-    const store = new Store(root, { cacheMb: opts.cacheMb });
+    const store = new Store(root, { cacheMb: opts.cacheMb, cellGridMb: opts.cellGridMb });
     const cleaning = cleanStalePartials(out, opts.buildId, opts.lockLeaseS).done;
     const done = await finalizeBuild(out, partial, manifest, store, {
       keepBuilds: opts.keepBuilds ?? 3,

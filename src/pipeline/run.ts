@@ -64,6 +64,8 @@ export interface BuildOptions {
   buildId?: string;
   keepBuilds?: number;
   cacheMb?: number;
+  /** Budget of one cell grid's tables, MiB (setting cell_grid_mb). */
+  cellGridMb?: number;
   /** Publish even when the published build has layers this one lacks. */
   allowDroppedLayers?: boolean;
   /** Name of the dataset at the store root (setting root_group_name); default the directory's name. */
@@ -187,6 +189,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       {
         store: o.store,
         cacheMb: o.cacheMb ?? 256,
+        cellGridMb: o.cellGridMb,
         rootGroupName: o.rootGroupName,
         buildDir: partial,
         maxZoom,
@@ -200,7 +203,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     const say = stream ? (line: string) => stream.write(`${line}\n`) : undefined;
     const { removed: cleaned, done: cleaning } = cleanStalePartials(out, shard ? id : undefined, leaseS, say);
     cleanup = cleaning;
-    const store = new Store(o.store, { cacheMb: o.cacheMb, rootGroupName: o.rootGroupName });
+    const store = new Store(o.store, { cacheMb: o.cacheMb, cellGridMb: o.cellGridMb, rootGroupName: o.rootGroupName });
     const selection = {
       groups: o.groups,
       vars: o.vars,

@@ -7,6 +7,8 @@ import type { Job } from "./jobs.ts";
 export interface WorkerInit {
   store: string;
   cacheMb: number;
+  /** Budget of one cell grid's tables, MiB (setting cell_grid_mb). */
+  cellGridMb?: number;
   /** Name of the dataset at the store root (setting root_group_name), when set. */
   rootGroupName?: string;
   buildDir: string;

@@ -15,7 +15,11 @@ const post = (m: FromWorker): void => port.postMessage(m);
 
 const sink = init.tiles === "pmtiles" ? new ArchiveSink() : undefined;
 const ctx: RenderContext = {
-  store: new Store(init.store, { cacheMb: init.cacheMb, rootGroupName: init.rootGroupName }),
+  store: new Store(init.store, {
+    cacheMb: init.cacheMb,
+    cellGridMb: init.cellGridMb,
+    rootGroupName: init.rootGroupName,
+  }),
   buildDir: init.buildDir,
   maxZoom: init.maxZoom,
   // A PMTiles archive holds one tile per z/x/y: no @2x there.

@@ -1,16 +1,47 @@
 // The geometry of an unstructured or reduced grid: every cell's centre (degrees), how far apart
 // the cells lie, whether they cover the globe, their bounds, and the spatial index that finds the
 // nearest cell (built once per grid, on first use). Made from the axes cell-layouts.ts found.
-import { CorruptDataError } from "../errors.ts";
-import { CellIndex } from "./cell-index.ts";
+//
+// Tables per cell (centres, the index, the neighbour lists tiles walk) are bounded by a budget per
+// grid (the cell_grid_mb setting): a grid whose declared cell count would pass it is refused by
+// name before anything is read or allocated, except a whole HEALPix grid, which needs no table:
+// its centres and nearest pixels are computed (healpix.ts), at any nside up to MAX_HEALPIX_NSIDE.
+import { CorruptDataError, TooLargeError } from "../errors.ts";
+import { CellIndex, INDEX_SLICE } from "./cell-index.ts";
 import type { CellAxes, CellLayout } from "./cell-layouts.ts";
 import { smallestArc, wrap180 } from "./grid.ts";
-import { healpixCentres, healpixNearest } from "./healpix.ts";
+import { healpixCentre, healpixCentres, healpixNearest } from "./healpix.ts";
 
 /** Cells sampled for the grid's spacing (the largest distance from a cell to its nearest neighbour). */
 export const SPACING_SAMPLES = 2048;
 /** Points spread over the sphere that must all lie within a spacing of a cell for the grid to count as global. */
 export const GLOBAL_PROBES = 4096;
+/**
+ * Bytes a grid's tables take per cell, at most: the coordinates as read (2 × 8) and in degrees
+ * (2 × 8), the index's unit vectors (3 × 8), bucket numbers and cell lists (2 × 4, about 8 more
+ * for the buckets), and the twelve neighbours tiles walk through (12 × (4 + 4) + 8).
+ */
+export const TABLE_BYTES_PER_CELL = 16 + 16 + 24 + 16 + 104;
+/** Default budget of one grid's tables (MiB): the cell_grid_mb setting. */
+export const CELL_GRID_MB = 1024;
+const MIB = 1024 * 1024;
+
+/** The bytes the tables of `n` cells take. */
+export function tableBytes(n: number): number {
+  return n * TABLE_BYTES_PER_CELL;
+}
+
+/** The budget refusal of a grid whose tables would not fit (a 413 where a request asked for them). */
+export function tablesTooLarge(what: string, n: number, budgetMb: number): TooLargeError {
+  const bytes = tableBytes(n);
+  return new TooLargeError(
+    `${what} declares ${n} cells: their tables would take ${(bytes / MIB).toFixed(0)} MiB, above the ` +
+      `${budgetMb} MiB a cell grid may hold (cell_grid_mb)`,
+    bytes,
+    budgetMb,
+    "raise cell_grid_mb if the machine has the memory, or serve a coarser grid",
+  );
+}
 
 export interface CellGrid {
   layout: CellLayout;
@@ -18,15 +49,23 @@ export interface CellGrid {
   dim: string;
   /** Number of cells. */
   n: number;
-  /** Cell centres in degrees, longitudes in -180..180. */
-  lat: Float64Array;
-  lon: Float64Array;
+  /**
+   * Cell centres in degrees, longitudes in -180..180: every cell's, made on first use for a whole
+   * HEALPix grid (a TooLargeError beyond the grid's budget: `centre` answers for one cell).
+   */
+  readonly lat: Float64Array;
+  readonly lon: Float64Array;
+  /** Whether per-cell tables (centres, the index) fit the grid's budget, and that budget (MiB). */
+  readonly tablesFit: boolean;
+  readonly budgetMb: number;
+  /** Latitude and longitude (degrees, -180..180) of one cell's centre. */
+  centre(cell: number): [number, number];
   /** Largest distance from a (sampled) cell to its nearest neighbour, radians: a point farther than this from every cell is outside. */
   spacing: number;
   axes: CellAxes;
   /** A HEALPix grid's pixel ids when the store names them (a regional subset); undefined: the cells are 0..n-1. */
   ids?: Float64Array;
-  /** The nearest-cell index (made on first use). */
+  /** The nearest-cell index (made on first use; a TooLargeError beyond the grid's budget). */
   index(): CellIndex;
   /** Whether the index has been made (a whole HEALPix grid answers without it until tiles are drawn). */
   readonly indexed: boolean;
@@ -39,6 +78,8 @@ export interface CellGrid {
 }
 
 const RAD = Math.PI / 180;
+/** One turn of the event loop: work over millions of cells is done in slices between them. */
+const turn = () => new Promise<void>((ok) => setImmediate(ok));
 const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
 
 async function degrees(c: {
@@ -55,21 +96,45 @@ async function degrees(c: {
     const v = (raw[i] * scale + offset) * c.toDegrees;
     if (!Number.isFinite(v)) throw new CorruptDataError(`the cell coordinate ${c.name} has a missing value at ${i}`);
     out[i] = v;
+    if (i % INDEX_SLICE === INDEX_SLICE - 1) await turn();
   }
   return out;
 }
 
-/** Centres of the cells: read (and converted from radians where stored so) or, for HEALPix, computed. */
+/**
+ * The number of cells the axes declare, checked before anything is read: the coordinates (or
+ * HEALPix cell ids) agree in length, and their tables fit the budget, or the grid is refused
+ * naming the array. A whole HEALPix grid has no tables: its 12·nside² cells pass at any nside.
+ */
+export function declaredCells(axes: CellAxes, budgetMb: number): { n: number; tables: boolean } {
+  const h = axes.healpix;
+  if (h && !h.ids) return { n: 12 * h.nside * h.nside, tables: false };
+  const named = h?.ids ? [h.ids] : [axes.lat!, axes.lon!];
+  const n = named[0].array.shape[0];
+  for (const c of named) {
+    if (c.array.shape.length !== 1 || c.array.shape[0] !== n) {
+      throw new CorruptDataError(`${named[0].name} and ${c.name} differ in length (${n} and ${c.array.shape[0]})`);
+    }
+  }
+  if (h && n > 12 * h.nside * h.nside) {
+    throw new CorruptDataError(
+      `${named[0].name} names ${n} cells, more than the ${12 * h.nside * h.nside} of nside ${h.nside}`,
+    );
+  }
+  if (tableBytes(n) > budgetMb * MIB) throw tablesTooLarge(`the cell coordinate ${named[0].name}`, n, budgetMb);
+  return { n, tables: true };
+}
+
+/** Centres of the cells a grid with tables has: read (and converted from radians where stored so), or computed for a HEALPix subset. */
 async function centres(axes: CellAxes): Promise<{ lat: Float64Array; lon: Float64Array; ids?: Float64Array }> {
   if (axes.healpix) {
     const h = axes.healpix;
     const total = 12 * h.nside * h.nside;
-    if (!h.ids) return healpixCentres(h.nside, h.order);
-    const ids = await h.ids.array.readRaw();
+    const ids = await h.ids!.array.readRaw();
     for (const [k, id] of ids.entries()) {
       if (!(Number.isInteger(id) && id >= 0 && id < total)) {
         throw new CorruptDataError(
-          `HEALPix cell id ${id} at ${h.ids.name}[${k}] is outside 0..${total - 1} for nside ${h.nside}`,
+          `HEALPix cell id ${id} at ${h.ids!.name}[${k}] is outside 0..${total - 1} for nside ${h.nside}`,
         );
       }
     }
@@ -82,6 +147,7 @@ async function centres(axes: CellAxes): Promise<{ lat: Float64Array; lon: Float6
       throw new CorruptDataError(`${axes.lat!.name}[${i}] = ${lat[i]}° lies outside -90..90`);
     }
     lon[i] = wrap180(lon[i]);
+    if (i % INDEX_SLICE === INDEX_SLICE - 1) await turn();
   }
   return { lat, lon };
 }
@@ -104,50 +170,90 @@ export interface CellGridGeometry {
   spacingDeg: number;
 }
 
-export async function cellGridOf(axes: CellAxes): Promise<CellGridGeometry> {
-  const { lat, lon, ids } = await centres(axes);
-  const n = lat.length;
+/**
+ * The geometry of the cells `axes` describe, their tables within `budgetMb` (declaredCells: a grid
+ * that would pass it is refused before anything is read).
+ */
+export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promise<CellGridGeometry> {
+  const declared = declaredCells(axes, budgetMb);
+  const n = declared.n;
   if (n < 2) throw new CorruptDataError(`the cell axis ${axes.dim} has ${n} cell(s): gridcast needs at least two`);
-  let index: CellIndex | undefined;
+  const h = axes.healpix;
+  // A whole HEALPix grid (no cell ids: cell k is pixel k) is its own index: its centres are
+  // computed one at a time, and all of them only where a caller asks for every one.
+  const whole = h && !h.ids ? h : undefined;
+  const read = whole ? undefined : await centres(axes);
+  const ids = read?.ids;
+  let all: { lat: Float64Array; lon: Float64Array } | undefined = read;
+  const fit = tableBytes(n) <= budgetMb * MIB;
+  const table = () => {
+    if (!all) {
+      if (!fit) throw tablesTooLarge(`the nside ${whole!.nside} HEALPix grid`, n, budgetMb);
+      all = healpixCentres(whole!.nside, whole!.order);
+    }
+    return all;
+  };
+  // A grid with tables has its index made now, in slices between turns of the event loop (a whole
+  // HEALPix grid's, for tiles only, when they ask).
+  let index = read ? await CellIndex.build(read.lat, read.lon) : undefined;
   const cells: CellGrid = {
     layout: axes.layout,
     dim: axes.dim,
     n,
-    lat,
-    lon,
+    get lat() {
+      return table().lat;
+    },
+    get lon() {
+      return table().lon;
+    },
+    tablesFit: fit,
+    budgetMb,
+    centre: whole ? (k) => healpixCentre(whole.nside, whole.order, k) : (k) => [read!.lat[k], read!.lon[k]],
     spacing: 0,
     axes,
     ...(ids ? { ids } : {}),
     index: () => {
-      index ??= new CellIndex(lat, lon);
+      index ??= new CellIndex(table().lat, table().lon);
       return index;
     },
-    nearest: (a, b, exclude = -1) => cells.index().nearest(a, b, exclude),
+    nearest: whole
+      ? (a, b, exclude = -1) => healpixNearest(whole.nside, whole.order, a, b, exclude)
+      : (a, b, exclude = -1) => cells.index().nearest(a, b, exclude),
     get indexed() {
       return index !== undefined;
     },
   };
-  // A whole HEALPix grid (no cell ids: cell k is pixel k) is its own index.
-  const h = axes.healpix;
-  if (h && !ids) cells.nearest = (a, b, exclude = -1) => healpixNearest(h.nside, h.order, a, b, exclude);
   const step = Math.max(1, Math.floor(n / SPACING_SAMPLES));
   let spacing = 0;
-  for (let i = 0; i < n; i += step) spacing = Math.max(spacing, cells.nearest(lat[i], lon[i], i).angle);
+  for (let i = 0; i < n; i += step) {
+    const [lat, lon] = cells.centre(i);
+    spacing = Math.max(spacing, cells.nearest(lat, lon, i).angle);
+  }
   cells.spacing = spacing;
+  // A whole HEALPix grid tiles the sphere.
   let global = true;
-  for (const [plat, plon] of spread(GLOBAL_PROBES)) {
-    if (cells.nearest(plat, plon).angle > spacing) {
-      global = false;
-      break;
+  if (!whole) {
+    for (const [plat, plon] of spread(GLOBAL_PROBES)) {
+      if (cells.nearest(plat, plon).angle > spacing) {
+        global = false;
+        break;
+      }
     }
   }
   if (index) index.examined = 0;
   const spacingDeg = roundStep(spacing / RAD);
-  return { cells, bbox: global ? [-180, -90, 180, 90] : boundsOf(lat, lon, spacingDeg), global, spacingDeg };
+  return {
+    cells,
+    bbox: global ? [-180, -90, 180, 90] : boundsOf(read!.lat, read!.lon, spacingDeg),
+    global,
+    spacingDeg,
+  };
 }
 
 /** The largest of 1, 2 and 5 × 10^k not above `deg`: export nodes on round multiples of it. */
 export function roundStep(deg: number): number {
+  // Cells at one point have no spacing: no step either (an export of them is refused by its count).
+  if (!(deg > 0)) return 0;
   const p = 10 ** Math.floor(Math.log10(deg));
   const m = deg / p;
   return round9((m >= 5 ? 5 : m >= 2 ? 2 : 1) * p);

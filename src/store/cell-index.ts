@@ -33,43 +33,39 @@ export class CellIndex {
   /** Runs of `#cells` a cap touches (see #capRanges): two pairs per band at the most. */
   readonly #ranges: Int32Array;
 
-  constructor(lat: Float64Array, lon: Float64Array) {
-    const n = lat.length;
-    this.#x = new Float64Array(n);
-    this.#y = new Float64Array(n);
-    this.#z = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const f = lat[i] * RAD;
-      const l = lon[i] * RAD;
-      this.#x[i] = Math.cos(f) * Math.cos(l);
-      this.#y[i] = Math.cos(f) * Math.sin(l);
-      this.#z[i] = Math.sin(f);
+  /** The index of the cells at (lat, lon), made at once (see build for one made between other work). */
+  constructor(lat: Float64Array, lon: Float64Array, parts?: IndexParts) {
+    if (!parts) {
+      const steps = indexParts(lat, lon);
+      let r = steps.next();
+      while (!r.done) r = steps.next();
+      parts = r.value;
     }
-    // Buckets of about CELLS_PER_BUCKET cells each were the cells spread over the whole sphere; a
-    // regional grid crowds its buckets, so they are made finer by how crowded the occupied ones are.
-    let bands = Math.round(Math.PI / Math.sqrt((4 * Math.PI * CELLS_PER_BUCKET) / Math.max(1, n)));
-    // About 4/π · bands² buckets in all: bounded by BUCKETS_PER_CELL per cell.
-    const most = Math.floor(Math.sqrt((Math.PI * (BUCKETS_PER_CELL * n + 1024)) / 4));
-    const clampBands = (b: number) => Math.max(MIN_BANDS, Math.min(MAX_BANDS, most, b));
-    let layout = bucketLayout(lat, lon, clampBands(bands));
-    const crowding = n / Math.max(1, layout.occupied) / CELLS_PER_BUCKET;
-    if (crowding > 2) {
-      bands = Math.round(bands * Math.sqrt(crowding));
-      layout = bucketLayout(lat, lon, clampBands(bands));
+    this.#x = parts.x;
+    this.#y = parts.y;
+    this.#z = parts.z;
+    this.#nBands = parts.nBands;
+    this.#ranges = new Int32Array(4 * parts.nBands);
+    this.#band = Math.PI / parts.nBands;
+    this.#cols = parts.cols;
+    this.#first = parts.first;
+    this.#start = parts.start;
+    this.#cells = parts.cells;
+  }
+
+  /**
+   * The same index, made a slice of INDEX_SLICE cells at a time with the event loop let run
+   * between slices: a server making the index of a grid of millions of cells keeps answering
+   * (/healthz, other groups) meanwhile.
+   */
+  static async build(lat: Float64Array, lon: Float64Array): Promise<CellIndex> {
+    const steps = indexParts(lat, lon);
+    let r = steps.next();
+    while (!r.done) {
+      await new Promise<void>((ok) => setImmediate(ok));
+      r = steps.next();
     }
-    this.#nBands = layout.nBands;
-    this.#ranges = new Int32Array(4 * layout.nBands);
-    this.#band = Math.PI / layout.nBands;
-    this.#cols = layout.cols;
-    this.#first = layout.first;
-    const buckets = this.#first[this.#nBands];
-    const count = new Int32Array(buckets + 1);
-    for (let i = 0; i < n; i++) count[layout.bucketOf[i] + 1]++;
-    for (let k = 0; k < buckets; k++) count[k + 1] += count[k];
-    this.#start = count.slice();
-    this.#cells = new Int32Array(n);
-    const fill = count;
-    for (let i = 0; i < n; i++) this.#cells[fill[layout.bucketOf[i]]++] = i;
+    return new CellIndex(lat, lon, r.value);
   }
 
   /** Unit vectors of the cell centres (x, y, z), for callers that rank many points against a few cells. */
@@ -309,6 +305,61 @@ export interface Neighbourhood {
   outer: Float64Array;
 }
 
+/** Cells an index is made over between two turns of the event loop (CellIndex.build): a few milliseconds' work. */
+export const INDEX_SLICE = 65_536;
+
+interface IndexParts {
+  x: Float64Array;
+  y: Float64Array;
+  z: Float64Array;
+  nBands: number;
+  cols: Int32Array;
+  first: Int32Array;
+  start: Int32Array;
+  cells: Int32Array;
+}
+
+/** The parts of an index, made in steps: it yields after every INDEX_SLICE cells of work. */
+function* indexParts(lat: Float64Array, lon: Float64Array): Generator<void, IndexParts> {
+  const n = lat.length;
+  const x = new Float64Array(n);
+  const y = new Float64Array(n);
+  const z = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const f = lat[i] * RAD;
+    const l = lon[i] * RAD;
+    x[i] = Math.cos(f) * Math.cos(l);
+    y[i] = Math.cos(f) * Math.sin(l);
+    z[i] = Math.sin(f);
+    if (i % INDEX_SLICE === INDEX_SLICE - 1) yield;
+  }
+  // Buckets of about CELLS_PER_BUCKET cells each were the cells spread over the whole sphere; a
+  // regional grid crowds its buckets, so they are made finer by how crowded the occupied ones are.
+  let bands = Math.round(Math.PI / Math.sqrt((4 * Math.PI * CELLS_PER_BUCKET) / Math.max(1, n)));
+  // About 4/π · bands² buckets in all: bounded by BUCKETS_PER_CELL per cell.
+  const most = Math.floor(Math.sqrt((Math.PI * (BUCKETS_PER_CELL * n + 1024)) / 4));
+  const clampBands = (b: number) => Math.max(MIN_BANDS, Math.min(MAX_BANDS, most, b));
+  let layout = yield* bucketLayout(lat, lon, clampBands(bands));
+  const crowding = n / Math.max(1, layout.occupied) / CELLS_PER_BUCKET;
+  if (crowding > 2) {
+    bands = Math.round(bands * Math.sqrt(crowding));
+    layout = yield* bucketLayout(lat, lon, clampBands(bands));
+  }
+  const buckets = layout.first[layout.nBands];
+  const count = new Int32Array(buckets + 1);
+  for (let i = 0; i < n; i++) count[layout.bucketOf[i] + 1]++;
+  for (let k = 0; k < buckets; k++) count[k + 1] += count[k];
+  yield;
+  const start = count.slice();
+  const cells = new Int32Array(n);
+  const fill = count;
+  for (let i = 0; i < n; i++) {
+    cells[fill[layout.bucketOf[i]]++] = i;
+    if (i % INDEX_SLICE === INDEX_SLICE - 1) yield;
+  }
+  return { x, y, z, nBands: layout.nBands, cols: layout.cols, first: layout.first, start, cells };
+}
+
 /** Fewest and most latitude bands an index uses. */
 const MIN_BANDS = 1;
 const MAX_BANDS = 180 * 64;
@@ -325,7 +376,7 @@ function colOf(ncol: number, lon: number): number {
 }
 
 /** Buckets of `nBands` bands, each band cut into buckets about as wide on the ground as the band is high. */
-function bucketLayout(lat: Float64Array, lon: Float64Array, nBands: number) {
+function* bucketLayout(lat: Float64Array, lon: Float64Array, nBands: number) {
   const band = Math.PI / nBands;
   const cols = new Int32Array(nBands);
   const first = new Int32Array(nBands + 1);
@@ -347,6 +398,7 @@ function bucketLayout(lat: Float64Array, lon: Float64Array, nBands: number) {
       seen[k] = 1;
       occupied++;
     }
+    if (i % INDEX_SLICE === INDEX_SLICE - 1) yield;
   }
   return { nBands, cols, first, bucketOf, occupied };
 }

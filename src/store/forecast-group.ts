@@ -152,6 +152,8 @@ export interface GroupInput {
   format: 2 | 3;
   attrs: Json;
   arrays: Map<string, StoredArray>;
+  /** Budget of a cell grid's tables, MiB (cell_grid_mb; default CELL_GRID_MB). */
+  cellGridMb?: number;
 }
 
 /**
@@ -215,10 +217,15 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   ]);
   let grid: Grid;
   if (cellAxes) {
-    const geo = await cellGridOf(cellAxes);
+    const geo = await cellGridOf(cellAxes, input.cellGridMb);
+    // A whole HEALPix grid's centres are computed, never all at discovery: its first and last
+    // stand for them (only a cell grid's ends are read of these: fingerprints; the cells count is n).
+    const c = geo.cells;
+    const whole = c.axes.healpix && !c.ids;
+    const ends = (k: 0 | 1) => Float64Array.of(c.centre(0)[k], c.centre(c.n - 1)[k]);
     grid = {
-      lat: geo.cells.lat,
-      lon: geo.cells.lon,
+      lat: whole ? ends(0) : c.lat,
+      lon: whole ? ends(1) : c.lon,
       latAscending: true,
       lon360: false,
       dlat: geo.spacingDeg,

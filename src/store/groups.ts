@@ -22,6 +22,8 @@ export interface GroupStatus {
 /** What the groups are read through: the Store's metadata and arrays. */
 export interface GroupSource {
   readonly registry: Registry;
+  /** Budget of one cell grid's tables, MiB (the cell_grid_mb setting). */
+  readonly cellGridMb?: number;
   node(path: string): Promise<NodeMeta | undefined>;
   children(path: string): Promise<string[]>;
   groupNodes(path: string): Soon<Map<string, NodeMeta>>;
@@ -194,7 +196,14 @@ export class ForecastGroups {
       if (rel !== "" && !rel.includes("/")) arrays.set(rel, this.#source.array(meta));
     }
     const group = (async () => {
-      const input = { id, path, format: self.format, attrs: self.attrs, arrays };
+      const input = {
+        id,
+        path,
+        format: self.format,
+        attrs: self.attrs,
+        arrays,
+        cellGridMb: this.#source.cellGridMb,
+      };
       const g = await buildForecastGroup(input, this.#source.registry);
       this.#nodesOf.set(g, nodes);
       return g;

@@ -73,6 +73,13 @@ function ringCentre(nside: number, p: number): [number, number] {
   return [-1 + (ring * ring) / (3 * nside * nside), ((i - 0.5) * Math.PI) / (2 * ring)];
 }
 
+/** Latitude and longitude (degrees, -180..180) of pixel `p`'s centre. */
+export function healpixCentre(nside: number, order: HealpixOrder, p: number): [number, number] {
+  const [z, phi] = order === "nested" ? nestedCentre(nside, p) : ringCentre(nside, p);
+  const deg = (phi * 180) / Math.PI;
+  return [(Math.asin(z) * 180) / Math.PI, deg >= 180 ? deg - 360 : deg];
+}
+
 /** Latitude and longitude (degrees, -180..180) of the centres of pixels `ids` (or of all 12·nside² pixels). */
 export function healpixCentres(
   nside: number,

@@ -29,6 +29,8 @@ export interface StoreOptions {
   checkMs?: number;
   /** Name of the forecast group found at the store root (default: the store directory's name). */
   rootGroupName?: string;
+  /** Budget of one cell grid's tables, MiB (the cell_grid_mb setting; default CELL_GRID_MB). */
+  cellGridMb?: number;
   /** Where a group that cannot be read is reported (once per failure), e.g. the server's log. */
   log?: (entry: Record<string, unknown>) => void;
 }
@@ -42,6 +44,7 @@ export class Store {
   readonly cache: ChunkCache<Chunk & { byteLength: number }>;
   readonly registry: Registry;
   readonly checkMs: number;
+  readonly cellGridMb: number | undefined;
   #root: Revalidated<Map<string, NodeMeta>>;
   #groupMeta = new Map<string, Revalidated<Map<string, NodeMeta>>>();
   /** Metadata revision each node was read under: part of its arrays' chunk cache keys. */
@@ -59,6 +62,7 @@ export class Store {
     this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024, (c) => giveBytes(c.data));
     this.registry = opts.registry ?? defaultRegistry;
     this.checkMs = opts.checkMs ?? METADATA_CHECK_MS;
+    this.cellGridMb = opts.cellGridMb;
     this.#groups = new ForecastGroups(this, rootGroupName(root, opts.rootGroupName), opts.log);
     this.#root = this.#revalidated(async (rb) => (await readConsolidated(rb, "")) ?? new Map<string, NodeMeta>());
   }

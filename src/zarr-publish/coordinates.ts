@@ -4,6 +4,7 @@
 // epoch on the proleptic Gregorian calendar (stored model calendars are already converted to real
 // dates by the store layer), lead times as a duration in hours.
 import { DIM_NAMES, gridDimNames } from "../forecast/dim-names.ts";
+import { tablesTooLarge } from "../store/cell-grid.ts";
 import { type ForecastGroup, type NodeMeta, storedLongitudes } from "../store/store.ts";
 import type { Json } from "./zarr-json.ts";
 
@@ -140,6 +141,10 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
   }
   const cells = g.grid.cells;
   if (cells) {
+    // Every cell's number and centre are published: a grid whose tables pass its budget (a whole
+    // HEALPix grid served without them) has no view, and says so by name.
+    if (!cells.tablesFit)
+      throw tablesTooLarge(`the ${cells.layout} grid of ${g.id} (/data view)`, cells.n, cells.budgetMb);
     // The cell axis: cell numbers (a HEALPix grid's pixel ids); the centres follow as auxiliary
     // coordinates (cellArrays in dataset.ts).
     out.push({

@@ -56,6 +56,15 @@ export interface StoredSplit {
   done: Promise<void>;
 }
 
+/**
+ * Whether reads larger than the chunk cache decode only the part of each chunk they need (#partFrom)
+ * rather than whole chunks outside the cache; off only to measure the difference (benches, tests).
+ */
+let partialReads = true;
+export function partialDecodes(on: boolean): void {
+  partialReads = on;
+}
+
 export class StoredArray {
   readonly meta: NodeMeta;
   readonly shape: number[];
@@ -236,7 +245,7 @@ export class StoredArray {
     this.#cache.release(ch as Chunk & { byteLength: number });
   }
 
-  async #chunk(coords: number[], lease: boolean): Promise<Chunk> {
+  async #chunk(coords: number[], lease: boolean, admit = true): Promise<Chunk> {
     // Degenerate metadata (a 0 in the chunk shape, absurd sizes) is refused before any decode.
     const problem = this.meta.array?.problem;
     if (problem) throw new CorruptDataError(`array metadata cannot be used: ${problem}`);
@@ -259,7 +268,7 @@ export class StoredArray {
         throw located(wrap(cause, this.meta.path), this.#backend, key, coords);
       }
     };
-    return lease ? this.#cache.lease(cacheKey, load) : this.#cache.get(cacheKey, load);
+    return lease ? this.#cache.lease(cacheKey, load, admit) : this.#cache.get(cacheKey, load, admit);
   }
 
   /**
@@ -534,6 +543,40 @@ export class StoredArray {
   }
 
   /**
+   * An uncompressed chunk's part of a region with only its bytes read (the span from its first item
+   * to its last, one ranged read) and copied into place: "done"; undefined for any other chunk, or
+   * one not stored, or stored at a size other than its shape's (the whole read reports that).
+   */
+  async #rangeFrom(cc: number[], region: Range[], out: OutValues, place: Placement): Promise<"done" | undefined> {
+    const dec = this.direct;
+    const b = this.#backend;
+    const copyRuns = nativeAddon()?.copyRuns;
+    if (dec?.runs !== 2 || !b.getRange || !b.size || !copyRuns) return undefined;
+    const geom = this.#runsGeometry(cc, region, place);
+    if (geom === "none") return "done";
+    if (geom === "declined") return undefined;
+    const item = out.BYTES_PER_ELEMENT;
+    const k = geom[3];
+    const lo = geom[0];
+    let hi = lo + geom[2];
+    for (let d = 0; d < k; d++) if (geom[4 + d] > 1) hi += (geom[4 + d] - 1) * geom[4 + k + d];
+    const key = this.storageKey(cc);
+    let bytes: Uint8Array | undefined;
+    try {
+      if ((await b.size(key)) !== dec.bytes) return undefined;
+      bytes = await b.getRange(key, { offset: lo * item, length: (hi - lo) * item });
+    } catch (cause) {
+      throw located(wrap(cause, this.meta.path), b, key, cc);
+    }
+    if (!bytes) return undefined;
+    const aligned = bytes.byteOffset % item === 0 ? bytes : bytes.slice();
+    const View = out.constructor as new (b: ArrayBufferLike, at: number, n: number) => OutValues;
+    geom[0] = 0;
+    copyRuns(new View(aligned.buffer, aligned.byteOffset, hi - lo), out, geom);
+    return "done";
+  }
+
+  /**
    * One chunk's part of a region into `out` by decodeRuns: "done", "absent" when the chunk is not
    * stored, "declined" when the addon does not take the layout or cannot decode the chunk.
    */
@@ -635,12 +678,105 @@ export class StoredArray {
       copyRegion(await this.chunk(one), one, this.chunks, region, place, out, packing);
       return;
     }
+    const list = this.chunksFor(region);
+    if (this.#overflows(list.length)) {
+      await this.#readPassing(list, region, out, place, packing);
+      return;
+    }
     await Promise.all(
-      this.chunksFor(region).map(async (cc) => {
+      list.map(async (cc) => {
         const ch = await this.chunk(cc);
         copyRegion(ch, cc, this.chunks, region, place, out, packing);
       }),
     );
+  }
+
+  /**
+   * Whether a read of `chunks` whole decoded chunks would not fit in the chunk cache: under the
+   * cache's segmented policy such a read is not admitted (chunk-cache.ts), since keeping its chunks
+   * would only evict its own first ones, and everyone else's, before anything came back to them.
+   */
+  #overflows(chunks: number): boolean {
+    const Typed = TYPED_ARRAYS[this.dtype];
+    if (this.#cache.policy !== "slru" || !Typed) return false;
+    let bytes = chunks * Typed.BYTES_PER_ELEMENT;
+    for (const c of this.chunks) bytes *= c;
+    return bytes > this.#cache.budget;
+  }
+
+  /**
+   * readInto for a read larger than the chunk cache (a point series down 120 whole-field leads):
+   * chunks the cache has in hand are copied from it; each other one is read for this request alone
+   * and not kept. Where the codec allows, only what the region needs of it is decoded (partFrom);
+   * otherwise it is decoded whole outside the cache. A bounded number of chunks in flight, as
+   * readStoredInto, so the stored and decoded bytes held at once do not grow with the read.
+   */
+  async #readPassing(
+    list: number[][],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Decoding | null,
+  ): Promise<void> {
+    let next = 0;
+    const lane = async () => {
+      while (next < list.length) {
+        const cc = list[next++];
+        const hit = this.#cached(cc);
+        if (hit) copyRegion(hit, cc, this.chunks, region, place, out, packing);
+        else if (partialReads && this.decodesInto(TYPED_ARRAYS[this.dtype])) {
+          await this.#partFrom(cc, region, out, place, packing);
+        } else {
+          const ch = await this.#chunk(cc, false, false);
+          copyRegion(ch, cc, this.chunks, region, place, out, packing);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, list.length) }, lane));
+  }
+
+  /**
+   * One chunk's part of a region read from the store and decoded for this read alone, outside the
+   * cache: by decodeRuns, which decodes only the Blosc blocks holding the part (native/jobs.h),
+   * into `out` when it takes the stored values as they are, else into a buffer of the part's size
+   * that is then unpacked into place. An uncompressed chunk has only the bytes of the part read
+   * (#rangeFrom). A chunk damaged in a block the part needs fails as a whole decode does, naming the
+   * store and key (#placeOtherwise decodes it whole and reports what is wrong).
+   */
+  async #partFrom(
+    cc: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Decoding | null,
+  ): Promise<void> {
+    const Typed = TYPED_ARRAYS[this.dtype] as new (n: number) => OutValues;
+    const plain =
+      packing === null ||
+      (packing.scale === 1 && packing.offset === 0 && packing.missing.length === 0 && packing.unsigned === 0);
+    let into = out;
+    let at = place;
+    let part = region;
+    if (!(plain && out.constructor === Typed)) {
+      // The part of the region in this chunk, its stored values laid out on their own.
+      part = region.map(([a, b], d): Range => {
+        const c = this.chunks[d];
+        return [Math.max(a, cc[d] * c), Math.min(b, (cc[d] + 1) * c)];
+      });
+      const shape = part.map(([a, b]) => b - a);
+      into = new Typed(shape.reduce((a, b) => a * b, 1));
+      at = { offset: 0, strides: strides(shape) };
+    }
+    const runs = (await this.#rangeFrom(cc, part, into, at)) ?? (await this.#decodeRuns(cc, part, into, at));
+    if (runs !== "done") await this.#placeOtherwise(cc, part, into, at, runs);
+    if (into === out) return;
+    const shape = part.map(([a, b]) => b - a);
+    let offset = place.offset;
+    for (let d = 0; d < part.length; d++) offset += (part[d][0] - region[d][0]) * place.strides[d];
+    const zero = shape.map(() => 0);
+    const whole = shape.map((n): Range => [0, n]);
+    const ch = { data: into, shape, stride: strides(shape) };
+    copyRegion(ch, zero, shape, whole, { offset, strides: place.strides }, out, packing);
   }
 
   /** The coordinates of the one chunk holding a whole region, if one does. */

@@ -1,0 +1,234 @@
+// Reads of stores laid out with one whole-field chunk per lead (issue 51), written by xarray with
+// zarr-python 2 (Debian's python3) and zarr-python 3 (the venv): a point down every lead touches
+// more chunks than the chunk cache holds, so it is read for that request alone, decoding only the
+// Blosc blocks that hold the point (or, uncompressed, reading only its bytes), and it neither fills
+// the cache nor evicts what other requests keep coming back to. Values are compared with xarray's
+// and with whole-chunk decodes; damage in a block the point needs is a 500 naming store and key,
+// damage elsewhere is never read.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { partialDecodes } from "../../src/store/array.ts";
+import type { Range } from "../../src/store/region.ts";
+import { Store } from "../../src/store/store.ts";
+import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { requireZarr3Python } from "../helpers/zarr3-python.ts";
+
+const ROOT = join(import.meta.dirname, "../..");
+const LEADS = 8;
+const [NY, NX] = [73, 144];
+const CHUNK = NY * NX * 4;
+/** A cache of three whole-field chunks: a point down the eight leads does not fit in it. */
+const CACHE_MB = (3 * CHUNK) / (1024 * 1024);
+// Blosc blocks of 256 bytes (c-blosc keeps a forced block size this small): 165 to a chunk.
+const BLOCK = 256;
+
+const STORES = [
+  { name: "v2 lz4 shuffle", codec: "lz4-shuffle", fmt: 2 },
+  { name: "v2 zstd shuffle", codec: "zstd-shuffle", fmt: 2 },
+  { name: "v2 lz4 bitshuffle", codec: "lz4-bitshuffle", fmt: 2 },
+  { name: "v2 zstd bitshuffle", codec: "zstd-bitshuffle", fmt: 2 },
+  { name: "v2 uncompressed", codec: "none", fmt: 2 },
+  { name: "v3 lz4 shuffle", codec: "lz4-shuffle", fmt: 3 },
+  { name: "v3 zstd bitshuffle", codec: "zstd-bitshuffle", fmt: 3 },
+  { name: "v3 uncompressed", codec: "none", fmt: 3 },
+] as const;
+
+let root: string;
+const dirs = new Map<string, string>();
+const truths = new Map<string, Float32Array>();
+
+before(() => {
+  root = tempDir("gridcast-whole-field-");
+  const py3 = requireZarr3Python("whole-field reads");
+  for (const s of STORES) {
+    const dir = join(root, s.name.replaceAll(" ", "-"));
+    const py = s.fmt === 3 ? py3 : PYTHON;
+    execFileSync(
+      py,
+      [
+        join(ROOT, "test/python/whole_field_store.py"),
+        dir,
+        "2.5",
+        String(LEADS),
+        s.codec,
+        String(s.fmt),
+        String(BLOCK),
+      ],
+      { stdio: ["ignore", "ignore", "ignore"] },
+    );
+    const raw = join(root, `${s.name.replaceAll(" ", "-")}.f32`);
+    execFileSync(
+      py,
+      [
+        "-c",
+        "import sys, xarray as xr; xr.open_zarr(sys.argv[1], group='forecast/global').t2m.values.astype('<f4').tofile(sys.argv[2])",
+        dir,
+        raw,
+      ],
+      { stdio: ["ignore", "ignore", "ignore"] },
+    );
+    const b = readFileSync(raw);
+    dirs.set(s.name, dir);
+    truths.set(s.name, new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4));
+  }
+});
+after(() => {
+  partialDecodes(true);
+  cleanup(root);
+});
+
+const column = (i: number, j: number): Range[] => [
+  [0, 1],
+  [0, LEADS],
+  [i, i + 1],
+  [j, j + 1],
+];
+const POINTS = [
+  [0, 0],
+  [36, 77],
+  [72, 143],
+  [50, 3],
+];
+
+async function t2m(dir: string, opts: ConstructorParameters<typeof Store>[1] = {}) {
+  const store = new Store(dir, { cacheMb: CACHE_MB, ...opts });
+  const g = await store.forecastGroup("forecast/global");
+  return { store, array: g.variables.get("t2m")!.array };
+}
+
+function sameAsXarray(name: string, got: Float32Array | Float64Array, i: number, j: number, how: string): void {
+  const truth = truths.get(name)!;
+  for (let k = 0; k < LEADS; k++) {
+    const want = truth[(k * NY + i) * NX + j];
+    if (!Object.is(got[k], want)) assert.fail(`${name} ${how}: lead ${k} at (${i}, ${j}) is ${got[k]}, xarray ${want}`);
+  }
+}
+
+describe("a point down every lead of a one-chunk-per-lead store", () => {
+  for (const s of STORES) {
+    test(`${s.name}: xarray's values, nothing admitted to the cache, the same as whole-chunk decodes`, async () => {
+      const { store, array } = await t2m(dirs.get(s.name)!);
+      // The coordinates opening the group read are cached; the points add nothing.
+      const entries = store.cache.stats().entries;
+      for (const [i, j] of POINTS) {
+        const before = store.backend.bytes;
+        sameAsXarray(s.name, await array.read(column(i, j)), i, j, "partial");
+        const read = store.backend.bytes - before;
+        // Uncompressed: one ranged read of each lead's 4 bytes; compressed: each stored chunk once.
+        if (s.codec === "none") assert.equal(read, LEADS * 4, `${s.name}: bytes read`);
+      }
+      assert.equal(store.cache.stats().entries, entries, "a read larger than the cache admits nothing");
+      partialDecodes(false);
+      try {
+        const whole = await t2m(dirs.get(s.name)!);
+        const wholeEntries = whole.store.cache.stats().entries;
+        for (const [i, j] of POINTS) {
+          const before = whole.store.backend.bytes;
+          sameAsXarray(s.name, await whole.array.read(column(i, j)), i, j, "whole decode");
+          if (s.codec === "none") assert.equal(whole.store.backend.bytes - before, LEADS * CHUNK);
+        }
+        assert.equal(whole.store.cache.stats().entries, wholeEntries);
+        assert.equal(whole.store.cache.stats().bypassed, LEADS * POINTS.length);
+      } finally {
+        partialDecodes(true);
+      }
+    });
+  }
+});
+
+/** Each lead's chunk with the first stream of the Blosc block holding (row, col) cut to one byte. */
+function damageBlockAt(dir: string, row: number, col: number): void {
+  for (let k = 0; k < LEADS; k++) {
+    const file = join(dir, "forecast/global/t2m", `0.${k}.0.0`);
+    const b = readFileSync(file);
+    const blocksize = b.readUInt32LE(8);
+    assert.ok(blocksize < b.readUInt32LE(4) && (b[2] & 2) === 0, "compressed, several blocks");
+    const block = Math.floor(((row * NX + col) * 4) / blocksize);
+    b.writeUInt32LE(1, b.readUInt32LE(16 + 4 * block));
+    writeFileSync(file, b);
+  }
+}
+
+describe("a damaged block", () => {
+  let dir: string;
+  let srv: TestServer;
+  before(async () => {
+    dir = join(root, "damaged");
+    cpSync(dirs.get("v2 lz4 shuffle")!, dir, { recursive: true });
+    damageBlockAt(dir, 72, 5);
+    srv = await testServer(dir, { chunk_cache_mb: CACHE_MB });
+  });
+  after(() => srv.close());
+
+  test("a point in the first rows never reads it (a whole decode fails); one in the last rows fails naming the key", async () => {
+    const { array } = await t2m(dir);
+    sameAsXarray("v2 lz4 shuffle", await array.read(column(0, 5)), 0, 5, "first row");
+    await assert.rejects(
+      async () => array.read(column(72, 5)),
+      (e: Error & { logFields?: Record<string, unknown> }) => {
+        assert.match(String(e.logFields?.key), /t2m\/0\.\d\.0\.0$/);
+        return true;
+      },
+    );
+    partialDecodes(false);
+    try {
+      const whole = await t2m(dir);
+      await assert.rejects(async () => whole.array.read(column(0, 5)), "a whole decode reads the damaged block");
+    } finally {
+      partialDecodes(true);
+    }
+  });
+
+  test("over HTTP: 500 problem+json without a path, the log naming store and key; the first rows answer", async () => {
+    const key = await srv.key(["weather"]);
+    const point = (q: string) => get(`${srv.url}/point?${q}&var=t2m&run=0`, { "X-API-Key": key });
+    const before = srv.logs.length;
+    const r = await point("lat=-90&lon=12.5");
+    assert.equal(r.status, 500);
+    assert.equal(r.headers.get("content-type"), "application/problem+json");
+    assert.equal(r.json().type, "/problems/corrupt-data");
+    assert.doesNotMatch(r.body.toString(), /\/tmp|gridcast-whole/);
+    const line = srv.logs.slice(before).find((e) => typeof e.key === "string");
+    assert.ok(line, "no log line with the key");
+    assert.match(String(line.key), /t2m\/0\.\d\.0\.0$/);
+    assert.match(String(line.store), /directory store/);
+    assert.equal((await point("lat=90&lon=0")).status, 200);
+  });
+});
+
+describe("the working set under sweeps", () => {
+  /** A small box in lead 0 read twice, sweeps of points down every lead and of two-lead boxes, the box again: its stored reads. */
+  async function workingSetReads(policy: "slru" | "lru"): Promise<number> {
+    const { store, array } = await t2m(dirs.get("v2 lz4 shuffle")!, { cachePolicy: policy });
+    const box: Range[] = [
+      [0, 1],
+      [0, 1],
+      [10, 20],
+      [30, 40],
+    ];
+    const key = "forecast/global/t2m/0.0.0.0";
+    await array.read(box);
+    await array.read(box);
+    for (const [i, j] of POINTS) await array.read(column(i, j));
+    // Two-lead boxes, each within the cache, sweeping leads 1-6 once: seven chunks through a cache of three.
+    for (let k = 1; k + 2 <= LEADS; k += 2) {
+      await array.read([
+        [0, 1],
+        [k, k + 2],
+        [0, 5],
+        [0, 5],
+      ]);
+    }
+    const reads = store.backend.reads.get(key) ?? 0;
+    await array.read(box);
+    return (store.backend.reads.get(key) ?? 0) - reads;
+  }
+
+  test("slru keeps a box read twice through sweeps of more chunks than the cache holds; lru reads it again", async () => {
+    assert.equal(await workingSetReads("slru"), 0, "slru: the box's chunk was evicted");
+    assert.equal(await workingSetReads("lru"), 1, "lru: the sweep should have evicted it");
+  });
+});

@@ -391,7 +391,9 @@ export class StoredArray {
    * Stored values (nothing unpacked) of a region written into their place, as readInto(…, null),
    * outside the chunk cache: when decodesInto(out) holds, each chunk is read, decoded and copied
    * into `out` by one job on libuv's pool, so the main thread neither makes a decoded chunk nor
-   * copies one. A stored chunk the addon declines (a layout it does not take) or cannot decode is
+   * copies one; of a Blosc chunk only the blocks holding the region are decoded, and of an
+   * uncompressed one only the bytes the region spans are read when that is under half of it
+   * (#rangeFrom). A stored chunk the addon declines (a layout it does not take) or cannot decode is
    * read again and decoded outside the cache (decodeDirect: damage is named, never answered from
    * an earlier decode); a chunk that is not stored, and every chunk of an array without a direct
    * decoder, go the cached way, which gives the fill value or names what is wrong as readInto does.
@@ -409,7 +411,9 @@ export class StoredArray {
     const lane = async () => {
       while (next < list.length) {
         const cc = list[next++];
-        const runs = fast ? await this.#decodeRuns(cc, region, out, place) : "declined";
+        const runs = fast
+          ? ((await this.#rangeFrom(cc, region, out, place)) ?? (await this.#decodeRuns(cc, region, out, place)))
+          : "declined";
         if (runs !== "done") await this.#placeOtherwise(cc, region, out, place, runs);
       }
     };
@@ -544,8 +548,9 @@ export class StoredArray {
 
   /**
    * An uncompressed chunk's part of a region with only its bytes read (the span from its first item
-   * to its last, one ranged read) and copied into place: "done"; undefined for any other chunk, or
-   * one not stored, or stored at a size other than its shape's (the whole read reports that).
+   * to its last, one ranged read) and copied into place: "done"; undefined for any other chunk, a
+   * part spanning more than half the chunk, a chunk not stored, or one stored at a size other than
+   * its shape's (the whole read reports that).
    */
   async #rangeFrom(cc: number[], region: Range[], out: OutValues, place: Placement): Promise<"done" | undefined> {
     const dec = this.direct;
@@ -560,6 +565,8 @@ export class StoredArray {
     const lo = geom[0];
     let hi = lo + geom[2];
     for (let d = 0; d < k; d++) if (geom[4 + d] > 1) hi += (geom[4 + d] - 1) * geom[4 + k + d];
+    // Most of the chunk wanted (a whole-field read): one whole read costs less than a stat and a range.
+    if ((hi - lo) * item > dec.bytes / 2) return undefined;
     const key = this.storageKey(cc);
     let bytes: Uint8Array | undefined;
     try {

@@ -199,6 +199,73 @@ describe("a damaged block", () => {
   });
 });
 
+/** The float32 values of an .npy body. */
+function npyValues(body: Buffer): Float32Array {
+  assert.equal(body.subarray(1, 6).toString(), "NUMPY");
+  const at = 10 + body.readUInt16LE(8);
+  const data = body.subarray(at);
+  return new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+}
+
+/** A box export of every lead: rows 0-4 (lat 90 to 80), columns 0-4 (lon 0 to 10). */
+const NORTH_BOX = "lat_min=80&lat_max=90&lon_min=0&lon_max=10";
+
+/** What xarray holds for NORTH_BOX, as the export lays it out (lead, lat ascending, lon). */
+function northBox(name: string): Float32Array {
+  const truth = truths.get(name)!;
+  const out = new Float32Array(LEADS * 25);
+  let n = 0;
+  for (let k = 0; k < LEADS; k++) {
+    for (let i = 4; i >= 0; i--) for (let j = 0; j < 5; j++) out[n++] = truth[(k * NY + i) * NX + j];
+  }
+  return out;
+}
+
+describe("small box exports from whole-field chunks", () => {
+  const exportOf = (srv: TestServer, key: string, box: string) =>
+    get(`${srv.url}/api/export/forecast~global/npy?var=t2m&time_index=0&lead_start=0&lead_stop=${LEADS - 1}&${box}`, {
+      "X-API-Key": key,
+    });
+
+  test("Blosc: a block damaged outside the box is never read; one inside is a 500 naming the key", async () => {
+    const dir = join(root, "damaged-export");
+    cpSync(dirs.get("v2 lz4 shuffle")!, dir, { recursive: true });
+    damageBlockAt(dir, 72, 5);
+    const srv = await testServer(dir, { chunk_cache_mb: CACHE_MB });
+    try {
+      const key = await srv.key(["weather"]);
+      const r = await exportOf(srv, key, NORTH_BOX);
+      assert.equal(r.status, 200, r.body.toString().slice(0, 300));
+      assert.deepEqual(npyValues(r.body), northBox("v2 lz4 shuffle"));
+      const before = srv.logs.length;
+      const bad = await exportOf(srv, key, "lat_min=-90&lat_max=-85&lon_min=10&lon_max=15");
+      assert.equal(bad.status, 500);
+      assert.equal(bad.json().type, "/problems/corrupt-data");
+      const line = srv.logs.slice(before).find((e) => typeof e.key === "string");
+      assert.match(String(line?.key), /t2m\/0\.\d\.0\.0$/);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test("uncompressed: only the bytes the box spans are read", async () => {
+    const srv = await testServer(dirs.get("v2 uncompressed")!, { chunk_cache_mb: CACHE_MB });
+    try {
+      const key = await srv.key(["weather"]);
+      const backend = srv.running.ctx.store.backend;
+      await exportOf(srv, key, "lat_min=0&lat_max=1&lon_min=0&lon_max=1"); // the group opened
+      const before = backend.bytes;
+      const r = await exportOf(srv, key, NORTH_BOX);
+      assert.equal(r.status, 200);
+      assert.deepEqual(npyValues(r.body), northBox("v2 uncompressed"));
+      // Rows 0-4 from column 0 to 4 of each lead: (4 × 144 + 5) values, not the 10,512 of a chunk.
+      assert.equal(backend.bytes - before, LEADS * (4 * NX + 5) * 4);
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
 describe("the working set under sweeps", () => {
   /** A small box in lead 0 read twice, sweeps of points down every lead and of two-lead boxes, the box again: its stored reads. */
   async function workingSetReads(policy: "slru" | "lru"): Promise<number> {

@@ -48,6 +48,20 @@ const READS_IN_FLIGHT = 8;
  */
 export const SPLIT_CHUNKS_MAX = 2 * READS_IN_FLIGHT;
 
+/** Decoded chunks from this size (512 KiB) up have a small part's Blosc blocks read alone (#blocksFrom). */
+const BLOCK_READS_MIN = 512 * 1024;
+/** The first read of #blocksFrom: header and block table of chunks of up to 1,020 blocks. */
+const BLOCK_TABLE_READ = 4096;
+
+/** The items [lo, hi) of a chunk a rising runs geometry (decodeRuns') reads. */
+function runsSpan(geom: Float64Array): [number, number] {
+  const k = geom[3];
+  const lo = geom[0];
+  let hi = lo + geom[2];
+  for (let d = 0; d < k; d++) if (geom[4 + d] > 1) hi += (geom[4 + d] - 1) * geom[4 + k + d];
+  return [lo, hi];
+}
+
 /** A read in two parts along one dimension: see StoredArray.readStoredSplit. */
 export interface StoredSplit {
   /** How many leading indices of the region along the dimension have all their values in place. */
@@ -154,10 +168,10 @@ export class StoredArray {
    * decode cached under that version (a warm read). Undefined otherwise: then #chunk() reads. The
    * same key, version and hit counting as #chunk(); nothing is read or decoded here.
    */
-  #cached(coords: number[]): Chunk | undefined {
+  #cached(coords: number[], touch = true): Chunk | undefined {
     if (this.meta.array?.problem) return undefined;
     const key = this.#keyNow(coords);
-    return key === undefined ? undefined : this.#cache.peek(key);
+    return key === undefined ? undefined : this.#cache.peek(key, touch);
   }
 
   /**
@@ -547,6 +561,89 @@ export class StoredArray {
   }
 
   /**
+   * A large Blosc chunk's small part of a region with only the stored bytes its blocks need read:
+   * the header and block table (one ranged read), then the span of the blocks holding the part
+   * (another), into a buffer laid out as the stored chunk whose other blocks are never looked at,
+   * decoded by decodeRuns (which decodes only the blocks the runs read). Only for chunks decodeRuns
+   * places block by block (no delta filter, not both shuffles, Blosc's type size the items', whole
+   * elements a block), so no block outside the part is ever decoded from bytes not read. "done";
+   * "declined" when it did not decode (the whole chunk is then read and decoded, which names what
+   * is wrong); undefined when this does not apply (small chunks, large parts, layouts it does not
+   * take), and the whole stored chunk is read instead.
+   */
+  async #blocksFrom(
+    cc: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+  ): Promise<"done" | "declined" | undefined> {
+    const dec = this.direct;
+    const b = this.#backend;
+    const decodeRuns = nativeAddon()?.decodeRuns;
+    if (dec?.runs !== 0 || !b.getRange || !b.size || !decodeRuns || dec.bytes < BLOCK_READS_MIN) return undefined;
+    const geom = this.#runsGeometry(cc, region, place);
+    if (geom === "none") return "done";
+    if (geom === "declined") return undefined;
+    const item = out.BYTES_PER_ELEMENT;
+    const [lo, hi] = runsSpan(geom);
+    if ((hi - lo) * item > dec.bytes / 4) return undefined;
+    const key = this.storageKey(cc);
+    let stored: Uint8Array | undefined;
+    try {
+      const size = await b.size(key);
+      if (size === undefined || size < 16) return undefined;
+      const head = await b.getRange(key, { offset: 0, length: Math.min(size, BLOCK_TABLE_READ) });
+      if (!head || head.length < 16) return undefined;
+      const v = new DataView(head.buffer, head.byteOffset, head.byteLength);
+      const [flags, ts] = [head[2], head[3]];
+      const [nbytes, blocksize, cbytes] = [v.getUint32(4, true), v.getUint32(8, true), v.getUint32(12, true)];
+      const takes =
+        (head[0] === 1 || head[0] === 2) &&
+        (flags & 0x8) === 0 &&
+        (flags & 0x5) !== 0x5 &&
+        (flags & 0x2) === 0 &&
+        ts === item &&
+        blocksize > 0 &&
+        blocksize % ts === 0 &&
+        nbytes === dec.bytes &&
+        cbytes <= size;
+      if (!takes) return undefined;
+      const nblocks = Math.ceil(nbytes / blocksize);
+      const tableEnd = 16 + 4 * nblocks;
+      if (tableEnd > head.length || tableEnd > cbytes) return undefined;
+      const starts = Array.from({ length: nblocks }, (_, i) => v.getUint32(16 + 4 * i, true));
+      // The stored span of the blocks holding items [lo, hi): blocks need not be stored in order
+      // (threaded writers append them as they finish), so each ends where the next stored one starts.
+      const sorted = [...starts].sort((x, y) => x - y);
+      const endOf = (at: number) => sorted.find((x) => x > at) ?? cbytes;
+      let from = cbytes;
+      let to = tableEnd;
+      for (let k = Math.floor((lo * item) / blocksize); k <= Math.floor((hi * item - 1) / blocksize); k++) {
+        const at = starts[k];
+        if (at < tableEnd || at >= cbytes) return undefined;
+        from = Math.min(from, at);
+        to = Math.max(to, endOf(at));
+      }
+      stored = takeBytes(cbytes);
+      stored.set(head.subarray(0, tableEnd));
+      const span = await b.getRange(key, { offset: from, length: to - from });
+      if (!span || span.length !== to - from) {
+        giveBytes(stored);
+        return undefined;
+      }
+      stored.set(span, from);
+    } catch (cause) {
+      if (stored) giveBytes(stored);
+      throw located(wrap(cause, this.meta.path), b, key, cc);
+    }
+    try {
+      return (await decodeRuns(0, stored, dec.bytes, out, geom)) === dec.bytes ? "done" : "declined";
+    } finally {
+      giveBytes(stored);
+    }
+  }
+
+  /**
    * An uncompressed chunk's part of a region with only its bytes read (the span from its first item
    * to its last, one ranged read) and copied into place: "done"; undefined for any other chunk, a
    * part spanning more than half the chunk, a chunk not stored, or one stored at a size other than
@@ -561,10 +658,7 @@ export class StoredArray {
     if (geom === "none") return "done";
     if (geom === "declined") return undefined;
     const item = out.BYTES_PER_ELEMENT;
-    const k = geom[3];
-    const lo = geom[0];
-    let hi = lo + geom[2];
-    for (let d = 0; d < k; d++) if (geom[4 + d] > 1) hi += (geom[4 + d] - 1) * geom[4 + k + d];
+    const [lo, hi] = runsSpan(geom);
     // Most of the chunk wanted (a whole-field read): one whole read costs less than a stat and a range.
     if ((hi - lo) * item > dec.bytes / 2) return undefined;
     const key = this.storageKey(cc);
@@ -729,7 +823,8 @@ export class StoredArray {
     const lane = async () => {
       while (next < list.length) {
         const cc = list[next++];
-        const hit = this.#cached(cc);
+        // Used where it lies: a sweep through more chunks than the cache holds is no second use.
+        const hit = this.#cached(cc, false);
         if (hit) copyRegion(hit, cc, this.chunks, region, place, out, packing);
         else if (partialReads && this.decodesInto(TYPED_ARRAYS[this.dtype])) {
           await this.#partFrom(cc, region, out, place, packing);
@@ -774,7 +869,10 @@ export class StoredArray {
       into = new Typed(shape.reduce((a, b) => a * b, 1));
       at = { offset: 0, strides: strides(shape) };
     }
-    const runs = (await this.#rangeFrom(cc, part, into, at)) ?? (await this.#decodeRuns(cc, part, into, at));
+    const runs =
+      (await this.#rangeFrom(cc, part, into, at)) ??
+      (await this.#blocksFrom(cc, part, into, at)) ??
+      (await this.#decodeRuns(cc, part, into, at));
     if (runs !== "done") await this.#placeOtherwise(cc, part, into, at, runs);
     if (into === out) return;
     const shape = part.map(([a, b]) => b - a);

@@ -142,11 +142,14 @@ export class ChunkCache<V extends { byteLength: number }> {
   }
 
   /** A decoded entry in hand, counted and refreshed as a hit exactly like get(); else undefined
-   * (nothing counted: the caller goes on to get(), which counts the miss or the shared load). */
-  peek(key: string): V | undefined {
+   * (nothing counted: the caller goes on to get(), which counts the miss or the shared load).
+   * `touch` false: counted, but left where it is (a read larger than the cache, whose passing
+   * over an entry says nothing about whether it will be wanted again). */
+  peek(key: string, touch = true): V | undefined {
     const prot = this.#protected.get(key);
     if (prot !== undefined) {
       this.hits++;
+      if (!touch) return prot;
       // Already the most recently used: moving it to the end would change nothing.
       if (key !== this.#newest) {
         this.#protected.delete(key);
@@ -158,6 +161,7 @@ export class ChunkCache<V extends { byteLength: number }> {
     const hit = this.#probation.get(key);
     if (hit === undefined) return undefined;
     this.hits++;
+    if (!touch) return hit;
     if (this.policy === "lru") {
       if (key !== this.#newest) {
         this.#probation.delete(key);

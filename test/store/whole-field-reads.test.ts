@@ -299,3 +299,85 @@ describe("the working set under sweeps", () => {
     assert.equal(await workingSetReads("lru"), 1, "lru: the sweep should have evicted it");
   });
 });
+
+describe("large whole-field chunks (0.5°, 1 MB a lead): a point reads only the header, block table and its block", () => {
+  const BIG = [
+    { name: "v2 default (lz4 shuffle)", codec: "default", fmt: 2 },
+    { name: "v2 zstd bitshuffle (blocks stored out of order)", codec: "zstd-bitshuffle", fmt: 2 },
+    { name: "v3 zstd bitshuffle", codec: "zstd-bitshuffle", fmt: 3 },
+  ] as const;
+  const [BY, BX, BL] = [361, 720, 3];
+  const big = new Map<string, { dir: string; truth: Float32Array }>();
+  before(() => {
+    const py3 = requireZarr3Python("whole-field reads");
+    for (const s of BIG) {
+      const dir = join(root, `big-${s.codec}-${s.fmt}`);
+      const py = s.fmt === 3 ? py3 : PYTHON;
+      const quiet: { stdio: "ignore" } = { stdio: "ignore" };
+      execFileSync(
+        py,
+        [join(ROOT, "test/python/whole_field_store.py"), dir, "0.5", String(BL), s.codec, String(s.fmt)],
+        quiet,
+      );
+      const raw = `${dir}.f32`;
+      const read =
+        "import sys, xarray as xr; xr.open_zarr(sys.argv[1], group='forecast/global').t2m.values.astype('<f4').tofile(sys.argv[2])";
+      execFileSync(py, ["-c", read, dir, raw], quiet);
+      const b = readFileSync(raw);
+      big.set(s.name, { dir, truth: new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4) });
+    }
+  });
+  const chunkFile = (dir: string, fmt: number, k: number) =>
+    join(dir, "forecast/global/t2m", fmt === 3 ? `c/0/${k}/0/0` : `0.${k}.0.0`);
+
+  for (const s of BIG) {
+    test(`${s.name}: xarray's values, a fraction of the stored bytes read; other blocks never looked at`, async () => {
+      const { dir, truth } = big.get(s.name)!;
+      const cacheMb = (2 * BY * BX * 4) / (1024 * 1024);
+      const stored = Array.from({ length: BL }, (_, k) => readFileSync(chunkFile(dir, s.fmt, k)));
+      const total = stored.reduce((a, b) => a + b.length, 0);
+      assert.ok(
+        stored.every((b) => b.readUInt32LE(8) < b.readUInt32LE(4)),
+        "several blocks a chunk",
+      );
+      const col = (i: number, j: number): Range[] => [
+        [0, 1],
+        [0, BL],
+        [i, i + 1],
+        [j, j + 1],
+      ];
+      const want = (i: number, j: number) => Array.from({ length: BL }, (_, k) => truth[(k * BY + i) * BX + j]);
+      const store = new Store(dir, { cacheMb });
+      const array = (await store.forecastGroup("forecast/global")).variables.get("t2m")!.array;
+      for (const [i, j] of [
+        [0, 0],
+        [180, 360],
+        [360, 719],
+      ]) {
+        const before = store.backend.bytes;
+        assert.deepEqual(Array.from(await array.read(col(i, j))), want(i, j), `${s.name} (${i}, ${j})`);
+        const read = store.backend.bytes - before;
+        assert.ok(read < 0.75 * total, `${s.name}: read ${read} of ${total} stored bytes`);
+      }
+      // Every block but the one holding row 0, column 0 overwritten: that point still reads exactly.
+      for (const [k, b] of stored.entries()) {
+        const blocks = Math.ceil(b.readUInt32LE(4) / b.readUInt32LE(8));
+        const starts = Array.from({ length: blocks }, (_, n) => b.readUInt32LE(16 + 4 * n));
+        const first = starts[0];
+        const end = [...starts, b.length].filter((x) => x > first).sort((x, y) => x - y)[0];
+        const bad = Buffer.alloc(b.length, 0xa5);
+        b.copy(bad, 0, 0, 16 + 4 * blocks);
+        b.copy(bad, first, first, end);
+        writeFileSync(chunkFile(dir, s.fmt, k), bad);
+      }
+      try {
+        const fresh = new Store(dir, { cacheMb });
+        const a2 = (await fresh.forecastGroup("forecast/global")).variables.get("t2m")!.array;
+        assert.deepEqual(Array.from(await a2.read(col(0, 0))), want(0, 0));
+        await assert.rejects(async () => a2.read(col(360, 719)), "a point in an overwritten block fails");
+      } finally {
+        for (const [k, b] of stored.entries()) writeFileSync(chunkFile(dir, s.fmt, k), b);
+      }
+    });
+  }
+});

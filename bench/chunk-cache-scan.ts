@@ -5,7 +5,8 @@
 //  - a point down the 120 leads (what /point reads: pointSeries, the route's code without HTTP),
 //    the same point repeated and distinct points, under the former chunk cache (plain LRU,
 //    every chunk decoded whole and kept), under the segmented cache's admission alone (whole
-//    decodes, nothing kept) and with partial decodes (only the Blosc block holding the point);
+//    decodes, nothing kept) and with partial decodes (only the Blosc block holding the point; a
+//    local store's stored chunk is still read whole, in one job);
 //    and xarray reading the same point from the same directory in its own process;
 //  - a working set of small boxes in 8 leads (8 chunks, 32 MiB, well inside the 256 MiB cache)
 //    read again and again while scans run between them (points down all 120 leads, and a sweep

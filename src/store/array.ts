@@ -50,8 +50,6 @@ export const SPLIT_CHUNKS_MAX = 2 * READS_IN_FLIGHT;
 
 /** Decoded chunks from this size (512 KiB) up have a small part's Blosc blocks read alone (#blocksFrom). */
 const BLOCK_READS_MIN = 512 * 1024;
-/** The first read of #blocksFrom: header and block table of chunks of up to 1,020 blocks. */
-const BLOCK_TABLE_READ = 4096;
 
 /** The items [lo, hi) of a chunk a rising runs geometry (decodeRuns') reads. */
 function runsSpan(geom: Float64Array): [number, number] {
@@ -75,8 +73,11 @@ export interface StoredSplit {
  * rather than whole chunks outside the cache; off only to measure the difference (benches, tests).
  */
 let partialReads = true;
-export function partialDecodes(on: boolean): void {
+/** Whether those reads fetch only the Blosc blocks they decode (#blocksFrom); off only to measure. */
+let blockReads = true;
+export function partialDecodes(on: boolean, blocks = on): void {
   partialReads = on;
+  blockReads = blocks;
 }
 
 export class StoredArray {
@@ -561,9 +562,9 @@ export class StoredArray {
   }
 
   /**
-   * A large Blosc chunk's small part of a region with only the stored bytes its blocks need read:
-   * the header and block table (one ranged read), then the span of the blocks holding the part
-   * (another), into a buffer laid out as the stored chunk whose other blocks are never looked at,
+   * A large Blosc chunk's small part of a region, from a remote store, with only the stored bytes
+   * its blocks need read: the header, the block table, then the span of the blocks holding the part
+   * (three ranged reads), into a buffer laid out as the stored chunk whose other blocks are never looked at,
    * decoded by decodeRuns (which decodes only the blocks the runs read). Only for chunks decodeRuns
    * places block by block (no delta filter, not both shuffles, Blosc's type size the items', whole
    * elements a block), so no block outside the part is ever decoded from bytes not read. "done";
@@ -580,7 +581,11 @@ export class StoredArray {
     const dec = this.direct;
     const b = this.#backend;
     const decodeRuns = nativeAddon()?.decodeRuns;
-    if (dec?.runs !== 0 || !b.getRange || !b.size || !decodeRuns || dec.bytes < BLOCK_READS_MIN) return undefined;
+    // A store read whole in one job (getInto: local files) reads a stored chunk faster than three
+    // ranged reads (bench/chunk-cache-scan.ts); remote stores save the bytes and the transfer.
+    if (!blockReads || b.getInto || dec?.runs !== 0 || !b.getRange || !decodeRuns || dec.bytes < BLOCK_READS_MIN) {
+      return undefined;
+    }
     const geom = this.#runsGeometry(cc, region, place);
     if (geom === "none") return "done";
     if (geom === "declined") return undefined;
@@ -590,9 +595,8 @@ export class StoredArray {
     const key = this.storageKey(cc);
     let stored: Uint8Array | undefined;
     try {
-      const size = await b.size(key);
-      if (size === undefined || size < 16) return undefined;
-      const head = await b.getRange(key, { offset: 0, length: Math.min(size, BLOCK_TABLE_READ) });
+      // The header first: a stored object shorter than one (damaged) goes the whole way, which names it.
+      const head = await b.getRange(key, { offset: 0, length: 16 }).catch(() => undefined);
       if (!head || head.length < 16) return undefined;
       const v = new DataView(head.buffer, head.byteOffset, head.byteLength);
       const [flags, ts] = [head[2], head[3]];
@@ -605,13 +609,15 @@ export class StoredArray {
         ts === item &&
         blocksize > 0 &&
         blocksize % ts === 0 &&
-        nbytes === dec.bytes &&
-        cbytes <= size;
+        nbytes === dec.bytes;
       if (!takes) return undefined;
       const nblocks = Math.ceil(nbytes / blocksize);
       const tableEnd = 16 + 4 * nblocks;
-      if (tableEnd > head.length || tableEnd > cbytes) return undefined;
-      const starts = Array.from({ length: nblocks }, (_, i) => v.getUint32(16 + 4 * i, true));
+      if (tableEnd > cbytes) return undefined;
+      const table = await b.getRange(key, { offset: 16, length: tableEnd - 16 });
+      if (!table || table.length !== tableEnd - 16) return undefined;
+      const t = new DataView(table.buffer, table.byteOffset, table.byteLength);
+      const starts = Array.from({ length: nblocks }, (_, i) => t.getUint32(4 * i, true));
       // The stored span of the blocks holding items [lo, hi): blocks need not be stored in order
       // (threaded writers append them as they finish), so each ends where the next stored one starts.
       const sorted = [...starts].sort((x, y) => x - y);
@@ -624,13 +630,11 @@ export class StoredArray {
         from = Math.min(from, at);
         to = Math.max(to, endOf(at));
       }
-      stored = takeBytes(cbytes);
-      stored.set(head.subarray(0, tableEnd));
       const span = await b.getRange(key, { offset: from, length: to - from });
-      if (!span || span.length !== to - from) {
-        giveBytes(stored);
-        return undefined;
-      }
+      if (!span || span.length !== to - from) return undefined;
+      stored = takeBytes(cbytes);
+      stored.set(head);
+      stored.set(table, 16);
       stored.set(span, from);
     } catch (cause) {
       if (stored) giveBytes(stored);

@@ -8,12 +8,14 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { partialDecodes } from "../../src/store/array.ts";
 import type { Range } from "../../src/store/region.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { listen, rangeServer } from "../helpers/static-server.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -300,7 +302,7 @@ describe("the working set under sweeps", () => {
   });
 });
 
-describe("large whole-field chunks (0.5°, 1 MB a lead): a point reads only the header, block table and its block", () => {
+describe("large whole-field chunks (0.5°, 1 MB a lead) over HTTP: a point reads only the header, block table and its block", () => {
   const BIG = [
     { name: "v2 default (lz4 shuffle)", codec: "default", fmt: 2 },
     { name: "v2 zstd bitshuffle (blocks stored out of order)", codec: "zstd-bitshuffle", fmt: 2 },
@@ -308,6 +310,16 @@ describe("large whole-field chunks (0.5°, 1 MB a lead): a point reads only the 
   ] as const;
   const [BY, BX, BL] = [361, 720, 3];
   const big = new Map<string, { dir: string; truth: Float32Array }>();
+  const servers: Server[] = [];
+  after(() => {
+    for (const srv of servers) srv.close();
+  });
+  /** The store served by a static server that honours Range (as object stores do). */
+  const served = async (dir: string) => {
+    const srv = rangeServer(dir, () => "none");
+    servers.push(srv);
+    return listen(srv);
+  };
   before(() => {
     const py3 = requireZarr3Python("whole-field reads");
     for (const s of BIG) {
@@ -347,7 +359,8 @@ describe("large whole-field chunks (0.5°, 1 MB a lead): a point reads only the 
         [j, j + 1],
       ];
       const want = (i: number, j: number) => Array.from({ length: BL }, (_, k) => truth[(k * BY + i) * BX + j]);
-      const store = new Store(dir, { cacheMb });
+      const url = await served(dir);
+      const store = new Store(url, { cacheMb });
       const array = (await store.forecastGroup("forecast/global")).variables.get("t2m")!.array;
       for (const [i, j] of [
         [0, 0],
@@ -371,7 +384,7 @@ describe("large whole-field chunks (0.5°, 1 MB a lead): a point reads only the 
         writeFileSync(chunkFile(dir, s.fmt, k), bad);
       }
       try {
-        const fresh = new Store(dir, { cacheMb });
+        const fresh = new Store(url, { cacheMb });
         const a2 = (await fresh.forecastGroup("forecast/global")).variables.get("t2m")!.array;
         assert.deepEqual(Array.from(await a2.read(col(0, 0))), want(0, 0));
         await assert.rejects(async () => a2.read(col(360, 719)), "a point in an overwritten block fails");

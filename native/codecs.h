@@ -379,23 +379,26 @@ static void bitunshuffle(const unsigned char *src, unsigned char *dst, size_t si
   if (done < size) memcpy(dst + done, src + done, size - done);
 }
 
-// Where a byte-shuffled chunk's blocks go instead of into dst (see blosc_chunk_to): called once per
-// block, in order, with its byte planes (`size` bytes, `size / ts` elements a plane) and the
-// offset of its first byte in the chunk.
+// Where a chunk's blocks go instead of into dst (see blosc_chunk_to): called once per block, in
+// order, with the block (`size` bytes) and the offset of its first byte in the chunk; `planes` set
+// when the block is handed as a byte-shuffled block's byte planes (`size / ts` elements a plane),
+// clear when its elements are in order (bit-shuffled blocks unshuffled, blocks stored unshuffled,
+// a chunk stored as is, handed as one block).
 // `lo`, `hi`: the bytes of the chunk the sink reads ([lo, hi), hi 0 for all of them): blocks outside
-// are not decoded at all, and in the last block it reads only the head of each byte plane is.
+// are not decoded at all, and in the last block it reads only the head of each byte plane is (of the
+// block, unshuffled; a bit-shuffled block is decoded whole).
 typedef struct {
-  void (*block)(void *ctx, const unsigned char *planes, size_t size, size_t ts, size_t first);
+  void (*block)(void *ctx, const unsigned char *data, size_t size, size_t ts, size_t first, int planes);
   void *ctx;
   size_t lo, hi;
 } BlockSink;
 
 // A Blosc (format 1/2) chunk into dst, which must be exactly the size its header states: the
-// bytes written, or one of the negative results above. With a sink, a byte-shuffled chunk's
-// blocks are handed to it unshuffled-not-yet (dst is then not written and may be NULL); the
-// caller makes sure the chunk is byte-shuffled, not bit-shuffled and not stored as is, and that
-// its blocks hold whole elements (blosc_runs_ok in run-sink.h). On a failure, the blocks before
-// the one that failed have been handed over.
+// bytes written, or one of the negative results above. With a sink, the chunk's blocks are handed
+// to it instead (dst is then not written and may be NULL): a byte-shuffled chunk's unshuffled-not-
+// yet, any other's in element order; the caller makes sure its blocks hold whole elements of the
+// header's type size (blosc_runs_ok in run-sink.h). On a failure, the blocks before the one that
+// failed have been handed over.
 static double blosc_chunk_to(const unsigned char *src, size_t src_len, unsigned char *dst, size_t dst_len,
                              const BlockSink *sink) {
   if (src_len < HEADER) return BAD_HEADER;
@@ -404,13 +407,15 @@ static double blosc_chunk_to(const unsigned char *src, size_t src_len, unsigned 
   if (format < 1 || format > 2 || ts == 0 || nbytes != dst_len || cbytes < HEADER || cbytes > src_len) {
     return BAD_HEADER;
   }
-  if (sink && ((flags & MEMCPYED) || !(flags & DO_SHUFFLE) || blocksize % ts != 0 || nbytes % ts != 0)) {
-    return BAD_HEADER;
-  }
+  if (sink && (blocksize % ts != 0 || nbytes % ts != 0)) return BAD_HEADER;
   if (nbytes == 0) return 0;
   if (flags & MEMCPYED) {
     if (nbytes > cbytes - HEADER) return BAD_HEADER;
-    memcpy(dst, src + HEADER, nbytes);
+    if (sink) {
+      sink->block(sink->ctx, src + HEADER, nbytes, ts, 0, 0);
+    } else {
+      memcpy(dst, src + HEADER, nbytes);
+    }
     return (double)nbytes;
   }
   int compressor = flags >> 5;
@@ -420,8 +425,11 @@ static double blosc_chunk_to(const unsigned char *src, size_t src_len, unsigned 
   if (nblocks > (cbytes - HEADER) / 4) return BAD_HEADER;
   size_t table_end = HEADER + 4 * nblocks, leftover = nbytes % blocksize;
   int shuffled = (flags & (DO_SHUFFLE | DO_BITSHUFFLE)) != 0;
-  unsigned char *scratch = shuffled ? scratch_of(blocksize < nbytes ? blocksize : nbytes) : NULL;
-  if (shuffled && !scratch) return NO_MEMORY;
+  // A bit-shuffled block for a sink is unshuffled into the scratch's second half.
+  int bits_to_sink = sink && (flags & DO_BITSHUFFLE) && !(flags & DO_SHUFFLE);
+  size_t span = blocksize < nbytes ? blocksize : nbytes;
+  unsigned char *scratch = shuffled || sink ? scratch_of(bits_to_sink ? 2 * span : span) : NULL;
+  if ((shuffled || sink) && !scratch) return NO_MEMORY;
   double result = (double)nbytes;
   for (size_t b = 0; b < nblocks; b++) {
     int last = b == nblocks - 1 && leftover != 0;
@@ -439,13 +447,16 @@ static double blosc_chunk_to(const unsigned char *src, size_t src_len, unsigned 
     if (sink && sink->hi) {
       size_t first = b * blocksize, end = first + bsize;
       if (end <= sink->lo || first >= sink->hi) continue;
-      if (sink->hi < end) {
+      if (sink->hi < end && (flags & DO_SHUFFLE)) {
         size_t elems = (sink->hi - first + ts - 1) / ts, plane = bsize / ts;
         need = splits == ts ? elems : (ts - 1) * plane + elems;
         if (need > neblock) need = neblock;
+      } else if (sink->hi < end && !shuffled && splits == 1) {
+        // Elements in order: the bytes up to the last one wanted.
+        need = sink->hi - first;
       }
     }
-    unsigned char *dest = sink ? NULL : dst + b * blocksize, *target = shuffled ? scratch : dest;
+    unsigned char *dest = sink ? NULL : dst + b * blocksize, *target = shuffled || sink ? scratch : dest;
     for (size_t s = 0; s < splits && result >= 0; s++) {
       if (cbytes - at < 4) {
         result = BAD_HEADER;
@@ -466,8 +477,13 @@ static double blosc_chunk_to(const unsigned char *src, size_t src_len, unsigned 
       at += csize;
     }
     if (result < 0) break;
-    if (sink) {
-      sink->block(sink->ctx, scratch, bsize, ts, b * blocksize);
+    if (sink && (flags & DO_SHUFFLE)) {
+      sink->block(sink->ctx, scratch, bsize, ts, b * blocksize, 1);
+    } else if (bits_to_sink) {
+      bitunshuffle(scratch, scratch + span, bsize, ts, (int)format);
+      sink->block(sink->ctx, scratch + span, bsize, ts, b * blocksize, 0);
+    } else if (sink) {
+      sink->block(sink->ctx, scratch, bsize, ts, b * blocksize, 0);
     } else if (flags & DO_SHUFFLE) {
       unshuffle(scratch, dest, bsize, ts);
     } else if (flags & DO_BITSHUFFLE) {

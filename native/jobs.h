@@ -6,7 +6,7 @@
 //
 // decodeRuns' decoded chunk, a few MiB, stays in its core's cache for the copy: a bulk read (a
 // latent slice) thus never makes a decoded chunk of its own, and the main thread copies nothing.
-// A byte-shuffled Blosc chunk is not even assembled: each block is unshuffled straight into its
+// A Blosc chunk is not even assembled: each block is unshuffled (or copied) straight into its
 // runs (run-sink.h). The caller's array is written only once the whole chunk decoded to exactly
 // its size, except there: a chunk whose header does not fit writes nothing, but a block that fails
 // (an offset outside the chunk, a stream that does not decode to its size) leaves the runs of the
@@ -61,7 +61,7 @@ typedef struct {
   double result;
 } Job;
 
-// decodeRuns' job: a byte-shuffled Blosc chunk unshuffled block by block into its runs in dst,
+// decodeRuns' job: a Blosc chunk (any shuffle, or stored as is) placed block by block into its runs in dst,
 // only the blocks holding items of the window decoded and only those items placed; any other chunk
 // decoded into this thread's buffer, then all its runs copied into dst by the job whose window
 // starts at item 0 (a job whose window starts later leaves such a chunk to that one).
@@ -280,7 +280,7 @@ static napi_value read_file(napi_env env, napi_callback_info info) {
 // decodeRuns(codec, src, chunkBytes, dst, geom, from?, to?): codec 0 (Blosc), 1 (Zstandard frame)
 // or 2 (raw bytes); src the stored chunk, chunkBytes its decoded size, dst a typed array of the
 // chunk's item size, geom as copyRuns' with the chunk's items as the source. With a window [from,
-// to) of the chunk's items, a byte-shuffled Blosc chunk has only the blocks holding those items
+// to) of the chunk's items, a Blosc chunk has only the blocks holding those items
 // decoded and only those items of the runs placed, so two jobs on the same stored bytes can place
 // a chunk's runs in two parts, each block decoded once when the windows meet on a block boundary;
 // any other chunk is placed whole by the job whose window starts at 0, and left alone by the

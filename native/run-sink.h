@@ -85,8 +85,9 @@ static void run_cursor_next(RunCursor *c) {
   c->finished = 1;
 }
 
-// A block's planes: the parts of runs inside it unshuffled into their places.
-static void run_sink_block(void *ctx, const unsigned char *planes, size_t size, size_t ts, size_t first) {
+// A block (its byte planes, or its elements in order): the parts of runs inside it unshuffled or
+// copied into their places.
+static void run_sink_block(void *ctx, const unsigned char *data, size_t size, size_t ts, size_t first, int planes) {
   RunCursor *c = (RunCursor *)ctx;
   long long e0 = (long long)(first / ts), m = (long long)(size / ts), e1 = e0 + m;
   while (!c->finished) {
@@ -104,8 +105,12 @@ static void run_sink_block(void *ctx, const unsigned char *planes, size_t size, 
       c->finished = 1;
       return;
     }
-    unshuffle_part(planes, (size_t)m, (size_t)(at - e0), (size_t)(end - at),
-                   (unsigned char *)c->dst + (size_t)(c->t + c->done) * c->item, ts);
+    unsigned char *to = (unsigned char *)c->dst + (size_t)(c->t + c->done) * c->item;
+    if (planes) {
+      unshuffle_part(data, (size_t)m, (size_t)(at - e0), (size_t)(end - at), to, ts);
+    } else {
+      memcpy(to, data + (size_t)(at - e0) * ts, (size_t)(end - at) * ts);
+    }
     c->done += end - at;
     if (c->s + c->done >= c->w1) {
       c->finished = 1;
@@ -127,15 +132,15 @@ static void runs_span(const double *g, size_t *lo, size_t *hi) {
   *hi = (size_t)end;
 }
 
-// Whether decodeRuns can unshuffle this Blosc chunk straight into the runs: byte-shuffled, not
-// stored as is, Blosc's element size that of the output's items, blocks of whole elements, and
-// runs that rise through the chunk.
+// Whether decodeRuns can place this Blosc chunk's blocks straight into the runs: byte-shuffled,
+// bit-shuffled, unshuffled or stored as is (not both shuffles, no delta filter), Blosc's element
+// size that of the output's items, blocks of whole elements, and runs that rise through the chunk.
 static int blosc_runs_ok(const unsigned char *src, size_t src_len, size_t item, const double *g) {
   if (src_len < HEADER) return 0;
   unsigned flags = src[2], ts = src[3];
   size_t blocksize = u32le(src + 8);
-  return (flags & DO_SHUFFLE) && !(flags & (MEMCPYED | DO_BITSHUFFLE | DO_DELTA)) && ts == item && blocksize > 0 &&
-         blocksize % ts == 0 && runs_rise(g);
+  int both = (flags & DO_SHUFFLE) && (flags & DO_BITSHUFFLE);
+  return !both && !(flags & DO_DELTA) && ts == item && blocksize > 0 && blocksize % ts == 0 && runs_rise(g);
 }
 
 #endif

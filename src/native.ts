@@ -36,7 +36,7 @@ interface Addon {
    * a buffer of that thread's own, then its runs copied into dst as copyRuns would (geom counts
    * the chunk's items): a promise of the bytes decoded, the runs copied only when that is
    * chunkBytes, or a negative result as decode's. RangeError, nothing queued, when a run would
-   * fall outside the chunk or dst. With a window [from, to) of the chunk's items, a byte-shuffled
+   * fall outside the chunk or dst. With a window [from, to) of the chunk's items, a
    * Blosc chunk has only the blocks holding them decoded and only those items placed; any other
    * chunk is placed whole by the job whose window starts at 0 and left alone by the others (see
    * native/jobs.h). Absent from addons built before it. */

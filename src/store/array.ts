@@ -48,12 +48,36 @@ const READS_IN_FLIGHT = 8;
  */
 export const SPLIT_CHUNKS_MAX = 2 * READS_IN_FLIGHT;
 
+/** Decoded chunks from this size (512 KiB) up have a small part's Blosc blocks read alone (#blocksFrom). */
+const BLOCK_READS_MIN = 512 * 1024;
+
+/** The items [lo, hi) of a chunk a rising runs geometry (decodeRuns') reads. */
+function runsSpan(geom: Float64Array): [number, number] {
+  const k = geom[3];
+  const lo = geom[0];
+  let hi = lo + geom[2];
+  for (let d = 0; d < k; d++) if (geom[4 + d] > 1) hi += (geom[4 + d] - 1) * geom[4 + k + d];
+  return [lo, hi];
+}
+
 /** A read in two parts along one dimension: see StoredArray.readStoredSplit. */
 export interface StoredSplit {
   /** How many leading indices of the region along the dimension have all their values in place. */
   head: Promise<number>;
   /** Every value in place. */
   done: Promise<void>;
+}
+
+/**
+ * Whether reads larger than the chunk cache decode only the part of each chunk they need (#partFrom)
+ * rather than whole chunks outside the cache; off only to measure the difference (benches, tests).
+ */
+let partialReads = true;
+/** Whether those reads fetch only the Blosc blocks they decode (#blocksFrom); off only to measure. */
+let blockReads = true;
+export function partialDecodes(on: boolean, blocks = on): void {
+  partialReads = on;
+  blockReads = blocks;
 }
 
 export class StoredArray {
@@ -145,10 +169,10 @@ export class StoredArray {
    * decode cached under that version (a warm read). Undefined otherwise: then #chunk() reads. The
    * same key, version and hit counting as #chunk(); nothing is read or decoded here.
    */
-  #cached(coords: number[]): Chunk | undefined {
+  #cached(coords: number[], touch = true): Chunk | undefined {
     if (this.meta.array?.problem) return undefined;
     const key = this.#keyNow(coords);
-    return key === undefined ? undefined : this.#cache.peek(key);
+    return key === undefined ? undefined : this.#cache.peek(key, touch);
   }
 
   /**
@@ -236,7 +260,7 @@ export class StoredArray {
     this.#cache.release(ch as Chunk & { byteLength: number });
   }
 
-  async #chunk(coords: number[], lease: boolean): Promise<Chunk> {
+  async #chunk(coords: number[], lease: boolean, admit = true): Promise<Chunk> {
     // Degenerate metadata (a 0 in the chunk shape, absurd sizes) is refused before any decode.
     const problem = this.meta.array?.problem;
     if (problem) throw new CorruptDataError(`array metadata cannot be used: ${problem}`);
@@ -259,7 +283,7 @@ export class StoredArray {
         throw located(wrap(cause, this.meta.path), this.#backend, key, coords);
       }
     };
-    return lease ? this.#cache.lease(cacheKey, load) : this.#cache.get(cacheKey, load);
+    return lease ? this.#cache.lease(cacheKey, load, admit) : this.#cache.get(cacheKey, load, admit);
   }
 
   /**
@@ -382,7 +406,9 @@ export class StoredArray {
    * Stored values (nothing unpacked) of a region written into their place, as readInto(…, null),
    * outside the chunk cache: when decodesInto(out) holds, each chunk is read, decoded and copied
    * into `out` by one job on libuv's pool, so the main thread neither makes a decoded chunk nor
-   * copies one. A stored chunk the addon declines (a layout it does not take) or cannot decode is
+   * copies one; of a Blosc chunk only the blocks holding the region are decoded, and of an
+   * uncompressed one only the bytes the region spans are read when that is under half of it
+   * (#rangeFrom). A stored chunk the addon declines (a layout it does not take) or cannot decode is
    * read again and decoded outside the cache (decodeDirect: damage is named, never answered from
    * an earlier decode); a chunk that is not stored, and every chunk of an array without a direct
    * decoder, go the cached way, which gives the fill value or names what is wrong as readInto does.
@@ -400,7 +426,9 @@ export class StoredArray {
     const lane = async () => {
       while (next < list.length) {
         const cc = list[next++];
-        const runs = fast ? await this.#decodeRuns(cc, region, out, place) : "declined";
+        const runs = fast
+          ? ((await this.#rangeFrom(cc, region, out, place)) ?? (await this.#decodeRuns(cc, region, out, place)))
+          : "declined";
         if (runs !== "done") await this.#placeOtherwise(cc, region, out, place, runs);
       }
     };
@@ -534,6 +562,126 @@ export class StoredArray {
   }
 
   /**
+   * A large Blosc chunk's small part of a region, from a remote store, with only the stored bytes
+   * its blocks need read: the header, the block table, then the span of the blocks holding the part
+   * (three ranged reads), into a buffer laid out as the stored chunk whose other blocks are never looked at,
+   * decoded by decodeRuns (which decodes only the blocks the runs read). Only for chunks decodeRuns
+   * places block by block (no delta filter, not both shuffles, Blosc's type size the items', whole
+   * elements a block), so no block outside the part is ever decoded from bytes not read. "done";
+   * "declined" when it did not decode (the whole chunk is then read and decoded, which names what
+   * is wrong); undefined when this does not apply (small chunks, large parts, layouts it does not
+   * take), and the whole stored chunk is read instead.
+   */
+  async #blocksFrom(
+    cc: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+  ): Promise<"done" | "declined" | undefined> {
+    const dec = this.direct;
+    const b = this.#backend;
+    const decodeRuns = nativeAddon()?.decodeRuns;
+    // A store read whole in one job (getInto: local files) reads a stored chunk faster than three
+    // ranged reads (bench/chunk-cache-scan.ts); remote stores save the bytes and the transfer.
+    if (!blockReads || b.getInto || dec?.runs !== 0 || !b.getRange || !decodeRuns || dec.bytes < BLOCK_READS_MIN) {
+      return undefined;
+    }
+    const geom = this.#runsGeometry(cc, region, place);
+    if (geom === "none") return "done";
+    if (geom === "declined") return undefined;
+    const item = out.BYTES_PER_ELEMENT;
+    const [lo, hi] = runsSpan(geom);
+    if ((hi - lo) * item > dec.bytes / 4) return undefined;
+    const key = this.storageKey(cc);
+    let stored: Uint8Array | undefined;
+    try {
+      // The header first: a stored object shorter than one (damaged) goes the whole way, which names it.
+      const head = await b.getRange(key, { offset: 0, length: 16 }).catch(() => undefined);
+      if (!head || head.length < 16) return undefined;
+      const v = new DataView(head.buffer, head.byteOffset, head.byteLength);
+      const [flags, ts] = [head[2], head[3]];
+      const [nbytes, blocksize, cbytes] = [v.getUint32(4, true), v.getUint32(8, true), v.getUint32(12, true)];
+      const takes =
+        (head[0] === 1 || head[0] === 2) &&
+        (flags & 0x8) === 0 &&
+        (flags & 0x5) !== 0x5 &&
+        (flags & 0x2) === 0 &&
+        ts === item &&
+        blocksize > 0 &&
+        blocksize % ts === 0 &&
+        nbytes === dec.bytes;
+      if (!takes) return undefined;
+      const nblocks = Math.ceil(nbytes / blocksize);
+      const tableEnd = 16 + 4 * nblocks;
+      if (tableEnd > cbytes) return undefined;
+      const table = await b.getRange(key, { offset: 16, length: tableEnd - 16 });
+      if (!table || table.length !== tableEnd - 16) return undefined;
+      const t = new DataView(table.buffer, table.byteOffset, table.byteLength);
+      const starts = Array.from({ length: nblocks }, (_, i) => t.getUint32(4 * i, true));
+      // The stored span of the blocks holding items [lo, hi): blocks need not be stored in order
+      // (threaded writers append them as they finish), so each ends where the next stored one starts.
+      const sorted = [...starts].sort((x, y) => x - y);
+      const endOf = (at: number) => sorted.find((x) => x > at) ?? cbytes;
+      let from = cbytes;
+      let to = tableEnd;
+      for (let k = Math.floor((lo * item) / blocksize); k <= Math.floor((hi * item - 1) / blocksize); k++) {
+        const at = starts[k];
+        if (at < tableEnd || at >= cbytes) return undefined;
+        from = Math.min(from, at);
+        to = Math.max(to, endOf(at));
+      }
+      const span = await b.getRange(key, { offset: from, length: to - from });
+      if (!span || span.length !== to - from) return undefined;
+      stored = takeBytes(cbytes);
+      stored.set(head);
+      stored.set(table, 16);
+      stored.set(span, from);
+    } catch (cause) {
+      if (stored) giveBytes(stored);
+      throw located(wrap(cause, this.meta.path), b, key, cc);
+    }
+    try {
+      return (await decodeRuns(0, stored, dec.bytes, out, geom)) === dec.bytes ? "done" : "declined";
+    } finally {
+      giveBytes(stored);
+    }
+  }
+
+  /**
+   * An uncompressed chunk's part of a region with only its bytes read (the span from its first item
+   * to its last, one ranged read) and copied into place: "done"; undefined for any other chunk, a
+   * part spanning more than half the chunk, a chunk not stored, or one stored at a size other than
+   * its shape's (the whole read reports that).
+   */
+  async #rangeFrom(cc: number[], region: Range[], out: OutValues, place: Placement): Promise<"done" | undefined> {
+    const dec = this.direct;
+    const b = this.#backend;
+    const copyRuns = nativeAddon()?.copyRuns;
+    if (dec?.runs !== 2 || !b.getRange || !b.size || !copyRuns) return undefined;
+    const geom = this.#runsGeometry(cc, region, place);
+    if (geom === "none") return "done";
+    if (geom === "declined") return undefined;
+    const item = out.BYTES_PER_ELEMENT;
+    const [lo, hi] = runsSpan(geom);
+    // Most of the chunk wanted (a whole-field read): one whole read costs less than a stat and a range.
+    if ((hi - lo) * item > dec.bytes / 2) return undefined;
+    const key = this.storageKey(cc);
+    let bytes: Uint8Array | undefined;
+    try {
+      if ((await b.size(key)) !== dec.bytes) return undefined;
+      bytes = await b.getRange(key, { offset: lo * item, length: (hi - lo) * item });
+    } catch (cause) {
+      throw located(wrap(cause, this.meta.path), b, key, cc);
+    }
+    if (!bytes) return undefined;
+    const aligned = bytes.byteOffset % item === 0 ? bytes : bytes.slice();
+    const View = out.constructor as new (b: ArrayBufferLike, at: number, n: number) => OutValues;
+    geom[0] = 0;
+    copyRuns(new View(aligned.buffer, aligned.byteOffset, hi - lo), out, geom);
+    return "done";
+  }
+
+  /**
    * One chunk's part of a region into `out` by decodeRuns: "done", "absent" when the chunk is not
    * stored, "declined" when the addon does not take the layout or cannot decode the chunk.
    */
@@ -635,12 +783,109 @@ export class StoredArray {
       copyRegion(await this.chunk(one), one, this.chunks, region, place, out, packing);
       return;
     }
+    const list = this.chunksFor(region);
+    if (this.#overflows(list.length)) {
+      await this.#readPassing(list, region, out, place, packing);
+      return;
+    }
     await Promise.all(
-      this.chunksFor(region).map(async (cc) => {
+      list.map(async (cc) => {
         const ch = await this.chunk(cc);
         copyRegion(ch, cc, this.chunks, region, place, out, packing);
       }),
     );
+  }
+
+  /**
+   * Whether a read of `chunks` whole decoded chunks would not fit in the chunk cache: under the
+   * cache's segmented policy such a read is not admitted (chunk-cache.ts), since keeping its chunks
+   * would only evict its own first ones, and everyone else's, before anything came back to them.
+   */
+  #overflows(chunks: number): boolean {
+    const Typed = TYPED_ARRAYS[this.dtype];
+    if (this.#cache.policy !== "slru" || !Typed) return false;
+    let bytes = chunks * Typed.BYTES_PER_ELEMENT;
+    for (const c of this.chunks) bytes *= c;
+    return bytes > this.#cache.budget;
+  }
+
+  /**
+   * readInto for a read larger than the chunk cache (a point series down 120 whole-field leads):
+   * chunks the cache has in hand are copied from it; each other one is read for this request alone
+   * and not kept. Where the codec allows, only what the region needs of it is decoded (partFrom);
+   * otherwise it is decoded whole outside the cache. A bounded number of chunks in flight, as
+   * readStoredInto, so the stored and decoded bytes held at once do not grow with the read.
+   */
+  async #readPassing(
+    list: number[][],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Decoding | null,
+  ): Promise<void> {
+    let next = 0;
+    const lane = async () => {
+      while (next < list.length) {
+        const cc = list[next++];
+        // Used where it lies: a sweep through more chunks than the cache holds is no second use.
+        const hit = this.#cached(cc, false);
+        if (hit) copyRegion(hit, cc, this.chunks, region, place, out, packing);
+        else if (partialReads && this.decodesInto(TYPED_ARRAYS[this.dtype])) {
+          await this.#partFrom(cc, region, out, place, packing);
+        } else {
+          const ch = await this.#chunk(cc, false, false);
+          copyRegion(ch, cc, this.chunks, region, place, out, packing);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, list.length) }, lane));
+  }
+
+  /**
+   * One chunk's part of a region read from the store and decoded for this read alone, outside the
+   * cache: by decodeRuns, which decodes only the Blosc blocks holding the part (native/jobs.h),
+   * into `out` when it takes the stored values as they are, else into a buffer of the part's size
+   * that is then unpacked into place. An uncompressed chunk has only the bytes of the part read
+   * (#rangeFrom). A chunk damaged in a block the part needs fails as a whole decode does, naming the
+   * store and key (#placeOtherwise decodes it whole and reports what is wrong).
+   */
+  async #partFrom(
+    cc: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Decoding | null,
+  ): Promise<void> {
+    const Typed = TYPED_ARRAYS[this.dtype] as new (n: number) => OutValues;
+    const plain =
+      packing === null ||
+      (packing.scale === 1 && packing.offset === 0 && packing.missing.length === 0 && packing.unsigned === 0);
+    let into = out;
+    let at = place;
+    let part = region;
+    if (!(plain && out.constructor === Typed)) {
+      // The part of the region in this chunk, its stored values laid out on their own.
+      part = region.map(([a, b], d): Range => {
+        const c = this.chunks[d];
+        return [Math.max(a, cc[d] * c), Math.min(b, (cc[d] + 1) * c)];
+      });
+      const shape = part.map(([a, b]) => b - a);
+      into = new Typed(shape.reduce((a, b) => a * b, 1));
+      at = { offset: 0, strides: strides(shape) };
+    }
+    const runs =
+      (await this.#rangeFrom(cc, part, into, at)) ??
+      (await this.#blocksFrom(cc, part, into, at)) ??
+      (await this.#decodeRuns(cc, part, into, at));
+    if (runs !== "done") await this.#placeOtherwise(cc, part, into, at, runs);
+    if (into === out) return;
+    const shape = part.map(([a, b]) => b - a);
+    let offset = place.offset;
+    for (let d = 0; d < part.length; d++) offset += (part[d][0] - region[d][0]) * place.strides[d];
+    const zero = shape.map(() => 0);
+    const whole = shape.map((n): Range => [0, n]);
+    const ch = { data: into, shape, stride: strides(shape) };
+    copyRegion(ch, zero, shape, whole, { offset, strides: place.strides }, out, packing);
   }
 
   /** The coordinates of the one chunk holding a whole region, if one does. */

@@ -9,7 +9,7 @@ import { registry as defaultRegistry, type Registry } from "../registry/registry
 import type { Soon } from "../soon.ts";
 import { StoredArray } from "./array.ts";
 import type { Backend } from "./backend.ts";
-import { ChunkCache } from "./chunk-cache.ts";
+import { type CachePolicy, ChunkCache } from "./chunk-cache.ts";
 import { type CountingBackend, openBackend, type Recording, recording } from "./counting-backend.ts";
 import { rootGroupName } from "./discovery.ts";
 import type { ForecastGroup } from "./forecast-group.ts";
@@ -22,6 +22,8 @@ import { giveBytes } from "./scan-buffers.ts";
 
 export interface StoreOptions {
   cacheMb?: number;
+  /** The chunk cache's policy (chunk-cache.ts): "slru" unless a bench compares it with "lru". */
+  cachePolicy?: CachePolicy;
   /** Per-read timeout of http(s) stores. */
   timeoutMs?: number;
   registry?: Registry;
@@ -59,7 +61,9 @@ export class Store {
     this.backend = openBackend(root, opts.timeoutMs);
     // Dropped chunks' buffers go back to the shared pool, where the next decode of that size finds
     // memory already paged in (only buffers the pool lent are taken back; zarrita's are left).
-    this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024, (c) => giveBytes(c.data));
+    this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024, (c) => giveBytes(c.data), {
+      policy: opts.cachePolicy,
+    });
     this.registry = opts.registry ?? defaultRegistry;
     this.checkMs = opts.checkMs ?? METADATA_CHECK_MS;
     this.cellGridMb = opts.cellGridMb;

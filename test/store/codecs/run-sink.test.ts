@@ -1,9 +1,9 @@
-// decodeRuns with byte-shuffled Blosc chunks: each block is unshuffled straight into the runs of the
-// output (native/run-sink.h) instead of into a decoded chunk copied out afterwards. Compared with
-// numpy's bytes of chunks numcodecs wrote, for every element size a typed array has, every shuffle
-// mode (the unshuffled and bit-shuffled ones take the copying way, and must agree too), blocks small
-// enough that runs straddle them, and geometries whose runs are contiguous, spread out, reversed in
-// the output, or reversed in the chunk (which the direct way declines).
+// decodeRuns with Blosc chunks: each block is unshuffled (byte shuffle), bit-unshuffled or copied
+// straight into the runs of the output (native/run-sink.h) instead of into a decoded chunk copied
+// out afterwards, and only the blocks the runs read are decoded. Compared with numpy's bytes of
+// chunks numcodecs wrote, for every element size a typed array has, every shuffle mode, blocks
+// small enough that runs straddle them, and geometries whose runs are contiguous, spread out,
+// reversed in the output, or reversed in the chunk (which the direct way declines: copied whole).
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, test } from "node:test";
@@ -160,9 +160,10 @@ describe("decodeRuns unshuffling Blosc blocks straight into the runs", { skip: o
       const bytes = Buffer.from(raw[c.dtype], "base64");
       const chunk = new Arr(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
       const stored = new Uint8Array(Buffer.from(c.enc, "base64"));
-      // Byte-shuffled and not stored whole: only the window's items are placed. Any other chunk is
-      // placed whole by the window that starts at 0 and left alone by the others.
-      const unshuffled = (stored[2] & 7) === 1 && stored[3] > 1;
+      // Every shuffle mode, and a chunk stored whole, whose type size is the items': only the
+      // window's items are placed (a chunk with a delta filter, or both shuffles, would be placed
+      // whole by the window that starts at 0 and left alone by the others; numcodecs writes neither).
+      const unshuffled = (stored[2] & 8) === 0 && stored[3] === chunk.BYTES_PER_ELEMENT;
       const blockItems = Math.floor(Buffer.from(stored).readUInt32LE(8) / stored[3]);
       // On a block boundary (each block decoded by one job) and inside a block (decoded by both).
       for (const cut of [blockItems, 2 * blockItems, Math.floor(ITEMS / 3), ITEMS - 1]) {
@@ -190,7 +191,7 @@ describe("decodeRuns unshuffling Blosc blocks straight into the runs", { skip: o
         }
       }
     }
-    assert.ok(windowed > 100, `only ${windowed} windowed reads took the direct way`);
+    assert.ok(windowed > 1000, `only ${windowed} windowed reads took the direct way`);
     assert.throws(
       () => addon.decodeRuns!(0, new Uint8Array(16), 16, new Uint32Array(4), Float64Array.from([0, 0, 4, 0]), 3, 2),
       TypeError,
@@ -259,5 +260,50 @@ describe("decodeRuns unshuffling Blosc blocks straight into the runs", { skip: o
     const got = new Uint32Array(X * F);
     assert.equal(await run(GEOMS["the last row only"].geom, got), bytes);
     assert.deepEqual(got, chunk.subarray((Y - 1) * X * F));
+  });
+
+  test("bit-shuffled, unshuffled and whole-stored chunks decode only the blocks the runs read", async () => {
+    const addon = nativeAddon();
+    assert.ok(addon?.decodeRuns);
+    const { raw, cases } = fixtures();
+    const plain = Buffer.from(raw.uint32, "base64");
+    const chunk = new Uint32Array(plain.buffer.slice(plain.byteOffset, plain.byteOffset + plain.length));
+    const bytes = plain.length;
+    for (const [shuffle, cname] of [
+      [0, "zstd"],
+      [2, "lz4"],
+      [2, "zstd"],
+    ] as const) {
+      const c = cases.find(
+        (k) => k.dtype === "uint32" && k.cname === cname && k.shuffle === shuffle && k.blocksize === 256,
+      )!;
+      const what = `${cname} shuffle ${shuffle}`;
+      const stored = Buffer.from(c.enc, "base64");
+      assert.equal(stored[2] & 2, 0, `${what}: compressed, not stored whole`);
+      assert.equal(stored.readUInt32LE(8), 256, `${what}: blocks of 256 bytes`);
+      // The first block's first stream cut to one byte.
+      const cut = Buffer.from(stored);
+      cut.writeUInt32LE(1, stored.readUInt32LE(16));
+      const run = (geom: number[], out: Uint32Array): Promise<number> =>
+        addon.decodeRuns!(0, new Uint8Array(cut), bytes, out, Float64Array.from(geom));
+      assert.notEqual(await run(GEOMS["the first item only"].geom, new Uint32Array(1)), bytes, what);
+      // Runs in later blocks never decode the first one (a whole decode would fail), and are exact.
+      const row = new Uint32Array(X * F);
+      assert.equal(await run(GEOMS["the last row only"].geom, row), bytes, what);
+      assert.deepEqual(row, chunk.subarray((Y - 1) * X * F), what);
+      const features = new Uint32Array(X * 3);
+      const want = new Uint32Array(X * 3);
+      expected(chunk as never, want as never, GEOMS["features 2–4 of row 5"].geom);
+      assert.equal(await run(GEOMS["features 2–4 of row 5"].geom, features), bytes, what);
+      assert.deepEqual(features, want, what);
+    }
+    // A chunk stored whole (numcodecs leaves this one, lz4 without shuffle, uncompressed).
+    const c = cases.find((k) => k.dtype === "uint32" && k.cname === "lz4" && k.shuffle === 0 && k.blocksize === 256)!;
+    const whole = Buffer.from(c.enc, "base64");
+    assert.equal(whole[2] & 2, 2, "stored whole");
+    const row = new Uint32Array(X * F);
+    const last = Float64Array.from(GEOMS["the last row only"].geom);
+    assert.equal(await addon.decodeRuns(0, new Uint8Array(whole), bytes, row, last), bytes);
+    assert.deepEqual(row, chunk.subarray((Y - 1) * X * F));
   });
 });

@@ -7,6 +7,9 @@ import type { Backend } from "./backend.ts";
 import { CodecInputError } from "./codecs/bound.ts";
 import type { Chunk } from "./region.ts";
 
+/** How much of what a failed decode found is quoted in its refusal. */
+const FOUND_MAX_CHARS = 160;
+
 /** A decoded chunk must hold exactly one chunk of values: anything else is damaged data. */
 export function checkChunk(c: Chunk, chunkShape: number[]): void {
   const n = chunkShape.reduce((a, b) => a * b, 1);
@@ -46,7 +49,16 @@ export function wrap(cause: unknown, array?: string): Error {
     return err;
   }
   if (cause instanceof RangeError || cause instanceof TypeError) {
-    return undecodable("its stored bytes do not match its metadata");
+    // What the decode met ("byte length of Float32Array should be a multiple of 4"), said to both;
+    // a message that could hold a path goes to the log line alone.
+    const found = cause.message.slice(0, FOUND_MAX_CHARS);
+    const err = undecodable(
+      /[\\/]/.test(found)
+        ? "its stored bytes do not match its metadata"
+        : `its stored bytes do not match its metadata: ${found}`,
+    );
+    err.logFields = { detail: cause.message };
+    return err;
   }
   return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
 }

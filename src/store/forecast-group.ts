@@ -414,7 +414,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       const found = canonicalByMeaning({
         standardName: strAttr(attrs, "standard_name"),
         cellMethods: strAttr(attrs, "cell_methods"),
-        heightM: await heightOf(input.arrays, arr, squeezed),
+        heightM: await heightOf(input.arrays, arr, squeezed, input.attrs),
         onLevels: roles.includes("level"),
       });
       if ("reason" in found) {

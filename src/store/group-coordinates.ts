@@ -101,25 +101,43 @@ export function entryOf(registry: Registry, stored: string, attrs: Json): Variab
 
 /**
  * The height above the surface (metres) a variable's height coordinate gives: a squeezed
- * dimension's one-entry coordinate (MET Norway's height1 = 2 m) or a scalar coordinate its CF
- * `coordinates` attribute names (the Met Office's height = 1.5 m), when it is a height in metres.
+ * dimension's one-entry coordinate (MET Norway's height1 = 2 m), else a scalar coordinate its CF
+ * `coordinates` attribute names (the Met Office's height = 1.5 m), else one the group's own
+ * `coordinates` attribute names (where xarray writes the scalar coordinates no variable lists, as
+ * after MEPS's ds.squeeze()). When a list holds several heights (height0, height1, height7), the
+ * one the stored name gives in metres (x_wind_10m: 10) is taken; a list that does not decide gives
+ * none, and the variable is then refused for want of a height, never given the wrong one.
  */
 export async function heightOf(
   arrays: Map<string, StoredArray>,
   arr: StoredArray,
   squeezed: string[],
+  groupAttrs: Json = {},
 ): Promise<number | undefined> {
-  const listed = (strAttr(arr.meta.attrs, "coordinates") ?? "").split(/\s+/).filter(Boolean);
-  for (const name of [...squeezed, ...listed]) {
-    const c = arrays.get(name);
-    if (c?.shape.reduce((a, b) => a * b, 1) !== 1) continue;
-    const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
-    const units = strAttr(c.meta.attrs, "units")?.trim().toLowerCase() ?? "m";
-    if (std !== "height" || !["m", "metre", "meter", "metres", "meters"].includes(units)) continue;
-    const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
-    return raw[0] * c.packing.scale + c.packing.offset;
+  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  for (const names of [squeezed, listed(arr.meta.attrs), listed(groupAttrs)]) {
+    const heights: number[] = [];
+    for (const name of names) {
+      const h = await scalarHeight(arrays.get(name));
+      if (h !== undefined && !heights.includes(h)) heights.push(h);
+    }
+    if (heights.length === 1) return heights[0];
+    if (heights.length > 1) {
+      const named = /(?:^|_)(\d+(?:\.\d+)?)m(?:_|$)/.exec(arr.path.split("/").pop() ?? "");
+      return named ? heights.find((h) => h === Number(named[1])) : undefined;
+    }
   }
   return undefined;
+}
+
+/** The height in metres a one-value coordinate gives, when it is a CF height in metres. */
+async function scalarHeight(c: StoredArray | undefined): Promise<number | undefined> {
+  if (c?.shape.reduce((a, b) => a * b, 1) !== 1) return undefined;
+  const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
+  const units = strAttr(c.meta.attrs, "units")?.trim().toLowerCase() ?? "m";
+  if (std !== "height" || !["m", "metre", "meter", "metres", "meters"].includes(units)) return undefined;
+  const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
+  return raw[0] * c.packing.scale + c.packing.offset;
 }
 
 export function leadHours(raw: number[], attrs: Json): number[] {

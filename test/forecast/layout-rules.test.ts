@@ -1,0 +1,152 @@
+// The small layout rules producers write (issue 52), each store written by its producer's own
+// writer (test/python/rule_stores.py; nothing renamed afterwards): a v2 store written by xarray +
+// zarr 3 with chunks equal to the default left out, MEPS after ds.squeeze(), WeatherBench2's IFS
+// ENS without a control member, EERIE HEALPix (time, cell) with "nest", a kerchunk valid_time
+// concat, a store named like a wrfout file and Utah's HRRR-Zarr. Where served, /point, the export
+// and /data must answer what xarray reads; where not, every surface says why.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { pythonJson } from "../helpers/python-json.ts";
+import { requireZarr3Python } from "../helpers/zarr3-python.ts";
+import { build, listFiles } from "../pipeline/build-fixture.ts";
+
+const SCRIPT = resolve(import.meta.dirname, "../python/rule_stores.py");
+const run = promisify(execFile);
+/** The layouts served from one store below forecast/, each under its own name. */
+const GROUPS = ["icon_v2", "meps", "meps_squeezed", "wb2_ens", "eerie", "kerchunk", "kerchunk_an"];
+
+let dir: string;
+let combo: string;
+let py3: string;
+let srv: TestServer;
+let key: string;
+const H = () => ({ "X-API-Key": key });
+const store = (name: string) => join(dir, `${name}.zarr`);
+
+interface Read {
+  values: (number | string | null)[];
+  dims: string[];
+  coords: Record<string, (number | string)[]>;
+}
+const xread = (
+  qs: { store: string; var: string; isel?: Record<string, number>; headers?: object }[],
+  python = PYTHON,
+) => pythonJson<Read[]>(python, SCRIPT, ["read"], qs);
+const f32s = (r: Read) => r.values.map((v) => (v === null ? null : Math.fround(v as number)));
+const point = async (q: string) => {
+  const r = await get(`${srv.url}/point?${q}`, H());
+  assert.equal(r.status, 200, r.body.toString());
+  return r.json();
+};
+
+before(async () => {
+  dir = tempDir("gridcast-rules-");
+  py3 = requireZarr3Python("the zarr-3-written v2 layout");
+  await Promise.all([
+    run(PYTHON, [SCRIPT, "write", dir], { timeout: 120_000 }),
+    run(py3, [SCRIPT, "zarr3", dir], { timeout: 120_000 }),
+  ]);
+  combo = join(dir, "combo");
+  mkdirSync(join(combo, "forecast"), { recursive: true });
+  writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
+  writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
+  for (const n of GROUPS) cpSync(store(n), join(combo, "forecast", n), { recursive: true });
+  srv = await testServer(combo);
+  key = await srv.key(["weather"]);
+});
+after(async () => {
+  await srv?.close();
+  cleanup(dir);
+});
+
+describe("a v2 store written by xarray + zarr 3: a chunk left out is zeros, as zarr-python 3 reads it", () => {
+  test("the stores leave out the time's chunk and tp's lead 0 (fill_value null)", () => {
+    const meta = (a: string) => JSON.parse(readFileSync(join(store("icon_v2"), a, ".zarray"), "utf8"));
+    assert.equal(meta("time").fill_value, null);
+    assert.equal(meta("tp").fill_value, null);
+    assert.equal(existsSync(join(store("icon_v2"), "time", "0")), false);
+    assert.equal(existsSync(join(store("icon_v2"), "tp", "0.0.0.0")), false);
+    assert.equal(existsSync(join(store("icon_v2"), "tp", "0.1.0.0")), true);
+  });
+
+  test("/point, export and /data answer what xarray + zarr 3 reads", async () => {
+    const [tp, t2m] = await xread(
+      [
+        { store: store("icon_v2"), var: "tp", isel: { time: 0, latitude: 2, longitude: 4 } },
+        { store: store("icon_v2"), var: "t2m", isel: { time: 0, latitude: 2, longitude: 4 } },
+      ],
+      py3,
+    );
+    assert.deepEqual(tp.coords.time, ["2026-11-22T00:00:00"]);
+    assert.equal(tp.values[0], 0);
+    const p = await point("lat=45&lon=10&var=tp&group=forecast/icon_v2");
+    assert.equal(p.run, "2026-11-22T00:00:00");
+    assert.equal(p.units, "m"); // kg m**-2 as stored
+    assert.equal(p.values[0], 0);
+    f32s(tp).forEach((x, i) => {
+      assert.ok(Math.abs(p.values[i] - (x as number) / 1000) < 1e-9, `tp[${i}]`);
+    });
+    const t = await point("lat=45&lon=10&var=t2m&group=forecast/icon_v2");
+    assert.deepEqual(t.values, f32s(t2m));
+    const exp = await get(
+      `${srv.url}/api/export/forecast~icon_v2/npy?var=tp&time_index=0&lead_start=0&lead_stop=0&lat_min=40&lat_max=50&lon_min=0&lon_max=20`,
+      H(),
+    );
+    assert.equal(exp.status, 200, exp.body.toString());
+    const body = new Float32Array(exp.body.buffer.slice(exp.body.byteOffset + exp.body.length - 45 * 4));
+    assert.ok(body.every((x) => x === 0));
+    const [over, from] = await xread(
+      [
+        { store: `${srv.url}/data/datasets/forecast~icon_v2/zarr/`, headers: H(), var: "tp", isel: { lat: 2 } },
+        { store: store("icon_v2"), var: "tp", isel: { latitude: 2 } },
+      ],
+      py3,
+    );
+    assert.deepEqual(over.values, from.values);
+  });
+});
+
+test("MEPS after ds.squeeze(): the winds find their 10 m height among the scalar coordinates", async () => {
+  // xarray writes the squeezed heights into the group's `coordinates`; the name says 10 m.
+  const attrs = JSON.parse(readFileSync(join(store("meps_squeezed"), ".zattrs"), "utf8"));
+  assert.match(attrs.coordinates, /height7/);
+  for (const v of ["u10", "v10", "t2m"]) {
+    const squeezed = await point(`lat=63.3&lon=15&var=${v}&group=forecast/meps_squeezed`);
+    const whole = await point(`lat=63.3&lon=15&var=${v}&group=forecast/meps`);
+    assert.equal(squeezed.units, whole.units);
+    assert.deepEqual(squeezed.values, whole.values, v);
+  }
+  const models = (await get(`${srv.url}/api/models`)).json();
+  const g = models.forecast.find((m: { id: string }) => m.id === "forecast/meps_squeezed");
+  assert.deepEqual(g.unregistered, []);
+});
+
+test("WeatherBench2 IFS ENS (members 1..50): member 1 is drawn as the first, never called the control", async () => {
+  const out = tempDir("gridcast-rules-build-");
+  try {
+    const report = await build({ store: combo, out, maxZoom: 0, concurrency: 1, groups: ["wb2_ens"] });
+    assert.deepEqual(report.skipped, []);
+    const texts = listFiles(out)
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => readFileSync(join(out, f), "utf8"))
+      .filter((s) => s.includes('"choice"'));
+    assert.ok(texts.length > 0, "the build describes the member it draws");
+    for (const s of texts) {
+      assert.doesNotMatch(s, /"choice":\s*"control"/);
+      assert.match(s, /"member":\s*\{\s*"value":\s*1,\s*"choice":\s*"first"/);
+    }
+  } finally {
+    cleanup(out);
+  }
+  const [x] = await xread([
+    { store: store("wb2_ens"), var: "2m_temperature", isel: { time: 0, number: 0, latitude: 2, longitude: 4 } },
+  ]);
+  const p = await point("lat=45&lon=10&var=t2m&group=forecast/wb2_ens");
+  assert.equal(p.member, 1);
+  assert.deepEqual(p.values, f32s(x));
+});

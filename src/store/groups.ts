@@ -37,6 +37,8 @@ const PROJECTED_AXES: [string, string][] = [
   ["x", "y"],
 ];
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** At most this many root entries are looked at for a HEALPix grid mapping (a root of many arrays is no cell dataset). */
+const ROOT_MAPPING_PROBE_MAX = 64;
 
 interface GroupEntry {
   nodes: Map<string, NodeMeta>;
@@ -137,12 +139,26 @@ export class ForecastGroups {
     const roles = new Set(names.map((n) => roleOf(n)));
     const projected = PROJECTED_AXES.some(([x, y]) => names.includes(x) && names.includes(y));
     // Per-cell coordinates of an unstructured grid count too (ICON's clat/clon, anemoi-datasets'
-    // latitudes/longitudes); HEALPix stores hold none: they are found below forecast/ only.
+    // latitudes/longitudes); HEALPix stores hold none, only a grid mapping saying so (EERIE's crs).
     const cellCoords = (a: string, b: string) => names.includes(a) && names.includes(b);
-    const cells = cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes");
+    const cells =
+      cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes") || (await this.#healpixMapping(names));
     if (!projected && !cells && (!roles.has("lat") || !roles.has("lon"))) return false;
     const root = await this.#source.node("");
     return root?.kind === "group";
+  }
+
+  /** Whether a root entry is a scalar HEALPix grid mapping (grid_mapping_name "healpix"). */
+  async #healpixMapping(names: string[]): Promise<boolean> {
+    if (names.length > ROOT_MAPPING_PROBE_MAX) return false;
+    for (const n of names) {
+      if (roleOf(n)) continue;
+      const meta = await this.#source.node(n);
+      if (meta?.kind === "array" && meta.array?.shape.length === 0 && meta.attrs.grid_mapping_name === "healpix") {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

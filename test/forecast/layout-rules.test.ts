@@ -150,3 +150,64 @@ test("WeatherBench2 IFS ENS (members 1..50): member 1 is drawn as the first, nev
   assert.equal(p.member, 1);
   assert.deepEqual(p.values, f32s(x));
 });
+
+describe("a kerchunk concat along valid_time: run and lead from the time and step along it", () => {
+  test("one run: step varies along valid_time and gives the leads", async () => {
+    const [x] = await xread([{ store: store("kerchunk"), var: "t2m", isel: { latitude: 2, longitude: 4 } }]);
+    const p = await point("lat=45&lon=10&var=t2m&group=forecast/kerchunk");
+    assert.equal(p.run, "2026-11-22T00:00:00");
+    assert.deepEqual(p.lead_hours, [0, 6, 12, 18]);
+    assert.deepEqual(p.times, x.coords.valid_time);
+    assert.deepEqual(p.values, f32s(x));
+    const [over, from] = await xread([
+      { store: `${srv.url}/data/datasets/forecast~kerchunk/zarr/`, headers: H(), var: "t2m", isel: { lat: 2 } },
+      { store: store("kerchunk"), var: "t2m", isel: { latitude: 2 } },
+    ]);
+    assert.deepEqual(over.values, from.values);
+  });
+
+  test("analyses: time varies with step 0 throughout, each entry a run", async () => {
+    const models = (await get(`${srv.url}/api/models`)).json();
+    const g = models.forecast.find((m: { id: string }) => m.id === "forecast/kerchunk_an");
+    assert.ok(g, JSON.stringify(models.unavailable));
+    assert.equal(g.analysis, true);
+    assert.equal(g.runs.length, 4);
+    const [x] = await xread([
+      { store: store("kerchunk_an"), var: "t2m", isel: { valid_time: 2, latitude: 2, longitude: 4 } },
+    ]);
+    const p = await point("lat=45&lon=10&var=t2m&group=forecast/kerchunk_an&run=2");
+    assert.equal(p.run, "2026-11-22T12:00:00");
+    assert.deepEqual(p.values, f32s(x));
+  });
+});
+
+describe('EERIE HEALPix: (time, cell), no lead, healpix_order "nest"', () => {
+  test("below forecast/ and opened at its own root: an analysis on cells, xarray's values at the cell", async () => {
+    // An analysis: each time a run with lead 0, one value each.
+    const runs = await Promise.all(
+      [0, 1, 2].map((r) => point(`lat=-30&lon=120&var=t2m&group=forecast/eerie&run=${r}`)),
+    );
+    assert.deepEqual(
+      runs.map((r) => [r.run, r.values.length]),
+      [0, 1, 2].map((d) => [`2026-11-2${d}T00:00:00`, 1]),
+    );
+    const [all] = await xread([{ store: store("eerie"), var: "tas" }]);
+    const n = all.values.length / 3;
+    // A stored cell whose column is the series (north and south mirror each other in the fixture).
+    const cells = [...Array(n).keys()].filter((i) =>
+      [0, 1, 2].every((t) => Math.fround(all.values[t * n + i] as number) === runs[t].values[0]),
+    );
+    assert.ok(cells.length >= 1, "the series is a stored cell's column");
+    const root = await testServer(store("eerie_root"));
+    try {
+      const k = await root.key(["weather"]);
+      const r = await get(`${root.url}/point?lat=-30&lon=120&var=t2m&group=forecast/eerie_root&run=1`, {
+        "X-API-Key": k,
+      });
+      assert.equal(r.status, 200, r.body.toString());
+      assert.deepEqual(r.json().values, runs[1].values);
+    } finally {
+      await root.close();
+    }
+  });
+});

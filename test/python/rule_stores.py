@@ -15,7 +15,8 @@ Layouts (small, deterministic):
   meps.zarr         cf_producers.py's MEPS, unsqueezed (the reference the squeezed copy must answer as).
   meps_squeezed.zarr  MET Norway's MEPS after ds.squeeze(): height0/1/7 become scalar coordinates that
                     each variable lists in its CF `coordinates` attribute (x_wind_10m, y_wind_10m at 10 m).
-  eerie.zarr        DKRZ/EERIE HEALPix output: (time, cell), no lead, crs with healpix_order "nest".
+  eerie.zarr        DKRZ/EERIE HEALPix output: (time, cell), no lead, crs with healpix_order "nest", a
+                    scalar 2 m height; eerie_root.zarr the same opened at its own root.
   kerchunk.zarr     GRIB messages of one run concatenated along valid_time (kerchunk MultiZarrToZarr):
                     time and step are coordinates along valid_time.
   kerchunk_an.zarr  the same concat of analyses: step 0 throughout, time varying with valid_time.
@@ -92,15 +93,17 @@ def eerie(path):
     nside = 8
     lat, lon = healpix_nested(nside)
     times = pd.date_range("2026-11-20", periods=3, freq="D")
-    t = (273.15 + 30 * np.cos(np.radians(lat)) + np.arange(3)[:, None]).astype("float32")
+    t = (273.15 + 30 * np.cos(np.radians(lat)) + 0.05 * lon + np.arange(3)[:, None]).astype("float32")
     ds = xr.Dataset(
         {"tas": (("time", "cell"), t, {"units": "K", "standard_name": "air_temperature", "grid_mapping": "crs"})},
         coords={
             "time": ("time", times),
+            "height": ((), 2.0, {"standard_name": "height", "units": "m", "positive": "up"}),
             "crs": ((), 0, {"grid_mapping_name": "healpix", "healpix_nside": nside, "healpix_order": "nest"}),
         },
     )
     ds.to_zarr(path, mode="w", consolidated=True, encoding={"tas": {"chunks": (1, 256)}})
+    ds.to_zarr(path.replace("eerie", "eerie_root"), mode="w", consolidated=True)
 
 
 def kerchunk(path, analysis=False):

@@ -37,7 +37,7 @@ export function registerInspect(program: Command): void {
         lines.push(
           `${g.id}  (${g.kind}, zarr v${g.zarr_format}, ${g.cells ? `${g.cells.count} ${g.cells.layout} cells on ${g.cells.dimension}` : `${g.shape.lat}x${g.shape.lon}`} at ${g.resolution.lat}°, bbox ${g.bbox.join(",")})`,
           `  runs: ${g.runs.join(", ")}`,
-          `  found at: ${g.path === "" ? "the store root" : g.path}${g.analysis ? "  (analysis: each time is a run with lead 0)" : ""}`,
+          `  found at: ${g.path === "" ? "the store root" : g.path}${g.stored_name !== g.id.slice(9) ? `  (stored name "${g.stored_name}")` : ""}${g.analysis ? "  (analysis: each time is a run with lead 0)" : ""}`,
           `  time axes: ${g.time_axes}`,
           `  leads (h): ${g.lead_hours.join(",")}${g.levels ? `  levels: ${g.levels.join(",")}` : ""}${g.members ? `  members: ${g.members.join(",")}` : ""}`,
         );

@@ -145,6 +145,8 @@ export async function modelsListing(store: Store) {
   const forecast = groups.map((g) => ({
     id: g.id,
     name: g.name,
+    // The name as stored, when the URL-safe id spells it otherwise (a wrfout file's colons).
+    stored_name: g.storedName,
     model: (g.attrs.model as string | undefined) ?? g.name,
     version: (g.attrs.model_version as string | undefined) ?? null,
     kind: g.grid.global ? "global" : "regional",

@@ -7,6 +7,7 @@ export const isoNoZone = (ms: number): string => new Date(ms).toISOString().slic
 export function describeGroup(g: ForecastGroup) {
   return {
     id: g.id,
+    stored_name: g.storedName,
     path: g.path,
     zarr_format: g.format,
     analysis: g.analysis,

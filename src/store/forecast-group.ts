@@ -104,6 +104,11 @@ export interface ForecastGroup {
   /** forecast/<name> */
   id: string;
   name: string;
+  /**
+   * The group's name as stored (a wrfout file's colons kept), which the URL-safe id may not
+   * spell: the last segment of its path, or the store's own name for a dataset at the root.
+   */
+  storedName: string;
   /** Path of the group inside the store ("" when the dataset sits at the store root). */
   path: string;
   format: 2 | 3;
@@ -149,6 +154,8 @@ export interface GroupInput {
   id: string;
   /** Path of the group in the store. */
   path: string;
+  /** Its name as stored (ForecastGroup.storedName); the id's name when not given. */
+  storedName?: string;
   format: 2 | 3;
   attrs: Json;
   arrays: Map<string, StoredArray>;
@@ -472,6 +479,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     ingested,
     id: input.id,
     name,
+    storedName: input.storedName ?? name,
     path: input.path,
     format: input.format,
     attrs: input.attrs,

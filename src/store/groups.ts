@@ -7,6 +7,7 @@ import type { Registry } from "../registry/registry.ts";
 import { isPending, type Soon, then } from "../soon.ts";
 import type { StoredArray } from "./array.ts";
 import { roleOf } from "./dims.ts";
+import { disambiguatedName, urlSafeName } from "./discovery.ts";
 import { buildForecastGroup, type ForecastGroup, GroupUnreadableError } from "./forecast-group.ts";
 import type { NodeMeta } from "./metadata.ts";
 
@@ -50,6 +51,7 @@ interface GroupEntry {
 export class ForecastGroups {
   readonly #source: GroupSource;
   readonly #rootName: string;
+  readonly #rootStored: string;
   readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
   #groups = new Map<string, GroupEntry>();
   #nodesOf = new WeakMap<ForecastGroup, Map<string, NodeMeta>>();
@@ -61,10 +63,19 @@ export class ForecastGroups {
   #paths = new Map<string, string>();
   #rootKind: { at: number; p: Promise<boolean> } | undefined;
 
-  /** `rootName` names the group found at the store root; `log` hears of each unreadable group once. */
-  constructor(source: GroupSource, rootName: string, log?: (entry: Record<string, unknown>) => void) {
+  /**
+   * `rootName` names the group found at the store root (`rootStored`: the root's own name as
+   * stored, which may not be URL-safe); `log` hears of each unreadable group once.
+   */
+  constructor(
+    source: GroupSource,
+    rootName: string,
+    log?: (entry: Record<string, unknown>) => void,
+    rootStored = rootName,
+  ) {
     this.#source = source;
     this.#rootName = rootName;
+    this.#rootStored = rootStored;
     this.#log = log;
   }
 
@@ -98,8 +109,15 @@ export class ForecastGroups {
     const paths = new Map<string, string>();
     const forecast = await this.#source.node("forecast");
     if (forecast?.kind === "group") {
-      for (const n of await this.#source.children("forecast"))
-        if (GROUP_NAME.test(n)) paths.set(`forecast/${n}`, `forecast/${n}`);
+      const children = await this.#source.children("forecast");
+      // URL-safe names first, so a stored name that already is one keeps it as its id.
+      for (const n of children) if (GROUP_NAME.test(n)) paths.set(`forecast/${n}`, `forecast/${n}`);
+      for (const n of children) {
+        if (GROUP_NAME.test(n)) continue;
+        let id = `forecast/${urlSafeName(n)}`;
+        if (paths.has(id)) id = `forecast/${disambiguatedName(n)}`;
+        paths.set(id, `forecast/${n}`);
+      }
     }
     if (await this.#rootIsDataset()) {
       let id = `forecast/${this.#rootName}`;
@@ -210,7 +228,8 @@ export class ForecastGroups {
       if (rel !== "" && !rel.includes("/")) arrays.set(rel, this.#source.array(meta));
     }
     const group = (async () => {
-      const input = { id, path, format: self.format, attrs: self.attrs, arrays };
+      const storedName = path === "" ? this.#rootStored : path.slice(path.lastIndexOf("/") + 1);
+      const input = { id, path, storedName, format: self.format, attrs: self.attrs, arrays };
       const g = await buildForecastGroup(input, this.#source.registry);
       this.#nodesOf.set(g, nodes);
       return g;

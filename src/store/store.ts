@@ -11,7 +11,7 @@ import { StoredArray } from "./array.ts";
 import type { Backend } from "./backend.ts";
 import { ChunkCache } from "./chunk-cache.ts";
 import { type CountingBackend, openBackend, type Recording, recording } from "./counting-backend.ts";
-import { rootGroupName } from "./discovery.ts";
+import { rootGroupName, rootStoredName } from "./discovery.ts";
 import type { ForecastGroup } from "./forecast-group.ts";
 import { ForecastGroups, type GroupStatus } from "./groups.ts";
 import { confineKey } from "./keys.ts";
@@ -59,7 +59,7 @@ export class Store {
     this.cache = new ChunkCache((opts.cacheMb ?? 256) * 1024 * 1024, (c) => giveBytes(c.data));
     this.registry = opts.registry ?? defaultRegistry;
     this.checkMs = opts.checkMs ?? METADATA_CHECK_MS;
-    this.#groups = new ForecastGroups(this, rootGroupName(root, opts.rootGroupName), opts.log);
+    this.#groups = new ForecastGroups(this, rootGroupName(root, opts.rootGroupName), opts.log, rootStoredName(root));
     this.#root = this.#revalidated(async (rb) => (await readConsolidated(rb, "")) ?? new Map<string, NodeMeta>());
   }
 

@@ -20,6 +20,10 @@ const run = promisify(execFile);
 /** The layouts served from one store below forecast/, each under its own name. */
 const GROUPS = ["icon_v2", "meps", "meps_squeezed", "wb2_ens", "eerie", "kerchunk", "kerchunk_an"];
 
+/** A store named like the wrfout file it was converted from, as WRF names them. */
+const WRFOUT = "wrfout_d01_2026-11-22_00:00:00";
+const WRFOUT_ID = "forecast/wrfout_d01_2026-11-22_00-00-00";
+
 let dir: string;
 let combo: string;
 let py3: string;
@@ -56,6 +60,7 @@ before(async () => {
   writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
   writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
   for (const n of GROUPS) cpSync(store(n), join(combo, "forecast", n), { recursive: true });
+  cpSync(join(dir, WRFOUT), join(combo, "forecast", WRFOUT), { recursive: true });
   srv = await testServer(combo);
   key = await srv.key(["weather"]);
 });
@@ -210,4 +215,35 @@ describe('EERIE HEALPix: (time, cell), no lead, healpix_order "nest"', () => {
       await root.close();
     }
   });
+});
+
+test("a store named like its wrfout file: a URL-safe id, the stored name kept beside it", async () => {
+  const [x] = await xread([{ store: join(dir, WRFOUT), var: "t2m", isel: { time: 1, latitude: 2, longitude: 4 } }]);
+  const models = (await get(`${srv.url}/api/models`)).json();
+  const g = models.forecast.find((m: { id: string }) => m.id === WRFOUT_ID);
+  assert.ok(g, JSON.stringify(models.forecast.map((m: { id: string }) => m.id)));
+  assert.equal(g.stored_name, WRFOUT);
+  const p = await point(`lat=45&lon=10&var=t2m&group=${WRFOUT_ID}&run=1`);
+  assert.deepEqual(p.values, f32s(x));
+  const [over] = await xread([
+    {
+      store: `${srv.url}/data/datasets/${WRFOUT_ID.replace("/", "~")}/zarr/`,
+      headers: H(),
+      var: "t2m",
+      isel: { time: 1, lat: 2, lon: 4 },
+    },
+  ]);
+  assert.deepEqual(over.values, x.values);
+  // Opened at its own root, the dataset takes the same id.
+  const root = await testServer(join(dir, WRFOUT));
+  try {
+    const k = await root.key(["weather"]);
+    const r = await get(`${root.url}/point?lat=45&lon=10&var=t2m&group=${WRFOUT_ID}&run=1`, { "X-API-Key": k });
+    assert.equal(r.status, 200, r.body.toString());
+    assert.deepEqual(r.json().values, p.values);
+    const m = (await get(`${root.url}/api/models`)).json().forecast[0];
+    assert.equal(m.stored_name, WRFOUT);
+  } finally {
+    await root.close();
+  }
 });

@@ -60,6 +60,7 @@ export function registerInspect(program: Command): void {
         }
       }
       for (const s of info.skipped_groups) lines.push(`skipped ${s.id}: ${s.reason}`);
+      for (const n of info.not_served) lines.push(`${n.path || "(store)"}: ${n.reason}`);
       lines.push(`embeddings: ${info.embeddings.items} items`);
       for (const p of info.embeddings.prefixes) lines.push(`  ${p}`);
       for (const k of info.embeddings.skipped) lines.push(`skipped ${k.path}: ${k.reason}`);

@@ -163,7 +163,8 @@ export async function modelsListing(store: Store) {
     unregistered: g.unregistered.map((u) => ({ stored: u.stored, reason: u.reason })),
     ...(g.grids.length > 1 ? { grids: gridsListing(g) } : {}),
   }));
-  return { forecast, unavailable: await unavailableGroups(store) };
+  // Nodes that look like data and are no group gridcast serves: each named with the reason.
+  return { forecast, unavailable: await unavailableGroups(store), not_served: await store.notServed() };
 }
 
 /** The registry, and every stored array of the readable groups that is not registered (with its CF metadata). */

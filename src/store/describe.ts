@@ -70,6 +70,8 @@ export async function describeStore(store: Store) {
     forecast_groups: groups.map(describeGroup),
     /** Groups found but not readable, each with the reason; the others are described above. */
     skipped_groups: status.filter((g) => !g.ok).map((g) => ({ id: g.id, path: g.path, reason: g.reason ?? "" })),
+    /** Nodes that look like data but are no group gridcast serves, each with the reason and remedy. */
+    not_served: await store.notServed(),
     embeddings: { items: items.length, prefixes: [...new Set(items.map((p) => p.split("/").slice(0, 5).join("/")))] },
   };
 }

@@ -10,6 +10,7 @@ import { roleOf } from "./dims.ts";
 import { disambiguatedName, urlSafeName } from "./discovery.ts";
 import { buildForecastGroup, type ForecastGroup, GroupUnreadableError } from "./forecast-group.ts";
 import type { NodeMeta } from "./metadata.ts";
+import { type NotServed, surveyNotServed } from "./not-served.ts";
 
 /** One group as discovery found it: readable, or skipped with the reason. */
 export interface GroupStatus {
@@ -62,6 +63,7 @@ export class ForecastGroups {
   /** Store path of each discovered group id. */
   #paths = new Map<string, string>();
   #rootKind: { at: number; p: Promise<boolean> } | undefined;
+  #notServed: { at: number; p: Promise<NotServed[]> } | undefined;
 
   /**
    * `rootName` names the group found at the store root (`rootStored`: the root's own name as
@@ -319,9 +321,30 @@ export class ForecastGroups {
     return out;
   }
 
+  /**
+   * Nodes that look like data and are not served, each with the reason and the remedy
+   * (not-served.ts: a bounded walk); kept as long as the root's kind.
+   */
+  notServed(): Promise<NotServed[]> {
+    const now = Date.now();
+    if (!this.#notServed || now - this.#notServed.at > ROOT_KIND_TTL_MS) {
+      const p = (async () => {
+        const ids = await this.ids();
+        const groups = ids.map((id) => ({ id, path: this.#paths.get(id) ?? id }));
+        return surveyNotServed(this.#source, groups, await this.#rootIsDataset());
+      })();
+      p.catch(() => {
+        if (this.#notServed?.p === p) this.#notServed = undefined;
+      });
+      this.#notServed = { at: now, p };
+    }
+    return this.#notServed.p;
+  }
+
   /** Read the listing and the root's kind again at the next ask. */
   expire(): void {
     this.#ids = undefined;
     this.#rootKind = undefined;
+    this.#notServed = undefined;
   }
 }

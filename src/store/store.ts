@@ -16,6 +16,7 @@ import type { ForecastGroup } from "./forecast-group.ts";
 import { ForecastGroups, type GroupStatus } from "./groups.ts";
 import { confineKey } from "./keys.ts";
 import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metadata.ts";
+import type { NotServed } from "./not-served.ts";
 import type { Chunk } from "./region.ts";
 import { Revalidated, type Stamped } from "./revalidate.ts";
 import { giveBytes } from "./scan-buffers.ts";
@@ -197,6 +198,11 @@ export class Store {
   /** Every discovered group, readable or not, with the reason for each one that is not. */
   groupStatus(): Promise<GroupStatus[]> {
     return this.#groups.status();
+  }
+
+  /** Nodes that look like data but are no group gridcast serves, each with the reason (not-served.ts). */
+  notServed(): Promise<NotServed[]> {
+    return this.#groups.notServed();
   }
 
   /**

@@ -16,6 +16,7 @@ import { requireZarr3Python } from "../helpers/zarr3-python.ts";
 import { build, listFiles } from "../pipeline/build-fixture.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../python/rule_stores.py");
+const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
 /** The layouts served from one store below forecast/, each under its own name. */
 const GROUPS = ["icon_v2", "meps", "meps_squeezed", "wb2_ens", "eerie", "kerchunk", "kerchunk_an"];
@@ -246,4 +247,52 @@ test("a store named like its wrfout file: a URL-safe id, the stored name kept be
   } finally {
     await root.close();
   }
+});
+
+describe("Utah's HRRR-Zarr (a group per level/variable, data in a nested sub-group, no CRS) is never ignored silently", () => {
+  const WHY = /not served: no CRS — its arrays \(TMP\) lie on projection_y_coordinate, projection_x_coordinate/;
+
+  test("inspect, /api/models and the build output name each data group with the reason", async () => {
+    const hrrr = store("hrrr");
+    const cli = (args: string[]) =>
+      run(process.execPath, ["bin/gridcast", ...args], { cwd: ROOT, encoding: "utf8", timeout: 120_000 }).then(
+        (r) => ({ code: 0, ...r }),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+    const text = await cli(["inspect", "--store", hrrr]);
+    assert.match(text.stdout, new RegExp(`2m_above_ground/TMP/2m_above_ground: ${WHY.source}`));
+    assert.match(text.stdout, /surface\/PRES\/surface: not served: no CRS/);
+    const json = JSON.parse((await cli(["inspect", "--store", hrrr, "--json"])).stdout);
+    assert.deepEqual(
+      json.not_served.map((n: { path: string }) => n.path),
+      ["2m_above_ground/TMP/2m_above_ground", "surface/PRES/surface"],
+    );
+    const srvH = await testServer(hrrr);
+    try {
+      const models = (await get(`${srvH.url}/api/models`)).json();
+      assert.deepEqual(models.forecast, []);
+      assert.match(models.not_served[0].reason, WHY);
+      assert.match(models.not_served[0].reason, /add one, e\.g\. HRRR's lambert_conformal_conic/);
+    } finally {
+      await srvH.close();
+    }
+    // The combined store: a nested sub-group inside a served group is named too.
+    const nested = join(dir, "nested");
+    cpSync(combo, nested, { recursive: true });
+    cpSync(join(hrrr, "2m_above_ground"), join(nested, "forecast", "kerchunk", "2m_above_ground"), { recursive: true });
+    const out = tempDir("gridcast-rules-hrrr-");
+    try {
+      const report = await build({ store: nested, out, maxZoom: 0, concurrency: 1, groups: ["kerchunk"] });
+      assert.ok(
+        report.warnings.some((w) =>
+          /^forecast\/kerchunk\/2m_above_ground\/TMP\/2m_above_ground: not served: a sub-group of forecast\/kerchunk/.test(
+            w,
+          ),
+        ),
+        JSON.stringify(report.warnings),
+      );
+    } finally {
+      cleanup(out);
+    }
+  });
 });

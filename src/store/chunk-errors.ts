@@ -42,23 +42,17 @@ export function wrap(cause: unknown, array?: string): Error {
     return undecodable("its metadata names a data type or codec gridcast cannot read");
   }
   if (cause instanceof zarr.NotFoundError) return new StoreUnavailableError("array metadata is missing", {}, { cause });
-  if (cause instanceof CodecInputError) {
-    // What the decoder found goes to the log line, never to the client.
-    const err = undecodable("a stored chunk does not decode with its codecs");
-    err.logFields = { detail: cause.message };
+  // What the decode met ("decoded 3 bytes, 180 expected", "byte length of Float32Array should be a
+  // multiple of 4") is said to both; a message that could hold a path goes to the log line alone.
+  const saying = (why: string, e: Error) => {
+    const found = e.message.slice(0, FOUND_MAX_CHARS);
+    const err = undecodable(/[\\/]/.test(found) ? why : `${why}: ${found}`);
+    err.logFields = { detail: e.message };
     return err;
-  }
+  };
+  if (cause instanceof CodecInputError) return saying("a stored chunk does not decode with its codecs", cause);
   if (cause instanceof RangeError || cause instanceof TypeError) {
-    // What the decode met ("byte length of Float32Array should be a multiple of 4"), said to both;
-    // a message that could hold a path goes to the log line alone.
-    const found = cause.message.slice(0, FOUND_MAX_CHARS);
-    const err = undecodable(
-      /[\\/]/.test(found)
-        ? "its stored bytes do not match its metadata"
-        : `its stored bytes do not match its metadata: ${found}`,
-    );
-    err.logFields = { detail: cause.message };
-    return err;
+    return saying("its stored bytes do not match its metadata", cause);
   }
   return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
 }

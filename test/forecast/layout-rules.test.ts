@@ -19,7 +19,7 @@ const SCRIPT = resolve(import.meta.dirname, "../python/rule_stores.py");
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
 /** The layouts served from one store below forecast/, each under its own name. */
-const GROUPS = ["icon_v2", "meps", "meps_squeezed", "wb2_ens", "eerie", "kerchunk", "kerchunk_an"];
+const GROUPS = ["damaged", "icon_v2", "meps", "meps_squeezed", "wb2_ens", "eerie", "kerchunk", "kerchunk_an"];
 
 /** A store named like the wrfout file it was converted from, as WRF names them. */
 const WRFOUT = "wrfout_d01_2026-11-22_00:00:00";
@@ -99,6 +99,15 @@ describe("a v2 store written by xarray + zarr 3: a chunk left out is zeros, as z
     });
     const t = await point("lat=45&lon=10&var=t2m&group=forecast/icon_v2");
     assert.deepEqual(t.values, f32s(t2m));
+    // The map click at lead 0 and 6: the value xarray + zarr 3 reads there (in m).
+    for (const [lead, i] of [
+      [0, 0],
+      [6, 1],
+    ]) {
+      const v = await get(`${srv.url}/api/forecast/value?layer=icon_v2.tp&lat=45&lon=10&lead=${lead}`);
+      assert.equal(v.status, 200, v.body.toString());
+      assert.ok(Math.abs(v.json().value - (f32s(tp)[i] as number) / 1000) < 1e-9, `value at lead ${lead}`);
+    }
     const exp = await get(
       `${srv.url}/api/export/forecast~icon_v2/npy?var=tp&time_index=0&lead_start=0&lead_stop=0&lat_min=40&lat_max=50&lon_min=0&lon_max=20`,
       H(),
@@ -115,6 +124,22 @@ describe("a v2 store written by xarray + zarr 3: a chunk left out is zeros, as z
     );
     assert.deepEqual(over.values, from.values);
   });
+});
+
+test("a chunk that does not decode is refused naming the array and what the decode met", async () => {
+  // Cut the second time's chunk short in the served copy: 3 bytes where 180 belong.
+  const chunk = join(combo, "forecast", "damaged", "t2m", "1.0.0");
+  writeFileSync(chunk, readFileSync(chunk).subarray(0, 3));
+  const ok = await point("lat=45&lon=10&var=t2m&group=forecast/damaged&run=0");
+  assert.equal(ok.values.length, 1);
+  const r = await get(`${srv.url}/point?lat=45&lon=10&var=t2m&group=forecast/damaged&run=1`, H());
+  assert.ok(r.status >= 500, `${r.status} ${r.body}`);
+  const detail = r.json().detail as string;
+  assert.match(
+    detail,
+    /array forecast\/damaged\/t2m: a stored chunk does not decode with its codecs: .*3 bytes, 180 expected/,
+  );
+  assert.doesNotMatch(detail, /\/tmp|gridcast-rules/);
 });
 
 test("MEPS after ds.squeeze(): the winds find their 10 m height among the scalar coordinates", async () => {

@@ -22,6 +22,7 @@ Layouts (small, deterministic):
   kerchunk_an.zarr  the same concat of analyses: step 0 throughout, time varying with valid_time.
   wb2_ens.zarr      WeatherBench2 IFS ENS: time, prediction_timedelta, number 1..50 (no control).
   wrfout_d01_2026-11-22_00:00:00   a store named like its wrfout file (a regular lat/lon dataset).
+  damaged.zarr      an uncompressed v2 store (tests cut one of its chunks short).
   hrrr.zarr         Utah HRRR-Zarr: one group per level/variable, the data in a nested sub-group of the
                     same name, projection_x/y coordinates and no CRS at all.
 """
@@ -178,7 +179,21 @@ def hrrr(path):
     zarr.consolidate_metadata(path)
 
 
+def damaged(path):
+    """A plain v2 store without compression whose chunk a test then cuts short (a real decode failure)."""
+    ds = xr.Dataset(
+        {"t2m": (("time", "latitude", "longitude"), field((2, len(LAT), len(LON)), 251, 260, 290), {"units": "K"})},
+        coords={
+            "time": ("time", pd.date_range("2026-11-22T00:00", periods=2, freq="h")),
+            "latitude": ("latitude", LAT),
+            "longitude": ("longitude", LON),
+        },
+    )
+    ds.to_zarr(path, mode="w", consolidated=True, encoding={"t2m": {"compressor": None, "chunks": (1, 5, 9)}})
+
+
 LAYOUTS = {
+    "damaged": damaged,
     "meps_squeezed": meps_squeezed,
     "eerie": eerie,
     "kerchunk": kerchunk,

@@ -112,6 +112,8 @@ export function exportEntry(group: ForecastGroup) {
       temporal: v.temporal,
       dims: publishedDims(group, v),
       squeezed: v.squeezed,
+      // The one level a variable lies on without a level dimension (a scalar level coordinate).
+      ...(v.scalarLevel ? { level: v.scalarLevel } : {}),
       // Stored along a projected grid's axes: exported turned to true north with this partner.
       ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
       ...(grids ? { grid_coordinates: v.gridCoords } : {}),

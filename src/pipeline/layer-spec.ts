@@ -171,7 +171,8 @@ export function layerSpec(
     variable: def ? def.name : v.name,
     level: ref.level,
     levelIndex: ref.levelIndex,
-    level_units: ref.level === null ? null : (group.levelUnits ?? null),
+    level_units:
+      ref.level === null ? null : ref.levelIndex === null ? (v.scalarLevel?.units ?? null) : (group.levelUnits ?? null),
     long_name: def ? def.long_name : v.entry.long_name,
     units: def ? def.units : v.units,
     temporal: def ? def.temporal : v.temporal,

@@ -54,6 +54,7 @@ export function describeGroup(g: ForecastGroup) {
       temporal: v.temporal,
       ...(v.meaning ? { recognised_by: v.meaning } : {}),
       ...(v.squeezed.length ? { squeezed: v.squeezed } : {}),
+      ...(v.scalarLevel ? { level: v.scalarLevel } : {}),
       // A grid-relative wind component: answered turned to true north with this partner.
       ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
     })),

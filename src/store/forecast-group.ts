@@ -24,6 +24,7 @@ import {
   horizontalAxis,
   ingestedHours,
   levelsIn,
+  scalarLevelOf,
   strAttr,
 } from "./group-coordinates.ts";
 import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-grid.ts";
@@ -46,6 +47,11 @@ export interface GroupVariable {
   roles: DimRole[];
   /** Stored names of the dimensions of one entry read at index 0 ("single" roles). */
   squeezed: string[];
+  /**
+   * The one level a variable without a level dimension lies on, from a scalar level coordinate
+   * (a pressure-level file after ds.squeeze(): isobaricInhPa = 850 in its `coordinates`).
+   */
+  scalarLevel?: { value: number; units: string | undefined };
   /**
    * How the array was recognised when its name is not a registered one: the CF rule that matched
    * ("standard_name air_temperature at 2 m"). Undefined for arrays known by name.
@@ -444,6 +450,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const storedUnits = strAttr(attrs, "units") ?? entry.units;
     const convert = converter(storedUnits, entry.units);
     const identity = convert !== undefined && convert(0) === 0 && convert(1) === 1;
+    const scalarLevel = roles.includes("level")
+      ? undefined
+      : await scalarLevelOf(input.arrays, arr, squeezed, input.attrs);
     const v: GroupVariable = {
       name: entry.name,
       stored,
@@ -451,6 +460,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       array: arr,
       roles: roles as DimRole[],
       squeezed,
+      ...(scalarLevel ? { scalarLevel } : {}),
       ...(meaning ? { meaning } : {}),
       units: convert ? entry.units : storedUnits,
       storedUnits,

@@ -140,6 +140,42 @@ async function scalarHeight(c: StoredArray | undefined): Promise<number | undefi
   return raw[0] * c.packing.scale + c.packing.offset;
 }
 
+/**
+ * The one pressure level a variable without a level dimension lies on, from a one-value level
+ * coordinate (by name: isobaricInhPa, level, plev, ...; or standard_name air_pressure) among its
+ * squeezed dimensions, its CF `coordinates` or the group's (a pressure-level file after
+ * ds.squeeze()): in hPa when stored in Pa, as every level is named. Undefined when none, or
+ * when a list names several different ones.
+ */
+export async function scalarLevelOf(
+  arrays: Map<string, StoredArray>,
+  arr: StoredArray,
+  squeezed: string[],
+  groupAttrs: Json = {},
+): Promise<{ value: number; units: string | undefined } | undefined> {
+  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  for (const names of [squeezed, listed(arr.meta.attrs), listed(groupAttrs)]) {
+    const found: { value: number; units: string | undefined }[] = [];
+    for (const name of names) {
+      const c = arrays.get(name);
+      if (c?.shape.reduce((a, b) => a * b, 1) !== 1) continue;
+      const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
+      if (roleOf(name) !== "level" && std !== "air_pressure") continue;
+      const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
+      const { levels, levelUnits } = levelsIn(
+        [raw[0] * c.packing.scale + c.packing.offset],
+        strAttr(c.meta.attrs, "units"),
+      );
+      if (levels && Number.isFinite(levels[0]) && !found.some((f) => f.value === levels[0])) {
+        found.push({ value: levels[0], units: levelUnits });
+      }
+    }
+    if (found.length === 1) return found[0];
+    if (found.length > 1) return undefined;
+  }
+  return undefined;
+}
+
 export function leadHours(raw: number[], attrs: Json): number[] {
   const units = typeof attrs.units === "string" ? attrs.units : "hours";
   if (/since/i.test(units)) throw new CorruptDataError("the lead time is stored as a date, not a duration");

@@ -19,7 +19,17 @@ const SCRIPT = resolve(import.meta.dirname, "../python/rule_stores.py");
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
 /** The layouts served from one store below forecast/, each under its own name. */
-const GROUPS = ["damaged", "icon_v2", "meps", "meps_squeezed", "wb2_ens", "eerie", "kerchunk", "kerchunk_an"];
+const GROUPS = [
+  "damaged",
+  "plev_squeezed",
+  "icon_v2",
+  "meps",
+  "meps_squeezed",
+  "wb2_ens",
+  "eerie",
+  "kerchunk",
+  "kerchunk_an",
+];
 
 /** A store named like the wrfout file it was converted from, as WRF names them. */
 const WRFOUT = "wrfout_d01_2026-11-22_00:00:00";
@@ -155,6 +165,25 @@ test("MEPS after ds.squeeze(): the winds find their 10 m height among the scalar
   const models = (await get(`${srv.url}/api/models`)).json();
   const g = models.forecast.find((m: { id: string }) => m.id === "forecast/meps_squeezed");
   assert.deepEqual(g.unregistered, []);
+});
+
+test("a pressure level squeezed to a scalar coordinate: the variable is served at that level and says so", async () => {
+  const [x] = await xread([{ store: store("plev_squeezed"), var: "t", isel: { time: 1, latitude: 2, longitude: 4 } }]);
+  assert.deepEqual(x.values.length, 1);
+  for (const q of ["", "&level=850"]) {
+    const p = await point(`lat=45&lon=10&var=t&group=forecast/plev_squeezed&run=1${q}`);
+    assert.equal(p.level, 850);
+    assert.deepEqual(p.values, f32s(x));
+  }
+  const other = await get(`${srv.url}/point?lat=45&lon=10&var=t&group=forecast/plev_squeezed&level=500`, H());
+  assert.equal(other.status, 400);
+  assert.match(other.json().detail, /t is stored at level 850 only/);
+  const v = await get(`${srv.url}/api/forecast/value?layer=plev_squeezed.t.850&lat=45&lon=10&run=2026-11-22T06:00:00`);
+  assert.equal(v.status, 200, v.body.toString());
+  assert.equal(v.json().level, 850);
+  assert.equal(v.json().value, f32s(x)[0]);
+  const models = (await get(`${srv.url}/api/models`)).json();
+  assert.deepEqual(models.forecast.find((m: { id: string }) => m.id === "forecast/plev_squeezed").variables, ["t"]);
 });
 
 test("WeatherBench2 IFS ENS (members 1..50): member 1 is drawn as the first, never called the control", async () => {

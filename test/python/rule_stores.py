@@ -22,6 +22,8 @@ Layouts (small, deterministic):
   kerchunk_an.zarr  the same concat of analyses: step 0 throughout, time varying with valid_time.
   wb2_ens.zarr      WeatherBench2 IFS ENS: time, prediction_timedelta, number 1..50 (no control).
   wrfout_d01_2026-11-22_00:00:00   a store named like its wrfout file (a regular lat/lon dataset).
+  plev_squeezed.zarr  cfgrib temperature on one pressure level after ds.squeeze(): isobaricInhPa = 850
+                    a scalar coordinate in t's `coordinates`.
   damaged.zarr      an uncompressed v2 store (tests cut one of its chunks short).
   hrrr.zarr         Utah HRRR-Zarr: one group per level/variable, the data in a nested sub-group of the
                     same name, projection_x/y coordinates and no CRS at all.
@@ -192,8 +194,26 @@ def damaged(path):
     ds.to_zarr(path, mode="w", consolidated=True, encoding={"t2m": {"compressor": None, "chunks": (1, 5, 9)}})
 
 
+def plev_squeezed(path):
+    """cfgrib's pressure-level dataset of one level, after ds.squeeze(): isobaricInhPa becomes a scalar
+    coordinate named in each variable's `coordinates`."""
+    dims = ("time", "isobaricInhPa", "latitude", "longitude")
+    shape = (2, 1, len(LAT), len(LON))
+    ds = xr.Dataset(
+        {"t": (dims, field(shape, 261, 230, 280), {"units": "K", "GRIB_shortName": "t", "GRIB_stepType": "instant"})},
+        coords={
+            "time": ("time", pd.date_range("2026-11-22T00:00", periods=2, freq="6h")),
+            "isobaricInhPa": ("isobaricInhPa", [850.0], {"units": "hPa", "standard_name": "air_pressure"}),
+            "latitude": ("latitude", LAT),
+            "longitude": ("longitude", LON),
+        },
+    )
+    ds.squeeze().to_zarr(path, mode="w", consolidated=True)
+
+
 LAYOUTS = {
     "damaged": damaged,
+    "plev_squeezed": plev_squeezed,
     "meps_squeezed": meps_squeezed,
     "eerie": eerie,
     "kerchunk": kerchunk,

@@ -38,7 +38,7 @@ export function registerInspect(program: Command): void {
         lines.push(
           `${g.id}  (${g.kind}, zarr v${g.zarr_format}, ${g.cells ? `${g.cells.count} ${g.cells.layout} cells on ${g.cells.dimension}` : `${g.shape.lat}x${g.shape.lon}`} at ${g.resolution.lat}°, bbox ${g.bbox.join(",")})`,
           `  runs: ${g.runs.join(", ")}`,
-          `  found at: ${g.path === "" ? "the store root" : g.path}${g.analysis ? "  (analysis: each time is a run with lead 0)" : ""}`,
+          `  found at: ${g.path === "" ? "the store root" : g.path}${g.stored_name !== g.id.slice(9) ? `  (stored name "${g.stored_name}")` : ""}${g.analysis ? "  (analysis: each time is a run with lead 0)" : ""}`,
           `  time axes: ${g.time_axes}`,
           `  leads (h): ${g.lead_hours.join(",")}${g.levels ? `  levels: ${g.levels.join(",")}` : ""}${g.members ? `  members: ${g.members.join(",")}` : ""}`,
         );
@@ -49,7 +49,7 @@ export function registerInspect(program: Command): void {
         }
         for (const v of g.variables) {
           lines.push(
-            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}${g.grids ? `  on grid ${v.grid_coordinates.lat},${v.grid_coordinates.lon}` : ""}${v.recognised_by ? `  (by its ${v.recognised_by})` : ""}${v.squeezed ? `  (squeezed ${v.squeezed.join(",")})` : ""}${v.turned_with ? `  (grid-relative: turned to true north with ${v.turned_with})` : ""}`,
+            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}${g.grids ? `  on grid ${v.grid_coordinates.lat},${v.grid_coordinates.lon}` : ""}${v.recognised_by ? `  (by its ${v.recognised_by})` : ""}${v.squeezed ? `  (squeezed ${v.squeezed.join(",")})` : ""}${v.level ? `  (at level ${v.level.value}${v.level.units ? ` ${v.level.units}` : ""})` : ""}${v.turned_with ? `  (grid-relative: turned to true north with ${v.turned_with})` : ""}`,
           );
         }
         for (const u of g.unregistered) {
@@ -61,6 +61,7 @@ export function registerInspect(program: Command): void {
         }
       }
       for (const s of info.skipped_groups) lines.push(`skipped ${s.id}: ${s.reason}`);
+      for (const n of info.not_served) lines.push(`${n.path || "(store)"}: ${n.reason}`);
       lines.push(`embeddings: ${info.embeddings.items} items`);
       for (const p of info.embeddings.prefixes) lines.push(`  ${p}`);
       for (const k of info.embeddings.skipped) lines.push(`skipped ${k.path}: ${k.reason}`);

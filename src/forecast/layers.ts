@@ -32,7 +32,9 @@ export function groupLayers(group: ForecastGroup): MapLayerRef[] {
         out.push({ id: layerId(group.name, v.name, level), group, variable: v, level, levelIndex });
       });
     } else {
-      out.push({ id: layerId(group.name, v.name, null), group, variable: v, level: null, levelIndex: null });
+      // A variable on one level it has no dimension for (a scalar level coordinate) is named with it.
+      const level = v.scalarLevel?.value ?? null;
+      out.push({ id: layerId(group.name, v.name, level), group, variable: v, level, levelIndex: null });
     }
   }
   // Derived layers of single-level sources, wherever the group stores every source.

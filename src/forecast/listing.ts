@@ -112,6 +112,8 @@ export function exportEntry(group: ForecastGroup) {
       temporal: v.temporal,
       dims: publishedDims(group, v),
       squeezed: v.squeezed,
+      // The one level a variable lies on without a level dimension (a scalar level coordinate).
+      ...(v.scalarLevel ? { level: v.scalarLevel } : {}),
       // Stored along a projected grid's axes: exported turned to true north with this partner.
       ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
       ...(grids ? { grid_coordinates: v.gridCoords } : {}),
@@ -145,6 +147,8 @@ export async function modelsListing(store: Store) {
   const forecast = groups.map((g) => ({
     id: g.id,
     name: g.name,
+    // The name as stored, when the URL-safe id spells it otherwise (a wrfout file's colons).
+    stored_name: g.storedName,
     model: (g.attrs.model as string | undefined) ?? g.name,
     version: (g.attrs.model_version as string | undefined) ?? null,
     kind: g.grid.global ? "global" : "regional",
@@ -161,7 +165,8 @@ export async function modelsListing(store: Store) {
     unregistered: g.unregistered.map((u) => ({ stored: u.stored, reason: u.reason })),
     ...(g.grids.length > 1 ? { grids: gridsListing(g) } : {}),
   }));
-  return { forecast, unavailable: await unavailableGroups(store) };
+  // Nodes that look like data and are no group gridcast serves: each named with the reason.
+  return { forecast, unavailable: await unavailableGroups(store), not_served: await store.notServed() };
 }
 
 /** The registry, and every stored array of the readable groups that is not registered (with its CF metadata). */

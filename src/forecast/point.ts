@@ -210,7 +210,7 @@ function answer(
     grid_lon: node.lon,
     run: text.run,
     lead_hours: leads,
-    level: level === undefined ? null : group.levels![level],
+    level: level === undefined ? (v.scalarLevel?.value ?? null) : group.levels![level],
     member: memberIndex === undefined ? null : group.members![memberIndex],
     temporal: v.temporal,
   };

@@ -197,7 +197,15 @@ const LEVEL_WORDS = new Set(["on", "pressure", "levels", "level", "model", "heig
 export function resolveLevel(group: ForecastGroup, v: GroupVariable, level: number | undefined): number | undefined {
   const hasLevel = v.roles.includes("level");
   if (!hasLevel) {
-    if (level !== undefined) throw new InvalidParameterError("level", `${v.name} has no level dimension`);
+    // A variable stored on one level (a scalar level coordinate) takes that level, and only that.
+    const only = v.scalarLevel?.value;
+    if (level !== undefined && level !== only) {
+      throw new InvalidParameterError(
+        "level",
+        only === undefined ? `${v.name} has no level dimension` : `${v.name} is stored at level ${only} only`,
+        only === undefined ? {} : { available: [only] },
+      );
+    }
     return undefined;
   }
   const levels = group.levels ?? [];

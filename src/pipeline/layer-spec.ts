@@ -77,8 +77,12 @@ export interface LayerSpec {
   style: MapStyle;
   /** "registry" for the registry's fixed range, "data" when drawn over the field's own range (unit not convertible). */
   style_range: "registry" | "data";
-  /** Ensemble variables: the member drawn (the control) and the rule that chose it; null otherwise. */
-  member: { value: number; choice: "control" } | null;
+  /**
+   * Ensemble variables: the member drawn and the rule that chose it: "control" only when member 0
+   * exists and is the one drawn, "first" when the store has no member 0 (WeatherBench2's IFS ENS
+   * holds members 1..50 and no control); null otherwise.
+   */
+  member: { value: number; choice: "control" | "first" } | null;
   recipe: Recipe;
   /**
    * A base layer fills the map; an overlay (arrows, isobars) is drawn transparent over a base; the
@@ -167,16 +171,14 @@ export function layerSpec(
     variable: def ? def.name : v.name,
     level: ref.level,
     levelIndex: ref.levelIndex,
-    level_units: ref.level === null ? null : (group.levelUnits ?? null),
+    level_units:
+      ref.level === null ? null : ref.levelIndex === null ? (v.scalarLevel?.units ?? null) : (group.levelUnits ?? null),
     long_name: def ? def.long_name : v.entry.long_name,
     units: def ? def.units : v.units,
     temporal: def ? def.temporal : v.temporal,
     style,
     style_range: def || v.canonical ? "registry" : "data",
-    member:
-      group.members && v.roles.includes("member")
-        ? { value: group.members[group.controlMember ?? 0], choice: "control" }
-        : null,
+    member: group.members && v.roles.includes("member") ? memberDrawn(group.members, group.controlMember ?? 0) : null,
     recipe,
     role: def ? def.role : "base",
     kind: v.grid.global ? "global" : "regional",
@@ -184,6 +186,12 @@ export function layerSpec(
     tilesPerLead,
     runs,
   };
+}
+
+/** The member an ensemble layer draws, named "control" only when it is member number 0. */
+export function memberDrawn(members: number[], index: number): { value: number; choice: "control" | "first" } {
+  const value = members[index];
+  return { value, choice: value === 0 ? "control" : "first" };
 }
 
 /**

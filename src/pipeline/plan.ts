@@ -130,7 +130,8 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
         "nothing was built; pass --allow-missing-groups to build the others",
     );
   }
-  const warnings: string[] = [];
+  // Data the store holds outside any served group is named in the build output too.
+  const warnings: string[] = (await store.notServed()).map((n) => `${n.path || "(store)"}: ${n.reason}`);
   const wanted = sel.vars?.map((name) => {
     const derived = DERIVED_LAYERS.find((d) => d.name === name.trim().toLowerCase());
     if (derived) return derived.name;

@@ -88,8 +88,8 @@ export interface CatalogLayer {
   style: { colormap: string; min: number; max: number; resample: "bilinear" | "nearest" };
   /** "data" when the store's unit could not be converted and the range is the field's own. */
   style_range?: "registry" | "data";
-  /** Ensemble layers: the member drawn (the control member); null otherwise. */
-  member?: { value: number; choice: "control" } | null;
+  /** Ensemble layers: the member drawn ("control" only when it is member 0, else "first"); null otherwise. */
+  member?: { value: number; choice: "control" | "first" } | null;
   /**
    * "base": a coloured field; "overlay": transparent arrows or lines drawn over a base;
    * "orientation": place names, subdivision borders, rivers and lakes over everything (one static run, lead 0).

@@ -96,8 +96,6 @@ export class StoredArray {
   #opened: Promise<zarr.Array<zarr.DataType, zarr.Readable>> | undefined;
   #direct: DirectDecoder | undefined | null = null;
   readonly #keys = new Map<number, ChunkKeys>();
-  /** Chunk keys zarrita found not stored, until the read that asked for each one looks. */
-  readonly #missing = new Set<string>();
 
   constructor(meta: NodeMeta, backend: Backend, cache: ChunkCache<Chunk & { byteLength: number }>, revision = "") {
     if (!meta.array) throw new Error(`not an array: ${meta.path}`);
@@ -122,9 +120,7 @@ export class StoredArray {
 
   #open(): Promise<zarr.Array<zarr.DataType, zarr.Readable>> {
     this.#opened ??= (async () => {
-      const store = zarritaStore(this.#backend, metaDocuments(this.meta), shardIndexAtStart(this.meta), (k) =>
-        this.#missing.add(k),
-      );
+      const store = zarritaStore(this.#backend, metaDocuments(this.meta), shardIndexAtStart(this.meta));
       const loc = zarr.root(store).resolve(this.meta.path);
       try {
         return this.meta.format === 3
@@ -276,7 +272,6 @@ export class StoredArray {
       try {
         const arr = await this.#open();
         const c = (await arr.getChunk(coords)) as unknown as Chunk;
-        if (this.#missing.delete(key)) this.#unwritten(c, coords);
         checkChunk(c, this.chunks);
         return Object.assign(c, { byteLength: c.data.byteLength });
       } catch (cause) {
@@ -284,23 +279,6 @@ export class StoredArray {
       }
     };
     return lease ? this.#cache.lease(cacheKey, load, admit) : this.#cache.get(cacheKey, load, admit);
-  }
-
-  /**
-   * A chunk that is not stored holds the fill value; a v2 array without one (`fill_value: null`,
-   * as zarr 3 writes xarray's `_FillValue: None`, then leaves a chunk unwritten when growing the
-   * array) says nothing about it: zarr 2 reads whatever memory held, zarr 3 reads 0. gridcast
-   * reads such a float chunk as missing (NaN) and refuses an integer one, naming the array.
-   */
-  #unwritten(c: Chunk, coords: number[]): void {
-    if (this.meta.array?.fill_value !== null) return;
-    if (c.data instanceof Float32Array || c.data instanceof Float64Array) {
-      c.data.fill(Number.NaN);
-      return;
-    }
-    throw new CorruptDataError(
-      `array ${this.meta.path || "(root)"}: chunk ${coords.join(".")} is not stored and the array has no fill value`,
-    );
   }
 
   /** How this array's chunks decode into a caller's buffer, if its codec chain allows (direct.ts). */

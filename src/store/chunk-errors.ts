@@ -7,6 +7,9 @@ import type { Backend } from "./backend.ts";
 import { CodecInputError } from "./codecs/bound.ts";
 import type { Chunk } from "./region.ts";
 
+/** How much of what a failed decode found is quoted in its refusal. */
+const FOUND_MAX_CHARS = 160;
+
 /** A decoded chunk must hold exactly one chunk of values: anything else is damaged data. */
 export function checkChunk(c: Chunk, chunkShape: number[]): void {
   const n = chunkShape.reduce((a, b) => a * b, 1);
@@ -39,14 +42,17 @@ export function wrap(cause: unknown, array?: string): Error {
     return undecodable("its metadata names a data type or codec gridcast cannot read");
   }
   if (cause instanceof zarr.NotFoundError) return new StoreUnavailableError("array metadata is missing", {}, { cause });
-  if (cause instanceof CodecInputError) {
-    // What the decoder found goes to the log line, never to the client.
-    const err = undecodable("a stored chunk does not decode with its codecs");
-    err.logFields = { detail: cause.message };
+  // What the decode met ("decoded 3 bytes, 180 expected", "byte length of Float32Array should be a
+  // multiple of 4") is said to both; a message that could hold a path goes to the log line alone.
+  const saying = (why: string, e: Error) => {
+    const found = e.message.slice(0, FOUND_MAX_CHARS);
+    const err = undecodable(/[\\/]/.test(found) ? why : `${why}: ${found}`);
+    err.logFields = { detail: e.message };
     return err;
-  }
+  };
+  if (cause instanceof CodecInputError) return saying("a stored chunk does not decode with its codecs", cause);
   if (cause instanceof RangeError || cause instanceof TypeError) {
-    return undecodable("its stored bytes do not match its metadata");
+    return saying("its stored bytes do not match its metadata", cause);
   }
   return new StoreUnavailableError("the store cannot be read right now", {}, { cause });
 }

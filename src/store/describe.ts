@@ -7,6 +7,7 @@ export const isoNoZone = (ms: number): string => new Date(ms).toISOString().slic
 export function describeGroup(g: ForecastGroup) {
   return {
     id: g.id,
+    stored_name: g.storedName,
     path: g.path,
     zarr_format: g.format,
     analysis: g.analysis,
@@ -53,6 +54,7 @@ export function describeGroup(g: ForecastGroup) {
       temporal: v.temporal,
       ...(v.meaning ? { recognised_by: v.meaning } : {}),
       ...(v.squeezed.length ? { squeezed: v.squeezed } : {}),
+      ...(v.scalarLevel ? { level: v.scalarLevel } : {}),
       // A grid-relative wind component: answered turned to true north with this partner.
       ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
     })),
@@ -69,6 +71,8 @@ export async function describeStore(store: Store) {
     forecast_groups: groups.map(describeGroup),
     /** Groups found but not readable, each with the reason; the others are described above. */
     skipped_groups: status.filter((g) => !g.ok).map((g) => ({ id: g.id, path: g.path, reason: g.reason ?? "" })),
+    /** Nodes that look like data but are no group gridcast serves, each with the reason and remedy. */
+    not_served: await store.notServed(),
     embeddings: { items: items.length, prefixes: [...new Set(items.map((p) => p.split("/").slice(0, 5).join("/")))] },
   };
 }

@@ -24,6 +24,7 @@ import {
   horizontalAxis,
   ingestedHours,
   levelsIn,
+  scalarLevelOf,
   strAttr,
 } from "./group-coordinates.ts";
 import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-grid.ts";
@@ -46,6 +47,11 @@ export interface GroupVariable {
   roles: DimRole[];
   /** Stored names of the dimensions of one entry read at index 0 ("single" roles). */
   squeezed: string[];
+  /**
+   * The one level a variable without a level dimension lies on, from a scalar level coordinate
+   * (a pressure-level file after ds.squeeze(): isobaricInhPa = 850 in its `coordinates`).
+   */
+  scalarLevel?: { value: number; units: string | undefined };
   /**
    * How the array was recognised when its name is not a registered one: the CF rule that matched
    * ("standard_name air_temperature at 2 m"). Undefined for arrays known by name.
@@ -104,6 +110,11 @@ export interface ForecastGroup {
   /** forecast/<name> */
   id: string;
   name: string;
+  /**
+   * The group's name as stored (a wrfout file's colons kept), which the URL-safe id may not
+   * spell: the last segment of its path, or the store's own name for a dataset at the root.
+   */
+  storedName: string;
   /** Path of the group inside the store ("" when the dataset sits at the store root). */
   path: string;
   format: 2 | 3;
@@ -149,6 +160,8 @@ export interface GroupInput {
   id: string;
   /** Path of the group in the store. */
   path: string;
+  /** Its name as stored (ForecastGroup.storedName); the id's name when not given. */
+  storedName?: string;
   format: 2 | 3;
   attrs: Json;
   arrays: Map<string, StoredArray>;
@@ -421,7 +434,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       const found = canonicalByMeaning({
         standardName: strAttr(attrs, "standard_name"),
         cellMethods: strAttr(attrs, "cell_methods"),
-        heightM: await heightOf(input.arrays, arr, squeezed),
+        heightM: await heightOf(input.arrays, arr, squeezed, input.attrs),
         onLevels: roles.includes("level"),
       });
       if ("reason" in found) {
@@ -444,6 +457,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const storedUnits = strAttr(attrs, "units") ?? entry.units;
     const convert = converter(storedUnits, entry.units);
     const identity = convert !== undefined && convert(0) === 0 && convert(1) === 1;
+    const scalarLevel = roles.includes("level")
+      ? undefined
+      : await scalarLevelOf(input.arrays, arr, squeezed, input.attrs);
     const v: GroupVariable = {
       name: entry.name,
       stored,
@@ -451,6 +467,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       array: arr,
       roles: roles as DimRole[],
       squeezed,
+      ...(scalarLevel ? { scalarLevel } : {}),
       ...(meaning ? { meaning } : {}),
       units: convert ? entry.units : storedUnits,
       storedUnits,
@@ -479,6 +496,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     ingested,
     id: input.id,
     name,
+    storedName: input.storedName ?? name,
     path: input.path,
     format: input.format,
     attrs: input.attrs,

@@ -101,23 +101,77 @@ export function entryOf(registry: Registry, stored: string, attrs: Json): Variab
 
 /**
  * The height above the surface (metres) a variable's height coordinate gives: a squeezed
- * dimension's one-entry coordinate (MET Norway's height1 = 2 m) or a scalar coordinate its CF
- * `coordinates` attribute names (the Met Office's height = 1.5 m), when it is a height in metres.
+ * dimension's one-entry coordinate (MET Norway's height1 = 2 m), else a scalar coordinate its CF
+ * `coordinates` attribute names (the Met Office's height = 1.5 m), else one the group's own
+ * `coordinates` attribute names (where xarray writes the scalar coordinates no variable lists, as
+ * after MEPS's ds.squeeze()). When a list holds several heights (height0, height1, height7), the
+ * one the stored name gives in metres (x_wind_10m: 10) is taken; a list that does not decide gives
+ * none, and the variable is then refused for want of a height, never given the wrong one.
  */
 export async function heightOf(
   arrays: Map<string, StoredArray>,
   arr: StoredArray,
   squeezed: string[],
+  groupAttrs: Json = {},
 ): Promise<number | undefined> {
-  const listed = (strAttr(arr.meta.attrs, "coordinates") ?? "").split(/\s+/).filter(Boolean);
-  for (const name of [...squeezed, ...listed]) {
-    const c = arrays.get(name);
-    if (c?.shape.reduce((a, b) => a * b, 1) !== 1) continue;
-    const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
-    const units = strAttr(c.meta.attrs, "units")?.trim().toLowerCase() ?? "m";
-    if (std !== "height" || !["m", "metre", "meter", "metres", "meters"].includes(units)) continue;
-    const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
-    return raw[0] * c.packing.scale + c.packing.offset;
+  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  for (const names of [squeezed, listed(arr.meta.attrs), listed(groupAttrs)]) {
+    const heights: number[] = [];
+    for (const name of names) {
+      const h = await scalarHeight(arrays.get(name));
+      if (h !== undefined && !heights.includes(h)) heights.push(h);
+    }
+    if (heights.length === 1) return heights[0];
+    if (heights.length > 1) {
+      const named = /(?:^|_)(\d+(?:\.\d+)?)m(?:_|$)/.exec(arr.path.split("/").pop() ?? "");
+      return named ? heights.find((h) => h === Number(named[1])) : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** The height in metres a one-value coordinate gives, when it is a CF height in metres. */
+async function scalarHeight(c: StoredArray | undefined): Promise<number | undefined> {
+  if (c?.shape.reduce((a, b) => a * b, 1) !== 1) return undefined;
+  const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
+  const units = strAttr(c.meta.attrs, "units")?.trim().toLowerCase() ?? "m";
+  if (std !== "height" || !["m", "metre", "meter", "metres", "meters"].includes(units)) return undefined;
+  const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
+  return raw[0] * c.packing.scale + c.packing.offset;
+}
+
+/**
+ * The one pressure level a variable without a level dimension lies on, from a one-value level
+ * coordinate (by name: isobaricInhPa, level, plev, ...; or standard_name air_pressure) among its
+ * squeezed dimensions, its CF `coordinates` or the group's (a pressure-level file after
+ * ds.squeeze()): in hPa when stored in Pa, as every level is named. Undefined when none, or
+ * when a list names several different ones.
+ */
+export async function scalarLevelOf(
+  arrays: Map<string, StoredArray>,
+  arr: StoredArray,
+  squeezed: string[],
+  groupAttrs: Json = {},
+): Promise<{ value: number; units: string | undefined } | undefined> {
+  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  for (const names of [squeezed, listed(arr.meta.attrs), listed(groupAttrs)]) {
+    const found: { value: number; units: string | undefined }[] = [];
+    for (const name of names) {
+      const c = arrays.get(name);
+      if (c?.shape.reduce((a, b) => a * b, 1) !== 1) continue;
+      const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
+      if (roleOf(name) !== "level" && std !== "air_pressure") continue;
+      const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
+      const { levels, levelUnits } = levelsIn(
+        [raw[0] * c.packing.scale + c.packing.offset],
+        strAttr(c.meta.attrs, "units"),
+      );
+      if (levels && Number.isFinite(levels[0]) && !found.some((f) => f.value === levels[0])) {
+        found.push({ value: levels[0], units: levelUnits });
+      }
+    }
+    if (found.length === 1) return found[0];
+    if (found.length > 1) return undefined;
   }
   return undefined;
 }

@@ -7,8 +7,10 @@ import type { Registry } from "../registry/registry.ts";
 import { isPending, type Soon, then } from "../soon.ts";
 import type { StoredArray } from "./array.ts";
 import { roleOf } from "./dims.ts";
+import { disambiguatedName, urlSafeName } from "./discovery.ts";
 import { buildForecastGroup, type ForecastGroup, GroupUnreadableError } from "./forecast-group.ts";
 import type { NodeMeta } from "./metadata.ts";
+import { type NotServed, surveyNotServed } from "./not-served.ts";
 
 /** One group as discovery found it: readable, or skipped with the reason. */
 export interface GroupStatus {
@@ -39,6 +41,8 @@ const PROJECTED_AXES: [string, string][] = [
   ["x", "y"],
 ];
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** At most this many root entries are looked at for a HEALPix grid mapping (a root of many arrays is no cell dataset). */
+const ROOT_MAPPING_PROBE_MAX = 64;
 
 interface GroupEntry {
   nodes: Map<string, NodeMeta>;
@@ -50,6 +54,7 @@ interface GroupEntry {
 export class ForecastGroups {
   readonly #source: GroupSource;
   readonly #rootName: string;
+  readonly #rootStored: string;
   readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
   #groups = new Map<string, GroupEntry>();
   #nodesOf = new WeakMap<ForecastGroup, Map<string, NodeMeta>>();
@@ -60,11 +65,21 @@ export class ForecastGroups {
   /** Store path of each discovered group id. */
   #paths = new Map<string, string>();
   #rootKind: { at: number; p: Promise<boolean> } | undefined;
+  #notServed: { at: number; p: Promise<NotServed[]> } | undefined;
 
-  /** `rootName` names the group found at the store root; `log` hears of each unreadable group once. */
-  constructor(source: GroupSource, rootName: string, log?: (entry: Record<string, unknown>) => void) {
+  /**
+   * `rootName` names the group found at the store root (`rootStored`: the root's own name as
+   * stored, which may not be URL-safe); `log` hears of each unreadable group once.
+   */
+  constructor(
+    source: GroupSource,
+    rootName: string,
+    log?: (entry: Record<string, unknown>) => void,
+    rootStored = rootName,
+  ) {
     this.#source = source;
     this.#rootName = rootName;
+    this.#rootStored = rootStored;
     this.#log = log;
   }
 
@@ -98,8 +113,15 @@ export class ForecastGroups {
     const paths = new Map<string, string>();
     const forecast = await this.#source.node("forecast");
     if (forecast?.kind === "group") {
-      for (const n of await this.#source.children("forecast"))
-        if (GROUP_NAME.test(n)) paths.set(`forecast/${n}`, `forecast/${n}`);
+      const children = await this.#source.children("forecast");
+      // URL-safe names first, so a stored name that already is one keeps it as its id.
+      for (const n of children) if (GROUP_NAME.test(n)) paths.set(`forecast/${n}`, `forecast/${n}`);
+      for (const n of children) {
+        if (GROUP_NAME.test(n)) continue;
+        let id = `forecast/${urlSafeName(n)}`;
+        if (paths.has(id)) id = `forecast/${disambiguatedName(n)}`;
+        paths.set(id, `forecast/${n}`);
+      }
     }
     if (await this.#rootIsDataset()) {
       let id = `forecast/${this.#rootName}`;
@@ -139,12 +161,26 @@ export class ForecastGroups {
     const roles = new Set(names.map((n) => roleOf(n)));
     const projected = PROJECTED_AXES.some(([x, y]) => names.includes(x) && names.includes(y));
     // Per-cell coordinates of an unstructured grid count too (ICON's clat/clon, anemoi-datasets'
-    // latitudes/longitudes); HEALPix stores hold none: they are found below forecast/ only.
+    // latitudes/longitudes); HEALPix stores hold none, only a grid mapping saying so (EERIE's crs).
     const cellCoords = (a: string, b: string) => names.includes(a) && names.includes(b);
-    const cells = cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes");
+    const cells =
+      cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes") || (await this.#healpixMapping(names));
     if (!projected && !cells && (!roles.has("lat") || !roles.has("lon"))) return false;
     const root = await this.#source.node("");
     return root?.kind === "group";
+  }
+
+  /** Whether a root entry is a scalar HEALPix grid mapping (grid_mapping_name "healpix"). */
+  async #healpixMapping(names: string[]): Promise<boolean> {
+    if (names.length > ROOT_MAPPING_PROBE_MAX) return false;
+    for (const n of names) {
+      if (roleOf(n)) continue;
+      const meta = await this.#source.node(n);
+      if (meta?.kind === "array" && meta.array?.shape.length === 0 && meta.attrs.grid_mapping_name === "healpix") {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -196,9 +232,11 @@ export class ForecastGroups {
       if (rel !== "" && !rel.includes("/")) arrays.set(rel, this.#source.array(meta));
     }
     const group = (async () => {
+      const storedName = path === "" ? this.#rootStored : path.slice(path.lastIndexOf("/") + 1);
       const input = {
         id,
         path,
+        storedName,
         format: self.format,
         attrs: self.attrs,
         arrays,
@@ -293,9 +331,30 @@ export class ForecastGroups {
     return out;
   }
 
+  /**
+   * Nodes that look like data and are not served, each with the reason and the remedy
+   * (not-served.ts: a bounded walk); kept as long as the root's kind.
+   */
+  notServed(): Promise<NotServed[]> {
+    const now = Date.now();
+    if (!this.#notServed || now - this.#notServed.at > ROOT_KIND_TTL_MS) {
+      const p = (async () => {
+        const ids = await this.ids();
+        const groups = ids.map((id) => ({ id, path: this.#paths.get(id) ?? id }));
+        return surveyNotServed(this.#source, groups, await this.#rootIsDataset());
+      })();
+      p.catch(() => {
+        if (this.#notServed?.p === p) this.#notServed = undefined;
+      });
+      this.#notServed = { at: now, p };
+    }
+    return this.#notServed.p;
+  }
+
   /** Read the listing and the root's kind again at the next ask. */
   expire(): void {
     this.#ids = undefined;
     this.#rootKind = undefined;
+    this.#notServed = undefined;
   }
 }

@@ -11,11 +11,12 @@ import { StoredArray } from "./array.ts";
 import type { Backend } from "./backend.ts";
 import { type CachePolicy, ChunkCache } from "./chunk-cache.ts";
 import { type CountingBackend, openBackend, type Recording, recording } from "./counting-backend.ts";
-import { rootGroupName } from "./discovery.ts";
+import { rootGroupName, rootStoredName } from "./discovery.ts";
 import type { ForecastGroup } from "./forecast-group.ts";
 import { ForecastGroups, type GroupStatus } from "./groups.ts";
 import { confineKey } from "./keys.ts";
 import { childrenFrom, type NodeMeta, readConsolidated, readNode } from "./metadata.ts";
+import type { NotServed } from "./not-served.ts";
 import type { Chunk } from "./region.ts";
 import { Revalidated, type Stamped } from "./revalidate.ts";
 import { giveBytes } from "./scan-buffers.ts";
@@ -67,7 +68,7 @@ export class Store {
     this.registry = opts.registry ?? defaultRegistry;
     this.checkMs = opts.checkMs ?? METADATA_CHECK_MS;
     this.cellGridMb = opts.cellGridMb;
-    this.#groups = new ForecastGroups(this, rootGroupName(root, opts.rootGroupName), opts.log);
+    this.#groups = new ForecastGroups(this, rootGroupName(root, opts.rootGroupName), opts.log, rootStoredName(root));
     this.#root = this.#revalidated(async (rb) => (await readConsolidated(rb, "")) ?? new Map<string, NodeMeta>());
   }
 
@@ -205,6 +206,11 @@ export class Store {
   /** Every discovered group, readable or not, with the reason for each one that is not. */
   groupStatus(): Promise<GroupStatus[]> {
     return this.#groups.status();
+  }
+
+  /** Nodes that look like data but are no group gridcast serves, each with the reason (not-served.ts). */
+  notServed(): Promise<NotServed[]> {
+    return this.#groups.notServed();
   }
 
   /**

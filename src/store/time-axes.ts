@@ -7,6 +7,9 @@
 //     Met Office): the leads are the valid times less the reference time;
 //   - a duration `time` with a valid-time coordinate beside it (GraphCast's rollout output, whose
 //     `datetime` sits on (batch, time)): the runs are the valid times less the leads;
+//   - a reference time and a lead that are coordinates along one concatenated dimension (kerchunk's
+//     MultiZarrToZarr of GRIB messages along valid_time): one run whose leads lie along it, or, when
+//     the reference time varies and the lead does not, each entry a run with that one lead;
 //   - times alone (ERA5, analyses): each time is a run with the single lead 0.
 // A group that carries any reference-time information is never read as an analysis: when the
 // valid times cannot be told, it is refused with the reason.
@@ -124,6 +127,9 @@ export async function timeAxesOf(arrays: Map<string, StoredArray>, named: NamedT
       isDate(a) &&
       (standardName(a) === "time" || (standardName(a) === undefined && VALID_NAMES.has(n.toLowerCase()))),
   );
+
+  const concat = alongConcat(entries);
+  if (concat) return concatAxes(concat);
 
   // A reference time with valid times on their own axis, no lead axis: leads = valid - reference.
   if (reference && !leadCoord && valid && axisOrScalar(valid[0], valid[1])) {
@@ -244,6 +250,75 @@ export async function timeAxesOf(arrays: Map<string, StoredArray>, named: NamedT
     dimRoles: new Map(),
     how: `runs from ${named.time}, leads from ${named.lead}`,
   };
+}
+
+/** A reference time and a duration that are both 1-D coordinates along one other dimension. */
+interface Concat {
+  dim: string;
+  ref: [string, StoredArray];
+  lead: [string, StoredArray];
+}
+
+function alongConcat(entries: [string, StoredArray][]): Concat | undefined {
+  const along = (n: string, a: StoredArray) => a.shape.length === 1 && a.dims[0] !== n;
+  const ref = entries.find(
+    ([n, a]) =>
+      along(n, a) &&
+      isDate(a) &&
+      (standardName(a) === "forecast_reference_time" ||
+        (standardName(a) === undefined && (REFERENCE_NAMES.has(n.toLowerCase()) || n === "time"))),
+  );
+  if (!ref) return undefined;
+  const dim = ref[1].dims[0];
+  const lead = entries.find(([n, a]) => along(n, a) && a.dims[0] === dim && isDuration(a));
+  return lead ? { dim, ref, lead } : undefined;
+}
+
+/**
+ * Run and lead axes from a reference time and a lead along one concatenated dimension: a fixed
+ * reference time makes it the lead axis of one run, a fixed lead makes it the run axis (an analysis
+ * when that lead is 0); both varying is no runs × leads grid, and is refused with the reason.
+ */
+async function concatAxes({ dim, ref: [refName, refArr], lead: [leadName, leadArr] }: Concat): Promise<TimeAxes> {
+  const refs = await datesOf(refName, refArr);
+  const leads = leadHours(await rawOf(leadArr), leadArr.meta.attrs);
+  if (leads.some((h) => !Number.isFinite(h)))
+    throw new CorruptDataError(`the lead coordinate ${leadName} has missing values`);
+  const oneRun = refs.every((t) => t === refs[0]);
+  const oneLead = leads.every((h) => h === leads[0]);
+  if (oneRun) {
+    if (new Set(leads).size !== leads.length) {
+      throw new CorruptDataError(`${leadName} repeats a lead along ${dim} within one run of ${refName}`);
+    }
+    return {
+      runs: [refs[0]],
+      leads,
+      analysis: false,
+      coords: { time: refName, lead: leadName },
+      notDims: new Set<Role>(["time"]),
+      dimRoles: new Map<string, Role>([[dim, "lead"]]),
+      how: `one run from ${refName}, leads from ${leadName}, both along ${dim}`,
+    };
+  }
+  if (oneLead) {
+    checkDistinct(refs, refName);
+    const analysis = leads[0] === 0;
+    return {
+      runs: refs,
+      leads: [leads[0]],
+      analysis,
+      coords: analysis ? { time: refName } : { time: refName, lead: leadName },
+      notDims: new Set<Role>(["lead"]),
+      dimRoles: new Map<string, Role>([[dim, "time"]]),
+      how: analysis
+        ? `each entry of ${dim} is a run from ${refName} with lead 0 (${leadName} is 0 throughout)`
+        : `each entry of ${dim} is a run from ${refName} with the one lead ${leads[0]} h of ${leadName}`,
+    };
+  }
+  throw new CorruptDataError(
+    `${refName} and ${leadName} both vary along ${dim}: one entry per run and lead is no runs × leads grid ` +
+      "gridcast can serve (concatenate one run at a time, or along time and step)",
+  );
 }
 
 function checkDistinct(runs: number[], name: string): void {

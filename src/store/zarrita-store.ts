@@ -12,15 +12,9 @@ const encoder = new TextEncoder();
  * `indexAtStart` (a sharded array whose shard index sits at the start of each shard, which zarrita
  * always reads from the end), the index is read from the start: zarrita asks for it as the last
  * bytes of the shard, the only suffix read it makes, and the offsets in the index count from the
- * start of the shard either way, so inner chunks are read where they are. `onMissing` hears of
- * every chunk key the store does not have.
+ * start of the shard either way, so inner chunks are read where they are.
  */
-export function zarritaStore(
-  backend: Backend,
-  known: Map<string, Uint8Array>,
-  indexAtStart = false,
-  onMissing?: (key: string) => void,
-) {
+export function zarritaStore(backend: Backend, known: Map<string, Uint8Array>, indexAtStart = false) {
   const rel = (key: string) => (key.startsWith("/") ? key.slice(1) : key);
   const metaKeys = [...known.keys()];
   return {
@@ -37,7 +31,6 @@ export function zarritaStore(
           throw new StoreUnavailableError("the forecast data is not available right now");
         }
       }
-      if (got === undefined) onMissing?.(k);
       return got;
     },
     // Sharded arrays read each shard's index and inner chunks by byte range.
@@ -51,11 +44,20 @@ export function zarritaStore(
   };
 }
 
+/**
+ * The documents zarrita opens an array from. A v2 array without a fill value (`fill_value: null`,
+ * as zarr 3 writes xarray's `_FillValue: None`) reads a chunk that is not stored as zeros, as
+ * zarr-python 3 does: zarr 3 leaves out every chunk equal to that default when it writes (a
+ * single-run `time` of 0, a precipitation field of 0 at lead 0), so 0 is what was written. zarr 2
+ * reads whatever memory held there (numpy.empty) and always writes its chunks. The null stays in
+ * NodeMeta: it means "no missing marker" to the CF decoder (cf.ts).
+ */
 export function metaDocuments(meta: NodeMeta): Map<string, Uint8Array> {
   const out = new Map<string, Uint8Array>();
   for (const [file, doc] of Object.entries(meta.raw)) {
     const key = meta.path === "" ? file : `${meta.path}/${file}`;
-    out.set(key, encoder.encode(JSON.stringify(doc)));
+    const read = file === ".zarray" && doc.fill_value === null ? { ...doc, fill_value: 0 } : doc;
+    out.set(key, encoder.encode(JSON.stringify(read)));
   }
   return out;
 }

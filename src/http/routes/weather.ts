@@ -54,7 +54,7 @@ const PointQuery = Type.Object({
     Type.String({
       maxLength: 12,
       description:
-        "Ensemble member number, or all for every member at once (in `members`); default the control member " +
+        "Ensemble member number, or all for every member at once (in `members`); default the control member (number 0), or the first member when there is none " +
         "(number 0, else the first). Refused for variables without a member dimension.",
     }),
   ),
@@ -143,7 +143,11 @@ const ExportQuery = Type.Object({
     Type.Number({ description: "Level (hPa); required for fields with a level dimension, rejected elsewhere" }),
   ),
   member: Type.Optional(
-    Type.String({ maxLength: 12, description: "Ensemble member number; default the control member" }),
+    Type.String({
+      maxLength: 12,
+      description:
+        "Ensemble member number; default the control member (number 0), or the first member when there is none",
+    }),
   ),
   units: Type.Optional(Type.String({ maxLength: 16, default: UNITS_STORED, description: unitsParamDescription })),
 });
@@ -287,7 +291,7 @@ export const weatherRoutes = [
       "Reads the one spatial column of the grid node nearest to the point, from the most local regional patch " +
       "that covers it and has the variable (otherwise the requested global group). 404 when the group or the " +
       "variable is not in the store; 400 for a point outside the group's coverage; 503 when the group or the " +
-      "store cannot be read right now. Ensemble variables answer the control member unless `member` says otherwise. " +
+      "store cannot be read right now. Ensemble variables answer the control member (number 0; the first member when there is none) unless `member` says otherwise. " +
       "On a projected or rotated grid (Lambert conformal, rotated pole, polar stereographic; see `grid` in " +
       "/api/models) the point is projected into the grid's CRS, the node nearest by distance on the earth answers " +
       "with its own latitude/longitude in grid_lat/grid_lon, and a point outside the cells (even inside the " +

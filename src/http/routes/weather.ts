@@ -9,6 +9,7 @@ import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { boxGeoTiff, geoTiffLayout } from "../../forecast/box-geotiff.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointJson, pointSeries, pointSource, type PointSeries as Series } from "../../forecast/point.ts";
+import type { PointCopies } from "../../forecast/point-copy.ts";
 import { AnswerMemo } from "../../forecast/point-source.ts";
 import { defaultGroup } from "../../forecast/select.ts";
 import {
@@ -18,6 +19,8 @@ import {
   UNITS_STORED,
   unitsParamDescription,
 } from "../../forecast/units-option.ts";
+import { PointCopyReader } from "../../published/point-copy.ts";
+import type { Snapshot } from "../../published/snapshot.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import type { Registry } from "../../registry/registry.ts";
 import { type Soon, then } from "../../soon.ts";
@@ -231,12 +234,35 @@ function pointKey(q: PointParams, group: string): string | undefined {
   return key;
 }
 
+/** The point copies of each published build, one reader per build (its headers read once). */
+const copyReaders = new WeakMap<Snapshot, PointCopyReader>();
+
+function readerOf(snap: Snapshot): PointCopyReader {
+  let r = copyReaders.get(snap);
+  if (!r) {
+    r = new PointCopyReader(snap.dir);
+    copyReaders.set(snap, r);
+  }
+  return r;
+}
+
+/**
+ * The reader of the published build's point copies; undefined with point_copy 0. Before the
+ * server has opened a build (its first requests), the copies wait for it.
+ */
+export function pointCopies(app: AppContext): PointCopies | undefined {
+  if (app.settings.point_copy === 0) return undefined;
+  const snap = app.published.now();
+  if (snap) return readerOf(snap);
+  return { column: async (q) => ((s) => (s ? readerOf(s).column(q) : undefined))(await app.published.current()) };
+}
+
 function point(app: AppContext, q: PointParams, group: string): Soon<Reply> {
   const key = pointKey(q, group);
   const memo = pointMemo(app);
   const kept = key === undefined ? undefined : memo.get(app.store, key);
   if (kept) return kept;
-  const series = pointSeries(app.store, app.registry, { ...q, group });
+  const series = pointSeries(app.store, app.registry, { ...q, group }, pointCopies(app));
   return then(series, (s) => {
     const reply = pointReply(app.registry, s, q.units);
     const source = pointSource(s);

@@ -157,20 +157,19 @@ function atNode(
     copies && !v.turn
       ? copies.column({ group, v, run, level, member: v.roles.includes("member") ? memberRange : undefined, ...node })
       : undefined;
-  if (copied !== undefined) {
-    return then(copied, (c) =>
-      c
-        ? answer(entry, req, group, v, run, level, member, node, inAnswerUnits(v, c))
-        : then(readValues(v, region), (col) => answer(entry, req, group, v, run, level, member, node, col)),
-    );
-  }
-  const column = readValues(v, region);
-  if (isPending(column)) return column.then((c) => answer(entry, req, group, v, run, level, member, node, c));
-  const out = answer(entry, req, group, v, run, level, member, node, column);
-  // Read at once, so the chunk's version now is the one its values came from.
-  const chunk = v.array.chunkKeyNow(region);
-  if (chunk !== undefined) sources.set(out, { requested, others, array: v.array, region, chunk });
-  return out;
+  const fromStore = (): Soon<PointSeries> => {
+    const column = readValues(v, region);
+    if (isPending(column)) return column.then((c) => answer(entry, req, group, v, run, level, member, node, c));
+    const out = answer(entry, req, group, v, run, level, member, node, column);
+    // Read at once, so the chunk's version now is the one its values came from.
+    const chunk = v.array.chunkKeyNow(region);
+    if (chunk !== undefined) sources.set(out, { requested, others, array: v.array, region, chunk });
+    return out;
+  };
+  if (copied === undefined) return fromStore();
+  return copied.then((c) =>
+    c ? answer(entry, req, group, v, run, level, member, node, inAnswerUnits(v, c)) : fromStore(),
+  );
 }
 
 // What each series answered at once was read from (see pointSource).

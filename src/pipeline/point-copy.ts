@@ -92,6 +92,23 @@ async function lastLeadVersions(j: CopyJob, l: CopyLayout): Promise<Record<strin
   return out;
 }
 
+/**
+ * One lead of a band as a store read gives it. Where the stored values are the physical ones, each
+ * chunk is decoded straight into the result on libuv's pool, outside the chunk cache (as a map
+ * build reads a lead: readBulk); the values are the same as read() gives.
+ */
+async function readLead(
+  v: GroupVariable,
+  region: [number, number][],
+  shape: number[],
+  st: number[],
+): Promise<Float32Array | Float64Array> {
+  if (!v.array.readsPhysicalInPlace()) return v.array.read(region);
+  const out = new Float32Array(shape.reduce((a, b) => a * b, 1));
+  await v.array.readStoredInto(region, out, { offset: 0, strides: st });
+  return out;
+}
+
 /** Writes one copy; returns its header and the number of bands (passes over the leads). */
 async function writeCopy(
   j: CopyJob,
@@ -127,8 +144,9 @@ async function writeCopy(
             member: mDim < 0 ? undefined : [0, l.nMember],
             lat: yDim < 0 ? undefined : [y0, y1],
           });
-          const got = await v.array.read(region);
-          const st = strides(region.map(([a, b]) => b - a));
+          const shape = region.map(([a, b]) => b - a);
+          const st = strides(shape);
+          const got = await readLead(v, region, shape, st);
           const sm = mDim < 0 ? 0 : st[mDim];
           const sy = yDim < 0 ? 0 : st[yDim];
           const sx = xDim < 0 ? 0 : st[xDim];

@@ -1,4 +1,4 @@
-// The point copy under a changing store: a cycle appended after the build is answered from the
+// The point copy under a changing store (and the map click reading it): a cycle appended after the build is answered from the
 // store (the copy holds an older run), a run rewritten in place (same metadata, new chunk bytes)
 // is never answered from the copy made of the old bytes, a rebuild links the copies whose data
 // did not change and writes the others, shards write the copies once between them, and a build
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { pointCopies } from "../../src/http/routes/weather.ts";
+import { pointCopies } from "../../src/http/point-copies.ts";
 import { publishShards } from "../../src/pipeline/finalize.ts";
 import type { PointCopyReader } from "../../src/published/point-copy.ts";
 import { LOCAL_STAMP_TTL_MS } from "../../src/store/directory-backend.ts";
@@ -64,6 +64,24 @@ test("the copy answers the built runs, with the store's values", async () => {
   const first = await point("&run=0");
   assert.equal(hits(), before + 2);
   assert.notDeepEqual(first.values, latest.values, "the two runs of the sample store differ");
+});
+
+test("the map click's value is read from the copy, the same as the store's", async () => {
+  const leads: number[] = (await runsOf()).lead_hours;
+  const value = async (lead: number, copy: boolean) => {
+    srv.running.ctx.settings.point_copy = copy ? 1 : 0;
+    const r = await get(`${srv.url}/api/forecast/value?layer=global.t2m&lat=12.5&lon=-40&lead=${lead}`);
+    srv.running.ctx.settings.point_copy = 1;
+    assert.equal(r.status, 200, r.body.toString());
+    return r.json();
+  };
+  for (const lead of [leads[0], leads.at(-1)!]) {
+    const before = hits();
+    const got = await value(lead, true);
+    assert.equal(hits(), before + 1, `lead ${lead} from the copy`);
+    assert.equal(typeof got.value, "number");
+    assert.deepEqual(got, await value(lead, false));
+  }
 });
 
 test("a cycle appended after the build is answered from the store, never from the copy of an older run", async () => {

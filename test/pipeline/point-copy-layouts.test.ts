@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { pointCopies } from "../../src/http/routes/weather.ts";
+import { pointCopies } from "../../src/http/point-copies.ts";
 import type { PointCopyListing } from "../../src/published/manifest.ts";
 import type { PointCopyReader } from "../../src/published/point-copy.ts";
 import { Store } from "../../src/store/store.ts";

@@ -9,7 +9,6 @@ import { type BoxRequest, boxLeads, planBox } from "../../forecast/box.ts";
 import { boxGeoTiff, geoTiffLayout } from "../../forecast/box-geotiff.ts";
 import { exportCatalogue, modelsListing, registryListing, slashId } from "../../forecast/listing.ts";
 import { pointJson, pointSeries, pointSource, type PointSeries as Series } from "../../forecast/point.ts";
-import type { PointCopies } from "../../forecast/point-copy.ts";
 import { AnswerMemo } from "../../forecast/point-source.ts";
 import { defaultGroup } from "../../forecast/select.ts";
 import {
@@ -19,13 +18,12 @@ import {
   UNITS_STORED,
   unitsParamDescription,
 } from "../../forecast/units-option.ts";
-import { PointCopyReader } from "../../published/point-copy.ts";
-import type { Snapshot } from "../../published/snapshot.ts";
 import { recycleSlab } from "../../read-ahead.ts";
 import type { Registry } from "../../registry/registry.ts";
 import { type Soon, then } from "../../soon.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
+import { pointCopies } from "../point-copies.ts";
 import { linkBase } from "../public-base.ts";
 import { type Reply, route } from "../route.ts";
 import { GridCoordinates, Lat, Lon, Temporal } from "../schemas/common.ts";
@@ -232,29 +230,6 @@ function pointKey(q: PointParams, group: string): string | undefined {
   // Only a frozen query cannot change after its key was taken.
   if (Object.isFrozen(q)) pointKeys.set(q, { group, key });
   return key;
-}
-
-/** The point copies of each published build, one reader per build (its headers read once). */
-const copyReaders = new WeakMap<Snapshot, PointCopyReader>();
-
-function readerOf(snap: Snapshot): PointCopyReader {
-  let r = copyReaders.get(snap);
-  if (!r) {
-    r = new PointCopyReader(snap.dir);
-    copyReaders.set(snap, r);
-  }
-  return r;
-}
-
-/**
- * The reader of the published build's point copies; undefined with point_copy 0. Before the
- * server has opened a build (its first requests), the copies wait for it.
- */
-export function pointCopies(app: AppContext): PointCopies | undefined {
-  if (app.settings.point_copy === 0) return undefined;
-  const snap = app.published.now();
-  if (snap) return readerOf(snap);
-  return { column: async (q) => ((s) => (s ? readerOf(s).column(q) : undefined))(await app.published.current()) };
 }
 
 function point(app: AppContext, q: PointParams, group: string): Soon<Reply> {

@@ -99,6 +99,13 @@ export interface Settings {
   /** Highest zoom level `build` renders (0..7); its --max-zoom flag overrides it. */
   max_zoom: number;
   /**
+   * 1: `build` writes the point-optimized copy of every served variable and /point reads it;
+   * 0: neither (build --no-point-copy switches the build's off).
+   */
+  point_copy: number;
+  /** Memory budget of the point copy while it is written (MiB): larger variables take several passes. */
+  point_copy_mb: number;
+  /**
    * Base URL the published files and routes are reached at by clients (https://maps.example.org),
    * written into TileJSON `tiles`, the catalog and the WMTS capabilities. "": not set.
    */
@@ -142,6 +149,8 @@ export const DEFAULTS: Settings = {
   keep_builds: 3,
   build_lock_lease_s: 60,
   max_zoom: 7,
+  point_copy: 1,
+  point_copy_mb: 512,
   public_url: "",
   trust_proxy: 0,
 };

@@ -21,6 +21,7 @@ interface BuildFlags {
   keepBuilds?: string;
   publicUrl?: string;
   reuse: boolean;
+  pointCopy: boolean;
   orientation: boolean;
   tiles: string;
   allowDroppedLayers?: boolean;
@@ -124,6 +125,10 @@ export function registerBuild(program: Command): void {
     )
     .option("--tiles <format>", "zxy (one PNG file per tile) | pmtiles (one archive per layer-run-lead)", "zxy")
     .option("--no-reuse", "render every tile, even those the published build already has")
+    .option(
+      "--no-point-copy",
+      `leave out the point-optimized copy /point reads (then it reads the store) ${settingDefault("point_copy")}`,
+    )
     .option("--no-orientation", "leave out the orientation layer (place names, state borders, rivers, lakes)")
     .option("--allow-dropped-layers", "publish even if the published build has layers this build lacks")
     .option(
@@ -179,6 +184,8 @@ export function registerBuild(program: Command): void {
         cacheMb: settings.chunk_cache_mb,
         cellGridMb: settings.cell_grid_mb,
         reuse: opts.reuse,
+        pointCopy: opts.pointCopy !== false && settings.point_copy !== 0,
+        pointCopyMb: settings.point_copy_mb,
         orientation: opts.orientation !== false,
         tiles: opts.tiles as TileFormat,
         allowDroppedLayers: opts.allowDroppedLayers === true,

@@ -6,8 +6,9 @@ import { isPending, type Soon, then } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../store/store.ts";
 import { coverageMiss, nearestNode } from "./grid-select.ts";
+import type { PointCopies } from "./point-copy.ts";
 import type { PointSource } from "./point-source.ts";
-import { readValues, regionOf } from "./read.ts";
+import { inAnswerUnits, readValues, regionOf } from "./read.ts";
 import {
   bestPatch,
   entryIn,
@@ -86,23 +87,34 @@ const nullable = (x: number) => (Number.isNaN(x) ? null : x);
  * the column's chunk decoded in the cache with its version known: a warm request), else a promise;
  * errors found at once are thrown.
  */
-export function pointSeries(store: Store, registry: Registry, req: PointRequest): Soon<PointSeries> {
+export function pointSeries(
+  store: Store,
+  registry: Registry,
+  req: PointRequest,
+  copies?: PointCopies,
+): Soon<PointSeries> {
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
   // A registered name is checked at once; a stored one is looked up in the group.
   const known = registry.lookup(req.var);
   return then(requireGroup(store, req.group), (requested) =>
-    inGroup(store, known ?? entryIn(registry, requested, req.var), req, requested),
+    inGroup(store, known ?? entryIn(registry, requested, req.var), req, requested, copies),
   );
 }
 
-function inGroup(store: Store, entry: VariableEntry, req: PointRequest, requested: ForecastGroup): Soon<PointSeries> {
+function inGroup(
+  store: Store,
+  entry: VariableEntry,
+  req: PointRequest,
+  requested: ForecastGroup,
+  copies: PointCopies | undefined,
+): Soon<PointSeries> {
   const v0 = requireVariable(requested, entry);
   const runIndex = resolveRun(requested, req.run);
   const runTime = requested.runs[runIndex];
-  if (!v0.grid.global) return atNode(entry, req, requested, v0, runIndex, runTime, undefined);
+  if (!v0.grid.global) return atNode(entry, req, requested, v0, runIndex, runTime, undefined, copies);
   return then(store.readableGroups(requested.id), (groups) =>
-    atNode(entry, req, requested, v0, runIndex, runTime, groups),
+    atNode(entry, req, requested, v0, runIndex, runTime, groups, copies),
   );
 }
 
@@ -114,6 +126,7 @@ function atNode(
   runIndex: number,
   runTime: number,
   others: readonly ForecastGroup[] | undefined,
+  copies: PointCopies | undefined,
 ): Soon<PointSeries> {
   const patch = others && bestPatch(others, entry, runTime, req.lat, req.lon);
   let group: ForecastGroup = requested;
@@ -139,13 +152,24 @@ function atNode(
   const node = nearestNode(v.grid, req.lat, req.lon);
   const memberRange: [number, number] | number | undefined = member === "all" ? [0, group.members!.length] : member;
   const region = columnRegion(group, v, run, level, node.iy, node.ix, memberRange);
-  const column = readValues(v, region);
-  if (isPending(column)) return column.then((c) => answer(entry, req, group, v, run, level, member, node, c));
-  const out = answer(entry, req, group, v, run, level, member, node, column);
-  // Read at once, so the chunk's version now is the one its values came from.
-  const chunk = v.array.chunkKeyNow(region);
-  if (chunk !== undefined) sources.set(out, { requested, others, array: v.array, region, chunk });
-  return out;
+  // The build's point copy answers when it holds exactly what the store holds now; else the store.
+  const copied =
+    copies && !v.turn
+      ? copies.column({ group, v, run, level, member: v.roles.includes("member") ? memberRange : undefined, ...node })
+      : undefined;
+  const fromStore = (): Soon<PointSeries> => {
+    const column = readValues(v, region);
+    if (isPending(column)) return column.then((c) => answer(entry, req, group, v, run, level, member, node, c));
+    const out = answer(entry, req, group, v, run, level, member, node, column);
+    // Read at once, so the chunk's version now is the one its values came from.
+    const chunk = v.array.chunkKeyNow(region);
+    if (chunk !== undefined) sources.set(out, { requested, others, array: v.array, region, chunk });
+    return out;
+  };
+  if (copied === undefined) return fromStore();
+  return copied.then((c) =>
+    c ? answer(entry, req, group, v, run, level, member, node, inAnswerUnits(v, c)) : fromStore(),
+  );
 }
 
 // What each series answered at once was read from (see pointSource).

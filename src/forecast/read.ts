@@ -100,7 +100,7 @@ export function turnInPlace(
 }
 
 /** Physical values converted in place to the variable's answer units. */
-function inAnswerUnits<T extends Float32Array | Float64Array>(v: GroupVariable, values: T): T {
+export function inAnswerUnits<T extends Float32Array | Float64Array>(v: GroupVariable, values: T): T {
   const f = v.convert;
   if (f) for (let i = 0; i < values.length; i++) values[i] = f(values[i]);
   return values;

@@ -8,7 +8,8 @@ import { isoNoZone } from "../store/describe.ts";
 import type { Store } from "../store/store.ts";
 import { covers, nearestNode } from "./grid-select.ts";
 import { findMapLayer, parseRunParam, runIndexOf } from "./layers.ts";
-import { readValues, regionOf } from "./read.ts";
+import type { PointCopies } from "./point-copy.ts";
+import { inAnswerUnits, readValues, regionOf } from "./read.ts";
 import { intervalsOf, latestRun, notIngested } from "./select.ts";
 
 export interface ValueRequest {
@@ -53,7 +54,7 @@ type DerivedTemporal = NonNullable<Awaited<ReturnType<typeof findMapLayer>>["der
 
 const HOUR_MS = 3_600_000;
 
-export async function layerValue(store: Store, req: ValueRequest): Promise<LayerValue> {
+export async function layerValue(store: Store, req: ValueRequest, copies?: PointCopies): Promise<LayerValue> {
   if (!(req.lat >= -90 && req.lat <= 90)) throw new InvalidParameterError("lat", "lat must be within -90..90");
   if (!(req.lon >= -180 && req.lon <= 360)) throw new InvalidParameterError("lon", "lon must be within -180..360");
   const { id, group, variable: v, level, levelIndex, derived } = await findMapLayer(store, req.layer);
@@ -75,6 +76,11 @@ export async function layerValue(store: Store, req: ValueRequest): Promise<Layer
     node = n;
     // Ensemble layers draw the control member (regionOf's default), so the click reads it too.
     const cellOf = async (gv: typeof v) => {
+      // The build's point copy holds the node's series when it holds what the store holds now.
+      const member = gv.roles.includes("member") ? (group.controlMember ?? 0) : undefined;
+      const q = { group, v: gv, run, level: levelIndex ?? undefined, member, iy: n.iy, ix: n.ix };
+      const series = copies && !gv.turn ? await copies.column(q) : undefined;
+      if (series) return inAnswerUnits(gv, series)[gv.roles.includes("lead") ? lead : 0];
       const region = regionOf(group, gv, { run, lead, level: levelIndex ?? undefined, lat: n.iy, lon: n.ix });
       return (await readValues(gv, region))[0];
     };

@@ -5,7 +5,7 @@
 // the normalised path re-encoded, so they decode to the very string checked here.
 
 /** Prefixes of the published build that back keyed routes and are never public static files. */
-const PRIVATE_PREFIXES = ["embeddings"];
+const PRIVATE_PREFIXES = ["embeddings", "point"];
 
 /**
  * Whether a file may be served from where it really is (its segments below the build root, after

@@ -21,6 +21,7 @@ import { MAX_SHARD_COUNT, shardJobs, splitForThreads } from "./job-split.ts";
 import type { Job } from "./jobs.ts";
 import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
 import { planBuild } from "./plan.ts";
+import { buildPointCopies, type PointCopyReport } from "./point-copy.ts";
 import { TilePool } from "./pool.ts";
 import { createProgress } from "./progress.ts";
 import {
@@ -87,6 +88,10 @@ export interface BuildOptions {
   rendering?: string;
   /** Also build the orientation layer (places, subdivision borders, rivers, lakes). Default false here; the CLI turns it on. */
   orientation?: boolean;
+  /** Write the point-optimized copy of every served variable (default true; build --no-point-copy). */
+  pointCopy?: boolean;
+  /** Memory budget of the point copy's band of rows, MiB (setting point_copy_mb). */
+  pointCopyMb?: number;
 }
 
 export interface BuildReport {
@@ -110,6 +115,8 @@ export interface BuildReport {
   /** Groups that could not be read (not built), with the reason. */
   skipped: { id: string; reason: string }[];
   warnings: string[];
+  /** The point copies written, linked or left to the store (null: switched off). */
+  point_copy: PointCopyReport | null;
 }
 
 function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number } {
@@ -291,6 +298,27 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     const renderSeconds = (performance.now() - renderStarted) / 1000;
     await pool.close();
 
+    // The point copies go into the same partial build, so the same switch publishes them.
+    const previous = o.reuse === false ? undefined : currentBuild(out)?.dir;
+    const pointCopy =
+      o.pointCopy === false
+        ? null
+        : await buildPointCopies(store, plan.layers, {
+            buildDir: partial,
+            previous,
+            shard: shard ?? undefined,
+            budgetMb: o.pointCopyMb,
+          }).catch((e: unknown) => {
+            throw storeError(o.store, e);
+          });
+    if (pointCopy && say) {
+      const written = pointCopy.copies.filter((c) => !c.reused).length;
+      say(
+        `point copy: ${written} written, ${pointCopy.copies.length - written} linked, ` +
+          `${pointCopy.skipped.length} left to the store, ${pointCopy.seconds.toFixed(1)} s`,
+      );
+    }
+
     const where = new Map(jobs.flatMap((j) => j.leads.map((l) => [l.key, { job: j, hours: l.hours }] as const)));
     const entries: ManifestEntry[] = mergeParts(results)
       .map((r) => {
@@ -313,6 +341,18 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       layers: plan.layers,
       entries,
       totals: totalsOf(plan.layers, entries),
+      ...(pointCopy
+        ? {
+            point_copies: pointCopy.copies.map(({ key, group, variable, run, revision, bytes }) => ({
+              key,
+              group,
+              variable,
+              run,
+              revision,
+              bytes,
+            })),
+          }
+        : {}),
     };
     const report = {
       build_id: id,
@@ -323,6 +363,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       cleaned,
       skipped: plan.skipped,
       warnings: plan.warnings,
+      point_copy: pointCopy,
     };
     if (shard) {
       writeJsonAtomic(join(partial, shardManifestName(shard.index, shard.count)), manifest);

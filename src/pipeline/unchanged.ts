@@ -24,6 +24,7 @@ function content(
     plan: m.plan,
     layers: m.layers,
     entries: m.entries.map((e) => [e.key, e.fingerprint, e.tiles, e.hidpi ?? 0]),
+    point: (m.point_copies ?? []).map((c) => [c.key, c.revision, c.bytes]),
   });
 }
 

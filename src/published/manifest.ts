@@ -34,6 +34,16 @@ export interface ManifestEntry extends LeadResult {
   shard: number;
 }
 
+/** One point copy of a build: its file key and what it holds (the store revision it was made from). */
+export interface PointCopyListing {
+  key: string;
+  group: string;
+  variable: string;
+  run: string;
+  revision: string;
+  bytes: number;
+}
+
 export interface Manifest<L extends ManifestLayer = ManifestLayer> {
   format: 1;
   build_id: string;
@@ -52,6 +62,8 @@ export interface Manifest<L extends ManifestLayer = ManifestLayer> {
   shards: number;
   layers: L[];
   entries: ManifestEntry[];
+  /** The build's point copies (point-copy.ts), each written by one shard; absent: none. */
+  point_copies?: PointCopyListing[];
   totals: {
     layers: number;
     entries: number;
@@ -139,5 +151,8 @@ export function mergeShards<L extends ManifestLayer>(buildId: string, shards: Ma
       .at(-1)!,
     entries,
     totals: totalsOf(first.layers, entries),
+    ...(shards.some((m) => m.point_copies)
+      ? { point_copies: shards.flatMap((m) => m.point_copies ?? []).sort((a, b) => (a.key < b.key ? -1 : 1)) }
+      : {}),
   };
 }

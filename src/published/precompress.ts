@@ -10,7 +10,7 @@ import { brotliCompressSync, gzipSync, constants as z } from "node:zlib";
 import { CODING_SUFFIX, compressibleName } from "../content-coding.ts";
 
 /** Top-level folders of a build whose files are never documents to compress. */
-const SKIPPED_DIRS = new Set(["tiles", "embeddings"]);
+const SKIPPED_DIRS = new Set(["tiles", "embeddings", "point"]);
 /** Below this size a document goes out as it is: a compressed twin would save next to nothing. */
 export const PRECOMPRESS_MIN_BYTES = 256;
 /** Brotli's best quality for documents up to this size; larger ones (a huge catalog) get a faster one. */

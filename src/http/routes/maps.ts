@@ -15,6 +15,7 @@ import { emptyTilePng } from "../../render/empty-tile.ts";
 import { validateTile } from "../../render/tiles.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { AppContext } from "../context.ts";
+import { pointCopies } from "../point-copies.ts";
 import { baseFromRequest, publicBase, VARY_FORWARDED } from "../public-base.ts";
 import { route } from "../route.ts";
 import { Problem } from "../schemas/common.ts";
@@ -320,7 +321,7 @@ export const mapRoutes = [
       // Default to what the map shows: the catalog's latest run, which may lag the store's newest.
       if (run === undefined)
         run = (await app.published.current())?.catalog?.layers.find((l) => l.id === q.layer)?.runs.at(-1)?.token;
-      const value = await layerValue(app.store, { ...q, run });
+      const value = await layerValue(app.store, { ...q, run }, pointCopies(app));
       return { json: value, cache: q.run === undefined ? FOLLOWS_LATEST : VALUE_PINNED };
     },
   }),

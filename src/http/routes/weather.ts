@@ -23,6 +23,7 @@ import type { Registry } from "../../registry/registry.ts";
 import { type Soon, then } from "../../soon.ts";
 import type { AppContext } from "../context.ts";
 import { npyResponseHeaders } from "../npy-stream.ts";
+import { pointCopies } from "../point-copies.ts";
 import { linkBase } from "../public-base.ts";
 import { type Reply, route } from "../route.ts";
 import { GridCoordinates, Lat, Lon, Temporal } from "../schemas/common.ts";
@@ -245,7 +246,7 @@ function point(app: AppContext, q: PointParams, group: string): Soon<Reply> {
   const memo = pointMemo(app);
   const kept = key === undefined ? undefined : memo.get(app.store, key);
   if (kept) return kept;
-  const series = pointSeries(app.store, app.registry, { ...q, group });
+  const series = pointSeries(app.store, app.registry, { ...q, group }, pointCopies(app));
   return then(series, (s) => {
     const reply = pointReply(app.registry, s, q.units);
     const source = pointSource(s);

@@ -1,0 +1,150 @@
+// The build's point copy gives /point the very answers the store gives, on every layout the
+// project has producer fixtures for: stores written by xarray as producers write them (regular
+// lat/lon either way up, a regional patch, an ensemble with member=all, pressure levels, packed
+// int16 with _Unsigned and fill values, unstructured cells and HEALPix, a projected Lambert grid).
+// Each store is built once; one server answers every question with the copy, then with
+// point_copy 0 (the store), and the two bodies must be byte for byte the same. While the copy
+// answers, no chunk of a copied variable is read from the store.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { pointCopies } from "../../src/http/point-copies.ts";
+import type { PointCopyListing } from "../../src/published/manifest.ts";
+import type { PointCopyReader } from "../../src/published/point-copy.ts";
+import { Store } from "../../src/store/store.ts";
+import { cleanup, get, PYTHON, tempDir, testServer } from "../helpers/harness.ts";
+import { zarr3Python } from "../helpers/zarr3-python.ts";
+import { build } from "./build-fixture.ts";
+
+const TEST = join(import.meta.dirname, "..");
+let dir = "";
+
+before(() => {
+  dir = tempDir("gridcast-point-copy-");
+  const quiet = { stdio: ["ignore", "pipe", "inherit"] as ["ignore", "pipe", "inherit"] };
+  execFileSync(PYTHON, [join(TEST, "python", "producer_stores.py"), "write", dir], quiet);
+  execFileSync(PYTHON, [join(TEST, "python", "layout_stores.py"), "write", dir], quiet);
+  execFileSync(PYTHON, [join(TEST, "python", "cf_stores.py"), "write", join(dir, "cf.zarr"), "2"], quiet);
+  execFileSync(PYTHON, [join(TEST, "forecast", "cells", "stores.py"), "write", dir], quiet);
+  const venv = zarr3Python("the point copy of a projected grid");
+  if (venv) execFileSync(venv, [join(TEST, "forecast", "projected", "write_stores.py"), "lcc", join(dir, "hrrr.zarr")]);
+});
+after(() => cleanup(dir));
+
+/** A fixed sequence of numbers in [0, 1): the same points every run. */
+function uniform(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Every question asked of a store: points in each copied variable's bbox, each level, members. */
+async function questions(
+  storeDir: string,
+  copies: PointCopyListing[],
+  perVar: number,
+): Promise<{ latest: string[]; older: string[] }> {
+  const store = new Store(storeDir);
+  const out: string[] = [];
+  const older: string[] = [];
+  const next = uniform(42);
+  for (const c of copies) {
+    const group = await store.forecastGroup(c.group);
+    const v = group.variables.get(c.variable)!;
+    const [w, s, e, n] = v.grid.bbox;
+    const levels = v.roles.includes("level") ? group.levels!.map(String) : [undefined];
+    const members = v.roles.includes("member") ? [undefined, "all", String(group.members!.at(-1))] : [undefined];
+    for (let i = 0; i < perVar; i++) {
+      const lat = s + (n - s) * next();
+      const lon = w + (e - w) * next();
+      for (const level of levels) {
+        for (const member of members) {
+          let q = `lat=${lat.toFixed(4)}&lon=${lon.toFixed(4)}&var=${c.variable}&group=${c.group}`;
+          if (level !== undefined) q += `&level=${level}`;
+          if (member !== undefined) q += `&member=${member}`;
+          out.push(q);
+        }
+      }
+    }
+    // An earlier run (when there is one) is not in the copy: the store answers it.
+    if (group.runs.length > 1) older.push(`lat=${s}&lon=${w}&var=${c.variable}&group=${c.group}&run=0`);
+  }
+  return { latest: out, older };
+}
+
+/** Reads of chunks of the copied variables' arrays (metadata documents and coordinates aside). */
+function chunkReads(store: Store, paths: string[]): string[] {
+  const strip = (p: string) => p.replace(/^\/+/, "");
+  return [...store.backend.reads.keys()].filter(
+    (k) => paths.some((p) => k.startsWith(`${strip(p)}/`)) && !/(zarr\.json|\.zarray|\.zattrs|\.zgroup)$/.test(k),
+  );
+}
+
+async function compare(name: string, perVar = 6): Promise<void> {
+  const storeDir = join(dir, name);
+  const out = join(dir, `${name}.out`);
+  const report = await build({ store: storeDir, out, maxZoom: 0, orientation: false, allowMissingGroups: true });
+  const copies = report.point_copy!.copies;
+  assert.ok(copies.length > 0, `${name}: the build wrote no point copy`);
+  const manifest = JSON.parse(readFileSync(join(out, "current", "manifest.json"), "utf8"));
+  assert.deepEqual(
+    manifest.point_copies.map((c: PointCopyListing) => c.key),
+    copies.map((c) => c.key),
+  );
+  const srv = await testServer(storeDir, { out });
+  try {
+    const key = await srv.key(["weather"]);
+    const H = { "X-API-Key": key };
+    const { latest, older } = await questions(storeDir, copies, perVar);
+    const asked = [...latest, ...older];
+    const store = srv.running.ctx.store;
+    const group = (id: string) => store.forecastGroup(id);
+    const paths: string[] = [];
+    for (const c of copies) paths.push((await group(c.group)).variables.get(c.variable)!.array.path);
+    await get(`${srv.url}/point?${asked[0]}`, H); // the groups discovered, the build adopted
+    store.backend.reads.clear();
+    const reader = pointCopies(srv.running.ctx) as PointCopyReader;
+    const hits0 = reader.hits;
+    const withCopy: string[] = [];
+    const ask = async (q: string) => {
+      const r = await get(`${srv.url}/point?${q}`, H);
+      withCopy.push(`${r.status} ${r.body.toString()}`);
+    };
+    for (const q of latest) await ask(q);
+    const answered = withCopy.filter((a) => a.startsWith("200")).length;
+    assert.equal(reader.hits - hits0, answered, `${name}: every answer of the latest run came from the copy`);
+    assert.deepEqual(chunkReads(store, paths), [], `${name}: the copy answered, yet chunks were read`);
+    // A run the copy does not hold is read from the store.
+    for (const q of older) await ask(q);
+    assert.equal(reader.hits - hits0, answered);
+    srv.running.ctx.settings.point_copy = 0;
+    for (const [i, q] of asked.entries()) {
+      const r = await get(`${srv.url}/point?${q}`, H);
+      assert.equal(`${r.status} ${r.body.toString()}`, withCopy[i], `${name}: ${q}`);
+    }
+    assert.ok(withCopy.filter((a) => a.startsWith("200")).length >= asked.length / 2, `${name}: most points answered`);
+  } finally {
+    await srv.close();
+  }
+}
+
+test("regular lat/lon, latitude descending, one run (ECMWF open data via cfgrib)", () => compare("ecmwf_oper.zarr"));
+test("an ensemble of two runs, member=all and a member by number (GEFS via cfgrib)", () => compare("gefs.zarr"));
+test("latitude ascending, longitudes 0..355 (WeatherBench2 forecast)", () => compare("wb2_hres.zarr"));
+test("a limited-area model in its own units (COSMO-like)", () => compare("cosmo.zarr"));
+test("pressure levels in hPa (CDS ERA5) and in Pa (CMIP)", async () => {
+  await compare("era5_cds.zarr");
+  await compare("cmip.zarr");
+});
+test("a regional grid across the antimeridian", () => compare("dateline.zarr"));
+test("packed int16 with _Unsigned, fill values and missing values", () => compare("cf.zarr"));
+test("unstructured cells: ICON triangles, octahedral reduced Gaussian, HEALPix", () => compare("cells.zarr", 10));
+test("an anemoi-datasets ensemble on cells", () => compare("anemoi.zarr"));
+test("a projected Lambert conformal grid (HRRR as dynamical.org lays it out)", async (t) => {
+  if (!zarr3Python("the point copy of a projected grid")) return t.skip("no xarray + zarr 3 client");
+  await compare("hrrr.zarr");
+});

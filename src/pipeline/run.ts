@@ -34,7 +34,7 @@ import {
   newBuildId,
   partialDir,
 } from "./publish.ts";
-import { publishedAsPlanned, sameIndexes } from "./unchanged.ts";
+import { pointCopiesOf, publishedAsPlanned, sameIndexes } from "./unchanged.ts";
 
 export interface Shard {
   index: number;
@@ -261,11 +261,28 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
             jobs,
           )
         : undefined;
+    // The point copies come after the tiles in a build; for this check they are made first (a
+    // copy whose data did not change is a hard link), and kept for the build if it goes on.
+    const previous = o.reuse === false ? undefined : currentBuild(out)?.dir;
+    const makePointCopies = () =>
+      o.pointCopy === false
+        ? Promise.resolve(null)
+        : buildPointCopies(store, plan.layers, {
+            buildDir: partial,
+            previous,
+            shard: shard ?? undefined,
+            budgetMb: o.pointCopyMb,
+          }).catch((e: unknown) => {
+            throw storeError(o.store, e);
+          });
+    let earlyPointCopy: PointCopyReport | null | undefined;
     if (same) {
       const embeddings = await writeEmbeddingIndexes(store, partial).catch((e: unknown) =>
         Promise.reject(storeError(o.store, e)),
       );
-      if (sameIndexes(same.dir, partial)) {
+      earlyPointCopy = sameIndexes(same.dir, partial) ? await makePointCopies() : undefined;
+      const samePoints = earlyPointCopy !== undefined && pointCopiesOf(earlyPointCopy?.copies) === same.pointCopies;
+      if (samePoints) {
         rmSync(partial, { recursive: true, force: true });
         const seconds = (performance.now() - started) / 1000;
         return {
@@ -283,6 +300,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
           embeddings,
           removed: [],
           output: null,
+          point_copy: earlyPointCopy ?? null,
           unchanged: same.id,
         };
       }
@@ -299,18 +317,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     await pool.close();
 
     // The point copies go into the same partial build, so the same switch publishes them.
-    const previous = o.reuse === false ? undefined : currentBuild(out)?.dir;
-    const pointCopy =
-      o.pointCopy === false
-        ? null
-        : await buildPointCopies(store, plan.layers, {
-            buildDir: partial,
-            previous,
-            shard: shard ?? undefined,
-            budgetMb: o.pointCopyMb,
-          }).catch((e: unknown) => {
-            throw storeError(o.store, e);
-          });
+    const pointCopy = earlyPointCopy !== undefined ? earlyPointCopy : await makePointCopies();
     if (pointCopy && say) {
       const written = pointCopy.copies.filter((c) => !c.reused).length;
       say(

@@ -55,6 +55,8 @@ export function gridDescription(group: ForecastGroup) {
     x: axis(p.x0, p.dx, p.nx),
     y: axis(p.y0, p.dy, p.ny),
     latlon_check_cells: p.checkedCells,
+    // No x/y values stored: the axes were rebuilt from the projection read from here.
+    axes_recovered_from: p.recovered,
   };
 }
 

@@ -8,6 +8,7 @@
 import proj4 from "proj4";
 import { CorruptDataError } from "../errors.ts";
 import type { StoredArray } from "./array.ts";
+import { type CurvilinearNodes, curvilinearBounds, curvilinearNodes, nodeConverter } from "./curvilinear-grid.ts";
 import { roleOf } from "./dims.ts";
 import { smallestArc } from "./grid.ts";
 import { type Crs, crsOf, geographicOf } from "./grid-mapping.ts";
@@ -41,8 +42,8 @@ export interface GridProjection {
   dy: number;
   nx: number;
   ny: number;
-  /** "m" for a map projection, "degrees" for a rotated pole. */
-  units: "m" | "degrees";
+  /** "m" for a map projection, "degrees" for a rotated pole, "index" for a curvilinear grid. */
+  units: "m" | "degrees" | "index";
   /** Stored 2-D latitude/longitude names, when the store has them. */
   lat2d: string | null;
   lon2d: string | null;
@@ -55,6 +56,11 @@ export interface GridProjection {
    * globals, a CF grid mapping), the axes rebuilt from it and checked against the stored nodes.
    */
   recovered: string | null;
+  /**
+   * Set for a curvilinear grid (2-D latitude/longitude, no projection stated): x/y are the column
+   * and row numbers and `converter` maps them through the stored nodes (curvilinear-grid.ts).
+   */
+  nodes?: CurvilinearNodes;
   /** Geographic (lon, lat in degrees, on the CRS's own figure) ↔ grid coordinates. */
   converter: proj4.Converter;
 }
@@ -69,7 +75,8 @@ export interface ProjectedAxes {
   /** Axes rebuilt from a recovered projection: their values and where the projection came from. */
   recovered?: { x: Float64Array; y: Float64Array; from: string };
   mapping: { name: string; attrs: Json };
-  crs: Crs;
+  /** Undefined for a curvilinear grid: no projection stated, the nodes place themselves. */
+  crs: Crs | undefined;
   lat2d: StoredArray | undefined;
   lon2d: StoredArray | undefined;
   lat2dName: string | undefined;
@@ -232,10 +239,26 @@ async function recoveredAxes(
   const onGrid = [...arrays.values()].filter((a) => a.dims.includes(yDim) && a.dims.includes(xDim));
   const found = recoverCrs(onGrid, mapping, groupAttrs);
   if (found === undefined) {
-    throw new CorruptDataError(
-      `${what} with no projection stated (no CF grid mapping, GRIB_* keys or WRF MAP_PROJ globals): ` +
-        "gridcast serves regular latitude/longitude grids and grids whose projection it can recover",
-    );
+    // No projection stated: a curvilinear grid, placed by its nodes (curvilinearProjectionOf).
+    return {
+      x: undefined,
+      y: undefined,
+      xName: xDim,
+      yName: yDim,
+      recovered: {
+        x: Float64Array.from({ length: nx }, (_, i) => i),
+        y: Float64Array.from({ length: ny }, (_, j) => j),
+        from: "the stored nodes (no projection stated)",
+      },
+      mapping: { name: lat2d[0], attrs: {} },
+      crs: undefined,
+      lat2d: lat2d[1],
+      lon2d: lon2d[1],
+      lat2dName: lat2d[0],
+      lon2dName: lon2d[0],
+      auxiliary: [lat2d[0], lon2d[0]],
+      latLonLead: lead,
+    };
   }
   if (typeof found === "string") throw new CorruptDataError(`${what}: ${found}`);
   const converter = converterOf(found.crs, mapping?.name ?? found.from);
@@ -370,7 +393,9 @@ export async function projectionOf(
   xValues: Float64Array,
   yValues: Float64Array,
 ): Promise<{ projection: GridProjection; bbox: [number, number, number, number]; dlat: number; dlon: number }> {
-  const degrees = /ob_tran|longlat|latlong/.test(axes.crs.definition);
+  if (!axes.crs) return curvilinearProjectionOf(axes);
+  const crs = axes.crs;
+  const degrees = /ob_tran|longlat|latlong/.test(crs.definition);
   // Recovered axes are in the CRS's own units already.
   const sx = axes.x ? unitScale(axes.xName, axes.x.meta.attrs, degrees) : 1;
   const sy = axes.y ? unitScale(axes.yName, axes.y.meta.attrs, degrees) : 1;
@@ -379,8 +404,8 @@ export async function projectionOf(
   const dx = regularStep(axes.xName, x);
   const dy = regularStep(axes.yName, y);
   const p: GridProjection = {
-    definition: axes.crs.definition,
-    source: axes.crs.source,
+    definition: crs.definition,
+    source: crs.source,
     mappingName: str(axes.mapping.attrs, "grid_mapping_name") ?? null,
     variable: axes.mapping.name,
     attrs: axes.mapping.attrs,
@@ -402,12 +427,57 @@ export async function projectionOf(
     lon2dArray: axes.latLonLead === 0 ? axes.lon2d : undefined,
     checkedCells: null,
     recovered: axes.recovered?.from ?? null,
-    converter: converterOf(axes.crs, axes.mapping.name),
+    converter: converterOf(crs, axes.mapping.name),
   };
   if (axes.lat2d && axes.lon2d) p.checkedCells = await crossCheck(p, axes.lat2d, axes.lon2d, axes.latLonLead);
   const bbox = boundsOf(p);
   const perDeg = degrees ? 1 : METRES_PER_DEGREE;
   return { projection: p, bbox, dlat: round9(Math.abs(dy) / perDeg), dlon: round9(Math.abs(dx) / perDeg) };
+}
+
+/**
+ * A curvilinear grid as a projected grid over its own index space: every node read (the grid is
+ * its nodes), x/y the column and row numbers, the converter drawn from the nodes.
+ */
+async function curvilinearProjectionOf(
+  axes: ProjectedAxes,
+): Promise<{ projection: GridProjection; bbox: [number, number, number, number]; dlat: number; dlon: number }> {
+  const lat2d = axes.lat2d!;
+  const [ny, nx] = lat2d.shape.slice(axes.latLonLead);
+  const whole: [number, number][] = [
+    [0, ny],
+    [0, nx],
+  ];
+  const [lat, lon] = await Promise.all([lat2d, axes.lon2d!].map((a) => readLatLonPlane(a, axes.latLonLead, whole)));
+  const nodes = curvilinearNodes(lat, lon, ny, nx, { lat: axes.lat2dName!, lon: axes.lon2dName! });
+  const p: GridProjection = {
+    definition: "curvilinear (the stored nodes, no projection)",
+    source: "nodes",
+    mappingName: null,
+    variable: "",
+    attrs: {},
+    xName: axes.xName,
+    yName: axes.yName,
+    xAttrs: { long_name: "column number", units: "1" },
+    yAttrs: { long_name: "row number", units: "1" },
+    x0: 0,
+    dx: 1,
+    y0: 0,
+    dy: 1,
+    nx,
+    ny,
+    units: "index",
+    lat2d: axes.lat2dName ?? null,
+    lon2d: axes.lon2dName ?? null,
+    lat2dArray: axes.latLonLead === 0 ? axes.lat2d : undefined,
+    lon2dArray: axes.latLonLead === 0 ? axes.lon2d : undefined,
+    checkedCells: null,
+    recovered: null,
+    nodes,
+    converter: nodeConverter(nodes),
+  };
+  const deg = round9(nodes.spacing / (Math.PI / 180));
+  return { projection: p, bbox: curvilinearBounds(nodes), dlat: deg, dlon: deg };
 }
 
 /** Largest distance, in cells, between a stored node position and the CRS's; refuses beyond CRS_CHECK_CELLS. */

@@ -6,14 +6,22 @@
 // axes rebuilt and checked against the stored nodes; every answer is compared with xarray + pyproj
 // reading the same store (test/forecast/curvilinear/reference.py): /point's node (nearest by great
 // circle over the stored latitude/longitude) and values, the click value, export windows and
-// values, winds turned to true north, staggered WRF fields listed as not served, and the refusals
-// (no projection stated; one that puts the nodes elsewhere).
+// values, winds turned to true north, staggered WRF fields listed as not served, and the refusal of
+// a projection that puts the nodes elsewhere. A grid with no projection stated is served as a
+// curvilinear grid from its nodes, compared the same way.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { registry } from "../../src/registry/registry.ts";
+import { buildPalette } from "../../src/render/colormap.ts";
+import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
+import { build } from "../pipeline/build-fixture.ts";
+import { decodeRgba } from "../render/decode.ts";
+import { bilinearAt } from "./projected/reference.ts";
 
 const HERE = join(import.meta.dirname, "curvilinear");
 const HRRR_PROJ = "+proj=lcc +lat_1=38.5 +lat_2=38.5 +lat_0=38.5 +lon_0=262.5 +R=6371229 +units=m +no_defs";
@@ -100,6 +108,7 @@ interface Ref {
     field: number[];
   }[];
   bearings: number[];
+  positions: [number, number][];
   axes: { x0: number; dx: number; y0: number; dy: number };
 }
 
@@ -277,28 +286,223 @@ describe("WRF's own names and fields", () => {
   });
 });
 
+describe("a curvilinear grid (2-D latitude/longitude, no projection stated) is served from its nodes", () => {
+  let srv: TestServer;
+  let key: string;
+  const N = "nocrs";
+  const ref = (req: Record<string, unknown>, sel?: Record<string, number>): Ref => {
+    const out = execFileSync(venv, [join(HERE, "reference.py")], {
+      input: JSON.stringify({ store: store(N), var: "t2m", lat: "latitude", lon: "longitude", ...req, sel }),
+      encoding: "utf8",
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    return JSON.parse(out);
+  };
+  before(async () => {
+    srv = await testServer(store(N));
+    key = await srv.key(["weather"]);
+  });
+  after(() => srv.close());
+
+  test("the catalogue names it curvilinear, with the stored names and the node counts", async () => {
+    const models = (await get(`${srv.url}/api/models`)).json();
+    assert.deepEqual(models.unavailable, []);
+    const g = models.forecast[0];
+    assert.deepEqual(
+      { ...g.grid, node_spacing_deg: undefined },
+      {
+        kind: "curvilinear",
+        latitude: "latitude",
+        longitude: "longitude",
+        rows: 30,
+        columns: 48,
+        node_spacing_deg: undefined,
+      },
+    );
+    assert.deepEqual(g.variables, ["t2m", "u10", "v10"]);
+  });
+
+  // Points between nodes, near the domain's edges and at a node's midpoints (where the nearest by
+  // index and by distance part ways on a sheared grid).
+  const points: [number, number][] = [...HRRR_POINTS, [31.2, -112.4], [46.1, -84.2], [41.13, -90.77], [35.01, -101.52]];
+  test("/point and the click value answer the node nearest by great circle over the stored nodes, with xarray's values", async () => {
+    const want = ref({ points });
+    const click = ref({ points }, { step: 2 });
+    for (const [k, [lat, lon]] of points.entries()) {
+      const r = await get(`${srv.url}/point?lat=${lat}&lon=${lon}&var=t2m`, { "X-API-Key": key });
+      assert.equal(r.status, 200, r.body.toString());
+      const p = r.json();
+      const w = want.points[k];
+      assert.deepEqual(
+        [p.grid_lat, p.grid_lon].map((v) => v.toFixed(6)),
+        [w.lat, w.lon].map((v) => v.toFixed(6)),
+      );
+      for (const [i, v] of (p.values as number[]).entries()) assert.ok(Math.abs(v - w.values[i]) < 1e-3);
+      const c = await get(`${srv.url}/api/forecast/value?layer=${N}.t2m&lat=${lat}&lon=${lon}&lead=6`);
+      assert.equal(c.status, 200, c.body.toString());
+      assert.ok(Math.abs(c.json().value - click.points[k].values[0]) < 1e-3, `${c.json().value}`);
+    }
+  });
+
+  test("a point beyond the grid's cells is refused (400), nothing read", async () => {
+    for (const [lat, lon] of [
+      [10, 10],
+      [50, -60],
+      [25, -100],
+    ]) {
+      const r = await get(`${srv.url}/point?lat=${lat}&lon=${lon}&var=t2m`, { "X-API-Key": key });
+      assert.equal(r.status, 400, `${lat},${lon}: ${r.body.toString()}`);
+    }
+  });
+
+  test("a box exports the index window spanning every stored node inside it, named in the header, no CRS claimed", async () => {
+    const boxes: [number, number, number, number][] = [
+      [35, 42, -105, -95],
+      [28, 31, -116, -110],
+      [44, 47.5, -85, -78],
+    ];
+    const want = ref({ node_boxes: boxes }, { step: 0 });
+    for (const [k, [la0, la1, lo0, lo1]] of boxes.entries()) {
+      const url =
+        `${srv.url}/api/export/forecast~${N}/npy?var=t2m&time_index=0&lead_start=0&lead_stop=0` +
+        `&lat_min=${la0}&lat_max=${la1}&lon_min=${lo0}&lon_max=${lo1}`;
+      const r = await get(url, { "X-API-Key": key });
+      assert.equal(r.status, 200, r.body.toString());
+      const field = JSON.parse(r.headers.get("x-svc-field")!);
+      const w = want.boxes[k];
+      assert.deepEqual(field.window, { y: w.rows, x: w.cols });
+      assert.equal(field.crs, null);
+      assert.deepEqual([field.x.first, field.x.units], [w.cols[0], "index"]);
+      const npy = r.body;
+      const hlen = npy.readUInt16LE(8);
+      const data = new Float32Array(npy.buffer.slice(npy.byteOffset + 10 + hlen, npy.byteOffset + npy.length));
+      assert.equal(data.length, w.field.length);
+      for (let i = 0; i < data.length; i++) assert.ok(Math.abs(data[i] - w.field[i]) < 1e-3, `value ${i}`);
+    }
+    // GeoTIFF needs a CRS the grid does not have: refused, not written in a made-up one.
+    const tif = await get(
+      `${srv.url}/api/export/forecast~${N}/tiff?var=t2m&time_index=0&lead_start=0&lead_stop=0` +
+        "&lat_min=35&lat_max=42&lon_min=-105&lon_max=-95",
+      { "X-API-Key": key },
+    );
+    assert.equal(tif.status, 400, tif.body.toString());
+  });
+
+  test("x_wind/y_wind are turned to true north by the grid's own bearing, which pyproj's projection confirms", async () => {
+    const [lat, lon] = [45.52, -84.7];
+    const node = ref({ points: [[lat, lon]] }).points[0];
+    const beta = (reference("cfgrib", { nodes: [[node.iy, node.ix]] }).bearings[0] * Math.PI) / 180;
+    const ue = 2 * Math.cos(beta) + 10 * Math.sin(beta);
+    const vn = -2 * Math.sin(beta) + 10 * Math.cos(beta);
+    for (const [v, want] of [
+      ["u10", ue],
+      ["v10", vn],
+    ] as const) {
+      const r = await get(`${srv.url}/point?lat=${lat}&lon=${lon}&var=${v}`, { "X-API-Key": key });
+      assert.equal(r.status, 200, r.body.toString());
+      // The bearing between neighbouring nodes, not the projection's tangent: within 0.02 m/s at 60 km.
+      for (const got of r.json().values) assert.ok(Math.abs(got - want) < 0.02, `${v}: ${got} vs ${want}`);
+    }
+  });
+});
+
 describe("refusals", () => {
-  for (const [name, reason] of [
-    ["nocrs", /a curvilinear grid \(2-D latitude\/longitude on y, x, no y\/x values\) with no projection stated/],
-    [
-      "badgrib",
-      /the projection read from the GRIB_\* keys \(GRIB_gridType lambert\) puts node .* cells from the stored latitude\/longitude/,
-    ],
+  test("a GRIB_LoV that puts the nodes elsewhere than the stored latitude/longitude: refused by name, 503 problem+json", async () => {
+    const srv = await testServer(store("badgrib"));
+    try {
+      const models = (await get(`${srv.url}/api/models`)).json();
+      assert.equal(models.forecast.length, 0);
+      assert.match(
+        models.unavailable[0].reason,
+        /the projection read from the GRIB_\* keys \(GRIB_gridType lambert\) puts node .* cells from the stored latitude\/longitude/,
+      );
+      const key = await srv.key(["weather"]);
+      const r = await get(`${srv.url}/point?lat=40&lon=-100&var=t2m`, { "X-API-Key": key });
+      assert.equal(r.status, 503);
+      assert.match(r.headers.get("content-type") ?? "", /problem\+json/);
+      assert.doesNotMatch(r.body.toString(), /\/tmp\/|at .*\.ts:/);
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe("map tiles", () => {
+  // Pixels inside the domain at several places, and one off its cells (HRRR's 60 km Lambert).
+  const probes: [number, number, number, number][] = [
+    [7, 12, 40, 77],
+    [7, 12, 200, 30],
+    [6, 12, 250, 140],
+    [8, 11, 100, 220],
+    [5, 13, 10, 10],
+  ];
+  // cfgrib: the recovered projection (colours exact to a palette step); nocrs: drawn from the nodes,
+  // whose interpolation lies within a hundredth of a cell of the projection (a few palette steps).
+  for (const [name, steps] of [
+    ["cfgrib", 1],
+    ["nocrs", 3],
   ] as const) {
-    test(`${name}: refused by name in the catalogue, 503 problem+json at /point, nothing served`, async () => {
-      const srv = await testServer(store(name));
-      try {
-        const models = (await get(`${srv.url}/api/models`)).json();
-        assert.equal(models.forecast.length, 0);
-        assert.match(models.unavailable[0].reason, reason);
-        const key = await srv.key(["weather"]);
-        const r = await get(`${srv.url}/point?lat=40&lon=-100&var=t2m`, { "X-API-Key": key });
-        assert.equal(r.status, 503);
-        assert.match(r.headers.get("content-type") ?? "", /problem\+json/);
-        assert.doesNotMatch(r.body.toString(), /\/tmp\/|at .*\.ts:/);
-      } finally {
-        await srv.close();
+    test(`${name}: t2m pixels have the colour of xarray's field sampled where pyproj puts them`, async () => {
+      const z = 5;
+      const out = join(dir, `tiles-${name}`);
+      await build({
+        store: store(name),
+        out,
+        maxZoom: z,
+        vars: ["t2m"],
+        leads: [0],
+        rootGroupName: name,
+        hidpi: false,
+      });
+      const { lut, rgba } = buildPalette(registry.lookup("t2m")!.style!);
+      const field = JSON.parse(
+        execFileSync(
+          venv,
+          [
+            "-c",
+            "import sys, json, xarray as xr; ds = xr.open_zarr(sys.argv[1], consolidated=False); " +
+              "print(json.dumps(ds.t2m.isel(step=0).values.astype(float).ravel().tolist()))",
+            store(name),
+          ],
+          { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
+        ),
+      ) as number[];
+      const pos = reference("cfgrib", {
+        positions: probes.map(([x, y, c, r]) => [pixelLat(z, y, r), pixelLon(z, x, c)]),
+      }).positions;
+      let inside = 0;
+      let outside = 0;
+      for (const [k, [x, y, c, r]] of probes.entries()) {
+        const file = tileFile(out, `${name}.t2m`, z, x, y);
+        const img = file ? await decodeRgba(readFileSync(file)) : undefined;
+        const px = img ? Array.from(img.data.subarray((r * 256 + c) * 4, (r * 256 + c) * 4 + 4)) : [0, 0, 0, 0];
+        const v = bilinearAt(field, 48, 30, pos[k][0], pos[k][1]);
+        if (v === undefined) {
+          assert.equal(px[3], 0, `pixel ${z}/${x}/${y} (${c},${r}) off the grid must be transparent`);
+          outside++;
+          continue;
+        }
+        const idx = lut(v);
+        const near: string[] = [];
+        for (let i = idx - steps; i <= idx + steps; i++)
+          near.push(Array.from(rgba.subarray(i * 4, i * 4 + 4)).join(","));
+        assert.ok(near.includes(px.join(",")), `pixel ${z}/${x}/${y} (${c},${r}): ${px} not the colour of ${v}`);
+        inside++;
       }
+      assert.ok(inside >= 3 && outside >= 1, `probes inside ${inside}, outside ${outside}`);
     });
   }
 });
+
+/** The z/x/y file of a layer's only run and lead in a build, or undefined where no tile was written. */
+function tileFile(out: string, layer: string, z: number, x: number, y: number): string | undefined {
+  const catalog = JSON.parse(readFileSync(join(out, "current", "catalog.json"), "utf8"));
+  const l = catalog.layers.find((e: { id: string }) => e.id === layer);
+  const rel = l.runs[0].leads[0].tiles.replace("{z}", z).replace("{x}", x).replace("{y}", y);
+  try {
+    readFileSync(join(out, "current", rel));
+    return join(out, "current", rel);
+  } catch {
+    return undefined;
+  }
+}

@@ -8,6 +8,7 @@
 #              the nodes inside, and the field over the window
 #   bearings:  the bearing of the grid's +y axis at nodes (pyproj)
 #   positions: fractional grid positions of lat/lon points (for tile pixels)
+#   node_boxes: the rows and columns spanning the stored nodes inside each box (curvilinear grids)
 import json
 import sys
 
@@ -40,6 +41,16 @@ for lat, lon in req.get("points", []):
     col = var.isel({ydim: j, xdim: i}).values.reshape(-1)
     out["points"].append({"iy": int(j), "ix": int(i), "lat": float(lat2[j, i]), "lon": float(((lon2[j, i] + 180) % 360) - 180),
                           "values": [float(v) for v in col]})
+
+for lat_min, lat_max, lon_min, lon_max in req.get("node_boxes", []):
+    # A curvilinear grid's window: the rows and columns spanning every stored node inside the box.
+    lon180 = ((lon2 + 180) % 360) - 180
+    inside = (lat2 >= lat_min) & (lat2 <= lat_max) & (lon180 >= lon_min) & (lon180 <= lon_max)
+    jj, ii = np.nonzero(inside)
+    r0, r1, c0, c1 = int(jj.min()), int(jj.max()) + 1, int(ii.min()), int(ii.max()) + 1
+    field = var.isel({ydim: slice(r0, r1), xdim: slice(c0, c1)}).values.astype("float64")
+    out["boxes"].append({"rows": [r0, r1], "cols": [c0, c1], "inside_rows": [r0, r1 - 1],
+                         "inside_cols": [c0, c1 - 1], "field": field.ravel().tolist()})
 
 if req.get("proj4"):
     from pyproj import CRS, Geod, Transformer

@@ -9,7 +9,8 @@
 #   kerchunk (Debian xarray + zarr 2): runs concatenated along time (kerchunk's MultiZarrToZarr),
 #            scalar step, valid_time beside it
 #   wrfout   (Debian: scipy writes a netCDF-3 wrfout, xarray opens it and writes it to Zarr as is)
-#   nocrs    (Debian): 2-D latitude/longitude and nothing stating a projection
+#   nocrs    (Debian): 2-D latitude/longitude and nothing stating a projection (a curvilinear
+#            grid), winds along its rows and columns named x_wind/y_wind
 #   badgrib  (Debian): cfgrib-shaped with GRIB_LoVInDegrees that disagrees with the stored nodes
 import json
 import sys
@@ -148,7 +149,10 @@ elif mode == "nocrs":
     ds = cfgrib_dataset(dict(HRRR, lat=z["lat"], lon=z["lon"]))
     for v in ds.data_vars:
         ds[v].attrs = {"units": ds[v].attrs["units"], "long_name": ds[v].attrs["long_name"]}
-    ds.to_zarr(out, mode="w")
+    # Winds along the grid's rows and columns, as CF names them.
+    ds["u10"].attrs["standard_name"] = "x_wind"
+    ds["v10"].attrs["standard_name"] = "y_wind"
+    ds.to_zarr(out, mode="w", encoding={k: {"chunks": (1, 16, 16)} for k in ds.data_vars})
 elif mode == "wrfout":
     import xarray as xr
     from scipy.io import netcdf_file

@@ -11,6 +11,7 @@
 #   wrfout   (Debian: scipy writes a netCDF-3 wrfout, xarray opens it and writes it to Zarr as is)
 #   nocrs    (Debian): 2-D latitude/longitude and nothing stating a projection (a curvilinear
 #            grid), winds along its rows and columns named x_wind/y_wind
+#   jitter   (Debian): a curvilinear grid whose nodes are each moved at random (not smooth)
 #   badgrib  (Debian): cfgrib-shaped with GRIB_LoVInDegrees that disagrees with the stored nodes
 import json
 import sys
@@ -153,6 +154,18 @@ elif mode == "nocrs":
     ds["u10"].attrs["standard_name"] = "x_wind"
     ds["v10"].attrs["standard_name"] = "y_wind"
     ds.to_zarr(out, mode="w", encoding={k: {"chunks": (1, 16, 16)} for k in ds.data_vars})
+elif mode == "jitter":
+    # A curvilinear grid whose nodes are not smooth (each moved up to half a cell at random):
+    # the node nearest to a point need not be a corner of the cell it interpolates into.
+    import xarray as xr
+
+    z = np.load(sys.argv[3])
+    rng = np.random.default_rng(11)
+    lat = z["lat"] + rng.uniform(-0.25, 0.25, z["lat"].shape)
+    lon = z["lon"] + rng.uniform(-0.25, 0.25, z["lon"].shape)
+    ds = cfgrib_dataset(dict(HRRR, lat=lat, lon=lon))[["t2m"]]
+    ds["t2m"].attrs = {"units": "K"}
+    ds.to_zarr(out, mode="w")
 elif mode == "wrfout":
     import xarray as xr
     from scipy.io import netcdf_file

@@ -228,13 +228,16 @@ function projectedAxes(grid: Grid, sel: BoxSelection): Record<string, unknown> {
     y: { ...axis(sel.lats), units: p.units },
     x: { ...axis(sel.lons), units: p.units },
     window: { y: sel.rows, x: sel.cols[0] },
-    crs: {
-      proj4: p.definition.startsWith("+") ? p.definition : null,
-      crs_wkt:
-        typeof p.attrs.crs_wkt === "string" ? p.attrs.crs_wkt : p.definition.startsWith("+") ? null : p.definition,
-      grid_mapping_name: p.mappingName,
-      grid_mapping: p.variable,
-    },
+    // A curvilinear grid: y/x are row and column numbers; the nodes place themselves.
+    crs: p.nodes
+      ? null
+      : {
+          proj4: p.definition.startsWith("+") ? p.definition : null,
+          crs_wkt:
+            typeof p.attrs.crs_wkt === "string" ? p.attrs.crs_wkt : p.definition.startsWith("+") ? null : p.definition,
+          grid_mapping_name: p.mappingName,
+          grid_mapping: p.variable,
+        },
     lat_lon:
       "2-D: the nodes' latitude/longitude are the CRS's inverse of (x, y); the Zarr view under /data carries " +
       "them as latitude(y, x) and longitude(y, x)",

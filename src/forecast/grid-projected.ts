@@ -3,6 +3,8 @@
 // window covering a latitude/longitude box, and winds stored relative to the grid turned to true
 // north.
 import { InvalidParameterError } from "../errors.ts";
+import type { CurvilinearNodes } from "../store/curvilinear-grid.ts";
+import { wrap180, wrap360 } from "../store/grid.ts";
 import type { GridProjection } from "../store/projected-grid.ts";
 import type { Grid } from "../store/store.ts";
 
@@ -53,6 +55,7 @@ export interface ProjectedNode {
  * not enough). Ties go to the lower indices.
  */
 export function nearestProjected(p: GridProjection, lat: number, lon: number): ProjectedNode {
+  if (p.nodes) return nearestNodeOf(p.nodes, lat, lon);
   const [fx, fy] = gridIndex(p, lat, lon);
   const clamp = (v: number, n: number) => Math.max(0, Math.min(n - 1, v));
   const x0 = clamp(Math.floor(fx), p.nx);
@@ -73,6 +76,40 @@ export function nearestProjected(p: GridProjection, lat: number, lon: number): P
 }
 
 const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
+
+/** A curvilinear grid's node nearest by great circle over all its stored nodes (through their index). */
+function nearestNodeOf(n: CurvilinearNodes, lat: number, lon: number): ProjectedNode {
+  const { cell } = n.index.nearest(lat, wrap180(lon));
+  return { iy: Math.floor(cell / n.nx), ix: cell % n.nx, lat: round9(n.lat[cell]), lon: round9(n.lon[cell]) };
+}
+
+/**
+ * A curvilinear grid's index window of a box: the rows and columns spanning every stored node
+ * inside it (the nodes near the box listed by their index, each checked). 400 when none lies inside.
+ */
+function nodesWindow(n: CurvilinearNodes, latMin: number, latMax: number, lonMin: number, lonMax: number) {
+  const span = lonMax < lonMin ? lonMax + 360 - lonMin : lonMax - lonMin;
+  let r0 = n.ny;
+  let r1 = -1;
+  let c0 = n.nx;
+  let c1 = -1;
+  n.index.eachNear(latMin, latMax, lonMin, span, (k) => {
+    const lat = n.lat[k];
+    if (lat < latMin || lat > latMax || wrap360(n.lon[k] - lonMin) > span) return;
+    const j = Math.floor(k / n.nx);
+    const i = k % n.nx;
+    r0 = Math.min(r0, j);
+    r1 = Math.max(r1, j);
+    c0 = Math.min(c0, i);
+    c1 = Math.max(c1, i);
+  });
+  if (r1 < 0) {
+    throw new InvalidParameterError("lat_min", "the box holds no grid nodes of this group", {
+      grid: { x: [0, n.nx], y: [0, n.ny] },
+    });
+  }
+  return { rows: [r0, r1 + 1] as [number, number], cols: [c0, c1 + 1] as [number, number] };
+}
 
 export interface WindowSelection {
   rows: [number, number];
@@ -98,6 +135,7 @@ function outline(latMin: number, latMax: number, lonMin: number, lonMax: number)
  */
 export function windowOfBox(p: GridProjection, latMin: number, latMax: number, lonMin: number, lonMax: number) {
   if (latMin > latMax) throw new InvalidParameterError("lat_min", "lat_min must not exceed lat_max");
+  if (p.nodes) return nodesWindow(p.nodes, latMin, latMax, lonMin, lonMax);
   let fx0 = Number.POSITIVE_INFINITY;
   let fx1 = Number.NEGATIVE_INFINITY;
   let fy0 = Number.POSITIVE_INFINITY;

@@ -48,6 +48,16 @@ export function gridDescription(group: ForecastGroup) {
     max: Math.max(origin, origin + step * (n - 1)),
     units: p.units,
   });
+  if (p.nodes) {
+    return {
+      kind: "curvilinear" as const,
+      latitude: p.nodes.latName,
+      longitude: p.nodes.lonName,
+      rows: p.ny,
+      columns: p.nx,
+      node_spacing_deg: Math.round((p.nodes.spacing * 180 * 1e6) / Math.PI) / 1e6,
+    };
+  }
   return {
     kind: "projected" as const,
     grid_mapping_name: p.mappingName,
@@ -55,6 +65,8 @@ export function gridDescription(group: ForecastGroup) {
     x: axis(p.x0, p.dx, p.nx),
     y: axis(p.y0, p.dy, p.ny),
     latlon_check_cells: p.checkedCells,
+    // No x/y values stored: the axes were rebuilt from the projection read from here.
+    axes_recovered_from: p.recovered,
   };
 }
 

@@ -81,7 +81,7 @@ export const VARIABLES: readonly VariableEntry[] = [
     long_name: "2 metre temperature",
     units: "K",
     standard_name: "air_temperature",
-    aliases: ["2t", "2m_temperature", "temperature_2m", "tmp2m", "t_2m", "air_temperature_2m", "temp_scrn"],
+    aliases: ["2t", "2m_temperature", "temperature_2m", "tmp2m", "t_2m", "air_temperature_2m", "temp_scrn", "t2"],
     temporal: instant,
     style: {
       colormap: "thermal",
@@ -90,7 +90,7 @@ export const VARIABLES: readonly VariableEntry[] = [
       display: { units: "°C", scale: 1, offset: -273.15 },
       display_alternatives: [{ units: "°F", scale: 1.8, offset: -459.67 }],
     },
-    sources: "ECMWF, cfgrib, ERA5/WB2, dynamical, COSMO/ICON (T_2M), MET Norway, BoM (temp_scrn)",
+    sources: "ECMWF, cfgrib, ERA5/WB2, dynamical, COSMO/ICON (T_2M), MET Norway, BoM (temp_scrn), WRF (T2)",
   },
   {
     name: "d2m",
@@ -192,10 +192,10 @@ export const VARIABLES: readonly VariableEntry[] = [
     long_name: "Surface pressure",
     units: "Pa",
     standard_name: "surface_air_pressure",
-    aliases: ["surface_pressure", "pressure_surface", "ps", "pressfc", "surface_air_pressure"],
+    aliases: ["surface_pressure", "pressure_surface", "ps", "pressfc", "surface_air_pressure", "psfc"],
     temporal: instant,
     style: { colormap: "pressure", min: 50000, max: 105000, display: { units: "hPa", scale: 0.01, offset: 0 } },
-    sources: "ECMWF, GFS cfgrib, ERA5/WB2, dynamical, COSMO/ICON (PS)",
+    sources: "ECMWF, GFS cfgrib, ERA5/WB2, dynamical, COSMO/ICON (PS), WRF (PSFC)",
   },
   {
     name: "tp",

@@ -13,7 +13,8 @@ export type DimRole = Role | "single" | "fixed";
 const ROLE_NAMES: Record<Role, string[]> = {
   // valid_time last: cfgrib writes it beside time and step as an auxiliary coordinate; only the new
   // CDS ERA5 layout makes it the time dimension itself (an analysis without leads).
-  time: ["init_time", "forecast_reference_time", "reference_time", "time", "run", "init", "valid_time"],
+  // WRF's XTIME (minutes since the simulation start, on its Time dimension) after them all.
+  time: ["init_time", "forecast_reference_time", "reference_time", "time", "run", "init", "valid_time", "xtime"],
   lead: ["lead_time", "step", "prediction_timedelta", "lead", "forecast_period"],
   level: ["level", "isobaricinhpa", "pressure_level", "plev", "lev"],
   member: ["number", "ensemble_member", "realization", "member", "ensemble"],

@@ -29,7 +29,7 @@ import {
 } from "./group-coordinates.ts";
 import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-grid.ts";
 import type { Json } from "./metadata.ts";
-import { findProjectedAxes, gridRelativeAttrs, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
+import { findProjectedAxes, gridRelative, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 import { timeAxesOf } from "./time-axes.ts";
 import { type Claim, servedClaims } from "./variable-claims.ts";
 
@@ -201,7 +201,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   }
   let projected: ProjectedAxes | undefined;
   if (!cellAxes && (!coordNames.lat || !coordNames.lon)) {
-    projected = findProjectedAxes(input.arrays);
+    projected = await findProjectedAxes(input.arrays, input.attrs);
     if (projected) {
       coordNames.lat = projected.yName;
       coordNames.lon = projected.xName;
@@ -216,6 +216,10 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   if (axes.coords.lead) coordNames.lead = axes.coords.lead;
   else delete coordNames.lead;
   const coord = (r: Role) => input.arrays.get(coordNames[r]!)!;
+  // The dimension a role's coordinate indexes: a recovered projection's y/x are dimensions without
+  // stored values (their names stand in coordNames).
+  const dimOf = (name: string) => input.arrays.get(name)?.dims[0] ?? name;
+  const recovered = projected?.recovered;
   // Coordinates have no missing values: a v2 fill_value that happens to equal a coordinate (zarr's
   // default 0 at longitude 0) must not turn it into NaN, so only scale and offset apply.
   const readFloat = async (r: Role) => {
@@ -223,8 +227,8 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     return Float64Array.from(await coord(r).readRaw(), (x) => x * scale + offset);
   };
   const [latRaw, lonRaw, levelRaw, memberRaw] = await Promise.all([
-    cellAxes ? Promise.resolve(undefined) : readFloat("lat"),
-    cellAxes ? Promise.resolve(undefined) : readFloat("lon"),
+    cellAxes ? Promise.resolve(undefined) : recovered ? Promise.resolve(recovered.y) : readFloat("lat"),
+    cellAxes ? Promise.resolve(undefined) : recovered ? Promise.resolve(recovered.x) : readFloat("lon"),
     coordNames.level ? coord("level").readRaw() : Promise.resolve(undefined),
     coordNames.member ? coord("member").readRaw() : Promise.resolve(undefined),
   ]);
@@ -284,7 +288,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   }
   const dimRole = new Map<string, DimRole>();
   for (const [role, name] of Object.entries(coordNames) as [Role, string][]) {
-    if (role !== "time" && role !== "lead" && !scalar.has(role)) dimRole.set(input.arrays.get(name)!.dims[0], role);
+    if (role !== "time" && role !== "lead" && !scalar.has(role)) dimRole.set(dimOf(name), role);
   }
   for (const role of ["time", "lead"] as const) {
     const name = coordNames[role];
@@ -302,8 +306,8 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     cellAxes
       ? [[cellAxes.dim, primary.lon]]
       : [
-          [input.arrays.get(coordNames.lat!)!.dims[0], coordNames.lat!],
-          [input.arrays.get(coordNames.lon!)!.dims[0], coordNames.lon!],
+          [dimOf(coordNames.lat!), coordNames.lat!],
+          [dimOf(coordNames.lon!), coordNames.lon!],
         ],
   );
   if (cellAxes) {
@@ -382,6 +386,14 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const roles: (DimRole | undefined)[] = arr.dims.map(
       (d, i) => dimRole.get(d) ?? (arr.shape[i] === 1 ? "single" : undefined),
     );
+    const stag = arr.dims.find((d) => STAGGERED.test(d));
+    if (stag) {
+      skip(
+        `staggered on ${stag} (WRF's values at the faces of its cells, half a cell off the grid's nodes): ` +
+          "not served, as gridcast answers with values at the nodes and does not average them back",
+      );
+      continue;
+    }
     if (!roles.includes("lon") || (!cellAxes && !roles.includes("lat"))) {
       skip(
         "not on the group's latitude/longitude grid (a variable needs the group's latitude and longitude, or " +
@@ -481,7 +493,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     (meaning ? byMeaning : byName).push({ v, skip: (reason) => skip(reason, undefined, v.name) });
   }
   for (const v of servedClaims(byName, byMeaning)) variables.set(v.name, v);
-  pairGridRelative(variables, new Map([...byName, ...byMeaning].map((c) => [c.v, c.skip])));
+  pairGridRelative(variables, new Map([...byName, ...byMeaning].map((c) => [c.v, c.skip])), input.attrs);
   for (const v of variables.values()) {
     if (v.temporal.kind === "instantaneous" || v.temporal.window !== "since_start" || analysis || leads.length < 2) {
       continue;
@@ -520,6 +532,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   };
 }
 
+/** WRF's staggered dimensions (west_east_stag, south_north_stag, bottom_top_stag). */
+const STAGGERED = /_stag$/;
+
 /** The other horizontal wind component of each registered one. */
 const WIND_PAIRS: Record<string, { partner: string; along: "x" | "y" }> = {
   u10: { partner: "v10", along: "x" },
@@ -534,17 +549,28 @@ const WIND_PAIRS: Record<string, { partner: string; along: "x" | "y" }> = {
  * without is left out with what would serve it (never answered as stored under an eastward or
  * northward name). On a latitude/longitude grid the grid's axes are east and north already.
  */
-function pairGridRelative(variables: Map<string, GroupVariable>, skips: Map<GroupVariable, (r: string) => void>) {
-  const relative = [...variables.values()].filter((v) => gridRelativeAttrs(v.array.meta.attrs) && v.grid.projection);
+function pairGridRelative(
+  variables: Map<string, GroupVariable>,
+  skips: Map<GroupVariable, (r: string) => void>,
+  groupAttrs: Json,
+) {
+  const along = (v: GroupVariable) => gridRelative(v.stored, v.array.meta.attrs, groupAttrs);
+  const relative = [...variables.values()].filter((v) => along(v) && v.grid.projection);
   for (const v of relative) {
     const pair = WIND_PAIRS[v.name];
     const sn = v.array.meta.attrs.standard_name;
-    const what = typeof sn === "string" ? `standard_name ${sn}` : "GRIB_uvRelativeToGrid";
+    const flag = v.array.meta.attrs.GRIB_uvRelativeToGrid;
+    const what =
+      typeof sn === "string" && sn !== "unknown"
+        ? `standard_name ${sn}`
+        : flag !== undefined
+          ? "GRIB_uvRelativeToGrid"
+          : "WRF's U10/V10";
     let problem: string | undefined;
     const p = pair ? variables.get(pair.partner) : undefined;
     if (!pair) problem = `${v.name} is no wind component gridcast can turn`;
     else if (!p) problem = `its partner ${pair.partner} is not in the group`;
-    else if (!gridRelativeAttrs(p.array.meta.attrs)) problem = `its partner ${p.stored} is not grid-relative`;
+    else if (!along(p)) problem = `its partner ${p.stored} is not grid-relative`;
     else if (p.grid !== v.grid || p.roles.join() !== v.roles.join() || p.array.shape.join() !== v.array.shape.join()) {
       problem = `its partner ${p.stored} lies on other dimensions`;
     }

@@ -161,10 +161,14 @@ export class ForecastGroups {
     const roles = new Set(names.map((n) => roleOf(n)));
     const projected = PROJECTED_AXES.some(([x, y]) => names.includes(x) && names.includes(y));
     // Per-cell coordinates of an unstructured grid count too (ICON's clat/clon, anemoi-datasets'
-    // latitudes/longitudes); HEALPix stores hold none, only a grid mapping saying so (EERIE's crs).
+    // latitudes/longitudes), and raw WRF output's 2-D XLAT/XLONG; HEALPix stores hold none, only a
+    // grid mapping saying so (EERIE's crs).
     const cellCoords = (a: string, b: string) => names.includes(a) && names.includes(b);
     const cells =
-      cellCoords("clat", "clon") || cellCoords("latitudes", "longitudes") || (await this.#healpixMapping(names));
+      cellCoords("clat", "clon") ||
+      cellCoords("latitudes", "longitudes") ||
+      cellCoords("XLAT", "XLONG") ||
+      (await this.#healpixMapping(names));
     if (!projected && !cells && (!roles.has("lat") || !roles.has("lon"))) return false;
     const root = await this.#source.node("");
     return root?.kind === "group";

@@ -2,14 +2,18 @@
 // pole rlat/rlon, polar stereographic): 1-D projected coordinates plus a CRS from the CF grid
 // mapping. The store's own 2-D latitude/longitude, where present, are checked against the CRS
 // when the group is opened: a CRS that puts the nodes somewhere else is refused, never served.
-// A grid with 2-D latitude/longitude and no CRS (curvilinear) is refused by name.
+// A grid with 2-D latitude/longitude and no x/y values has its projection recovered where the
+// producer stated it (projection-recovery.ts); one with no projection stated (curvilinear) is
+// refused by name.
 import proj4 from "proj4";
 import { CorruptDataError } from "../errors.ts";
 import type { StoredArray } from "./array.ts";
+import { type CurvilinearNodes, curvilinearBounds, curvilinearNodes, nodeConverter } from "./curvilinear-grid.ts";
 import { roleOf } from "./dims.ts";
 import { smallestArc } from "./grid.ts";
 import { type Crs, crsOf, geographicOf } from "./grid-mapping.ts";
 import type { Json } from "./metadata.ts";
+import { rebuildAxes, recoverCrs } from "./projection-recovery.ts";
 
 /** How far the stored latitude/longitude may lie from where the CRS puts a node, in cells. */
 export const CRS_CHECK_CELLS = 0.25;
@@ -38,8 +42,8 @@ export interface GridProjection {
   dy: number;
   nx: number;
   ny: number;
-  /** "m" for a map projection, "degrees" for a rotated pole. */
-  units: "m" | "degrees";
+  /** "m" for a map projection, "degrees" for a rotated pole, "index" for a curvilinear grid. */
+  units: "m" | "degrees" | "index";
   /** Stored 2-D latitude/longitude names, when the store has them. */
   lat2d: string | null;
   lon2d: string | null;
@@ -47,23 +51,40 @@ export interface GridProjection {
   lon2dArray: StoredArray | undefined;
   /** Largest disagreement found between the stored latitude/longitude and the CRS, in cells. */
   checkedCells: number | null;
+  /**
+   * Set when the store holds no x/y values: where the projection was read from (GRIB_* keys, WRF
+   * globals, a CF grid mapping), the axes rebuilt from it and checked against the stored nodes.
+   */
+  recovered: string | null;
+  /**
+   * Set for a curvilinear grid (2-D latitude/longitude, no projection stated): x/y are the column
+   * and row numbers and `converter` maps them through the stored nodes (curvilinear-grid.ts).
+   */
+  nodes?: CurvilinearNodes;
   /** Geographic (lon, lat in degrees, on the CRS's own figure) ↔ grid coordinates. */
   converter: proj4.Converter;
 }
 
 export interface ProjectedAxes {
-  x: StoredArray;
-  y: StoredArray;
+  /** The stored 1-D x/y coordinates; undefined when the axes are recovered (see `recovered`). */
+  x: StoredArray | undefined;
+  y: StoredArray | undefined;
+  /** Names of the stored x/y coordinates, or of the dimensions when the axes are recovered. */
   xName: string;
   yName: string;
+  /** Axes rebuilt from a recovered projection: their values and where the projection came from. */
+  recovered?: { x: Float64Array; y: Float64Array; from: string };
   mapping: { name: string; attrs: Json };
-  crs: Crs;
+  /** Undefined for a curvilinear grid: no projection stated, the nodes place themselves. */
+  crs: Crs | undefined;
   lat2d: StoredArray | undefined;
   lon2d: StoredArray | undefined;
   lat2dName: string | undefined;
   lon2dName: string | undefined;
   /** Stored names that are part of the grid, not variables (grid mapping, 2-D lat/lon). */
   auxiliary: string[];
+  /** Leading dimensions of the stored latitude/longitude read at index 0 (WRF's XLAT on Time). */
+  latLonLead: number;
 }
 
 const str = (a: Json, k: string): string | undefined => (typeof a[k] === "string" ? (a[k] as string) : undefined);
@@ -112,12 +133,34 @@ function findMapping(arrays: Map<string, StoredArray>): { name: string; attrs: J
   return undefined;
 }
 
+/** The stored latitude/longitude over a 2-D region of the grid, leading dimensions (WRF's Time) at index 0. */
+export async function readLatLonPlane(
+  arr: StoredArray,
+  lead: number,
+  region: [number, number][],
+): Promise<Float32Array | Float64Array> {
+  const lead0: [number, number][] = Array.from({ length: lead }, () => [0, 1]);
+  return await arr.read([...lead0, ...region]);
+}
+
+/** A 2-D latitude or longitude: (y, x), or (Time, y, x) as WRF stores XLAT/XLONG, read at the first time. */
+function latLonLead(arr: StoredArray): number | undefined {
+  if (arr.shape.length === 2) return 0;
+  if (arr.shape.length === 3 && roleOf(arr.dims[0]) === "time") return 1;
+  return undefined;
+}
+
 /**
  * The projected axes of a group without 1-D latitude/longitude: undefined when it has neither
  * projected axes nor 2-D latitude/longitude (the caller then refuses it as before); throws with
- * the reason when it has a grid gridcast cannot serve (curvilinear without CRS, unknown mapping).
+ * the reason when it has a grid gridcast cannot serve (curvilinear with no projection stated,
+ * unknown mapping). Without stored x/y values, the projection is recovered where the producer
+ * states it (projection-recovery.ts) and the axes rebuilt from it.
  */
-export function findProjectedAxes(arrays: Map<string, StoredArray>): ProjectedAxes | undefined {
+export async function findProjectedAxes(
+  arrays: Map<string, StoredArray>,
+  groupAttrs: Json,
+): Promise<ProjectedAxes | undefined> {
   let x: [string, StoredArray] | undefined;
   let y: [string, StoredArray] | undefined;
   for (const [name, arr] of arrays) {
@@ -129,19 +172,14 @@ export function findProjectedAxes(arrays: Map<string, StoredArray>): ProjectedAx
   let lat2d: [string, StoredArray] | undefined;
   let lon2d: [string, StoredArray] | undefined;
   for (const [name, arr] of arrays) {
-    if (arr.shape.length !== 2) continue;
+    if (latLonLead(arr) === undefined) continue;
     const k = geoKind(name, arr.meta.attrs);
     if (k === "lat" && !lat2d) lat2d = [name, arr];
     if (k === "lon" && !lon2d) lon2d = [name, arr];
   }
   const mapping = findMapping(arrays);
   if (!x || !y) {
-    if (lat2d && lon2d) {
-      throw new CorruptDataError(
-        `a curvilinear grid (2-D ${lat2d[0]}/${lon2d[0]}) without 1-D projected coordinates and a CF grid mapping: ` +
-          "gridcast serves regular latitude/longitude grids and projected grids with a CRS only",
-      );
-    }
+    if (lat2d && lon2d) return recoveredAxes(arrays, groupAttrs, mapping, lat2d, lon2d);
     return undefined;
   }
   if (!mapping) {
@@ -159,7 +197,7 @@ export function findProjectedAxes(arrays: Map<string, StoredArray>): ProjectedAx
     );
   }
   const grid2d = (a: [string, StoredArray] | undefined) =>
-    a && a[1].dims[0] === y[0] && a[1].dims[1] === x[0] ? a : undefined;
+    a && a[1].shape.length === 2 && a[1].dims[0] === y[0] && a[1].dims[1] === x[0] ? a : undefined;
   const lat = grid2d(lat2d);
   const lon = grid2d(lon2d);
   const auxiliary = [mapping.name, ...(lat ? [lat[0]] : []), ...(lon ? [lon[0]] : [])];
@@ -175,6 +213,97 @@ export function findProjectedAxes(arrays: Map<string, StoredArray>): ProjectedAx
     lat2dName: lat && lon ? lat[0] : undefined,
     lon2dName: lat && lon ? lon[0] : undefined,
     auxiliary,
+    latLonLead: 0,
+  };
+}
+
+/**
+ * Axes for a grid stored with 2-D latitude/longitude only: the projection recovered and the x/y
+ * values rebuilt through the first node (projectionOf then checks them against the stored nodes);
+ * refused by name when no projection is stated or the one stated cannot be read.
+ */
+async function recoveredAxes(
+  arrays: Map<string, StoredArray>,
+  groupAttrs: Json,
+  mapping: { name: string; attrs: Json } | undefined,
+  lat2d: [string, StoredArray],
+  lon2d: [string, StoredArray],
+): Promise<ProjectedAxes> {
+  const lead = latLonLead(lat2d[1])!;
+  const [yDim, xDim] = lat2d[1].dims.slice(lead);
+  const [ny, nx] = lat2d[1].shape.slice(lead);
+  const what = `a curvilinear grid (2-D ${lat2d[0]}/${lon2d[0]} on ${yDim}, ${xDim}, no ${yDim}/${xDim} values)`;
+  if (latLonLead(lon2d[1]) !== lead || lon2d[1].dims.slice(lead).join() !== [yDim, xDim].join()) {
+    throw new CorruptDataError(`${what}: its latitude and longitude lie on different dimensions`);
+  }
+  const onGrid = [...arrays.values()].filter((a) => a.dims.includes(yDim) && a.dims.includes(xDim));
+  const found = recoverCrs(onGrid, mapping, groupAttrs);
+  if (found === undefined) {
+    // No projection stated: a curvilinear grid, placed by its nodes (curvilinearProjectionOf).
+    return {
+      x: undefined,
+      y: undefined,
+      xName: xDim,
+      yName: yDim,
+      recovered: {
+        x: Float64Array.from({ length: nx }, (_, i) => i),
+        y: Float64Array.from({ length: ny }, (_, j) => j),
+        from: "the stored nodes (no projection stated)",
+      },
+      mapping: { name: lat2d[0], attrs: {} },
+      crs: undefined,
+      lat2d: lat2d[1],
+      lon2d: lon2d[1],
+      lat2dName: lat2d[0],
+      lon2dName: lon2d[0],
+      auxiliary: [lat2d[0], lon2d[0]],
+      latLonLead: lead,
+    };
+  }
+  if (typeof found === "string") throw new CorruptDataError(`${what}: ${found}`);
+  const converter = converterOf(found.crs, mapping?.name ?? found.from);
+  const [row0, col0] = await Promise.all([
+    Promise.all(
+      [lat2d[1], lon2d[1]].map((a) =>
+        readLatLonPlane(a, lead, [
+          [0, 1],
+          [0, nx],
+        ]),
+      ),
+    ),
+    Promise.all(
+      [lat2d[1], lon2d[1]].map((a) =>
+        readLatLonPlane(a, lead, [
+          [0, ny],
+          [0, 1],
+        ]),
+      ),
+    ),
+  ]);
+  const axes = rebuildAxes(
+    (p) => converter.forward(p),
+    { lat: row0[0][0], lon: row0[1][0] },
+    { lat: row0[0][nx - 1], lon: row0[1][nx - 1] },
+    { lat: col0[0][ny - 1], lon: col0[1][ny - 1] },
+    nx,
+    ny,
+    found.dx,
+    found.dy,
+  );
+  return {
+    x: undefined,
+    y: undefined,
+    xName: xDim,
+    yName: yDim,
+    recovered: { ...axes, from: found.from },
+    mapping: { name: mapping?.name ?? found.from, attrs: found.attrs },
+    crs: found.crs,
+    lat2d: lat2d[1],
+    lon2d: lon2d[1],
+    lat2dName: lat2d[0],
+    lon2dName: lon2d[0],
+    auxiliary: [...(mapping ? [mapping.name] : []), lat2d[0], lon2d[0]],
+    latLonLead: lead,
   };
 }
 
@@ -264,23 +393,26 @@ export async function projectionOf(
   xValues: Float64Array,
   yValues: Float64Array,
 ): Promise<{ projection: GridProjection; bbox: [number, number, number, number]; dlat: number; dlon: number }> {
-  const degrees = /ob_tran|longlat|latlong/.test(axes.crs.definition);
-  const sx = unitScale(axes.xName, axes.x.meta.attrs, degrees);
-  const sy = unitScale(axes.yName, axes.y.meta.attrs, degrees);
+  if (!axes.crs) return curvilinearProjectionOf(axes);
+  const crs = axes.crs;
+  const degrees = /ob_tran|longlat|latlong/.test(crs.definition);
+  // Recovered axes are in the CRS's own units already.
+  const sx = axes.x ? unitScale(axes.xName, axes.x.meta.attrs, degrees) : 1;
+  const sy = axes.y ? unitScale(axes.yName, axes.y.meta.attrs, degrees) : 1;
   const x = Float64Array.from(xValues, (v) => v * sx);
   const y = Float64Array.from(yValues, (v) => v * sy);
   const dx = regularStep(axes.xName, x);
   const dy = regularStep(axes.yName, y);
   const p: GridProjection = {
-    definition: axes.crs.definition,
-    source: axes.crs.source,
+    definition: crs.definition,
+    source: crs.source,
     mappingName: str(axes.mapping.attrs, "grid_mapping_name") ?? null,
     variable: axes.mapping.name,
     attrs: axes.mapping.attrs,
     xName: axes.xName,
     yName: axes.yName,
-    xAttrs: axes.x.meta.attrs,
-    yAttrs: axes.y.meta.attrs,
+    xAttrs: axes.x?.meta.attrs ?? { standard_name: "projection_x_coordinate", units: "m" },
+    yAttrs: axes.y?.meta.attrs ?? { standard_name: "projection_y_coordinate", units: "m" },
     x0: x[0],
     dx,
     y0: y[0],
@@ -290,19 +422,66 @@ export async function projectionOf(
     units: degrees ? "degrees" : "m",
     lat2d: axes.lat2dName ?? null,
     lon2d: axes.lon2dName ?? null,
-    lat2dArray: axes.lat2d,
-    lon2dArray: axes.lon2d,
+    // Published beside the variables only when they are the grid's own 2-D (not WRF's per-time) arrays.
+    lat2dArray: axes.latLonLead === 0 ? axes.lat2d : undefined,
+    lon2dArray: axes.latLonLead === 0 ? axes.lon2d : undefined,
     checkedCells: null,
-    converter: converterOf(axes.crs, axes.mapping.name),
+    recovered: axes.recovered?.from ?? null,
+    converter: converterOf(crs, axes.mapping.name),
   };
-  if (axes.lat2d && axes.lon2d) p.checkedCells = await crossCheck(p, axes.lat2d, axes.lon2d);
+  if (axes.lat2d && axes.lon2d) p.checkedCells = await crossCheck(p, axes.lat2d, axes.lon2d, axes.latLonLead);
   const bbox = boundsOf(p);
   const perDeg = degrees ? 1 : METRES_PER_DEGREE;
   return { projection: p, bbox, dlat: round9(Math.abs(dy) / perDeg), dlon: round9(Math.abs(dx) / perDeg) };
 }
 
+/**
+ * A curvilinear grid as a projected grid over its own index space: every node read (the grid is
+ * its nodes), x/y the column and row numbers, the converter drawn from the nodes.
+ */
+async function curvilinearProjectionOf(
+  axes: ProjectedAxes,
+): Promise<{ projection: GridProjection; bbox: [number, number, number, number]; dlat: number; dlon: number }> {
+  const lat2d = axes.lat2d!;
+  const [ny, nx] = lat2d.shape.slice(axes.latLonLead);
+  const whole: [number, number][] = [
+    [0, ny],
+    [0, nx],
+  ];
+  const [lat, lon] = await Promise.all([lat2d, axes.lon2d!].map((a) => readLatLonPlane(a, axes.latLonLead, whole)));
+  const nodes = curvilinearNodes(lat, lon, ny, nx, { lat: axes.lat2dName!, lon: axes.lon2dName! });
+  const p: GridProjection = {
+    definition: "curvilinear (the stored nodes, no projection)",
+    source: "nodes",
+    mappingName: null,
+    variable: "",
+    attrs: {},
+    xName: axes.xName,
+    yName: axes.yName,
+    xAttrs: { long_name: "column number", units: "1" },
+    yAttrs: { long_name: "row number", units: "1" },
+    x0: 0,
+    dx: 1,
+    y0: 0,
+    dy: 1,
+    nx,
+    ny,
+    units: "index",
+    lat2d: axes.lat2dName ?? null,
+    lon2d: axes.lon2dName ?? null,
+    lat2dArray: axes.latLonLead === 0 ? axes.lat2d : undefined,
+    lon2dArray: axes.latLonLead === 0 ? axes.lon2d : undefined,
+    checkedCells: null,
+    recovered: null,
+    nodes,
+    converter: nodeConverter(nodes),
+  };
+  const deg = round9(nodes.spacing / (Math.PI / 180));
+  return { projection: p, bbox: curvilinearBounds(nodes), dlat: deg, dlon: deg };
+}
+
 /** Largest distance, in cells, between a stored node position and the CRS's; refuses beyond CRS_CHECK_CELLS. */
-async function crossCheck(p: GridProjection, lat2d: StoredArray, lon2d: StoredArray): Promise<number> {
+async function crossCheck(p: GridProjection, lat2d: StoredArray, lon2d: StoredArray, lead: number): Promise<number> {
   const rows = [...new Set([0, p.ny >> 1, p.ny - 1])];
   const cols = [...new Set([0, p.nx >> 1, p.nx - 1])];
   const regions: [number, number][][] = [
@@ -318,7 +497,7 @@ async function crossCheck(p: GridProjection, lat2d: StoredArray, lon2d: StoredAr
   let worst = 0;
   let where = "";
   for (const region of regions) {
-    const [lats, lons] = await Promise.all([lat2d.read(region), lon2d.read(region)]);
+    const [lats, lons] = await Promise.all([lat2d, lon2d].map((a) => readLatLonPlane(a, lead, region)));
     const [[r0, r1], [c0, c1]] = region;
     let k = 0;
     for (let j = r0; j < r1; j++) {
@@ -336,8 +515,11 @@ async function crossCheck(p: GridProjection, lat2d: StoredArray, lon2d: StoredAr
     }
   }
   if (!(worst <= CRS_CHECK_CELLS)) {
+    const crs = p.recovered
+      ? `the projection read from ${p.recovered}`
+      : `the CRS of grid mapping ${p.variable} (${p.source})`;
     throw new CorruptDataError(
-      `the CRS of grid mapping ${p.variable} (${p.source}) puts node ${where} ` +
+      `${crs} puts node ${where} ` +
         `${Number.isFinite(worst) ? worst.toFixed(2) : "off the earth"} cells from the stored latitude/longitude ` +
         `(at most ${CRS_CHECK_CELLS} allowed): the grid is refused rather than drawn in the wrong place`,
     );
@@ -354,4 +536,12 @@ export function gridRelativeAttrs(a: Record<string, unknown>): boolean {
   if (flag === 1 || flag === "1" || flag === true) return true;
   const sn = typeof a.standard_name === "string" ? a.standard_name : "";
   return ["x_wind", "y_wind", "grid_eastward_wind", "grid_northward_wind"].includes(sn);
+}
+
+/** WRF's own wind components, along its grid's axes (raw wrfout; MAP_PROJ among the globals). */
+const WRF_GRID_WINDS = new Set(["U10", "V10"]);
+
+/** gridRelativeAttrs, or a raw WRF output's U10/V10 (WRF writes every wind along its grid). */
+export function gridRelative(stored: string, attrs: Record<string, unknown>, groupAttrs: Json): boolean {
+  return gridRelativeAttrs(attrs) || (groupAttrs.MAP_PROJ !== undefined && WRF_GRID_WINDS.has(stored));
 }

@@ -166,6 +166,11 @@ export function coordinateArrays(g: ForecastGroup, nodes: Map<string, NodeMeta>)
       ["x", g.grid.lon, p.xAttrs, "lon"],
     ] as const) {
       const own = storedAttrs(g, nodes, role);
+      if (p.nodes) {
+        // A curvilinear grid's y/x are row and column numbers: no projection coordinate to claim.
+        out.push({ name, dtype: "float64", values: Float64Array.from(values), attrs: { ...attrs } });
+        continue;
+      }
       out.push({
         name,
         dtype: "float64",

@@ -233,6 +233,10 @@ function gridArrays(
     });
     coordsAttr.push(name);
   }
+  if (p.nodes) {
+    // A curvilinear grid has no CRS to state: its variables are placed by latitude/longitude only.
+    return { arrays: arrays.slice(1), variableAttrs: { coordinates: coordsAttr.join(" ") } };
+  }
   variableAttrs.coordinates = [...coordsAttr, GRID_MAPPING_NAME].join(" ");
   return { arrays, variableAttrs };
 }

@@ -419,14 +419,15 @@ describe("refused grids", () => {
     }
   });
 
-  test("a curvilinear grid without a CRS (2-D lat/lon only) is refused by name", async () => {
+  test("a curvilinear grid without a CRS (2-D lat/lon only) is served from its nodes (curvilinear.test.ts has the rest)", async () => {
     const store = join(dir, "curvi.zarr");
     write(PYTHON, "curvilinear", store);
     const srv = await testServer(store);
     try {
       const models = (await get(`${srv.url}/api/models`)).json();
-      assert.equal(models.forecast.length, 0);
-      assert.match(models.unavailable[0].reason, /curvilinear grid \(2-D lat\/lon\) without 1-D projected coordinates/);
+      assert.deepEqual(models.unavailable, []);
+      assert.equal(models.forecast[0].grid.kind, "curvilinear");
+      assert.deepEqual([models.forecast[0].grid.rows, models.forecast[0].grid.columns], [12, 15]);
     } finally {
       await srv.close();
     }

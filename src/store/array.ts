@@ -803,7 +803,8 @@ export class StoredArray {
    */
   #overflows(chunks: number): boolean {
     const Typed = TYPED_ARRAYS[this.dtype];
-    if (this.#cache.policy !== "slru" || !Typed) return false;
+    // A cache of size 0 keeps nothing anyway: its reads go the cached way, sharing concurrent loads.
+    if (this.#cache.policy !== "slru" || !Typed || this.#cache.budget === 0) return false;
     let bytes = chunks * Typed.BYTES_PER_ELEMENT;
     for (const c of this.chunks) bytes *= c;
     return bytes > this.#cache.budget;

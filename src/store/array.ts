@@ -632,7 +632,10 @@ export class StoredArray {
       }
       const span = await b.getRange(key, { offset: from, length: to - from });
       if (!span || span.length !== to - from) return undefined;
-      stored = takeBytes(cbytes);
+      // Zeros where nothing was read: a block decoded from there (an addon built before it placed
+      // every layout block by block would decode the chunk whole) has streams of length 0, which
+      // never decode, so the chunk is declined and read whole, never answered from stale bytes.
+      stored = takeBytes(cbytes).fill(0);
       stored.set(head);
       stored.set(table, 16);
       stored.set(span, from);

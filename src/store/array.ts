@@ -610,7 +610,10 @@ export class StoredArray {
       }
       const span = await b.getRange(key, { offset: from, length: to - from });
       if (!span || span.length !== to - from) return undefined;
-      stored = takeBytes(cbytes);
+      // Zeros where nothing was read: a block decoded from there (an addon built before it placed
+      // every layout block by block would decode the chunk whole) has streams of length 0, which
+      // never decode, so the chunk is declined and read whole, never answered from stale bytes.
+      stored = takeBytes(cbytes).fill(0);
       stored.set(head);
       stored.set(table, 16);
       stored.set(span, from);
@@ -781,7 +784,8 @@ export class StoredArray {
    */
   #overflows(chunks: number): boolean {
     const Typed = TYPED_ARRAYS[this.dtype];
-    if (this.#cache.policy !== "slru" || !Typed) return false;
+    // A cache of size 0 keeps nothing anyway: its reads go the cached way, sharing concurrent loads.
+    if (this.#cache.policy !== "slru" || !Typed || this.#cache.budget === 0) return false;
     let bytes = chunks * Typed.BYTES_PER_ELEMENT;
     for (const c of this.chunks) bytes *= c;
     return bytes > this.#cache.budget;

@@ -64,6 +64,11 @@ export class RateLimitedError extends GridcastError {
     this.headers = headers;
   }
 }
+/**
+ * A response header would exceed the line budget (http/header-budget.ts): refused before anything
+ * is sent, since clients and proxies cannot read such a line.
+ */
+export class HeaderTooLargeError extends GridcastError {}
 /** The server is at its concurrency cap; the client should retry shortly. */
 export class BusyError extends GridcastError {}
 /** The key/credit ledger cannot be reached. */

@@ -1,7 +1,9 @@
 // Item metadata: shape, axes, chunking, quantization, missing values, coordinates, CRS and a small
 // preview. Reads the item group's metadata, its 1-D coordinate arrays and the preview array; never
 // the latent itself. An item is opened once per metadata revision of its group.
+
 import { NotFoundError } from "../errors.ts";
+import { shownAttribute } from "../store/attribute-budget.ts";
 import type { NodeMeta, Store, StoredArray } from "../store/store.ts";
 import { gridMappingOf, type ItemGeometry, itemGeometry } from "./item-geometry.ts";
 import { describeScheme, itemLayout, type Layout, type Scheme } from "./layout.ts";
@@ -108,7 +110,7 @@ function coordinate(values: Float64Array | Float32Array | undefined, meta: NodeM
     max: Math.max(values[0], values[n - 1]),
     step: n > 1 ? (values[n - 1] - values[0]) / (n - 1) : null,
     count: n,
-    units: (meta.attrs.units as string | undefined) ?? null,
+    units: typeof meta.attrs.units === "string" ? shownAttribute(meta.attrs.units) : null,
     meaning: "pixel centre",
   };
 }

@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import Type from "typebox";
 import type { Delivery } from "./delivery.ts";
+import { checkHeaderLines, fieldHeader } from "./header-budget.ts";
 
 export const npyResponseHeaders = {
   "X-SVC-Field": {
@@ -46,11 +47,14 @@ export interface NpyStream extends NpyBody {
 }
 
 export async function streamNpy(req: IncomingMessage, res: ServerResponse, s: NpyStream): Promise<void> {
+  // Every header line within the budget, checked before any is set (a refusal is then a clean problem).
+  const field = s.field ? fieldHeader(s.field) : undefined;
+  if (s.headers) checkHeaderLines(s.headers);
   res.statusCode = 200;
   res.setHeader("Content-Type", s.type ?? "application/octet-stream");
   res.setHeader("Content-Length", s.bytes);
   res.setHeader("Content-Disposition", `attachment; filename="${s.filename.replace(/[^\w.~-]/g, "_")}"`);
-  if (s.field) res.setHeader("X-SVC-Field", JSON.stringify(s.field));
+  if (field !== undefined) res.setHeader("X-SVC-Field", field);
   res.setHeader("Cache-Control", "no-store");
   for (const [k, v] of Object.entries(s.headers ?? {})) res.setHeader(k, v);
   if (req.method === "HEAD") {

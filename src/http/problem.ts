@@ -7,6 +7,7 @@ import {
   CorruptDataError,
   ForbiddenError,
   GridcastError,
+  HeaderTooLargeError,
   InsufficientCreditsError,
   InvalidParameterError,
   LedgerUnavailableError,
@@ -35,6 +36,7 @@ export const STATUS_TABLE: [ErrorClass, number, string][] = [
   [LedgerUnavailableError, 503, "ledger-unavailable"],
   [BusyError, 503, "busy"],
   [ConfigError, 500, "server-misconfigured"],
+  [HeaderTooLargeError, 500, "header-too-large"],
 ];
 
 export const TITLES: Record<number, string> = {

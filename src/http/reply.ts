@@ -8,6 +8,7 @@ import { ifNoneMatch } from "../conditional.ts";
 import { chooseCoding, codedEtag, compressibleType } from "../content-coding.ts";
 import { compressDynamic, type DynamicCoding } from "./compress-reply.ts";
 import type { Delivery } from "./delivery.ts";
+import { checkHeaderLines } from "./header-budget.ts";
 import type { Reply } from "./route.ts";
 
 export interface Prepared {
@@ -114,6 +115,7 @@ function byteLengthOf(body: string | Buffer): number {
 }
 
 export function sendPrepared(res: ServerResponse, p: Prepared): void {
+  checkHeaderLines(p.headers);
   for (const k in p.headers) res.setHeader(k, p.headers[k]);
   res.statusCode = p.status;
   if (p.status === 304) {
@@ -126,6 +128,7 @@ export function sendPrepared(res: ServerResponse, p: Prepared): void {
 
 /** A charged 200 whose body goes out through its Delivery, which counts what the kernel took. */
 export async function sendMetered(res: ServerResponse, p: Prepared, delivery: Delivery): Promise<void> {
+  checkHeaderLines(p.headers);
   for (const k in p.headers) res.setHeader(k, p.headers[k]);
   res.statusCode = p.status;
   res.setHeader("Content-Length", p.bytes);

@@ -19,7 +19,7 @@ export type Reply =
     }
   | { status?: number; body: Uint8Array | string; type: string; headers?: Record<string, string>; cache?: string }
   /**
-   * A .npy body of known size streamed slab by slab (see npy-stream.ts). A metered route is
+   * A body of known size (a .npy, a GeoTIFF) streamed slab by slab (see npy-stream.ts). A metered route is
    * charged once the first slab is in hand, before the headers go out, and settled down to what
    * went out should the response be cut short.
    */

@@ -5,6 +5,7 @@
 // stored array is and what its coordinates say is group-coordinates.ts's; the lat/lon grid,
 // lat-lon-grid.ts's (a projected one, projected-grid.ts's); an accumulation's window checked
 // against its values, accumulation-window.ts's.
+
 import { CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
 import { canonicalByMeaning } from "../registry/cf-meaning.ts";
 import type { Registry, VariableEntry } from "../registry/registry.ts";
@@ -12,6 +13,7 @@ import { type ResolvedTemporal, resolveTemporal, withDataWindow } from "../regis
 import { type Converter, converter } from "../registry/units.ts";
 import { accumulationWindow, ecmwfAccumulation } from "./accumulation-window.ts";
 import type { StoredArray } from "./array.ts";
+import { shownAttribute, unitsProblem } from "./attribute-budget.ts";
 import { cellGridOf } from "./cell-grid.ts";
 import { type CellAxes, findCellAxes } from "./cell-layouts.ts";
 import { variableProblem } from "./cf.ts";
@@ -376,9 +378,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
         stored,
         reason,
         dims: arr.dims,
-        units: strAttr(attrs, "units") ?? null,
-        long_name: strAttr(attrs, "long_name") ?? null,
-        standard_name: strAttr(attrs, "standard_name") ?? null,
+        units: shownAttribute(strAttr(attrs, "units")) ?? null,
+        long_name: shownAttribute(strAttr(attrs, "long_name")) ?? null,
+        standard_name: shownAttribute(strAttr(attrs, "standard_name")) ?? null,
         ...(refused ? { refused } : {}),
         ...(contested ? { contested } : {}),
       });
@@ -461,7 +463,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       meaning = found.rule;
     }
     // An encoding gridcast does not understand refuses the variable, loudly, never served raw.
-    const problem = variableProblem(attrs, arr.packing);
+    const problem = variableProblem(attrs, arr.packing) ?? unitsProblem(strAttr(attrs, "units"));
     if (problem) {
       skip(`${entry.name} refused: ${problem}`, { variable: entry.name, problem });
       continue;

@@ -26,6 +26,7 @@ import {
   MIN_CONNECTIONS,
   perClientCap,
 } from "../../src/http/fd-limit.ts";
+import { HEADER_LINE_MAX } from "../../src/http/header-budget.ts";
 import { MAX_FORWARDED_HOST } from "../../src/http/public-base.ts";
 import { WAITERS_PER_KEY } from "../../src/http/rate-wait.ts";
 import { DYNAMIC_COMPRESS_MIN_BYTES } from "../../src/http/reply.ts";
@@ -47,6 +48,7 @@ import {
 } from "../../src/render/orientation.ts";
 import { buildHidpiMax, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../../src/render/tiles.ts";
 import { SPLIT_CHUNKS_MAX } from "../../src/store/array.ts";
+import { ATTRIBUTE_MAX_CHARS } from "../../src/store/attribute-budget.ts";
 import { POOL_BYTES } from "../../src/store/scan-buffers.ts";
 import { docsText } from "../helpers/docs.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
@@ -139,6 +141,8 @@ test("README constants (`NAME` = value) are the code's", () => {
     SPLIT_CHUNKS_MAX,
     MAX_FORWARDED_HOST,
     SLAB_POOL_BYTES,
+    ATTRIBUTE_MAX_CHARS,
+    HEADER_LINE_MAX,
   };
   const unit: Record<string, number> = { "": 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
   const named = [...flat.matchAll(/`([A-Z][A-Z0-9_]+)` = ([\d,]+)(?: (KiB|MiB|GiB))?/g)];

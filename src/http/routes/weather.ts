@@ -345,7 +345,9 @@ export const weatherRoutes = [
       "The size is computed before any chunk is read; above field_export_max_mb the answer is 413. The body is " +
       "streamed a few leads at a time; should a read fail after the headers went out, the connection is cut " +
       "short of Content-Length, never left looking complete. The X-SVC-Field header describes names, dims, " +
-      "shape, dtype, units and every axis. lat_min, lat_max, lon_min and lon_max are required, except on a projected " +
+      "shape, dtype, units and every axis, in one header line of at most 8 KiB: text attributes are cut to 4,096 " +
+      "characters with a note, and should it still be longer, lists of more than 8 entries are given as count, " +
+      "first and last and named in `omitted`. lat_min, lat_max, lon_min and lon_max are required, except on a projected " +
       "grid selected by x_min..y_max.\n\n" +
       "A projected or rotated grid (HRRR's Lambert conformal, a rotated pole, polar stereographic) exports the " +
       "storage index window that covers the latitude/longitude box (every node whose cell the box touches): dims " +

@@ -240,6 +240,26 @@ describe("whole HEALPix grids at producers' sizes", () => {
   }
 });
 
+describe("listings of whole HEALPix grids", () => {
+  test("the export catalogue counts every cell (the grid's coordinates hold only its first and last centres)", async () => {
+    const r = await get(`${srv.url}/api/export`, H());
+    assert.equal(r.status, 200, r.body.toString());
+    for (const nside of NSIDES) {
+      const g = r.json().groups.find((x: { group: string }) => x.group === `forecast/hp${nside}`);
+      assert.ok(g, `forecast/hp${nside} listed`);
+      assert.equal(g.coordinates.lat.count, 12 * nside * nside);
+      assert.equal(g.coordinates.lon.count, 12 * nside * nside);
+      const [lat0] = healpixCentre(nside, "nested", 0);
+      assert.ok(
+        Math.abs(
+          Math.min(g.coordinates.lat.min, g.coordinates.lat.max) -
+            Math.min(lat0, healpixCentre(nside, "nested", 12 * nside * nside - 1)[0]),
+        ) < 1e-9,
+      );
+    }
+  });
+});
+
 describe("declared cell counts and degenerate grids", () => {
   test("an ICON group declaring 2e9 cells is refused by name (clat) before anything is read", async () => {
     const rss0 = process.memoryUsage().rss;

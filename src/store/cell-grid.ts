@@ -1,6 +1,7 @@
 // The geometry of an unstructured or reduced grid: every cell's centre (degrees), how far apart
 // the cells lie, whether they cover the globe, their bounds, and the spatial index that finds the
-// nearest cell (built once per grid, on first use). Made from the axes cell-layouts.ts found.
+// nearest cell (made once per grid at discovery, in slices between turns of the event loop, and
+// taken again by a new cycle whose centres are the same). Made from the axes cell-layouts.ts found.
 //
 // Tables per cell (centres, the index, the neighbour lists tiles walk) are bounded by a budget per
 // grid (the cell_grid_mb setting): a grid whose declared cell count would pass it is refused by
@@ -68,7 +69,7 @@ export interface CellGrid {
   ids?: Float64Array;
   /** The nearest-cell index (made on first use; a TooLargeError beyond the grid's budget). */
   index(): CellIndex;
-  /** Whether the index has been made (a whole HEALPix grid answers without it until tiles are drawn). */
+  /** Whether the index has been made (at discovery for a grid with read centres; a whole HEALPix grid answers without it until tiles are drawn). */
   readonly indexed: boolean;
   /**
    * The cell nearest to a point and its distance in radians, `exclude` left out: a whole HEALPix

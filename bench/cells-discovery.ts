@@ -8,12 +8,13 @@
 // Prints /healthz p50 and max per phase, their ratio to idle, and the server's resident memory.
 //   node bench/cells-discovery.ts [icon cells, default 2000000]
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { openLedger } from "../src/ledger/open.ts";
 import { ZarrWriter } from "../src/sample/zarr-writer.ts";
 import { healpixNearest } from "../src/store/healpix.ts";
+import { appendCellRun } from "../test/helpers/cell-run.ts";
 import { cleanup, tempDir } from "../test/helpers/harness.ts";
 import { percentile } from "./lib.ts";
 
@@ -110,36 +111,6 @@ async function writeStore(): Promise<void> {
   await w.close();
 }
 
-/** One more run in a group's metadata (time and the variable one longer), as a producer appending a run writes it. */
-function appendRun(group: string, variable: string): void {
-  const grow = (
-    doc: { shape: number[]; chunk_grid?: { configuration: { chunk_shape: number[] } } },
-    isTime: boolean,
-  ) => {
-    doc.shape[0] = 2;
-    if (isTime && doc.chunk_grid) doc.chunk_grid.configuration.chunk_shape = [2];
-  };
-  const w = new ZarrWriter(store, 1);
-  void w.writeCompressed(`${group}/time/c/0`, BigInt64Array.of(481_000n, 481_006n));
-  const files = [join(store, group, "time", "zarr.json"), join(store, group, variable, "zarr.json")];
-  for (const [k, f] of files.entries()) {
-    const doc = JSON.parse(readFileSync(f, "utf8"));
-    grow(doc, k === 0);
-    writeFileSync(f, JSON.stringify(doc));
-  }
-  const gfile = join(store, group, "zarr.json");
-  const g = JSON.parse(readFileSync(gfile, "utf8"));
-  grow(g.consolidated_metadata.metadata.time, true);
-  grow(g.consolidated_metadata.metadata[variable], false);
-  writeFileSync(gfile, JSON.stringify(g));
-  const rfile = join(store, "zarr.json");
-  const r = JSON.parse(readFileSync(rfile, "utf8"));
-  grow(r.consolidated_metadata.metadata[`${group}/time`], true);
-  grow(r.consolidated_metadata.metadata[`${group}/${variable}`], false);
-  writeFileSync(rfile, JSON.stringify(r));
-  return void w.close();
-}
-
 function serve(db: string): Promise<{ child: ChildProcess; url: string }> {
   const env = { ...process.env, GRIDCAST_DB: db, GRIDCAST_OUT: join(dir, "out") };
   const child = spawn(process.execPath, ["bin/gridcast", "serve", "--port", "0", "--store", store], {
@@ -207,7 +178,7 @@ try {
     const during = await healthz(url, p);
     await p;
     rows.push([`discovery of ${group} (${(performance.now() - t0).toFixed(0)} ms)`, during, rssMiB(child.pid!)]);
-    appendRun(`forecast/${group}`, variable);
+    await appendCellRun(store, `forecast/${group}`, [variable]);
     await sleep(2500); // past the metadata check interval (METADATA_CHECK_MS)
     const t1 = performance.now();
     const q = point(group, variable);

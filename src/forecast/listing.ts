@@ -26,14 +26,15 @@ export function schemaRevision(group: ForecastGroup, v: GroupVariable): string {
     runs: group.runs,
     leads: group.leads,
     levels: group.levels,
-    lat: [v.grid.lat[0], v.grid.lat.at(-1), v.grid.lat.length],
-    lon: [v.grid.lon[0], v.grid.lon.at(-1), v.grid.lon.length],
+    // A cell grid's count is its cells' (a whole HEALPix grid's lat/lon hold only its ends).
+    lat: [v.grid.lat[0], v.grid.lat.at(-1), v.grid.cells?.n ?? v.grid.lat.length],
+    lon: [v.grid.lon[0], v.grid.lon.at(-1), v.grid.cells?.n ?? v.grid.lon.length],
   });
   return createHash("sha256").update(basis).digest("hex").slice(0, 12);
 }
 
-function range(c: Float64Array) {
-  return { min: Math.min(c[0], c[c.length - 1]), max: Math.max(c[0], c[c.length - 1]), count: c.length };
+function range(c: Float64Array, count = c.length) {
+  return { min: Math.min(c[0], c[c.length - 1]), max: Math.max(c[0], c[c.length - 1]), count };
 }
 
 /** How a group's grid is laid out: regular lat/lon, or projected with its CRS and axes. */
@@ -72,8 +73,12 @@ export function gridDescription(group: ForecastGroup) {
 
 function latLonAxes(grid: Grid) {
   return {
-    lat: { ...range(grid.lat), step: grid.dlat, order: grid.latAscending ? "ascending" : "descending" },
-    lon: { ...range(grid.lon), step: grid.dlon },
+    lat: {
+      ...range(grid.lat, grid.cells?.n),
+      step: grid.dlat,
+      order: grid.latAscending ? "ascending" : "descending",
+    },
+    lon: { ...range(grid.lon, grid.cells?.n), step: grid.dlon },
   };
 }
 

@@ -3,6 +3,7 @@
 // the response is over: kept in full when it finished, cut down to what the bytes the kernel took
 // cost when it did not, nothing when the server failed it.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { INFLIGHT_SYNC_MS } from "../ledger/settlement-journal.ts";
 import type { AppContext, KeyInfo } from "./context.ts";
 import { Delivery, flatRule } from "./delivery.ts";
 import { describe } from "./error-reply.ts";
@@ -68,9 +69,14 @@ export async function charge(
   // charge: a crash of this process is settled from it at the next start (settlement-journal.ts).
   const journal = ctx.settlements;
   const entry = { keyId: key.id, requestId: rc.requestId };
+  let synced = 0;
   const write = async (sent: number, cost: number) => {
     try {
-      await journal!.inFlight({ ...entry, cost: Math.min(charged.charged, cost), bytes: sent });
+      // Synced to disk at most once per INFLIGHT_SYNC_MS (the first rewrite after the headers is).
+      const now = Date.now();
+      const sync = sent > 0 && now - synced >= INFLIGHT_SYNC_MS;
+      if (sync) synced = now;
+      await journal!.inFlight({ ...entry, cost: Math.min(charged.charged, cost), bytes: sent }, sync);
     } catch (e) {
       ctx.log({ level: "error", event: "inflight-record-failed", request_id: rc.requestId, error: describe(e) });
     }

@@ -11,9 +11,12 @@
 // with the outage, never with the number of requests served.
 //
 // A crash (SIGKILL, the machine lost) ends responses without any settlement at all. So each
-// metered response in flight keeps a record under inflight/: written (fsynced) before its headers
-// go out, rewritten each time what went out steps its cost up (at least once per MiB of a .npy),
-// and removed once the response is settled. A server that starts settles the records left by
+// metered response in flight keeps a record under inflight/: written before its headers go out,
+// rewritten each time what went out steps its cost up (at least once per MiB of a .npy), and
+// removed once the response is settled. Each record is handed to the system before the next
+// piece goes out (a killed process leaves it behind); it is fsynced at most once per
+// INFLIGHT_SYNC_MS of a response (a lost machine leaves the last one synced), since an fsync
+// costs milliseconds, a MiB on loopback about one. A server that starts settles the records left by
 // processes of its host that are gone: to what their bytes delivered cost, as a cut response is
 // settled. The records are as many as the responses in flight, and each costs one small write per
 // step of its charge.
@@ -49,6 +52,9 @@ export interface InFlight extends Settlement {
   host: string;
   pid: number;
 }
+
+/** Milliseconds between fsyncs of one response's in-flight record (the rewrites between are not synced). */
+export const INFLIGHT_SYNC_MS = 1000;
 
 /** The directory of in-flight records inside a journal. */
 export const INFLIGHT_DIR = "inflight";
@@ -92,11 +98,12 @@ export class SettlementJournal {
 
   /**
    * Records (or updates) a metered response in flight: settled to `cost` and `bytes` should this
-   * process die before it settles it. Durable once the promise resolves.
+   * process die before it settles it. Once the promise resolves the record is the system's (it
+   * survives this process); with `sync` it is also on disk (it survives the machine).
    */
-  async inFlight(s: Settlement): Promise<void> {
+  async inFlight(s: Settlement, sync: boolean): Promise<void> {
     const record: InFlight = { ...s, host: hostname(), pid: process.pid };
-    await this.#write(join(this.dir, INFLIGHT_DIR), s.requestId, record);
+    await this.#write(join(this.dir, INFLIGHT_DIR), s.requestId, record, sync);
   }
 
   /** The response is settled (or kept whole): its in-flight record goes. */
@@ -176,8 +183,8 @@ export class SettlementJournal {
     await this.#write(this.dir, s.requestId, s);
   }
 
-  /** `doc` as <dir>/<requestId>.json, whole or not at all (written aside, fsynced, renamed). */
-  async #write(dir: string, requestId: string, doc: unknown): Promise<void> {
+  /** `doc` as <dir>/<requestId>.json, whole or not at all (written aside, fsynced unless told not to, renamed). */
+  async #write(dir: string, requestId: string, doc: unknown, sync = true): Promise<void> {
     if (!SAFE_NAME.test(requestId)) throw new Error(`unexpected request id ${JSON.stringify(requestId)}`);
     await mkdir(dir, { recursive: true });
     const file = join(dir, `${requestId}.json`);
@@ -185,7 +192,7 @@ export class SettlementJournal {
     const fh = await open(tmp, "w");
     try {
       await fh.writeFile(JSON.stringify(doc));
-      await fh.sync();
+      if (sync) await fh.sync();
     } finally {
       await fh.close();
     }

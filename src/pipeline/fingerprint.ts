@@ -32,7 +32,8 @@ export function sourceRevision(group: ForecastGroup, v: GroupVariable): string {
     attrs: a.meta.attrs,
     groupAttrs: group.attrs,
     levels: group.levels ?? null,
-    lat: [grid.lat[0], grid.lat.at(-1), grid.lat.length],
-    lon: [grid.lon[0], grid.lon.at(-1), grid.lon.length],
+    // A cell grid's count is its cells' (a whole HEALPix grid's lat/lon hold only its ends).
+    lat: [grid.lat[0], grid.lat.at(-1), grid.cells?.n ?? grid.lat.length],
+    lon: [grid.lon[0], grid.lon.at(-1), grid.cells?.n ?? grid.lon.length],
   });
 }

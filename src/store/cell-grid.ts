@@ -1,11 +1,13 @@
 // The geometry of an unstructured or reduced grid: every cell's centre (degrees), how far apart
 // the cells lie, whether they cover the globe, their bounds, and the spatial index that finds the
-// nearest cell (built once per grid, on first use). Made from the axes cell-layouts.ts found.
+// nearest cell (made once per grid at discovery, in slices between turns of the event loop, and
+// taken again by a new cycle whose centres are the same). Made from the axes cell-layouts.ts found.
 //
 // Tables per cell (centres, the index, the neighbour lists tiles walk) are bounded by a budget per
 // grid (the cell_grid_mb setting): a grid whose declared cell count would pass it is refused by
 // name before anything is read or allocated, except a whole HEALPix grid, which needs no table:
 // its centres and nearest pixels are computed (healpix.ts), at any nside up to MAX_HEALPIX_NSIDE.
+import { BoundedMap } from "../bounded-map.ts";
 import { CorruptDataError, TooLargeError } from "../errors.ts";
 import { CellIndex, INDEX_SLICE } from "./cell-index.ts";
 import type { CellAxes, CellLayout } from "./cell-layouts.ts";
@@ -67,7 +69,7 @@ export interface CellGrid {
   ids?: Float64Array;
   /** The nearest-cell index (made on first use; a TooLargeError beyond the grid's budget). */
   index(): CellIndex;
-  /** Whether the index has been made (a whole HEALPix grid answers without it until tiles are drawn). */
+  /** Whether the index has been made (at discovery for a grid with read centres; a whole HEALPix grid answers without it until tiles are drawn). */
   readonly indexed: boolean;
   /**
    * The cell nearest to a point and its distance in radians, `exclude` left out: a whole HEALPix
@@ -183,6 +185,13 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
   // computed one at a time, and all of them only where a caller asks for every one.
   const whole = h && !h.ids ? h : undefined;
   const read = whole ? undefined : await centres(axes);
+  // A new cycle of a group rebuilds it, but its cells rarely change: the geometry made for the
+  // same centres (compared value by value, a few ms for millions of cells) is taken as it is.
+  const memoKey = `${axes.layout}\0${axes.dim}\0${n}\0${budgetMb}`;
+  if (read) {
+    const known = madeFor.get(memoKey);
+    if (known && sameCentres(known.cells, read)) return known;
+  }
   const ids = read?.ids;
   let all: { lat: Float64Array; lon: Float64Array } | undefined = read;
   const fit = tableBytes(n) <= budgetMb * MIB;
@@ -242,12 +251,35 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
   }
   if (index) index.examined = 0;
   const spacingDeg = roundStep(spacing / RAD);
-  return {
+  const geo: CellGridGeometry = {
     cells,
     bbox: global ? [-180, -90, 180, 90] : boundsOf(read!.lat, read!.lon, spacingDeg),
     global,
     spacingDeg,
   };
+  if (read) madeFor.set(memoKey, geo);
+  return geo;
+}
+
+/**
+ * The geometry last made for cells of each layout, axis and count, for MEMO_GRIDS grids: the very
+ * objects the groups on them use, so nothing is held twice while they are served (a weak reference
+ * would not do: the old group goes while its new cycle's coordinates are read, and a collection
+ * then would take the geometry with it). At most MEMO_GRIDS × cell_grid_mb stays after its groups went.
+ */
+export const MEMO_GRIDS = 4;
+const madeFor = new BoundedMap<string, CellGridGeometry>(MEMO_GRIDS);
+
+/** Whether a grid with tables has exactly these centres (and cell ids). */
+function sameCentres(cells: CellGrid, read: { lat: Float64Array; lon: Float64Array; ids?: Float64Array }): boolean {
+  if (!cells.tablesFit || cells.n !== read.lat.length) return false;
+  const same = (a: Float64Array | undefined, b: Float64Array | undefined) => {
+    if (!a || !b) return a === b;
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  };
+  return same(cells.lat, read.lat) && same(cells.lon, read.lon) && same(cells.ids, read.ids);
 }
 
 /** The largest of 1, 2 and 5 × 10^k not above `deg`: export nodes on round multiples of it. */

@@ -13,6 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
 import { healpixCentre, healpixNearest } from "../../src/store/healpix.ts";
 import { cleanup, get, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
+import { build } from "../pipeline/build-fixture.ts";
 
 const RUN_HOURS = 481_000; // 2024-11-15T16:00Z, hours since 1970
 /** Cells per chunk of the large grids: 4 MiB of float32. */
@@ -239,6 +240,26 @@ describe("whole HEALPix grids at producers' sizes", () => {
   }
 });
 
+describe("listings of whole HEALPix grids", () => {
+  test("the export catalogue counts every cell (the grid's coordinates hold only its first and last centres)", async () => {
+    const r = await get(`${srv.url}/api/export`, H());
+    assert.equal(r.status, 200, r.body.toString());
+    for (const nside of NSIDES) {
+      const g = r.json().groups.find((x: { group: string }) => x.group === `forecast/hp${nside}`);
+      assert.ok(g, `forecast/hp${nside} listed`);
+      assert.equal(g.coordinates.lat.count, 12 * nside * nside);
+      assert.equal(g.coordinates.lon.count, 12 * nside * nside);
+      const [lat0] = healpixCentre(nside, "nested", 0);
+      assert.ok(
+        Math.abs(
+          Math.min(g.coordinates.lat.min, g.coordinates.lat.max) -
+            Math.min(lat0, healpixCentre(nside, "nested", 12 * nside * nside - 1)[0]),
+        ) < 1e-9,
+      );
+    }
+  });
+});
+
 describe("declared cell counts and degenerate grids", () => {
   test("an ICON group declaring 2e9 cells is refused by name (clat) before anything is read", async () => {
     const rss0 = process.memoryUsage().rss;
@@ -281,5 +302,21 @@ describe("views of a grid past its budget", () => {
     assert.match(r.body.toString(), /cell_grid_mb/);
     const grew = process.memoryUsage().rss - rss0;
     assert.ok(grew < 200 * 1024 * 1024, `resident memory grew ${(grew / 2 ** 20).toFixed(0)} MiB`);
+  });
+});
+
+describe("tiles of a grid past its budget", () => {
+  test("build: the nside 2048 grid's tiles are refused naming cell_grid_mb, nothing allocated per cell", async () => {
+    const rss0 = process.memoryUsage().rss;
+    await assert.rejects(
+      build({ store: join(dir, "large.zarr"), out: join(dir, "out"), maxZoom: 1, groups: ["forecast/hp2048"] }),
+      (e: Error) => {
+        assert.match(e.message, /healpix grid on cell \(tiles\) declares 50331648 cells/);
+        assert.match(e.message, /cell_grid_mb/);
+        return true;
+      },
+    );
+    const grew = process.memoryUsage().rss - rss0;
+    assert.ok(grew < 300 * 1024 * 1024, `resident memory grew ${(grew / 2 ** 20).toFixed(0)} MiB`);
   });
 });

@@ -44,6 +44,7 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number, base:
   return {
     id: l.id,
     group: l.group,
+    ...(l.group_stored_name !== undefined ? { group_stored_name: l.group_stored_name } : {}),
     variable: l.variable,
     level: l.level,
     level_units: l.level_units,

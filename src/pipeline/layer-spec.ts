@@ -67,6 +67,8 @@ export interface RunSpec {
 export interface LayerSpec {
   id: string;
   group: string;
+  /** The group's name as stored, when its URL-safe id spells it otherwise (a wrfout file's colons). */
+  group_stored_name?: string;
   variable: string;
   level: number | null;
   levelIndex: number | null;
@@ -168,6 +170,7 @@ export function layerSpec(
   return {
     id: ref.id,
     group: group.id,
+    ...(group.storedName !== group.name ? { group_stored_name: group.storedName } : {}),
     variable: def ? def.name : v.name,
     level: ref.level,
     levelIndex: ref.levelIndex,

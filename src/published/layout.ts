@@ -74,6 +74,8 @@ export interface CatalogLayer {
   /** <group name>.<variable>[.<level>] */
   id: string;
   group: string;
+  /** The group's name as stored, when its URL-safe id spells it otherwise. */
+  group_stored_name?: string;
   variable: string;
   level: number | null;
   level_units: string | null;

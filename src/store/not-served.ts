@@ -5,6 +5,7 @@
 // sub-groups of each discovered group (gridcast reads only the arrays directly in a group). The
 // walk is bounded (NOT_SERVED_NODES_MAX nodes, NOT_SERVED_DEPTH_MAX levels), so its cost does not
 // grow with the store.
+import { StoreUnavailableError } from "../errors.ts";
 import type { NodeMeta } from "./metadata.ts";
 
 /** At most this many nodes are looked at in one survey. */
@@ -45,7 +46,8 @@ export async function surveyNotServed(
   const out: NotServed[] = [];
   const budget = { nodes: NOT_SERVED_NODES_MAX };
   if (!rootIsDataset) {
-    for (const name of await source.children("")) {
+    // An unlistable store without consolidated metadata has no entries to survey.
+    for (const name of await childrenOf(source, "")) {
       if (TOP_LEVEL.has(name)) continue;
       await walk(source, name, 0, budget, out, (path, meta, arrays) => outsideReason(path, meta, arrays));
     }
@@ -70,11 +72,13 @@ export async function surveyNotServed(
   return out;
 }
 
+/** A node's children; none where the store cannot list them (an HTTP store without consolidated metadata). */
 async function childrenOf(source: SurveySource, path: string): Promise<string[]> {
   try {
     return await source.children(path);
-  } catch {
-    return [];
+  } catch (e) {
+    if (e instanceof StoreUnavailableError) return [];
+    throw e;
   }
 }
 

@@ -289,6 +289,19 @@ test("a store named like its wrfout file: a URL-safe id, the stored name kept be
     },
   ]);
   assert.deepEqual(over.values, x.values);
+  // The build's catalog keeps the stored name beside the id.
+  const out = tempDir("gridcast-rules-wrf-");
+  try {
+    const report = await build({ store: combo, out, maxZoom: 0, concurrency: 1, groups: [WRFOUT_ID] });
+    assert.deepEqual(report.skipped, []);
+    const catalog = listFiles(out).find((f) => f.endsWith("catalog.json"));
+    assert.ok(catalog, listFiles(out).join(" "));
+    const layers = JSON.parse(readFileSync(join(out, catalog), "utf8")).layers;
+    const t2m = layers.find((l: { group: string }) => l.group === WRFOUT_ID);
+    assert.equal(t2m.group_stored_name, WRFOUT);
+  } finally {
+    cleanup(out);
+  }
   // Opened at its own root, the dataset takes the same id.
   const root = await testServer(join(dir, WRFOUT));
   try {

@@ -146,6 +146,9 @@ const CatalogLead = Type.Object({
 const CatalogLayer = Type.Object({
   id: Type.String(),
   group: Type.String(),
+  group_stored_name: Type.Optional(
+    Type.String({ description: "The group's name as stored, when its URL-safe id spells it otherwise" }),
+  ),
   variable: Type.String(),
   level: Type.Union([Type.Number(), Type.Null()]),
   level_units: Type.Union([Type.String(), Type.Null()]),

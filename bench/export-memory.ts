@@ -2,7 +2,8 @@
 // 24 whole-globe exports of one key run at once to slow-ish readers, first as .npy, then as
 // GeoTIFF (each on a fresh server, default settings), against the README's stated bound for
 // exports (exportMemoryBound at max_heavy_requests, plus the chunk cache) and against the
-// process's own RSS before the exports, all in one run.
+// process's own RSS before the exports, all in one run. Meanwhile another client asks /healthz
+// back to back; its p50 and worst answer times are printed against the same server idle.
 //   node bench/export-memory.ts [--clients 24] [--pause-ms 1]
 //
 // The store: one global group at 0.25° (721 × 1440), 12 leads of t2m in 180 × 180 chunks spanning
@@ -29,6 +30,30 @@ const LEADS = 12;
 const EXPORT =
   `/api/export/forecast~global/{format}?var=t2m&time_index=0&lead_start=0&lead_stop=${LEADS - 1}` +
   "&lat_min=-90&lat_max=90&lon_min=-180&lon_max=179.75";
+
+/** Sorted-sample quantile. */
+function quantile(v: number[], q: number): number {
+  const s = [...v].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+}
+
+/** /healthz back to back, one at a time, until `until` settles (or for `until` ms): each answer's ms. */
+async function healthz(base: string, until: Promise<unknown> | number): Promise<number[]> {
+  let done = false;
+  const end = typeof until === "number" ? performance.now() + until : Number.POSITIVE_INFINITY;
+  if (typeof until !== "number")
+    until.then(
+      () => (done = true),
+      () => (done = true),
+    );
+  const out: number[] = [];
+  while (!done && performance.now() < end) {
+    const t = performance.now();
+    await (await fetch(`${base}/healthz`)).arrayBuffer();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
 
 const work = tempDir("gridcast-export-memory-");
 try {
@@ -58,9 +83,12 @@ try {
       const one = await slowGet(url, headers, 0);
       if (one.status !== 200) throw new Error(`${format}: ${one.status}`);
       const baseline = procMib(srv.pid, "VmRSS");
+      const idle = await healthz(srv.url, 2000);
       resetPeak(srv.pid);
       const t0 = performance.now();
-      const reads = await Promise.all(Array.from({ length: CLIENTS }, () => slowGet(url, headers, PAUSE_MS)));
+      const running = Promise.all(Array.from({ length: CLIENTS }, () => slowGet(url, headers, PAUSE_MS)));
+      const during = await healthz(srv.url, running);
+      const reads = await running;
       const seconds = (performance.now() - t0) / 1000;
       const peak = procMib(srv.pid, "VmHWM");
       const after = procMib(srv.pid, "VmRSS");
@@ -79,6 +107,20 @@ try {
         target: 1,
         note,
       });
+      for (const [figure, pick] of [
+        ["/healthz p50 ms", (v: number[]) => quantile(v, 0.5)],
+        ["/healthz max ms", (v: number[]) => Math.max(...v)],
+      ] as const) {
+        rows.push({
+          bench: `export memory (${format})`,
+          figure: `${figure} during the exports`,
+          value: pick(during),
+          baseline: `${figure} idle`,
+          baselineValue: pick(idle),
+          ratio: pick(idle) / pick(during),
+          note: `${during.length} answers during, ${idle.length} idle`,
+        });
+      }
       rows.push({
         bench: `export memory (${format})`,
         figure: "peak RSS MiB",

@@ -171,7 +171,7 @@ export type VersionNow = (storageKey: string) => string | undefined | typeof NOT
 export class PointCopyReader implements PointCopies {
   readonly dir: string;
   readonly #versionNow: VersionNow | undefined;
-  /** Copies read from (tests and /metrics: a series answered by the copy, not the store). */
+  /** Series answered by the copy rather than the store (the tests count them). */
   hits = 0;
   /** The header once read: null when the build has none under this key. */
   readonly #known = new BoundedMap<string, PointCopyHeader | null>(HEADERS_KEPT);

@@ -3,10 +3,11 @@
 // interface a reader of the copy gives /point. The build writes it (pipeline/point-copy.ts, in
 // the format of published/point-copy.ts); the store stays the truth and the fallback.
 import { createHash } from "node:crypto";
+import type { Soon } from "../soon.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 
 /** Raw bytes a block of nodes aims at: small enough that a request decodes little, large enough to compress. */
-export const COPY_BLOCK_BYTES = 32_768;
+export const COPY_BLOCK_BYTES = 8192;
 
 /**
  * How a variable's values are laid out in its copy: the spatial axes (a cell axis is one row of
@@ -115,8 +116,8 @@ export interface CopyQuery {
  * rewritten since): then the caller reads the store.
  */
 export interface PointCopies {
-  /** Undefined at once when the build is known to hold no copy of the variable's run. */
-  column(q: CopyQuery): Promise<Float32Array | Float64Array | undefined> | undefined;
+  /** At once when everything it needs is in hand (a warm request), else a promise; never rejects. */
+  column(q: CopyQuery): Soon<Float32Array | Float64Array | undefined>;
 }
 
 /**

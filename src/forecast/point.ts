@@ -152,11 +152,6 @@ function atNode(
   const node = nearestNode(v.grid, req.lat, req.lon);
   const memberRange: [number, number] | number | undefined = member === "all" ? [0, group.members!.length] : member;
   const region = columnRegion(group, v, run, level, node.iy, node.ix, memberRange);
-  // The build's point copy answers when it holds exactly what the store holds now; else the store.
-  const copied =
-    copies && !v.turn
-      ? copies.column({ group, v, run, level, member: v.roles.includes("member") ? memberRange : undefined, ...node })
-      : undefined;
   const fromStore = (): Soon<PointSeries> => {
     const column = readValues(v, region);
     if (isPending(column)) return column.then((c) => answer(entry, req, group, v, run, level, member, node, c));
@@ -166,8 +161,17 @@ function atNode(
     if (chunk !== undefined) sources.set(out, { requested, others, array: v.array, region, chunk });
     return out;
   };
-  if (copied === undefined) return fromStore();
-  return copied.then((c) =>
+  // The build's point copy answers when it holds exactly what the store holds now; else the store.
+  if (!copies || v.turn) return fromStore();
+  const copied = copies.column({
+    group,
+    v,
+    run,
+    level,
+    member: v.roles.includes("member") ? memberRange : undefined,
+    ...node,
+  });
+  return then(copied, (c) =>
     c ? answer(entry, req, group, v, run, level, member, node, inAnswerUnits(v, c)) : fromStore(),
   );
 }

@@ -5,14 +5,21 @@ import { PointCopyReader } from "../published/point-copy.ts";
 import type { Snapshot } from "../published/snapshot.ts";
 import type { AppContext } from "./context.ts";
 
-/** The point copies of each published build, one reader per build (its headers read once). */
-const copyReaders = new WeakMap<Snapshot, PointCopyReader>();
+/** The point copies of the published build, one reader per server (its headers read once per build). */
+const copyReaders = new WeakMap<AppContext, PointCopyReader>();
 
-function readerOf(snap: Snapshot): PointCopyReader {
-  let r = copyReaders.get(snap);
-  if (!r) {
-    r = new PointCopyReader(snap.dir);
-    copyReaders.set(snap, r);
+/**
+ * The reader of the build being served. A request keeps the reader it got for as long as it runs;
+ * once another build is served the old reader closes its files, and a request still holding it
+ * (one waiting for a header or a version) opens, reads and closes instead.
+ */
+function readerOf(app: AppContext, snap: Snapshot): PointCopyReader {
+  let r = copyReaders.get(app);
+  if (r?.dir !== snap.dir) {
+    r?.close();
+    const backend = app.store.backend;
+    r = new PointCopyReader(snap.dir, backend.stampNow && ((key) => backend.stampNow!(key)));
+    copyReaders.set(app, r);
   }
   return r;
 }
@@ -24,6 +31,6 @@ function readerOf(snap: Snapshot): PointCopyReader {
 export function pointCopies(app: AppContext): PointCopies | undefined {
   if (app.settings.point_copy === 0) return undefined;
   const snap = app.published.now();
-  if (snap) return readerOf(snap);
-  return { column: async (q) => ((s) => (s ? readerOf(s).column(q) : undefined))(await app.published.current()) };
+  if (snap) return readerOf(app, snap);
+  return { column: async (q) => ((s) => (s ? readerOf(app, s).column(q) : undefined))(await app.published.current()) };
 }

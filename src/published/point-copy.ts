@@ -8,8 +8,7 @@
 // <key> is a digest of the group, variable and run, so a request finds its copy by arithmetic (no
 // listing, no index of the build), and a name from a request never becomes a path.
 import { createHash } from "node:crypto";
-import { closeSync, linkSync, openSync, writeSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, linkSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { constants as z, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { BoundedMap } from "../bounded-map.ts";
@@ -25,7 +24,10 @@ import {
   type PointCopies,
 } from "../forecast/point-copy.ts";
 import { regionOf } from "../forecast/read.ts";
+import { nativeAddon } from "../native.ts";
+import type { Soon } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
+import { NOT_YET } from "../store/stamp-memo.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 import { writeJsonAtomic } from "./manifest.ts";
 
@@ -35,6 +37,8 @@ export const POINT_FORMAT = 1;
 const ZSTD_LEVEL = 3;
 /** Copy headers a reader keeps (per build): a handful per served variable and run. */
 const HEADERS_KEPT = 4096;
+/** .bin files a reader keeps open (per build). */
+const FILES_OPEN = 256;
 
 export interface PointCopyHeader {
   format: number;
@@ -66,13 +70,6 @@ function shuffle(src: Uint8Array, size: number): Uint8Array {
   const n = src.length / size;
   const out = new Uint8Array(src.length);
   for (let b = 0; b < size; b++) for (let i = 0; i < n; i++) out[b * n + i] = src[i * size + b];
-  return out;
-}
-
-function unshuffle(src: Uint8Array, size: number): Uint8Array {
-  const n = src.length / size;
-  const out = new Uint8Array(src.length);
-  for (let b = 0; b < size; b++) for (let i = 0; i < n; i++) out[i * size + b] = src[b * n + i];
   return out;
 }
 
@@ -162,23 +159,42 @@ const sameLayout = (a: CopyLayout, b: CopyLayout) =>
   a.perNode === b.perNode &&
   a.bytes === b.bytes;
 
-/** What the copies of one published build give /point (one reader per build). */
+/** The stored object's version when known without waiting (Backend.stampNow), NOT_YET otherwise. */
+export type VersionNow = (storageKey: string) => string | undefined | typeof NOT_YET;
+
+/**
+ * What the copies of one published build give /point (one reader per build). A warm request is
+ * answered in the turn it came in: the header in memory, the chunk's version known at once
+ * (VersionNow), the .bin file open, and two preads of it from the page cache; what is not in hand
+ * yet (a header, a version, after the first request) is waited for once.
+ */
 export class PointCopyReader implements PointCopies {
   readonly dir: string;
-  /** Copies read from (tests and /metrics: a series answered by the copy, not the store). */
+  readonly #versionNow: VersionNow | undefined;
+  /** Series answered by the copy rather than the store (the tests count them). */
   hits = 0;
+  /** The header once read: null when the build has none under this key. */
+  readonly #known = new BoundedMap<string, PointCopyHeader | null>(HEADERS_KEPT);
+  readonly #reading = new Map<string, Promise<void>>();
+  /** Keys (and run times) by variable and run: the digest is taken once per variable object and run. */
+  readonly #keys = new WeakMap<GroupVariable, Map<number, { key: string; run: string }>>();
+  /** Open .bin files by key, at most FILES_OPEN (then all closed and opened again as asked). */
+  readonly #files = new Map<string, number>();
+  #closed = false;
 
-  constructor(buildDir: string) {
+  constructor(buildDir: string, versionNow?: VersionNow) {
     this.dir = buildDir;
+    this.#versionNow = versionNow;
   }
 
-  /** The header once read: null when the build has none under this key (then no promise). */
-  readonly #known = new BoundedMap<string, PointCopyHeader | null>(HEADERS_KEPT);
-  readonly #reading = new BoundedMap<string, Promise<PointCopyHeader | undefined>>(HEADERS_KEPT);
-  /** Keys by variable and run: the digest is taken once per variable object and run. */
-  readonly #keys = new WeakMap<GroupVariable, Map<number, string>>();
+  /** Closes the open files (the build is no longer served); later reads open, read and close. */
+  close(): void {
+    this.#closed = true;
+    for (const fd of this.#files.values()) closeSync(fd);
+    this.#files.clear();
+  }
 
-  #key(group: ForecastGroup, v: GroupVariable, run: number): string {
+  #key(group: ForecastGroup, v: GroupVariable, run: number): { key: string; run: string } {
     let byRun = this.#keys.get(v);
     if (!byRun) {
       byRun = new Map();
@@ -186,86 +202,144 @@ export class PointCopyReader implements PointCopies {
     }
     let k = byRun.get(run);
     if (k === undefined) {
-      k = pointCopyKey(group.id, v.name, isoNoZone(group.runs[run]));
+      const iso = isoNoZone(group.runs[run]);
+      k = { key: pointCopyKey(group.id, v.name, iso), run: iso };
       byRun.set(run, k);
     }
     return k;
   }
 
-  column(q: CopyQuery): Promise<Float32Array | Float64Array | undefined> | undefined {
-    const key = this.#key(q.group, q.v, q.run);
-    const known = this.#known.get(key);
-    if (known === null) return undefined;
-    return this.#column(q, key, known).catch((e: unknown) => {
-      // The store is the truth: a damaged copy is reported and the store answers.
-      console.error(
-        `gridcast: point copy ${pointCopyPaths(key).bin} of build ${this.dir} (${q.group.id} ${q.v.name}) ` +
-          `cannot be read, answering from the store: ${e instanceof Error ? e.message : String(e)}`,
-      );
-      return undefined;
-    });
+  column(q: CopyQuery): Soon<Float32Array | Float64Array | undefined> {
+    const { key, run } = this.#key(q.group, q.v, q.run);
+    try {
+      const h = this.#known.get(key);
+      if (h === null) return undefined;
+      if (h === undefined) return this.#loadHeader(key).then(() => this.column(q));
+      const want = this.#recorded(h, q, run);
+      if (want === undefined) return undefined;
+      const now = this.#versionNow?.(want.storage);
+      if (now === NOT_YET || this.#versionNow === undefined) {
+        return q.v.array.chunkVersion(want.coords).then(
+          (version) => (version === want.version ? this.#read(h, key, q) : undefined),
+          (e: unknown) => this.#failed(key, q, e),
+        );
+      }
+      return (now ?? "") === want.version ? this.#read(h, key, q) : undefined;
+    } catch (e) {
+      return this.#failed(key, q, e);
+    }
   }
 
-  async #column(
-    q: CopyQuery,
-    key: string,
-    known: PointCopyHeader | undefined,
-  ): Promise<Float32Array | Float64Array | undefined> {
-    const { group, v, run } = q;
-    let h = known;
-    if (h === undefined) {
-      let reading = this.#reading.get(key);
-      if (!reading) {
-        reading = readPointCopyHeader(this.dir, key);
-        this.#reading.set(key, reading);
-      }
-      h = await reading;
-      this.#known.set(key, h ?? null);
-      this.#reading.delete(key);
-      if (!h) return undefined;
+  /** The store is the truth: a copy that cannot be read is reported and the store answers. */
+  #failed(key: string, q: CopyQuery, e: unknown): undefined {
+    console.error(
+      `gridcast: point copy ${pointCopyPaths(key).bin} of build ${this.dir} (${q.group.id} ${q.v.name}) ` +
+        `cannot be read, answering from the store: ${e instanceof Error ? e.message : String(e)}`,
+    );
+    return undefined;
+  }
+
+  #loadHeader(key: string): Promise<void> {
+    let p = this.#reading.get(key);
+    if (!p) {
+      p = readPointCopyHeader(this.dir, key).then((h) => {
+        this.#known.set(key, h ?? null);
+        this.#reading.delete(key);
+      });
+      this.#reading.set(key, p);
     }
-    const runIso = isoNoZone(group.runs[run]);
+    return p;
+  }
+
+  /**
+   * The chunk whose version the copy must match (the run's last lead at the node) and that
+   * version, when the copy holds the same run, revision, ingested lead and layout; else undefined.
+   */
+  #recorded(h: PointCopyHeader, q: CopyQuery, runIso: string) {
+    const { group, v, run } = q;
     if (h.group !== group.id || h.variable !== v.name || h.run !== runIso) return undefined;
     if (h.revision !== copyRevision(group, v) || h.ingested !== (group.ingested?.[run] ?? null)) return undefined;
     const layout = copyLayout(v);
     if (!sameLayout(h.layout, layout) || h.blocks !== blockCount(layout)) return undefined;
-    if (!(await this.#chunkCurrent(h, q))) return undefined;
+    const member = Array.isArray(q.member) ? q.member[0] : q.member;
+    const last = Math.max(0, layout.nLead - 1);
+    const region = regionOf(group, v, { run, lead: last, level: q.level, member, lat: q.iy, lon: q.ix });
+    const coords = region.map(([a], d) => Math.floor(a / v.array.chunks[d]));
+    const storage = v.array.storageKey(coords);
+    const version = h.versions[storage];
+    return version === undefined ? undefined : { coords, storage, version };
+  }
+
+  /** Buffers reused by every read (a read is synchronous: one at a time). */
+  readonly #index = Buffer.allocUnsafe(16);
+  readonly #buffers = new Map<string, Uint8Array>();
+
+  #scratch(name: string, bytes: number): Uint8Array {
+    let b = this.#buffers.get(name);
+    if (!b || b.length < bytes) {
+      b = new Uint8Array(Math.max(bytes, 2 * (b?.length ?? 0)));
+      this.#buffers.set(name, b);
+    }
+    return b.subarray(0, bytes);
+  }
+
+  /**
+   * A block's zstd frame decoded, exactly `bytes` long: into a reused buffer by the native addon
+   * (node:zlib's one-shot call builds and frees a decoder context each time, most of a request).
+   */
+  #decode(packed: Uint8Array, bytes: number, block: number): Uint8Array {
+    const sync = nativeAddon()?.zstdDecodeSync;
+    const out = sync ? this.#scratch("decoded", bytes) : zstdDecompressSync(packed);
+    const n = sync ? sync(packed, out) : out.length;
+    if (n !== bytes) throw new Error(`block ${block} holds ${n} bytes, not ${bytes}`);
+    return out;
+  }
+
+  #fd(key: string): { fd: number; kept: boolean } {
+    const kept = this.#files.get(key);
+    if (kept !== undefined) return { fd: kept, kept: true };
+    const fd = openSync(join(this.dir, pointCopyPaths(key).bin), "r");
+    if (this.#closed) return { fd, kept: false };
+    if (this.#files.size >= FILES_OPEN) {
+      for (const f of this.#files.values()) closeSync(f);
+      this.#files.clear();
+    }
+    this.#files.set(key, fd);
+    return { fd, kept: true };
+  }
+
+  /** The node's column from its block: two preads, one zstd decode, the node's bytes unshuffled. */
+  #read(h: PointCopyHeader, key: string, q: CopyQuery): Float32Array | Float64Array {
+    const layout = h.layout;
     const { block, node, nodes } = blockOf(layout, q.iy, q.ix);
-    const fh = await open(join(this.dir, pointCopyPaths(key).bin), "r");
-    let packed: Buffer;
+    const { fd, kept } = this.#fd(key);
+    const size = layout.bytes;
+    const count = nodes * layout.perNode;
+    let packed: Uint8Array;
     try {
-      const index = Buffer.allocUnsafe(16);
-      await fh.read(index, 0, 16, block * 8);
+      const index = this.#index;
+      readSync(fd, index, 0, 16, block * 8);
       const start = Number(index.readBigUInt64LE(0));
       const end = Number(index.readBigUInt64LE(8));
       const base = (h.blocks + 1) * 8;
       if (!(end > start && base + end <= h.bytes)) throw new Error(`block ${block} has offsets ${start}..${end}`);
-      packed = Buffer.allocUnsafe(end - start);
-      const { bytesRead } = await fh.read(packed, 0, packed.length, base + start);
-      if (bytesRead !== packed.length) throw new Error(`block ${block} is cut short`);
+      packed = this.#scratch("packed", end - start);
+      if (readSync(fd, packed, 0, packed.length, base + start) !== packed.length) {
+        throw new Error(`block ${block} is cut short`);
+      }
     } finally {
-      await fh.close();
+      if (!kept) closeSync(fd);
     }
-    const raw = unshuffle(zstdDecompressSync(packed), layout.bytes);
-    const need = nodes * layout.perNode * layout.bytes;
-    if (raw.length !== need) throw new Error(`block ${block} holds ${raw.length} bytes, not ${need}`);
-    const start = node * layout.perNode;
-    const values =
-      layout.bytes === 8
-        ? new Float64Array(raw.buffer, raw.byteOffset + start * 8, layout.perNode)
-        : new Float32Array(raw.buffer, raw.byteOffset + start * 4, layout.perNode);
+    const shuffled = this.#decode(packed, count * size, block);
+    // Only this node's values are put back together: value i's byte b sits at b * count + i.
+    const raw = new Uint8Array(layout.perNode * size);
+    const first = node * layout.perNode;
+    for (let b = 0; b < size; b++) {
+      const from = b * count + first;
+      for (let i = 0; i < layout.perNode; i++) raw[i * size + b] = shuffled[from + i];
+    }
+    const values = size === 8 ? new Float64Array(raw.buffer) : new Float32Array(raw.buffer);
     this.hits++;
-    return columnFromNode(v, layout, values, q.level, q.member);
-  }
-
-  /** Whether the stored chunk of the run's last lead at the node is the version the copy was made from. */
-  async #chunkCurrent(h: PointCopyHeader, q: CopyQuery): Promise<boolean> {
-    const { group, v } = q;
-    const member = Array.isArray(q.member) ? q.member[0] : q.member;
-    const last = Math.max(0, h.layout.nLead - 1);
-    const region = regionOf(group, v, { run: q.run, lead: last, level: q.level, member, lat: q.iy, lon: q.ix });
-    const coords = v.array.chunksFor(region)[0];
-    const version = h.versions[v.array.storageKey(coords)];
-    return version !== undefined && version === (await v.array.chunkVersion(coords));
+    return columnFromNode(q.v, layout, values, q.level, q.member);
   }
 }

@@ -1,7 +1,8 @@
 // The build's point copy gives /point the very answers the store gives, on every layout the
 // project has producer fixtures for: stores written by xarray as producers write them (regular
 // lat/lon either way up, a regional patch, an ensemble with member=all, pressure levels, packed
-// int16 with _Unsigned and fill values, unstructured cells and HEALPix, a projected Lambert grid).
+// int16 with _Unsigned and fill values, unstructured cells and HEALPix, a projected Lambert grid,
+// a run ingested only partly, a chunk never written).
 // Each store is built once; one server answers every question with the copy, then with
 // point_copy 0 (the store), and the two bodies must be byte for byte the same. While the copy
 // answers, no chunk of a copied variable is read from the store.
@@ -29,7 +30,10 @@ before(() => {
   execFileSync(PYTHON, [join(TEST, "python", "cf_stores.py"), "write", join(dir, "cf.zarr"), "2"], quiet);
   execFileSync(PYTHON, [join(TEST, "forecast", "cells", "stores.py"), "write", dir], quiet);
   const venv = zarr3Python("the point copy of a projected grid");
-  if (venv) execFileSync(venv, [join(TEST, "forecast", "projected", "write_stores.py"), "lcc", join(dir, "hrrr.zarr")]);
+  if (venv) {
+    execFileSync(venv, [join(TEST, "forecast", "projected", "write_stores.py"), "lcc", join(dir, "hrrr.zarr")]);
+    execFileSync(venv, [join(TEST, "python", "layout_stores.py"), "zarr3", dir], quiet);
+  }
 });
 after(() => cleanup(dir));
 
@@ -147,4 +151,9 @@ test("an anemoi-datasets ensemble on cells", () => compare("anemoi.zarr"));
 test("a projected Lambert conformal grid (HRRR as dynamical.org lays it out)", async (t) => {
   if (!zarr3Python("the point copy of a projected grid")) return t.skip("no xarray + zarr 3 client");
   await compare("hrrr.zarr");
+});
+test("a dynamical.org-style run ingested to 6 h only, and a store appended with a chunk never written", async (t) => {
+  if (!zarr3Python("the point copy of a partly ingested run")) return t.skip("no xarray + zarr 3 client");
+  await compare("dynamical.zarr");
+  await compare("appended.zarr");
 });

@@ -1,7 +1,7 @@
 // Whether a finished build would publish exactly what is published already: the same layers,
 // the same layer-run-leads drawn from the same data and style (their fingerprints), the same
 // renderer and zooms, and byte-identical embedding indexes. Such a build publishes nothing and
-// removes no kept build (README: "A build with nothing new"); re-running a build after a cycle
+// removes no kept build (docs/operating.md: "nothing new"); re-running a build after a cycle
 // that has not arrived yet is then harmless.
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
 import { expectedItems } from "../embeddings/fixtures.ts";
+import { docsText } from "../helpers/docs.ts";
 import { cleanup, sampleStore, tempDir, until } from "../helpers/harness.ts";
 import { PG_ADMIN, pgAdmin } from "../helpers/prereqs.ts";
 import { listFiles } from "../pipeline/build-fixture.ts";
@@ -67,7 +68,7 @@ describe("the image definition", () => {
 
   test("the build stage installs with the README's commands", () => {
     const text = readFileSync(join(DEPLOY, "Containerfile"), "utf8");
-    const readme = readFileSync(join(DEPLOY, "../README.md"), "utf8");
+    const readme = docsText();
     assert.match(text, /RUN npm ci --omit=dev/);
     assert.ok(readme.includes("npm ci"), "the README's install is npm ci too");
     assert.ok(readme.includes("`deploy/`"), "the README points operators to deploy/");

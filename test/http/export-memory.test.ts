@@ -13,6 +13,7 @@ import { exportMemoryBound } from "../../src/forecast/export-memory.ts";
 import { DIRECTORY_CACHE_BYTES } from "../../src/published/archive-reader.ts";
 import { STATIC_CACHE_BYTES } from "../../src/published/static-cache.ts";
 import { BIG_EXPORT, bigStore } from "../helpers/big-store.ts";
+import { docsText } from "../helpers/docs.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
 import { procMib, resetPeak, type ServeProcess, serveProcess, slowGet } from "../helpers/serve-process.ts";
 
@@ -71,7 +72,7 @@ test("the README's figure for exports is the code's, and the deploy's pod limit 
   const root = resolve(import.meta.dirname, "../..");
   const exports = exportMemoryBound(DEFAULTS, DEFAULTS.max_heavy_requests) / MIB;
   assert.equal(exports, 480);
-  const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+  const readme = docsText().replace(/\s+/g, " ");
   assert.match(readme, /\+ 64 MiB however large and however many they are: 480 MiB at the defaults/);
   // The process itself (about 150 MB here), the chunk cache, the static caches, the archive
   // directories and the exports' bound, with room to spare, under the pod's limit.

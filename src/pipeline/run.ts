@@ -7,6 +7,7 @@ import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { type SkippedEmbedding, writeEmbeddingIndexes } from "../embeddings/index-writer.ts";
 import { ConfigError } from "../errors.ts";
+import { verifyBuildArchives } from "../published/archive-verify.ts";
 import type { TileFormat } from "../published/format.ts";
 import { BUILDS, MANIFEST, shardManifestName } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
@@ -277,6 +278,10 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
           });
     let earlyPointCopy: PointCopyReport | null | undefined;
     if (same) {
+      // A build that would link the published build's tile archives walks them first, as
+      // finalize does for the archives it assembles or links: a damaged one is never called
+      // "nothing new" (it stays a CorruptDataError naming it).
+      verifyBuildArchives(same.dir, same.manifest);
       const embeddings = await writeEmbeddingIndexes(store, partial).catch((e: unknown) =>
         Promise.reject(storeError(o.store, e)),
       );

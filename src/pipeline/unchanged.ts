@@ -76,7 +76,9 @@ export function publishedAsPlanned(
   out: string,
   planned: PlannedContent,
   jobs: readonly Job[],
-): { id: string; dir: string; entries: ManifestEntry[]; pointCopies: string } | undefined {
+):
+  | { id: string; dir: string; manifest: Manifest<LayerSpec>; entries: ManifestEntry[]; pointCopies: string }
+  | undefined {
   const prev = currentBuild(out);
   const published = prev && readManifest<LayerSpec>(join(prev.dir, MANIFEST));
   if (!prev || !published) return undefined;
@@ -93,7 +95,13 @@ export function publishedAsPlanned(
   // The point copies are compared once known (pointCopiesOf): left out here.
   if (content({ ...published, point_copies: [] }) !== content({ ...planned, entries, point_copies: [] }))
     return undefined;
-  return { id: prev.id, dir: prev.dir, entries, pointCopies: pointCopiesOf(published.point_copies) };
+  return {
+    id: prev.id,
+    dir: prev.dir,
+    manifest: published,
+    entries,
+    pointCopies: pointCopiesOf(published.point_copies),
+  };
 }
 
 /** What content() compares of a build's point copies. */

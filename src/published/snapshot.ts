@@ -296,7 +296,16 @@ export class Published {
    * this never waits: a look for a newer one runs beside the request, which keeps the build it got.
    */
   async current(): Promise<Snapshot | undefined> {
-    return this.now() ?? this.#checking ?? this.#snap;
+    const snap = this.now();
+    if (snap) return snap;
+    // Nothing open yet: every caller that waits looks at the link (one look in flight at a time),
+    // not at the answer of a look made moments before a first publish. /point asks now() for its
+    // point copies, so a look may have just found nothing; the map click that follows a publish
+    // must still see that build at once.
+    this.#checking ??= this.#refresh().finally(() => {
+      this.#checking = undefined;
+    });
+    return this.#checking;
   }
 
   /**

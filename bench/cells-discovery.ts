@@ -14,7 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { openLedger } from "../src/ledger/open.ts";
 import { ZarrWriter } from "../src/sample/zarr-writer.ts";
 import { healpixNearest } from "../src/store/healpix.ts";
-import { appendCellRun } from "../test/helpers/cell-run.ts";
+import { appendCellRun, writeOneRunAxes } from "../test/helpers/cell-run.ts";
 import { cleanup, tempDir } from "../test/helpers/harness.ts";
 import { percentile } from "./lib.ts";
 
@@ -30,30 +30,8 @@ const store = join(dir, "cells.zarr");
 async function writeStore(): Promise<void> {
   const w = new ZarrWriter(store, 1);
   w.plainGroup("forecast", 3);
-  const axes = async (g: ReturnType<ZarrWriter["group"]>) => {
-    await g
-      .array("time", {
-        shape: [1],
-        chunks: [1],
-        dtype: "int64",
-        dims: ["time"],
-        fill: 0,
-        attrs: { units: "hours since 1970-01-01 00:00:00", standard_name: "forecast_reference_time" },
-      })
-      .writeAll(BigInt64Array.of(481_000n));
-    await g
-      .array("lead_time", {
-        shape: [1],
-        chunks: [1],
-        dtype: "int32",
-        dims: ["lead_time"],
-        fill: 0,
-        attrs: { units: "hours", standard_name: "forecast_period" },
-      })
-      .writeAll(Int32Array.of(0));
-  };
   const hp = w.group("forecast/hp", 3, {});
-  await axes(hp);
+  await writeOneRunAxes(hp);
   hp.array("crs", {
     shape: [],
     chunks: [],
@@ -74,7 +52,7 @@ async function writeStore(): Promise<void> {
   await t2m.writeChunk([0, 0, c], (t2m.chunkBuffer() as Float32Array).fill(285));
   hp.close();
   const icon = w.group("forecast/icon", 3, {});
-  await axes(icon);
+  await writeOneRunAxes(icon);
   const n = ICON_CELLS;
   // Cells spread over the sphere (a Fibonacci lattice), in radians as ICON stores them.
   const lat = new Float64Array(n);

@@ -5,7 +5,7 @@
 // their fill value.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
+import { type GroupNode, ZarrWriter } from "../../src/sample/zarr-writer.ts";
 
 interface Doc {
   shape: number[];
@@ -40,4 +40,28 @@ export async function appendCellRun(store: string, group: string, variables: str
   const r = JSON.parse(readFileSync(rfile, "utf8"));
   for (const name of names) grow(r.consolidated_metadata.metadata[`${group}/${name}`], name === "time");
   writeFileSync(rfile, JSON.stringify(r));
+}
+
+/** The one run (481,000 hours since 1970, the run appendCellRun counts on from) and lead 0 of a v3 group. */
+export async function writeOneRunAxes(g: GroupNode): Promise<void> {
+  await g
+    .array("time", {
+      shape: [1],
+      chunks: [1],
+      dtype: "int64",
+      dims: ["time"],
+      fill: 0,
+      attrs: { units: "hours since 1970-01-01 00:00:00", standard_name: "forecast_reference_time" },
+    })
+    .writeAll(BigInt64Array.of(481_000n));
+  await g
+    .array("lead_time", {
+      shape: [1],
+      chunks: [1],
+      dtype: "int32",
+      dims: ["lead_time"],
+      fill: 0,
+      attrs: { units: "hours", standard_name: "forecast_period" },
+    })
+    .writeAll(Int32Array.of(0));
 }

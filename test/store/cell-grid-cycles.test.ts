@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
 import { Store } from "../../src/store/store.ts";
-import { appendCellRun } from "../helpers/cell-run.ts";
+import { appendCellRun, writeOneRunAxes } from "../helpers/cell-run.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
 
 const N = 20_000;
@@ -31,26 +31,7 @@ async function write(): Promise<void> {
   const w = new ZarrWriter(store, 1);
   w.plainGroup("forecast", 3);
   const g = w.group("forecast/icon", 3, {});
-  await g
-    .array("time", {
-      shape: [1],
-      chunks: [1],
-      dtype: "int64",
-      dims: ["time"],
-      fill: 0,
-      attrs: { units: "hours since 1970-01-01 00:00:00", standard_name: "forecast_reference_time" },
-    })
-    .writeAll(BigInt64Array.of(481_000n));
-  await g
-    .array("lead_time", {
-      shape: [1],
-      chunks: [1],
-      dtype: "int32",
-      dims: ["lead_time"],
-      fill: 0,
-      attrs: { units: "hours", standard_name: "forecast_period" },
-    })
-    .writeAll(Int32Array.of(0));
+  await writeOneRunAxes(g);
   const { lat, lon } = lattice(0);
   for (const [name, values, standard] of [
     ["clat", lat, "latitude"],

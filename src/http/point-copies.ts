@@ -34,3 +34,10 @@ export function pointCopies(app: AppContext): PointCopies | undefined {
   if (snap) return readerOf(app, snap);
   return { column: async (q) => ((s) => (s ? readerOf(app, s).column(q) : undefined))(await app.published.current()) };
 }
+
+/** The reader of the published build's copies once a build is open; undefined with none or point_copy 0. */
+export async function publishedCopyReader(app: AppContext): Promise<PointCopyReader | undefined> {
+  if (app.settings.point_copy === 0) return undefined;
+  const snap = await app.published.current();
+  return snap ? readerOf(app, snap) : undefined;
+}

@@ -1,5 +1,6 @@
 // The HTTP server around the app: header/request timeouts, problem+json for malformed requests,
 // graceful shutdown (stop accepting, finish in-flight requests, close the ledger).
+
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { availableParallelism } from "node:os";
@@ -22,6 +23,7 @@ import { type LineLog, lineLog } from "./log-lines.ts";
 import { Metrics } from "./metrics.ts";
 import { TITLES } from "./problem.ts";
 import { allRoutes } from "./routes/index.ts";
+import { startWarmUp } from "./warm-up.ts";
 
 export interface Running {
   server: Server;
@@ -82,7 +84,12 @@ export async function startServer(
     registry,
     // A new build announces new runs: the store's metadata is checked before the next read of it,
     // so /point, value and /data never lag behind the catalog the server hands out.
-    published: new Published(settings.out, () => store.refresh()),
+    // A new build's groups and point copies are looked up at once (warm-up.ts), not by the first
+    // request that needs them.
+    published: new Published(settings.out, () => {
+      store.refresh();
+      setImmediate(() => startWarmUp(ctx));
+    }),
     metrics: new Metrics(),
     log,
     webDir: opts.webDir ?? WEB_DIR,
@@ -138,6 +145,8 @@ export async function startServer(
     server.once("error", fail);
     server.listen(settings.port, settings.host, () => ok());
   });
+  // The groups discovered and the build's point copies looked up before /readyz says ready.
+  startWarmUp(ctx);
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : settings.port;
   const host = settings.host.includes(":") ? `[${settings.host}]` : settings.host;

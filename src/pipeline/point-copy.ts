@@ -23,7 +23,7 @@ import type { LayerSpec } from "./layer-spec.ts";
 
 /** Default memory budget of the copy's band of rows (setting point_copy_mb). */
 export const POINT_COPY_MB = 512;
-/** Stored chunks of a run's last lead a copy records the versions of; a variable with more is not copied. */
+/** Stored chunks of a run a copy records the versions of; a variable with more is not copied. */
 export const POINT_COPY_MAX_CHUNKS = 4096;
 
 export interface PointCopyEntry {
@@ -77,14 +77,15 @@ function refusal(v: GroupVariable): string | undefined {
   return undefined;
 }
 
-/** Versions of the stored chunks of the run's last lead (every level, member and node). */
-async function lastLeadVersions(j: CopyJob, l: CopyLayout): Promise<Record<string, string> | undefined> {
-  const region = regionOf(j.group, j.v, {
-    run: j.run,
-    lead: Math.max(0, l.nLead - 1),
-    member: [0, l.nMember],
-    level: 0,
-  }).map((r, d): [number, number] => (j.v.roles[d] === "level" ? [0, l.nLevel] : r));
+/**
+ * Versions of every stored chunk of the run (every lead, level, member and node), taken before
+ * the values are read: a chunk rewritten while or after the copy is made has another version, and
+ * the reader answers from the store for any column that touches it.
+ */
+async function runVersions(j: CopyJob, l: CopyLayout): Promise<Record<string, string> | undefined> {
+  const region = regionOf(j.group, j.v, { run: j.run, member: [0, l.nMember], level: 0 }).map(
+    (r, d): [number, number] => (j.v.roles[d] === "level" ? [0, l.nLevel] : r),
+  );
   const coords = j.v.array.chunksFor(region);
   if (coords.length > POINT_COPY_MAX_CHUNKS) return undefined;
   const out: Record<string, string> = {};
@@ -221,12 +222,12 @@ export async function buildPointCopies(
       continue;
     }
     const layout = copyLayout(j.v);
-    const versions = await lastLeadVersions(j, layout);
+    const versions = await runVersions(j, layout);
     if (!versions) {
       report.skipped.push({
         group: j.group.id,
         variable: j.v.name,
-        reason: `more than ${POINT_COPY_MAX_CHUNKS} stored chunks per lead`,
+        reason: `more than ${POINT_COPY_MAX_CHUNKS} stored chunks in a run`,
       });
       continue;
     }

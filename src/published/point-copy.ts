@@ -25,20 +25,30 @@ import {
 } from "../forecast/point-copy.ts";
 import { regionOf } from "../forecast/read.ts";
 import { nativeAddon } from "../native.ts";
-import type { Soon } from "../soon.ts";
+import { type Soon, then } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
 import { NOT_YET } from "../store/stamp-memo.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 import { writeJsonAtomic } from "./manifest.ts";
 
 export const POINT_DIR = "point";
-export const POINT_FORMAT = 1;
+/** 2: `versions` holds every chunk of the run (1 held the last lead's only). */
+export const POINT_FORMAT = 2;
 /** zstd level of the blocks: fast to write, and decoding speed hardly depends on it. */
 const ZSTD_LEVEL = 3;
 /** Copy headers a reader keeps (per build): a handful per served variable and run. */
 const HEADERS_KEPT = 4096;
+/** Chunk regions a reader keeps the recorded chunks of, per copy header. */
+const WITNESS_REGIONS_KEPT = 1024;
 /** .bin files a reader keeps open (per build). */
 const FILES_OPEN = 256;
+
+/** A stored chunk a column's values come from, and the version the copy was made from. */
+interface Witness {
+  coords: number[];
+  storage: string;
+  version: string;
+}
 
 export interface PointCopyHeader {
   format: number;
@@ -50,7 +60,7 @@ export interface PointCopyHeader {
   ingested: number | null;
   layout: CopyLayout;
   blocks: number;
-  /** Version of each stored chunk of the run's last lead (by storage key) the copy was made from. */
+  /** Version of every stored chunk of the run (by storage key) the copy was made from. */
   versions: Record<string, string>;
   /** Bytes of the .bin file. */
   bytes: number;
@@ -173,6 +183,8 @@ export class PointCopyReader implements PointCopies {
   readonly #versionNow: VersionNow | undefined;
   /** Series answered by the copy rather than the store (the tests count them). */
   hits = 0;
+  /** Copy headers read from disk (the tests count them). */
+  headerReads = 0;
   /** The header once read: null when the build has none under this key. */
   readonly #known = new BoundedMap<string, PointCopyHeader | null>(HEADERS_KEPT);
   readonly #reading = new Map<string, Promise<void>>();
@@ -210,21 +222,49 @@ export class PointCopyReader implements PointCopies {
   }
 
   column(q: CopyQuery): Soon<Float32Array | Float64Array | undefined> {
+    return then(this.#usable(q), (u) => {
+      if (u === undefined) return undefined;
+      try {
+        return this.#read(u.h, u.key, q);
+      } catch (e) {
+        return this.#failed(u.key, q, e);
+      }
+    });
+  }
+
+  /**
+   * Whether the copy holds the column exactly as the store holds it now (see column), with no
+   * value read: what a server's warm-up asks, so that the headers and chunk versions are in hand.
+   */
+  async holds(q: CopyQuery): Promise<boolean> {
+    return (await this.#usable(q)) !== undefined;
+  }
+
+  /** The copy (key and header) that holds the column as the store holds it now, else undefined. */
+  #usable(q: CopyQuery): Soon<{ key: string; h: PointCopyHeader } | undefined> {
     const { key, run } = this.#key(q.group, q.v, q.run);
     try {
       const h = this.#known.get(key);
       if (h === null) return undefined;
-      if (h === undefined) return this.#loadHeader(key).then(() => this.column(q));
-      const want = this.#recorded(h, q, run);
-      if (want === undefined) return undefined;
-      const now = this.#versionNow?.(want.storage);
-      if (now === NOT_YET || this.#versionNow === undefined) {
-        return q.v.array.chunkVersion(want.coords).then(
-          (version) => (version === want.version ? this.#read(h, key, q) : undefined),
-          (e: unknown) => this.#failed(key, q, e),
-        );
+      if (h === undefined) return this.#loadHeader(key).then(() => this.#usable(q));
+      const witnesses = this.#witnesses(h, q, run);
+      if (witnesses === undefined) return undefined;
+      // Every stored chunk the column's values come from must hold the version the copy was made
+      // from: a lead rewritten in place, any lead, sends the column to the store.
+      let waiting: Promise<boolean>[] | undefined;
+      for (const w of witnesses) {
+        const now = this.#versionNow?.(w.storage);
+        if (now === NOT_YET || this.#versionNow === undefined) {
+          (waiting ??= []).push(q.v.array.chunkVersion(w.coords).then((version) => version === w.version));
+        } else if ((now ?? "") !== w.version) {
+          return undefined;
+        }
       }
-      return (now ?? "") === want.version ? this.#read(h, key, q) : undefined;
+      if (waiting === undefined) return { key, h };
+      return Promise.all(waiting).then(
+        (same) => (same.every(Boolean) ? { key, h } : undefined),
+        (e: unknown) => this.#failed(key, q, e),
+      );
     } catch (e) {
       return this.#failed(key, q, e);
     }
@@ -242,6 +282,7 @@ export class PointCopyReader implements PointCopies {
   #loadHeader(key: string): Promise<void> {
     let p = this.#reading.get(key);
     if (!p) {
+      this.headerReads++;
       p = readPointCopyHeader(this.dir, key).then((h) => {
         this.#known.set(key, h ?? null);
         this.#reading.delete(key);
@@ -251,23 +292,40 @@ export class PointCopyReader implements PointCopies {
     return p;
   }
 
+  /** The chunks (with the versions the copy was made from) behind the columns of a header, by chunk region. */
+  readonly #witnessMemo = new WeakMap<PointCopyHeader, BoundedMap<string, Witness[]>>();
+
   /**
-   * The chunk whose version the copy must match (the run's last lead at the node) and that
-   * version, when the copy holds the same run, revision, ingested lead and layout; else undefined.
+   * The stored chunks the column's values come from (every lead of the run at the node, its level
+   * and members) with the version each had when the copy was made, when the copy holds the same
+   * run, revision, ingested lead and layout and recorded every one of them; else undefined.
    */
-  #recorded(h: PointCopyHeader, q: CopyQuery, runIso: string) {
+  #witnesses(h: PointCopyHeader, q: CopyQuery, runIso: string): Witness[] | undefined {
     const { group, v, run } = q;
     if (h.group !== group.id || h.variable !== v.name || h.run !== runIso) return undefined;
     if (h.revision !== copyRevision(group, v) || h.ingested !== (group.ingested?.[run] ?? null)) return undefined;
     const layout = copyLayout(v);
     if (!sameLayout(h.layout, layout) || h.blocks !== blockCount(layout)) return undefined;
-    const member = Array.isArray(q.member) ? q.member[0] : q.member;
-    const last = Math.max(0, layout.nLead - 1);
-    const region = regionOf(group, v, { run, lead: last, level: q.level, member, lat: q.iy, lon: q.ix });
-    const coords = region.map(([a], d) => Math.floor(a / v.array.chunks[d]));
-    const storage = v.array.storageKey(coords);
-    const version = h.versions[storage];
-    return version === undefined ? undefined : { coords, storage, version };
+    const region = regionOf(group, v, { run, level: q.level, member: q.member, lat: q.iy, lon: q.ix });
+    const chunks = v.array.chunks;
+    const at = region.map(([a, b], d) => `${Math.floor(a / chunks[d])}-${Math.floor((b - 1) / chunks[d])}`).join(",");
+    let memo = this.#witnessMemo.get(h);
+    if (!memo) {
+      memo = new BoundedMap(WITNESS_REGIONS_KEPT);
+      this.#witnessMemo.set(h, memo);
+    }
+    let list = memo.get(at);
+    if (list === undefined) {
+      list = [];
+      for (const coords of v.array.chunksFor(region)) {
+        const storage = v.array.storageKey(coords);
+        const version = h.versions[storage];
+        if (version === undefined) return undefined;
+        list.push({ coords, storage, version });
+      }
+      memo.set(at, list);
+    }
+    return list;
   }
 
   /** Buffers reused by every read (a read is synchronous: one at a time). */

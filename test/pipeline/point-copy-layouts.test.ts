@@ -2,6 +2,7 @@
 // project has producer fixtures for: stores written by xarray as producers write them (regular
 // lat/lon either way up, a regional patch, an ensemble with member=all, pressure levels, packed
 // int16 with _Unsigned and fill values, unstructured cells and HEALPix, a projected Lambert grid,
+// a curvilinear grid with no projection stated and a cfgrib grid whose projection is recovered,
 // a run ingested only partly, a chunk never written).
 // Each store is built once; one server answers every question with the copy, then with
 // point_copy 0 (the store), and the two bodies must be byte for byte the same. While the copy
@@ -33,6 +34,14 @@ before(() => {
   if (venv) {
     execFileSync(venv, [join(TEST, "forecast", "projected", "write_stores.py"), "lcc", join(dir, "hrrr.zarr")]);
     execFileSync(venv, [join(TEST, "python", "layout_stores.py"), "zarr3", dir], quiet);
+    // Grids stored with 2-D latitude/longitude and no x/y values: the nodes come from pyproj (the
+    // venv), the stores from Debian's xarray as cfgrib and a projection-less producer write them.
+    const curvilinear = join(TEST, "forecast", "curvilinear", "write_stores.py");
+    const coords = join(dir, "coords.npz");
+    execFileSync(venv, [curvilinear, "coords", coords], quiet);
+    for (const mode of ["nocrs", "cfgrib"]) {
+      execFileSync(PYTHON, [curvilinear, mode, join(dir, `${mode}.zarr`), coords], quiet);
+    }
   }
 });
 after(() => cleanup(dir));
@@ -151,6 +160,11 @@ test("an anemoi-datasets ensemble on cells", () => compare("anemoi.zarr"));
 test("a projected Lambert conformal grid (HRRR as dynamical.org lays it out)", async (t) => {
   if (!zarr3Python("the point copy of a projected grid")) return t.skip("no xarray + zarr 3 client");
   await compare("hrrr.zarr");
+});
+test("a curvilinear grid (2-D latitude/longitude, no projection) and a cfgrib HRRR (projection recovered)", async (t) => {
+  if (!zarr3Python("the point copy of a curvilinear grid")) return t.skip("no xarray + zarr 3 client (pyproj)");
+  await compare("nocrs.zarr");
+  await compare("cfgrib.zarr");
 });
 test("a dynamical.org-style run ingested to 6 h only, and a store appended with a chunk never written", async (t) => {
   if (!zarr3Python("the point copy of a partly ingested run")) return t.skip("no xarray + zarr 3 client");

@@ -1,6 +1,8 @@
 // Liveness, readiness and Prometheus metrics.
+
 import Type from "typebox";
 import { route } from "../route.ts";
+import { warmUpOf } from "../warm-up.ts";
 
 const Health = Type.Object({
   status: Type.String(),
@@ -82,6 +84,8 @@ export const healthRoutes = [
           () => (checks.ledger = "unavailable"),
         ),
         app.published.current().then((s) => (checks.build = s ? "published" : "none yet")),
+        // Ready once the first requests will not pay for discovery or the copies' headers.
+        warmUpOf(app),
       ]);
       const used = app.metrics.inFlight;
       const max = app.settings.max_heavy_requests;

@@ -1,0 +1,74 @@
+// What a server does once, right after it listens, so that its first /point is as fast as the
+// next ones: the store's groups discovered (metadata, coordinates, the grid indexes the nearest
+// node is found with), the published build opened, and each served variable's point copy of the
+// latest run looked up (its header read, the version of the chunk it must match taken). /readyz
+// answers only once this is done, so a load balancer sends no request before it.
+//
+// Nothing here reads values from the store: a variable without a copy is left for its first
+// request, so the warm-up never costs what a store read of a whole-field chunk costs.
+import { nearestNode } from "../forecast/grid-select.ts";
+import { latestRun } from "../forecast/select.ts";
+import type { ForecastGroup } from "../store/store.ts";
+import type { AppContext } from "./context.ts";
+import { publishedCopyReader } from "./point-copies.ts";
+
+export interface WarmUp {
+  /** Settles (never rejects) once the groups are discovered and the copies looked up. */
+  done: Promise<void>;
+  /** Variables whose copy of the latest run was found and matched (the tests count them). */
+  copies: number;
+}
+
+const warmUps = new WeakMap<AppContext, WarmUp>();
+
+/**
+ * Starts a warm-up of a server (see the file's header): at start, and again when it adopts a new
+ * build, so the first request after a publish does not pay for the new copies' headers either.
+ */
+export function startWarmUp(app: AppContext): WarmUp {
+  const state: WarmUp = { done: Promise.resolve(), copies: 0 };
+  state.done = run(app, state).catch((e: unknown) => {
+    // The request that needs what failed reports it (with the group and key); here a line only.
+    app.log({ level: "warn", event: "warm-up", message: `warm-up stopped: ${e instanceof Error ? e.message : e}` });
+  });
+  warmUps.set(app, state);
+  return state;
+}
+
+/** The latest warm-up of a server, if one was started (else a settled one). */
+export function warmUpOf(app: AppContext): Promise<void> {
+  return warmUps.get(app)?.done ?? Promise.resolve();
+}
+
+async function run(app: AppContext, state: WarmUp): Promise<void> {
+  const groups = await app.store.forecastGroups();
+  for (const g of groups) indexGrids(g);
+  const copies = await publishedCopyReader(app);
+  if (!copies) return;
+  for (const group of groups) {
+    if (group.runs.length === 0) continue;
+    const run = latestRun(group);
+    for (const v of group.variables.values()) {
+      if (v.turn) continue;
+      const node = nearestNode(v.grid, (v.grid.bbox[1] + v.grid.bbox[3]) / 2, (v.grid.bbox[0] + v.grid.bbox[2]) / 2);
+      const held = await copies.holds({
+        group,
+        v,
+        run,
+        level: v.roles.includes("level") ? 0 : undefined,
+        member: v.roles.includes("member") ? 0 : undefined,
+        iy: node.iy,
+        ix: node.ix,
+      });
+      if (held) state.copies++;
+    }
+  }
+}
+
+/** Each grid's nearest-node index built (a curvilinear or cell grid builds it on first use). */
+function indexGrids(group: ForecastGroup): void {
+  for (const v of group.variables.values()) {
+    const [w, s, e, n] = v.grid.bbox;
+    nearestNode(v.grid, (s + n) / 2, (w + e) / 2);
+  }
+}

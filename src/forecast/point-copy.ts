@@ -118,6 +118,11 @@ export interface CopyQuery {
 export interface PointCopies {
   /** At once when everything it needs is in hand (a warm request), else a promise; never rejects. */
   column(q: CopyQuery): Soon<Float32Array | Float64Array | undefined>;
+  /**
+   * Whether the copy holds the column as the store holds it now, known without waiting: false
+   * whenever something would have to be read or asked first (then the answer is read again).
+   */
+  heldNow?(q: CopyQuery): boolean;
 }
 
 /**

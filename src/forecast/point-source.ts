@@ -17,6 +17,12 @@ export interface PointSource {
   region: Range[];
   /** That chunk's cache key with the stored object's version (StoredArray.chunkKeyNow). */
   chunk: string;
+  /**
+   * For an answer read from the build's point copy: whether the copy still holds the column as the
+   * store holds it now (every chunk behind it at the version the copy was made from), known at
+   * once. Takes the place of the one-chunk check.
+   */
+  held?: () => boolean;
 }
 
 /**
@@ -45,6 +51,7 @@ export function sourceCurrent(store: Store, s: PointSource): boolean {
     if (others.length !== s.others.length) return false;
     for (let i = 0; i < others.length; i++) if (others[i] !== s.others[i]) return false;
   }
+  if (s.held) return s.held();
   return s.array.chunkKeyNow(s.region) === s.chunk;
 }
 

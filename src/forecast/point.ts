@@ -163,15 +163,18 @@ function atNode(
   };
   // The build's point copy answers when it holds exactly what the store holds now; else the store.
   if (!copies || v.turn) return fromStore();
-  const copied = copies.column({
-    group,
-    v,
-    run,
-    level,
-    member: v.roles.includes("member") ? memberRange : undefined,
-    ...node,
-  });
-  return then(copied, (c) =>
+  const q = { group, v, run, level, member: v.roles.includes("member") ? memberRange : undefined, ...node };
+  const copied = copies.column(q);
+  if (!isPending(copied)) {
+    if (!copied) return fromStore();
+    // Read at once: an answer that may be given again while the copy still holds the column.
+    const out = answer(entry, req, group, v, run, level, member, node, inAnswerUnits(v, copied));
+    const heldNow = copies.heldNow;
+    if (heldNow)
+      sources.set(out, { requested, others, array: v.array, region, chunk: "", held: () => heldNow.call(copies, q) });
+    return out;
+  }
+  return copied.then((c) =>
     c ? answer(entry, req, group, v, run, level, member, node, inAnswerUnits(v, c)) : fromStore(),
   );
 }

@@ -240,6 +240,20 @@ export class PointCopyReader implements PointCopies {
     return (await this.#usable(q)) !== undefined;
   }
 
+  heldNow(q: CopyQuery): boolean {
+    if (this.#closed) return false;
+    const { key, run } = this.#key(q.group, q.v, q.run);
+    const h = this.#known.get(key);
+    if (!h || this.#versionNow === undefined) return false;
+    const witnesses = this.#witnesses(h, q, run);
+    if (witnesses === undefined) return false;
+    for (const w of witnesses) {
+      const now = this.#versionNow(w.storage);
+      if (now === NOT_YET || (now ?? "") !== w.version) return false;
+    }
+    return true;
+  }
+
   /** The copy (key and header) that holds the column as the store holds it now, else undefined. */
   #usable(q: CopyQuery): Soon<{ key: string; h: PointCopyHeader } | undefined> {
     const { key, run } = this.#key(q.group, q.v, q.run);

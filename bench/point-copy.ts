@@ -226,7 +226,7 @@ async function demoRps(seconds: number): Promise<DemoRps> {
     const { key } = await srv.ctx.ledger.createKey({ name: "bench", scopes: ["weather"], credits: 0, rate: 0 });
     await untilReady(srv.url);
     // Warm: every chunk of t2m's latest run read once (the demo store fits the chunk cache).
-    await wrk(srv.url, key, Math.max(2, seconds / 2), "");
+    await wrk(srv.url, key, Math.max(2, Math.round(seconds / 2)), "");
     const random = await wrk(srv.url, key, seconds, "");
     const one = await wrk(srv.url, key, seconds, "", 16, true);
     if (random.non2xx || one.non2xx) throw new Error(`demo non-2xx answers: ${random.non2xx}, ${one.non2xx}`);

@@ -12,6 +12,7 @@ import type { ForecastGroup, Grid, GroupVariable, Store } from "../store/store.t
 import { type CellBox, selectCellBox } from "./grid-cells.ts";
 import { rotateOne, windowOfGridBox } from "./grid-projected.ts";
 import { type BoxSelection, projectedSelection, selectBox } from "./grid-select.ts";
+import { copyLayout, type PointCopies } from "./point-copy.ts";
 import { regionOf } from "./read.ts";
 import {
   entryIn,
@@ -357,6 +358,34 @@ export async function readBoxSlab(
   return gather ? gathered(out, gather, plane, l1 - l0) : out;
 }
 
+/** Values of a box (every node, every lead of the copy) above which the store is read, not the copy. */
+export const COPY_BOX_MAX_BYTES = 4 * MIB;
+
+/**
+ * Leads [l0, l1) of a small box from the build's point copy, in the units readBoxSlab gives; undefined
+ * when the box is not small, is gathered from cells or turned, or the copy does not hold it as the
+ * store holds it now. The copy's blocks are decoded in this turn: the size bound keeps that short.
+ */
+async function copySlab(plan: BoxPlan, copies: PointCopies, l0: number, l1: number): Promise<Float32Array | undefined> {
+  const { variable: v, sel } = plan;
+  if (!copies.box || sel.gather || v.turn) return undefined;
+  const [, nLat, nLon] = plan.shape;
+  const perNode = copyLayout(v).perNode;
+  const bytes = nLat * nLon * perNode * (v.array.dtype === "float64" ? 8 : 4);
+  if (bytes > COPY_BOX_MAX_BYTES) return undefined;
+  const hasLead = v.roles.includes("lead");
+  const plane = nLat * nLon;
+  const out = slab((l1 - l0) * plane, false);
+  const q = { group: plan.group, v, run: plan.run, level: plan.level, member: plan.member };
+  const ok = await copies.box({ ...q, parts: slabPlacements(plan, hasLead ? l0 : 0, hasLead ? l1 : 1) }, out);
+  if (!ok) return undefined;
+  // A field without a lead axis is the same at every lead.
+  if (!hasLead) for (let l = 1; l < l1 - l0; l++) out.copyWithin(l * plane, 0, plane);
+  const f = v.convert;
+  if (f) for (let i = 0; i < out.length; i++) out[i] = f(out[i]);
+  return out;
+}
+
 /**
  * A slab of a grid-relative wind component (GroupVariable.turn) turned to east/north: the slab of
  * each component read alike, and each node's pair turned by the bearing of grid north there.
@@ -405,8 +434,15 @@ export async function* boxLeads(
   slabBytes: number,
   scanBytes: number,
   northFirst = false,
+  copies?: PointCopies,
 ): AsyncGenerator<Float32Array> {
   const [first, last] = plan.leads;
+  // A small box is read from the build's point copy where it holds the box as the store does now.
+  const copied = copies && (await copySlab(plan, copies, first, last + 1));
+  if (copied) {
+    yield copied;
+    return;
+  }
   const leadBytes = plan.shape[1] * plan.shape[2] * 4;
   // A lead larger than a slab goes in bands of rows, so no export holds more than two slabs
   // whatever its grid (a gathered box places its nodes from cells read for the whole lead;

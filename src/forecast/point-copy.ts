@@ -4,6 +4,7 @@
 // the format of published/point-copy.ts); the store stays the truth and the fallback.
 import { createHash } from "node:crypto";
 import type { Soon } from "../soon.ts";
+import type { Range } from "../store/region.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 
 /** Raw bytes a block of nodes aims at: small enough that a request decodes little, large enough to compress. */
@@ -109,6 +110,22 @@ export interface CopyQuery {
   ix: number;
 }
 
+/** One stored region of a box and where its values go (as StoredArray.readInto places them). */
+export interface CopyBoxPart {
+  region: Range[];
+  place: { offset: number; strides: number[] };
+}
+
+/** A small box of one run, level and member: its regions (each lead range included). */
+export interface CopyBoxQuery {
+  group: ForecastGroup;
+  v: GroupVariable;
+  run: number;
+  level: number | undefined;
+  member: number | undefined;
+  parts: CopyBoxPart[];
+}
+
 /**
  * A reader of a build's point copies. `column` gives the values readValues would read before unit
  * conversion (the same order: storage order of the region), or undefined when the copy does not
@@ -119,10 +136,18 @@ export interface PointCopies {
   /** At once when everything it needs is in hand (a warm request), else a promise; never rejects. */
   column(q: CopyQuery): Soon<Float32Array | Float64Array | undefined>;
   /**
-   * Whether the copy holds the column as the store holds it now, known without waiting: false
-   * whenever something would have to be read or asked first (then the answer is read again).
+   * A check, made once and called at each reuse of an answer read from the copy, of whether the
+   * copy still holds the column as the store holds it now, known without waiting: false whenever
+   * something would have to be read or asked first (then the answer is read again). Undefined
+   * when no such check can be made.
    */
-  heldNow?(q: CopyQuery): boolean;
+  heldNow?(q: CopyQuery): (() => boolean) | undefined;
+  /**
+   * A small box's values (before unit conversion) written into `out` as its parts place them;
+   * false when the copy does not hold all of them as the store holds them now (then `out` is not
+   * to be trusted and the store is read).
+   */
+  box?(q: CopyBoxQuery, out: Float32Array): Soon<boolean>;
 }
 
 /**

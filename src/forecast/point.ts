@@ -169,9 +169,8 @@ function atNode(
     if (!copied) return fromStore();
     // Read at once: an answer that may be given again while the copy still holds the column.
     const out = answer(entry, req, group, v, run, level, member, node, inAnswerUnits(v, copied));
-    const heldNow = copies.heldNow;
-    if (heldNow)
-      sources.set(out, { requested, others, array: v.array, region, chunk: "", held: () => heldNow.call(copies, q) });
+    const held = copies.heldNow?.(q);
+    if (held) sources.set(out, { requested, others, array: v.array, region, chunk: "", held });
     return out;
   }
   return copied.then((c) =>

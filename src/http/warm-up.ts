@@ -42,7 +42,7 @@ export function warmUpOf(app: AppContext): Promise<void> {
 
 async function run(app: AppContext, state: WarmUp): Promise<void> {
   const groups = await app.store.forecastGroups();
-  for (const g of groups) indexGrids(g);
+  for (const g of groups) await indexGrids(g);
   const copies = await publishedCopyReader(app);
   if (!copies) return;
   for (const group of groups) {
@@ -50,25 +50,32 @@ async function run(app: AppContext, state: WarmUp): Promise<void> {
     const run = latestRun(group);
     for (const v of group.variables.values()) {
       if (v.turn) continue;
-      const node = nearestNode(v.grid, (v.grid.bbox[1] + v.grid.bbox[3]) / 2, (v.grid.bbox[0] + v.grid.bbox[2]) / 2);
+      // Any node does: the header is the copy's, and every node of a whole-field chunk shares it.
       const held = await copies.holds({
         group,
         v,
         run,
         level: v.roles.includes("level") ? 0 : undefined,
         member: v.roles.includes("member") ? 0 : undefined,
-        iy: node.iy,
-        ix: node.ix,
+        iy: 0,
+        ix: 0,
       });
       if (held) state.copies++;
     }
   }
 }
 
-/** Each grid's nearest-node index built (a curvilinear or cell grid builds it on first use). */
-function indexGrids(group: ForecastGroup): void {
+/**
+ * Each grid's nearest-node index built (a curvilinear or cell grid builds it on first use), one
+ * grid a turn of the event loop: no more than the first request would hold it for.
+ */
+async function indexGrids(group: ForecastGroup): Promise<void> {
+  const seen = new Set<object>();
   for (const v of group.variables.values()) {
+    if (seen.has(v.grid)) continue;
+    seen.add(v.grid);
     const [w, s, e, n] = v.grid.bbox;
     nearestNode(v.grid, (s + n) / 2, (w + e) / 2);
+    await new Promise((ok) => setImmediate(ok));
   }
 }

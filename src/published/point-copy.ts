@@ -16,6 +16,8 @@ import { readBelow } from "../confined.ts";
 import {
   blockCount,
   blockOf,
+  type CopyBoxPart,
+  type CopyBoxQuery,
   type CopyLayout,
   type CopyQuery,
   columnFromNode,
@@ -27,6 +29,7 @@ import { regionOf } from "../forecast/read.ts";
 import { nativeAddon } from "../native.ts";
 import { type Soon, then } from "../soon.ts";
 import { isoNoZone } from "../store/describe.ts";
+import type { Range } from "../store/region.ts";
 import { NOT_YET } from "../store/stamp-memo.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 import { writeJsonAtomic } from "./manifest.ts";
@@ -42,6 +45,10 @@ const HEADERS_KEPT = 4096;
 const WITNESS_REGIONS_KEPT = 1024;
 /** .bin files a reader keeps open (per build). */
 const FILES_OPEN = 256;
+
+/** Every lead of the run at the column's node, its level and member(s): the region it is read from. */
+const columnRegion = (q: CopyQuery): Range[] =>
+  regionOf(q.group, q.v, { run: q.run, level: q.level, member: q.member, lat: q.iy, lon: q.ix });
 
 /** A stored chunk a column's values come from, and the version the copy was made from. */
 interface Witness {
@@ -240,38 +247,60 @@ export class PointCopyReader implements PointCopies {
     return (await this.#usable(q)) !== undefined;
   }
 
-  heldNow(q: CopyQuery): boolean {
-    if (this.#closed) return false;
+  heldNow(q: CopyQuery): (() => boolean) | undefined {
     const { key, run } = this.#key(q.group, q.v, q.run);
     const h = this.#known.get(key);
-    if (!h || this.#versionNow === undefined) return false;
-    const witnesses = this.#witnesses(h, q, run);
-    if (witnesses === undefined) return false;
-    for (const w of witnesses) {
-      const now = this.#versionNow(w.storage);
-      if (now === NOT_YET || (now ?? "") !== w.version) return false;
-    }
-    return true;
+    const versionNow = this.#versionNow;
+    if (!h || versionNow === undefined || !this.#matches(h, q.group, q.v, q.run, run)) return undefined;
+    const witnesses = this.#witnesses(h, q.v, columnRegion(q));
+    if (witnesses === undefined) return undefined;
+    // Checked on every reuse of the answer: the reader still open (its build served) and every
+    // chunk at the version the copy was made from, as far as the store knows without waiting.
+    return () => {
+      if (this.#closed) return false;
+      for (const w of witnesses) {
+        const now = versionNow(w.storage);
+        if (now === NOT_YET || (now ?? "") !== w.version) return false;
+      }
+      return true;
+    };
   }
 
   /** The copy (key and header) that holds the column as the store holds it now, else undefined. */
   #usable(q: CopyQuery): Soon<{ key: string; h: PointCopyHeader } | undefined> {
-    const { key, run } = this.#key(q.group, q.v, q.run);
+    return this.#usableFor(q.group, q.v, q.run, () => [columnRegion(q)], q);
+  }
+
+  /**
+   * The copy (key and header) of the variable's run when it holds the values of `regions` as the
+   * store holds them now, else undefined (`q` names the column in a log line).
+   */
+  #usableFor(
+    group: ForecastGroup,
+    v: GroupVariable,
+    run: number,
+    regions: () => Range[][],
+    q: CopyQuery,
+  ): Soon<{ key: string; h: PointCopyHeader } | undefined> {
+    const { key, run: runIso } = this.#key(group, v, run);
     try {
       const h = this.#known.get(key);
       if (h === null) return undefined;
-      if (h === undefined) return this.#loadHeader(key).then(() => this.#usable(q));
-      const witnesses = this.#witnesses(h, q, run);
-      if (witnesses === undefined) return undefined;
-      // Every stored chunk the column's values come from must hold the version the copy was made
-      // from: a lead rewritten in place, any lead, sends the column to the store.
+      if (h === undefined) return this.#loadHeader(key).then(() => this.#usableFor(group, v, run, regions, q));
+      if (!this.#matches(h, group, v, run, runIso)) return undefined;
+      // Every stored chunk the values come from must hold the version the copy was made from: a
+      // lead rewritten in place, any lead, sends the read to the store.
       let waiting: Promise<boolean>[] | undefined;
-      for (const w of witnesses) {
-        const now = this.#versionNow?.(w.storage);
-        if (now === NOT_YET || this.#versionNow === undefined) {
-          (waiting ??= []).push(q.v.array.chunkVersion(w.coords).then((version) => version === w.version));
-        } else if ((now ?? "") !== w.version) {
-          return undefined;
+      for (const region of regions()) {
+        const witnesses = this.#witnesses(h, v, region);
+        if (witnesses === undefined) return undefined;
+        for (const w of witnesses) {
+          const now = this.#versionNow?.(w.storage);
+          if (now === NOT_YET || this.#versionNow === undefined) {
+            (waiting ??= []).push(v.array.chunkVersion(w.coords).then((version) => version === w.version));
+          } else if ((now ?? "") !== w.version) {
+            return undefined;
+          }
         }
       }
       if (waiting === undefined) return { key, h };
@@ -281,6 +310,68 @@ export class PointCopyReader implements PointCopies {
       );
     } catch (e) {
       return this.#failed(key, q, e);
+    }
+  }
+
+  /**
+   * A small box's values for leads [l0, l1) from the copy, each region's values written where
+   * `place` says (as StoredArray.readInto places them), before unit conversion; false (nothing
+   * trusted in `out`) when the copy does not hold every one of them as the store holds them now.
+   */
+  box(q: CopyBoxQuery, out: Float32Array): Soon<boolean> {
+    const column: CopyQuery = { group: q.group, v: q.v, run: q.run, level: q.level, member: q.member, iy: 0, ix: 0 };
+    const regions = () => q.parts.map((p) => p.region);
+    return then(this.#usableFor(q.group, q.v, q.run, regions, column), (u) => {
+      if (u === undefined) return false;
+      try {
+        for (const part of q.parts) this.#fillBox(u.h, u.key, q, part, out);
+        this.hits++;
+        return true;
+      } catch (e) {
+        this.#failed(u.key, column, e);
+        return false;
+      }
+    });
+  }
+
+  /** One region's values from the blocks it touches, each block decoded once. */
+  #fillBox(h: PointCopyHeader, key: string, q: CopyBoxQuery, part: CopyBoxPart, out: Float32Array): void {
+    const l = h.layout;
+    const roles = q.v.roles;
+    const { region, place } = part;
+    const yd = roles.indexOf("lat");
+    const xd = roles.indexOf("lon");
+    const td = roles.indexOf("lead");
+    const [y0, y1] = yd < 0 ? [0, 1] : region[yd];
+    const [x0, x1] = xd < 0 ? [0, 1] : region[xd];
+    const sy = yd < 0 ? 0 : place.strides[yd];
+    const sx = xd < 0 ? 0 : place.strides[xd];
+    const st = td < 0 ? 0 : place.strides[td];
+    const [t0, t1] = td < 0 ? [0, 1] : region[td];
+    const md = roles.indexOf("member");
+    const m = md < 0 ? 0 : region[md][0];
+    const li = q.level ?? 0;
+    const size = l.bytes;
+    const word = new Uint8Array(8);
+    const asFloat = size === 8 ? new Float64Array(word.buffer) : new Float32Array(word.buffer, 0, 1);
+    for (let by = Math.floor(y0 / l.by) * l.by; by < y1; by += l.by) {
+      for (let bx = Math.floor(x0 / l.bx) * l.bx; bx < x1; bx += l.bx) {
+        const { block, nodes } = blockOf(l, by, bx);
+        const count = nodes * l.perNode;
+        const shuffled = this.#block(h, key, block, count * size);
+        const w = Math.min(l.bx, l.nx - bx);
+        for (let iy = Math.max(y0, by); iy < Math.min(y1, by + l.by); iy++) {
+          for (let ix = Math.max(x0, bx); ix < Math.min(x1, bx + w); ix++) {
+            const first = ((iy - by) * w + (ix - bx)) * l.perNode;
+            const at = place.offset + (iy - y0) * sy + (ix - x0) * sx;
+            for (let t = t0; t < t1; t++) {
+              const i = first + (li * l.nMember + m) * l.nLead + t;
+              for (let b = 0; b < size; b++) word[b] = shuffled[b * count + i];
+              out[at + (t - t0) * st] = asFloat[0];
+            }
+          }
+        }
+      }
     }
   }
 
@@ -309,18 +400,19 @@ export class PointCopyReader implements PointCopies {
   /** The chunks (with the versions the copy was made from) behind the columns of a header, by chunk region. */
   readonly #witnessMemo = new WeakMap<PointCopyHeader, BoundedMap<string, Witness[]>>();
 
-  /**
-   * The stored chunks the column's values come from (every lead of the run at the node, its level
-   * and members) with the version each had when the copy was made, when the copy holds the same
-   * run, revision, ingested lead and layout and recorded every one of them; else undefined.
-   */
-  #witnesses(h: PointCopyHeader, q: CopyQuery, runIso: string): Witness[] | undefined {
-    const { group, v, run } = q;
-    if (h.group !== group.id || h.variable !== v.name || h.run !== runIso) return undefined;
-    if (h.revision !== copyRevision(group, v) || h.ingested !== (group.ingested?.[run] ?? null)) return undefined;
+  /** Whether a header is the copy of this variable's run as the store describes it now. */
+  #matches(h: PointCopyHeader, group: ForecastGroup, v: GroupVariable, run: number, runIso: string): boolean {
+    if (h.group !== group.id || h.variable !== v.name || h.run !== runIso) return false;
+    if (h.revision !== copyRevision(group, v) || h.ingested !== (group.ingested?.[run] ?? null)) return false;
     const layout = copyLayout(v);
-    if (!sameLayout(h.layout, layout) || h.blocks !== blockCount(layout)) return undefined;
-    const region = regionOf(group, v, { run, level: q.level, member: q.member, lat: q.iy, lon: q.ix });
+    return sameLayout(h.layout, layout) && h.blocks === blockCount(layout);
+  }
+
+  /**
+   * The stored chunks a region's values come from, with the version each had when the copy was
+   * made; undefined when the copy did not record one of them.
+   */
+  #witnesses(h: PointCopyHeader, v: GroupVariable, region: Range[]): Witness[] | undefined {
     const chunks = v.array.chunks;
     const at = region.map(([a, b], d) => `${Math.floor(a / chunks[d])}-${Math.floor((b - 1) / chunks[d])}`).join(",");
     let memo = this.#witnessMemo.get(h);
@@ -380,13 +472,9 @@ export class PointCopyReader implements PointCopies {
     return { fd, kept: true };
   }
 
-  /** The node's column from its block: two preads, one zstd decode, the node's bytes unshuffled. */
-  #read(h: PointCopyHeader, key: string, q: CopyQuery): Float32Array | Float64Array {
-    const layout = h.layout;
-    const { block, node, nodes } = blockOf(layout, q.iy, q.ix);
+  /** A block's values as stored (shuffled), `bytes` long: two preads and one zstd decode. */
+  #block(h: PointCopyHeader, key: string, block: number, bytes: number): Uint8Array {
     const { fd, kept } = this.#fd(key);
-    const size = layout.bytes;
-    const count = nodes * layout.perNode;
     let packed: Uint8Array;
     try {
       const index = this.#index;
@@ -402,7 +490,16 @@ export class PointCopyReader implements PointCopies {
     } finally {
       if (!kept) closeSync(fd);
     }
-    const shuffled = this.#decode(packed, count * size, block);
+    return this.#decode(packed, bytes, block);
+  }
+
+  /** The node's column from its block, only the node's bytes unshuffled. */
+  #read(h: PointCopyHeader, key: string, q: CopyQuery): Float32Array | Float64Array {
+    const layout = h.layout;
+    const { block, node, nodes } = blockOf(layout, q.iy, q.ix);
+    const size = layout.bytes;
+    const count = nodes * layout.perNode;
+    const shuffled = this.#block(h, key, block, count * size);
     // Only this node's values are put back together: value i's byte b sits at b * count + i.
     const raw = new Uint8Array(layout.perNode * size);
     const first = node * layout.perNode;

@@ -275,7 +275,7 @@ async function plannedExport(app: AppContext, query: unknown, params: Record<str
   // A GeoTIFF is north-up: a lead sent in bands of rows sends its northern band first.
   const slabs = () =>
     convertSlabs(
-      boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB, ext === "tif"),
+      boxLeads(plan, app.settings.read_slab_mb * MIB, app.settings.scan_hold_mb * MIB, ext === "tif", pointCopies(app)),
       choice,
     );
   const filename = `${params.id}_${plan.variable.name}_t${plan.run}_l${plan.leads[0]}-${plan.leads[1]}.${ext}`;

@@ -25,6 +25,10 @@ const DIR = join(BENCH_DIR, "point-copy");
 /** Sequential requests of the cold rows; the store's answers take ~0.5 s each, so fewer of them. */
 const COLD_N = 200;
 const STORE_N = 12;
+/** Sequential small-box exports each way. */
+const BOX_N = 20;
+/** Leads of the stores (set by run()). */
+let LEADS = 120;
 
 function points(n: number, seed: number): { lat: number; lon: number }[] {
   let s = seed >>> 0;
@@ -70,6 +74,24 @@ async function wrk(
     p99: /\n\s+99%\s+(\S+)/.exec(stdout)?.[1] ?? "?",
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0),
   };
+}
+
+/** Sequential small-box exports (2° × 2°, every lead) as .npy: each latency (ms). */
+async function sequentialBoxes(url: string, key: string, pts: { lat: number; lon: number }[], extra: string) {
+  const ms: number[] = [];
+  for (const p of pts) {
+    const lat = Math.min(87, p.lat);
+    const lon = Math.min(177, p.lon);
+    const q =
+      `var=t2m&time_index=0&lead_start=0&lead_stop=${LEADS - 1}&lat_min=${lat.toFixed(2)}&lat_max=${(lat + 2).toFixed(2)}` +
+      `&lon_min=${lon.toFixed(2)}&lon_max=${(lon + 2).toFixed(2)}${extra}`;
+    const t0 = performance.now();
+    const r = await fetch(`${url}/api/export/forecast~global/npy?${q}`, { headers: { "X-API-Key": key } });
+    const body = await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`export answered ${r.status}: ${Buffer.from(body).toString()}`);
+    ms.push(performance.now() - t0);
+  }
+  return ms;
 }
 
 /** Sequential requests: each latency (ms), the first one first. */
@@ -120,7 +142,9 @@ async function variant(name: string, extra: string, seconds: number, demo: DemoR
     const cold = await sequential(srv.url, key, points(COLD_N, 11), extra);
     const warm = await wrk(srv.url, key, seconds, extra);
     const same = await wrk(srv.url, key, seconds, extra, 16, true);
+    const boxes = await sequentialBoxes(srv.url, key, points(BOX_N, 17), extra);
     srv.ctx.settings.point_copy = 0;
+    const boxesFromStore = await sequentialBoxes(srv.url, key, points(BOX_N, 17), extra);
     const fromStore = await sequential(srv.url, key, points(STORE_N, 13), extra);
     const storeWrk = await wrk(srv.url, key, seconds, extra, 4);
     srv.ctx.settings.point_copy = 1;
@@ -182,6 +206,17 @@ async function variant(name: string, extra: string, seconds: number, demo: DemoR
         note: `build: the copy took ${pc.seconds.toFixed(1)} s (${perGb.toFixed(0)} s per GB of store, ${pc.passes} pass), tiles ${report.render_seconds.toFixed(1)} s`,
       },
     );
+    const boxP50 = percentile(boxes, 50);
+    const boxStoreP50 = percentile(boxesFromStore, 50);
+    rows.push({
+      bench: `point copy ${name}: small .npy export p50`,
+      figure: "ms",
+      value: boxP50,
+      baseline: "store p50 ms (point_copy 0)",
+      baselineValue: boxStoreP50,
+      ratio: boxStoreP50 / boxP50,
+      note: `${BOX_N} random 2°×2° boxes, every lead; p99 ${percentile(boxes, 99).toFixed(1)} ms vs ${percentile(boxesFromStore, 99).toFixed(1)} ms`,
+    });
     if (xr.length) {
       const xp50 = percentile(xr, 50);
       rows.push({
@@ -237,6 +272,7 @@ async function demoRps(seconds: number): Promise<DemoRps> {
 }
 
 export async function run(leads = 120, seconds = 10): Promise<BenchRow[]> {
+  LEADS = leads;
   mkdirSync(DIR, { recursive: true });
   if (!existsSync(join(DIR, "det.zarr")) || !existsSync(join(DIR, "ens.zarr"))) {
     process.stderr.write(`writing the point-copy bench stores (${leads} leads) with xarray…\n`);

@@ -10,6 +10,7 @@ import type { Store } from "../store/store.ts";
 import { ITEMS_FILE, type ItemsFile, type LocateEntry, type LocateFile, locateFile } from "./index-files.ts";
 import { openItem } from "./item.ts";
 import { compareNames, compareVersions, type ItemRef, parseItemPath } from "./names.ts";
+import { stacIndexes } from "./stac/index-writer.ts";
 
 /** Item groups whose metadata is fetched at once (matters for an HTTP store). */
 const METADATA_CONCURRENCY = 16;
@@ -24,8 +25,15 @@ export interface SkippedEmbedding {
   reason: string;
 }
 
+export interface SurveyEntry {
+  ref: ItemRef;
+  entry: LocateEntry;
+  /** What the STAC index adds: the latent's stored dims, dtype and quantization scheme. */
+  latent: { dims: string[]; dtype: string; quantization: string };
+}
+
 export interface EmbeddingSurvey {
-  entries: { ref: ItemRef; entry: LocateEntry }[];
+  entries: SurveyEntry[];
   skipped: SkippedEmbedding[];
 }
 
@@ -114,6 +122,7 @@ export async function surveyEmbeddings(store: Store): Promise<EmbeddingSurvey> {
         transform: g.transform,
         shape: [...item.layout.axes.shape],
       },
+      latent: { dims: [...item.layout.axes.names], dtype: item.latent.dtype, quantization: item.layout.scheme.kind },
     });
   }
   skipped.sort((a, b) => compareNames(a.path, b.path));
@@ -158,5 +167,7 @@ export async function writeEmbeddingIndexes(
   const items: ItemsFile = { items: names };
   await writeJson(dir, ITEMS_FILE, items);
   for (const [rel, index] of indexes) await writeJson(dir, rel, index);
+  // The STAC index comes from the same survey: no second walk of the store.
+  for (const [rel, doc] of stacIndexes(order)) await writeJson(dir, rel, doc);
   return { items: names.length, indexes: indexes.size, skipped };
 }

@@ -121,11 +121,12 @@ export function openapiDocument(routes: RouteDef[], info: { version: string; pub
       parameters: parameters(def),
       responses: responses(def),
       security: def.auth === "public" ? [] : [{ ApiKey: [] }],
+      ...(def.body ? { requestBody: { required: true, content: { "application/json": { schema: def.body } } } } : {}),
       ...(def.cost ? { "x-credit-metered": true } : {}),
       ...(def.auth !== "public" ? { "x-scope": def.auth } : {}),
     };
     const path = def.path.replace(/\{(\w+)\+\}/g, "{$1}");
-    paths[path] = { ...(paths[path] ?? {}), get: op };
+    paths[path] = { ...(paths[path] ?? {}), [def.method.toLowerCase()]: op };
   }
   return literalDescriptions({
     openapi: "3.1.0",

@@ -1,0 +1,85 @@
+// Build step: the STAC index, from the survey the locate indexes are written from (no second walk
+// of the store). One file per family, version, product and period holding each item's footprint,
+// projection and latent description, and one file of collections (family and product) with their
+// extents and summaries, so no request ever aggregates over items.
+
+import {
+  STAC_COLLECTIONS_FILE,
+  type StacCollectionSummary,
+  type StacCollectionsFile,
+  type StacPartitionFile,
+  stacPartitionFile,
+} from "../index-files.ts";
+import type { SurveyEntry } from "../index-writer.ts";
+import { compareNames, periodDates } from "../names.ts";
+import { collectionId } from "./ids.ts";
+
+const sortedNumbers = (s: Set<number>) => [...s].sort((a, b) => a - b);
+
+/** The STAC index documents (path below the build root → content), from entries sorted by name. */
+export function stacIndexes(entries: readonly SurveyEntry[]): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  type Acc = StacCollectionSummary & { d: Set<string>; q: Set<string>; f: Set<number>; e: Set<number>; wraps: boolean };
+  const collections = new Map<string, Acc>();
+  for (const { ref, entry, latent } of entries) {
+    const rel = stacPartitionFile(ref.family, ref.version, ref.product, ref.period);
+    let part = out.get(rel) as StacPartitionFile | undefined;
+    if (!part) {
+      part = { family: ref.family, version: ref.version, product: ref.product, period: ref.period, tiles: {} };
+      out.set(rel, part);
+    }
+    part.tiles[ref.tile] = { ...entry, ...latent };
+    const id = collectionId(ref.family, ref.product);
+    let c = collections.get(id);
+    const { start, end } = periodDates(ref.period);
+    if (!c) {
+      c = {
+        id,
+        family: ref.family,
+        product: ref.product,
+        items: 0,
+        partitions: [],
+        bbox: [...entry.bbox] as StacCollectionSummary["bbox"],
+        start,
+        end,
+        dtypes: [],
+        quantization: [],
+        feature_counts: [],
+        epsg: [],
+        d: new Set(),
+        q: new Set(),
+        f: new Set(),
+        e: new Set(),
+        wraps: false,
+      };
+      collections.set(id, c);
+    }
+    c.items++;
+    const last = c.partitions.at(-1);
+    if (last && last.version === ref.version && last.period === ref.period) last.items++;
+    else c.partitions.push({ version: ref.version, period: ref.period, items: 1 });
+    const [w, s, e, n] = entry.bbox;
+    if (w > e) c.wraps = true;
+    c.bbox = [Math.min(c.bbox[0], w), Math.min(c.bbox[1], s), Math.max(c.bbox[2], e), Math.max(c.bbox[3], n)];
+    if (start < c.start) c.start = start;
+    if (end > c.end) c.end = end;
+    c.d.add(latent.dtype);
+    c.q.add(latent.quantization);
+    c.f.add(entry.shape[2]);
+    if (entry.epsg !== null) c.e.add(entry.epsg);
+  }
+  const summaries: StacCollectionSummary[] = [...collections.values()]
+    .sort((a, b) => compareNames(a.id, b.id))
+    .map(({ d, q, f, e, wraps, ...c }) => ({
+      ...c,
+      // An item across the antimeridian: the collection's extent is stated as every longitude.
+      bbox: wraps ? [-180, c.bbox[1], 180, c.bbox[3]] : c.bbox,
+      dtypes: [...d].sort(compareNames),
+      quantization: [...q].sort(compareNames),
+      feature_counts: sortedNumbers(f),
+      epsg: sortedNumbers(e),
+    }));
+  const file: StacCollectionsFile = { collections: summaries };
+  out.set(STAC_COLLECTIONS_FILE, file);
+  return out;
+}

@@ -152,13 +152,13 @@ describe("STAC API", () => {
   });
 
   test("items of each collection, paged with next links, equal the /api/embeddings listing", async () => {
-    const listing = (await stac("/api/embeddings?limit=1000")).json().items.map((i: { name: string }) => i.name);
+    const listing: string[] = (await stac("/api/embeddings?limit=1000")).json().items.map((i: { name: string }) => i.name);
     assert.deepEqual(listing, expected);
     everything = [];
     for (const f of FAMILIES)
       for (const p of PRODUCTS) {
         const id = `${f}.${p}`;
-        const want = listing.filter((n: string) => n.startsWith(`${f}~rf~v1.2~base~${p}~`));
+        const want = listing.filter((n) => n.startsWith(`${f}~rf~v1.2~base~${p}~`));
         const { features, pages } = await allGet(`/stac/collections/${id}/items?limit=4`);
         assert.deepEqual(ids(features), want, id);
         assert.ok(want.length > 4, id);

@@ -152,7 +152,9 @@ describe("STAC API", () => {
   });
 
   test("items of each collection, paged with next links, equal the /api/embeddings listing", async () => {
-    const listing: string[] = (await stac("/api/embeddings?limit=1000")).json().items.map((i: { name: string }) => i.name);
+    const listing: string[] = (await stac("/api/embeddings?limit=1000"))
+      .json()
+      .items.map((i: { name: string }) => i.name);
     assert.deepEqual(listing, expected);
     everything = [];
     for (const f of FAMILIES)

@@ -36,10 +36,12 @@ export interface LoadedPartition {
   part: Partition;
   /** Tile names, sorted. */
   tiles: string[];
-  records: Record<string, StacRecord>;
+  records: Map<string, StacRecord>;
   /** Cell id → tiles whose footprint meets the cell (sorted); cell ids with any tile, sorted. */
   cells: Map<number, string[]>;
   cellIds: number[];
+  /** Tile → the cells its footprint meets (worked out once, at load). */
+  spans: Map<string, CellSpan>;
 }
 
 export interface StacIndex {
@@ -88,10 +90,13 @@ export function firstSharedCell(a: CellSpan, b: CellSpan): number | undefined {
   return col === undefined ? undefined : r * COLS + col;
 }
 
-function grid(records: Record<string, StacRecord>, tiles: string[]) {
+function grid(records: Map<string, StacRecord>, tiles: string[]) {
   const cells = new Map<number, string[]>();
+  const spans = new Map<string, CellSpan>();
   for (const t of tiles) {
-    const { r0, r1, cols } = spanOfBbox(records[t].bbox);
+    const span = spanOfBbox(records.get(t)!.bbox);
+    spans.set(t, span);
+    const { r0, r1, cols } = span;
     for (let r = r0; r <= r1; r++)
       for (const [c0, c1] of cols)
         for (let c = c0; c <= c1; c++) {
@@ -101,7 +106,7 @@ function grid(records: Record<string, StacRecord>, tiles: string[]) {
           else cells.set(id, [t]);
         }
   }
-  return { cells, cellIds: [...cells.keys()].sort((a, b) => a - b) };
+  return { cells, spans, cellIds: [...cells.keys()].sort((a, b) => a - b) };
 }
 
 async function open(docs: BuildDocuments): Promise<StacIndex | undefined> {
@@ -137,7 +142,8 @@ async function open(docs: BuildDocuments): Promise<StacIndex | undefined> {
             throw new StoreUnavailableError("the published build's STAC index is incomplete; rebuild it");
           }
           const tiles = Object.keys(f.tiles).sort(compareNames);
-          return { part, tiles, records: f.tiles, ...grid(f.tiles, tiles) };
+          const records = new Map(Object.entries(f.tiles));
+          return { part, tiles, records, ...grid(records, tiles) };
         });
         loaded.set(part.prefix, p);
       }

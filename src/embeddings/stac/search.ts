@@ -19,7 +19,6 @@ import {
   partitionOf,
   type StacIndex,
   spanOfArea,
-  spanOfBbox,
 } from "./index.ts";
 
 export const STAC_DEFAULT_LIMIT = 10;
@@ -226,10 +225,10 @@ function* walkPartition(
         const tiles = lp.cells.get(cell)!;
         const start = from && cell === from.c ? after(tiles, from.t) : 0;
         for (let k = start; k < tiles.length; k++) {
-          const rec = lp.records[tiles[k]];
+          const rec = lp.records.get(tiles[k])!;
+          if (!footprintMeets(rec.bbox, area)) continue;
           // Each item once: at the first cell of the area it meets.
-          if (firstSharedCell(spanOfBbox(rec.bbox), span) !== cell) continue;
-          if (footprintMeets(rec.bbox, area)) yield { cell, tile: tiles[k] };
+          if (firstSharedCell(lp.spans.get(tiles[k])!, span) === cell) yield { cell, tile: tiles[k] };
         }
       }
     }
@@ -253,7 +252,7 @@ export async function search(index: StacIndex, s: Search): Promise<Page> {
     for (const { cell, tile } of walkPartition(lp, s.area, span, resume)) {
       // One more item than the page holds: there is a next page, starting after the last one handed out.
       if (hits.length === s.limit) return { hits, next: encodeToken(last!) };
-      hits.push({ name: `${part.prefix}${tile}`, collection: part.collection.id, record: lp.records[tile] });
+      hits.push({ name: `${part.prefix}${tile}`, collection: part.collection.id, record: lp.records.get(tile)! });
       last = { p: part.prefix, c: cell, t: tile };
     }
   }
@@ -269,7 +268,7 @@ async function searchIds(index: StacIndex, s: Search): Promise<Page> {
     const part = partitionOf(index, name);
     if (!part || !wanted(s, part)) continue;
     const lp = await index.load(part);
-    const rec = lp.records[name.slice(part.prefix.length)];
+    const rec = lp.records.get(name.slice(part.prefix.length));
     if (!rec || (s.area && !footprintMeets(rec.bbox, s.area))) continue;
     if (hits.length === s.limit) return { hits, next: encodeToken({ n: hits[hits.length - 1].name }) };
     hits.push({ name, collection: part.collection.id, record: rec });
@@ -283,7 +282,7 @@ export async function findItem(index: StacIndex, collection: string, id: string)
   if (!c) throw new NotFoundError(`no collection "${collection.slice(0, 80)}"`);
   const ref = parseItemName(id, "itemId");
   const part = partitionOf(index, ref.name);
-  const rec = part && part.collection.id === c.id ? (await index.load(part)).records[ref.tile] : undefined;
+  const rec = part && part.collection.id === c.id ? (await index.load(part)).records.get(ref.tile) : undefined;
   if (!part || !rec) throw new NotFoundError(`no item "${ref.name}" in collection "${c.id}"`, { item: ref.name });
   return { name: ref.name, collection: c.id, record: rec };
 }

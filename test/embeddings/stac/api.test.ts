@@ -127,6 +127,35 @@ describe("STAC API", () => {
     assert.equal((await stac("/stac", weather)).status, 403);
   });
 
+  test("the OpenAPI document describes every STAC route, the POST search with its body", async () => {
+    const doc = (await stac("/openapi.json", null)).json();
+    for (const path of [
+      "/stac",
+      "/stac/conformance",
+      "/stac/collections",
+      "/stac/collections/{collectionId}",
+      "/stac/collections/{collectionId}/items",
+      "/stac/collections/{collectionId}/items/{itemId}",
+      "/stac/search",
+    ]) {
+      assert.ok(doc.paths[path]?.get, path);
+      assert.deepEqual(doc.paths[path].get.security, [{ ApiKey: [] }], path);
+    }
+    const postOp = doc.paths["/stac/search"].post;
+    const body = postOp.requestBody.content["application/json"].schema.properties;
+    assert.deepEqual(Object.keys(body).sort(), [
+      "bbox",
+      "collections",
+      "datetime",
+      "ids",
+      "intersects",
+      "limit",
+      "token",
+    ]);
+    const params = doc.paths["/stac/search"].get.parameters.map((p: { name: string }) => p.name).sort();
+    assert.deepEqual(params, ["bbox", "collections", "datetime", "ids", "intersects", "limit", "token"]);
+  });
+
   test("one collection per family and product, with extents and summaries", async () => {
     const b = (await stac("/stac/collections")).json();
     const want = sorted([...new Set(expected.map(collectionOf))]);

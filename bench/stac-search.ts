@@ -1,0 +1,118 @@
+// STAC search cost against the number of items: the same searches (limit 10) over a catalogue of
+// 20 items and one of 20,000 (the same 20 tiles in Europe plus 980 others around the world, over
+// 20 monthly periods), in one run, through the search the /stac routes call (the HTTP layer around
+// it costs the same for both). Each figure is microseconds per search over the 20,000 items, the
+// baseline the same search over 20; ratio = baseline / figure, so 1.00 is "costs the same".
+// A last row shows what a scan would cost: every record's footprint tested, 20,000 against 20.
+//   node bench/stac-search.ts [repetitions]
+import { stacIndexOf } from "../src/embeddings/stac/index.ts";
+import { checkSearch, type SearchInput, search } from "../src/embeddings/stac/search.ts";
+import { monthlyPeriods, syntheticBuild, tilesIn } from "../test/helpers/stac-index.ts";
+import { type BenchRow, printRows } from "./lib.ts";
+
+const reps = Number(process.argv[2] ?? 2000);
+
+const region = tilesIn(8, 46, 13, 49.5, 0.4, 20);
+const inRegion = new Set(region);
+const world = tilesIn(-170, -50, 170, 65, 3.1).filter((t) => !inRegion.has(t));
+if (region.length !== 20 || world.length < 980) throw new Error(`tiles: ${region.length} + ${world.length}`);
+const periods = monthlyPeriods(20);
+
+const small = syntheticBuild([{ tiles: region, periods: periods.slice(0, 1) }]);
+const large = syntheticBuild([{ tiles: [...region, ...world.slice(0, 980)], periods }]);
+if (small.items.length !== 20 || large.items.length !== 20_000) throw new Error("catalogue sizes");
+
+const ids = region.slice(0, 10).map((t) => `geofm~rf~v1.2~base~map~${periods[0]}~${t}`);
+const searches: [string, SearchInput][] = [
+  ["bbox (Alps)", { bbox: [8, 46, 13, 49.5], limit: 10 }],
+  ["bbox + datetime", { bbox: [8, 46, 13, 49.5], datetime: "2020-01-15T00:00:00Z", limit: 10 }],
+  [
+    "intersects polygon",
+    {
+      intersects: {
+        type: "Polygon",
+        coordinates: [
+          [
+            [8, 46],
+            [13, 46],
+            [13, 49.5],
+            [8, 46],
+          ],
+        ],
+      },
+      limit: 10,
+    },
+  ],
+  ["collection, first page", { collections: ["geofm.map"], limit: 10 }],
+  ["ids (10)", { ids, limit: 10 }],
+];
+
+/** µs per search: the best of several rounds, so a round slowed by the JIT or the machine does not count. */
+async function perSearch(build: typeof small, input: SearchInput, token?: string): Promise<() => Promise<number>> {
+  const index = await stacIndexOf(build);
+  const run = async () => search(index, checkSearch(index, token ? { ...input, token } : input));
+  const first = await run();
+  if (first.hits.length !== 10) throw new Error("a bench search did not fill its page");
+  return async () => {
+    const t0 = performance.now();
+    for (let i = 0; i < reps; i++) await run();
+    return ((performance.now() - t0) * 1000) / reps;
+  };
+}
+
+/** Rounds alternating the two catalogues; the best round of each. */
+async function compare(a: () => Promise<number>, b: () => Promise<number>, rounds = 7): Promise<[number, number]> {
+  let [ba, bb] = [Infinity, Infinity];
+  for (let i = 0; i < rounds; i++) {
+    ba = Math.min(ba, await a());
+    bb = Math.min(bb, await b());
+  }
+  return [ba, bb];
+}
+
+const rows: BenchRow[] = [];
+const row = (figure: string, big: number, base: number): BenchRow => ({
+  bench: "stac-search",
+  figure: `${figure}, 20,000 items (µs)`,
+  value: big,
+  baseline: "20 items (µs)",
+  baselineValue: base,
+  ratio: base / big,
+  target: "≈ 1",
+});
+for (const [name, input] of searches) {
+  const [base, big] = await compare(await perSearch(small, input), await perSearch(large, input));
+  rows.push(row(name, big, base));
+}
+// A second page (token) of the bbox search.
+{
+  const input: SearchInput = { bbox: [8, 46, 13, 49.5], limit: 10 };
+  const tokenOf = async (b: typeof small) => {
+    const index = await stacIndexOf(b);
+    return (await search(index, checkSearch(index, { ...input, limit: 5 }))).next!;
+  };
+  const [base, big] = await compare(
+    await perSearch(small, input, await tokenOf(small)),
+    await perSearch(large, input, await tokenOf(large)),
+  );
+  rows.push(row("bbox, a page from a token", big, base));
+}
+// What a scan would cost: every footprint tested against the bbox.
+{
+  const scan = (b: typeof small) => {
+    const boxes = [...b.bbox.values()];
+    const t0 = performance.now();
+    let n = 0;
+    for (let i = 0; i < reps; i++)
+      for (const x of boxes) if (x[0] <= 13 && x[2] >= 8 && x[1] <= 49.5 && x[3] >= 46) n++;
+    if (n === 0) throw new Error("scan found nothing");
+    return ((performance.now() - t0) * 1000) / reps;
+  };
+  const [base, big] = await compare(
+    async () => scan(small),
+    async () => scan(large),
+    3,
+  );
+  rows.push({ ...row("a scan of every footprint", big, base), target: undefined, note: "what the index avoids" });
+}
+printRows(rows);

@@ -1,6 +1,7 @@
 // The embedding files of a published build, written by `gridcast build` (index-writer.ts) and
 // read into memory by `gridcast serve` (published-catalogue.ts). Paths are below the build root.
 import type { Bbox, Transform } from "./item-geometry.ts";
+import type { ItemRef } from "./names.ts";
 
 export const ITEMS_FILE = "embeddings/items.json";
 
@@ -93,4 +94,12 @@ export interface StacCollectionSummary {
 
 export interface StacCollectionsFile {
   collections: StacCollectionSummary[];
+}
+
+/** One servable item as the build's survey found it: what every embedding index is written from. */
+export interface SurveyEntry {
+  ref: ItemRef;
+  entry: LocateEntry;
+  /** What the STAC index adds: the latent's stored dims, dtype and quantization scheme. */
+  latent: { dims: string[]; dtype: string; quantization: string };
 }

@@ -1,5 +1,5 @@
-// Build step: the embedding catalogue (items.json) and the locate indexes, so that serving a
-// listing or a locate request never walks the store. Reads item metadata and the items' small
+// Build step: the embedding catalogue (items.json), the locate indexes and the STAC index, so that
+// serving a listing, a locate request or a STAC search never walks the store. Reads item metadata and the items' small
 // coordinate arrays, never a latent chunk. Every array below embeddings/ is accounted for: served
 // as (part of) an item, or reported with the reason it is not.
 import { mkdir, writeFile } from "node:fs/promises";
@@ -7,10 +7,12 @@ import { dirname, join } from "node:path";
 import pLimit from "p-limit";
 import { GridcastError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
-import { ITEMS_FILE, type ItemsFile, type LocateEntry, type LocateFile, locateFile } from "./index-files.ts";
+import { ITEMS_FILE, type ItemsFile, type LocateFile, locateFile, type SurveyEntry } from "./index-files.ts";
 import { openItem } from "./item.ts";
 import { compareNames, compareVersions, type ItemRef, parseItemPath } from "./names.ts";
 import { stacIndexes } from "./stac/index-writer.ts";
+
+export type { SurveyEntry };
 
 /** Item groups whose metadata is fetched at once (matters for an HTTP store). */
 const METADATA_CONCURRENCY = 16;
@@ -23,13 +25,6 @@ export interface SkippedEmbedding {
   /** Store path of the array or item group. */
   path: string;
   reason: string;
-}
-
-export interface SurveyEntry {
-  ref: ItemRef;
-  entry: LocateEntry;
-  /** What the STAC index adds: the latent's stored dims, dtype and quantization scheme. */
-  latent: { dims: string[]; dtype: string; quantization: string };
 }
 
 export interface EmbeddingSurvey {

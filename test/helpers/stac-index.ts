@@ -1,7 +1,7 @@
 // A synthetic STAC index of any size, written by the build's own writer (stacIndexes) from
 // made-up survey entries on real MGRS tiles, and served from memory as a build's documents: for
 // the search tests and bench/stac-search.ts (20 items or 20,000, no store needed).
-import type { SurveyEntry } from "../../src/embeddings/index-writer.ts";
+import type { SurveyEntry } from "../../src/embeddings/index-files.ts";
 import { squareGeometry } from "../../src/embeddings/item-geometry.ts";
 import { tileNameAt } from "../../src/embeddings/mgrs.ts";
 import { itemName, parseItemName } from "../../src/embeddings/names.ts";

@@ -8,9 +8,9 @@ import {
   type StacCollectionSummary,
   type StacCollectionsFile,
   type StacPartitionFile,
+  type SurveyEntry,
   stacPartitionFile,
 } from "../index-files.ts";
-import type { SurveyEntry } from "../index-writer.ts";
 import { compareNames, periodDates } from "../names.ts";
 import { collectionId } from "./ids.ts";
 

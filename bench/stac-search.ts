@@ -4,13 +4,14 @@
 // it costs the same for both). Each figure is microseconds per search over the 20,000 items, the
 // baseline the same search over 20; ratio = baseline / figure, so 1.00 is "costs the same".
 // A last row shows what a scan would cost: every record's footprint tested, 20,000 against 20.
-//   node bench/stac-search.ts [repetitions]
+//   node bench/stac-search.ts [repetitions per round] [rounds]
 import { stacIndexOf } from "../src/embeddings/stac/index.ts";
 import { checkSearch, type SearchInput, search } from "../src/embeddings/stac/search.ts";
 import { monthlyPeriods, syntheticBuild, tilesIn } from "../test/helpers/stac-index.ts";
 import { type BenchRow, printRows } from "./lib.ts";
 
-const reps = Number(process.argv[2] ?? 2000);
+const reps = Number(process.argv[2] ?? 300);
+const ROUNDS = Number(process.argv[3] ?? 15);
 
 const region = tilesIn(8, 46, 13, 49.5, 0.4, 20);
 const inRegion = new Set(region);
@@ -61,7 +62,7 @@ async function perSearch(build: typeof small, input: SearchInput, token?: string
 }
 
 /** Rounds alternating the two catalogues; the best round of each. */
-async function compare(a: () => Promise<number>, b: () => Promise<number>, rounds = 7): Promise<[number, number]> {
+async function compare(a: () => Promise<number>, b: () => Promise<number>, rounds = ROUNDS): Promise<[number, number]> {
   let [ba, bb] = [Infinity, Infinity];
   for (let i = 0; i < rounds; i++) {
     ba = Math.min(ba, await a());

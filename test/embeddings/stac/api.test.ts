@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { FAMILIES, PERIODS, PRODUCTS } from "../../../src/sample/embeddings.ts";
+import { docsText } from "../../helpers/docs.ts";
 import { cleanup, get, sampleStore, type TestServer } from "../../helpers/harness.ts";
 import { expectedItems, publishedServer } from "../fixtures.ts";
 
@@ -174,6 +175,13 @@ describe("STAC API", () => {
       assert.deepEqual(Object.keys(c.item_assets).sort(), ["latent", "metadata", "preview"]);
       const items = c.links.find((l: { rel: string }) => l.rel === "items");
       assert.equal(items.type, "application/geo+json");
+    }
+    // The documentation states the grouping the server uses: <family>.<product>, one per product.
+    const docs = docsText();
+    for (const p of PRODUCTS) assert.ok(docs.includes(`| \`<family>.${p}\` | ${p} |`), p);
+    for (const id of ["geofm.tokens", "geofm.map", "geofm.vector"]) {
+      assert.ok(docs.includes(`\`${id}\``), id);
+      assert.ok(want.includes(id), id);
     }
     const missing = await stac("/stac/collections/geofm.nothing");
     assert.equal(missing.status, 404);

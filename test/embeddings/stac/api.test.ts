@@ -408,6 +408,17 @@ describe("STAC API", () => {
       assert.equal(r.json().param, param, JSON.stringify(body));
     }
     assert.equal((await post({}, null)).status, 401);
+    // A body past MAX_JSON_BODY is refused before it is parsed; one not sent as JSON is a 400.
+    const huge = await post({ ids: Array.from({ length: 30_000 }, (_, i) => `x${i}`.padEnd(12, "x")) });
+    assert.equal(huge.status, 413);
+    assert.equal(huge.headers.get("content-type"), "application/problem+json");
+    const text = await fetch(`${srv.url}/stac/search`, {
+      method: "POST",
+      headers: { "X-API-Key": key, "Content-Type": "text/plain" },
+      body: "{}",
+    });
+    assert.equal(text.status, 400);
+    assert.equal((await text.json()).param, "body");
     const put = await fetch(`${srv.url}/stac/search`, { method: "PUT", headers: { "X-API-Key": key } });
     assert.equal(put.status, 405);
     assert.match(put.headers.get("allow") ?? "", /GET.*POST/);

@@ -218,6 +218,9 @@ describe("STAC API", () => {
       const it = r.json() as Feature;
       const meta = (await stac(`/api/embeddings/item/${name}`)).json();
       assert.equal(it.id, name);
+      const raw = it as unknown as { stac_version: string; stac_extensions: string[] };
+      assert.equal(raw.stac_version, "1.1.0");
+      assert.deepEqual(raw.stac_extensions, ["https://stac-extensions.github.io/projection/v2.0.0/schema.json"]);
       assert.deepEqual(it.bbox, meta.bbox);
       const [w, s, e, n] = meta.bbox;
       assert.deepEqual(it.geometry, {

@@ -3,11 +3,13 @@
 // bytes as the existing routes, searches equal the listing filtered independently here, POST
 // equals GET, and bad searches are 400 problem+json naming the parameter.
 import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { FAMILIES, PERIODS, PRODUCTS } from "../../../src/sample/embeddings.ts";
 import { docsText } from "../../helpers/docs.ts";
-import { cleanup, get, sampleStore, type TestServer } from "../../helpers/harness.ts";
-import { expectedItems, publishedServer } from "../fixtures.ts";
+import { cleanup, get, sampleStore, type TestServer, testServer } from "../../helpers/harness.ts";
+import { expectedItems, publish, publishedServer } from "../fixtures.ts";
 
 let storeDir: string;
 let srv: TestServer;
@@ -425,5 +427,26 @@ describe("STAC API", () => {
     const put = await fetch(`${srv.url}/stac/search`, { method: "PUT", headers: { "X-API-Key": key } });
     assert.equal(put.status, 405);
     assert.match(put.headers.get("allow") ?? "", /GET.*POST/);
+  });
+
+  test("a build without the STAC index, and no build at all: 503 problem+json, not an empty catalogue", async () => {
+    const other = await testServer(storeDir);
+    try {
+      const k = await other.key(["embeddings"]);
+      const none = await get(`${other.url}/stac/search`, { "X-API-Key": k });
+      assert.equal(none.status, 503);
+      assert.equal(none.headers.get("content-type"), "application/problem+json");
+      await publish(other, storeDir);
+      rmSync(join(other.running.ctx.settings.out, "current", "embeddings", "stac"), { recursive: true });
+      for (const path of ["/stac", "/stac/collections", "/stac/search?bbox=0,0,1,1"]) {
+        const r = await get(`${other.url}${path}`, { "X-API-Key": k });
+        assert.equal(r.status, 503, path);
+        assert.match(r.json().detail, /rebuild/, path);
+      }
+      // The rest of the embeddings API is untouched by it.
+      assert.equal((await get(`${other.url}/api/embeddings?limit=1`, { "X-API-Key": k })).status, 200);
+    } finally {
+      await other.close();
+    }
   });
 });

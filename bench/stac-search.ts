@@ -1,6 +1,6 @@
 // STAC search cost against the number of items: the same searches (limit 10) over a catalogue of
 // 20 items and one of 20,000 (the same 20 tiles in Europe plus 980 others around the world, over
-// 20 monthly periods), in one run, through the search the /stac routes call (the HTTP layer around
+// 20 monthly periods; and the same 20 tiles over 1,000 periods), in one run, through the search the /stac routes call (the HTTP layer around
 // it costs the same for both). Each figure is microseconds per search over the 20,000 items, the
 // baseline the same search over 20; ratio = baseline / figure, so 1.00 is "costs the same".
 // A last row shows what a scan would cost: every record's footprint tested, 20,000 against 20.
@@ -21,7 +21,12 @@ const periods = monthlyPeriods(20);
 
 const small = syntheticBuild([{ tiles: region, periods: periods.slice(0, 1) }]);
 const large = syntheticBuild([{ tiles: [...region, ...world.slice(0, 980)], periods }]);
-if (small.items.length !== 20 || large.items.length !== 20_000) throw new Error("catalogue sizes");
+// The other shape of 20,000 items: the same 20 tiles over 1,000 periods (cycles pile up).
+const deepPeriods = monthlyPeriods(1000);
+const deep = syntheticBuild([{ tiles: region, periods: deepPeriods }]);
+if (small.items.length !== 20 || large.items.length !== 20_000 || deep.items.length !== 20_000) {
+  throw new Error("catalogue sizes");
+}
 
 const ids = region.slice(0, 10).map((t) => `geofm~rf~v1.2~base~map~${periods[0]}~${t}`);
 const searches: [string, SearchInput][] = [
@@ -49,11 +54,16 @@ const searches: [string, SearchInput][] = [
 ];
 
 /** µs per search: the best of several rounds, so a round slowed by the JIT or the machine does not count. */
-async function perSearch(build: typeof small, input: SearchInput, token?: string): Promise<() => Promise<number>> {
+async function perSearch(
+  build: typeof small,
+  input: SearchInput,
+  token?: string,
+  hits = 10,
+): Promise<() => Promise<number>> {
   const index = await stacIndexOf(build);
   const run = async () => search(index, checkSearch(index, token ? { ...input, token } : input));
   const first = await run();
-  if (first.hits.length !== 10) throw new Error("a bench search did not fill its page");
+  if (first.hits.length !== hits) throw new Error(`a bench search found ${first.hits.length}, not ${hits}`);
   return async () => {
     const t0 = performance.now();
     for (let i = 0; i < reps; i++) await run();
@@ -97,6 +107,22 @@ for (const [name, input] of searches) {
     await perSearch(large, input, await tokenOf(large)),
   );
   rows.push(row("bbox, a page from a token", big, base));
+}
+// 20,000 items as 20 tiles over 1,000 periods: the newest period's items, and an area with none.
+{
+  const latest = (p: string) => `${p.slice(0, 4)}-${p.slice(5, 7)}-15T00:00:00Z`;
+  const alps: SearchInput = { bbox: [8, 46, 13, 49.5], limit: 10 };
+  const [base, big] = await compare(
+    await perSearch(small, { ...alps, datetime: latest(periods[0]) }),
+    await perSearch(deep, { ...alps, datetime: latest(deepPeriods.at(-1)!) }),
+  );
+  rows.push({ ...row("bbox + the newest period", big, base), figure: "bbox + the newest period, 1,000 periods (µs)" });
+  const nowhere: SearchInput = { bbox: [-60, -40, -50, -30], limit: 10 };
+  const [b0, b1] = await compare(
+    await perSearch(small, nowhere, undefined, 0),
+    await perSearch(deep, nowhere, undefined, 0),
+  );
+  rows.push({ ...row("an area with no items", b1, b0), figure: "an area with no items, 1,000 periods (µs)" });
 }
 // What a scan would cost: every footprint tested against the bbox.
 {

@@ -71,6 +71,8 @@ export interface StacPartition {
   version: string;
   period: string;
   items: number;
+  /** Union of its items' lon/lat bounds (every longitude when one crosses the antimeridian). */
+  bbox: Bbox;
 }
 
 export interface StacCollectionSummary {

@@ -11,15 +11,30 @@ import {
   type SurveyEntry,
   stacPartitionFile,
 } from "../index-files.ts";
+import type { Bbox } from "../item-geometry.ts";
 import { compareNames, periodDates } from "../names.ts";
 import { collectionId } from "./ids.ts";
 
 const sortedNumbers = (s: Set<number>) => [...s].sort((a, b) => a - b);
 
+/**
+ * Bounds holding both; a box across the antimeridian (west > east) widens the union to every
+ * longitude, which holds it without a second range.
+ */
+function union(a: readonly number[], b: readonly number[]): Bbox {
+  const whole = a[0] > a[2] || b[0] > b[2];
+  return [
+    whole ? -180 : Math.min(a[0], b[0]),
+    Math.min(a[1], b[1]),
+    whole ? 180 : Math.max(a[2], b[2]),
+    Math.max(a[3], b[3]),
+  ];
+}
+
 /** The STAC index documents (path below the build root → content), from entries sorted by name. */
 export function stacIndexes(entries: readonly SurveyEntry[]): Map<string, unknown> {
   const out = new Map<string, unknown>();
-  type Acc = StacCollectionSummary & { d: Set<string>; q: Set<string>; f: Set<number>; e: Set<number>; wraps: boolean };
+  type Acc = StacCollectionSummary & { d: Set<string>; q: Set<string>; f: Set<number>; e: Set<number> };
   const collections = new Map<string, Acc>();
   for (const { ref, entry, latent } of entries) {
     const rel = stacPartitionFile(ref.family, ref.version, ref.product, ref.period);
@@ -39,7 +54,7 @@ export function stacIndexes(entries: readonly SurveyEntry[]): Map<string, unknow
         product: ref.product,
         items: 0,
         partitions: [],
-        bbox: [...entry.bbox] as StacCollectionSummary["bbox"],
+        bbox: union(entry.bbox, entry.bbox),
         start,
         end,
         dtypes: [],
@@ -50,17 +65,18 @@ export function stacIndexes(entries: readonly SurveyEntry[]): Map<string, unknow
         q: new Set(),
         f: new Set(),
         e: new Set(),
-        wraps: false,
       };
       collections.set(id, c);
     }
     c.items++;
     const last = c.partitions.at(-1);
-    if (last && last.version === ref.version && last.period === ref.period) last.items++;
-    else c.partitions.push({ version: ref.version, period: ref.period, items: 1 });
-    const [w, s, e, n] = entry.bbox;
-    if (w > e) c.wraps = true;
-    c.bbox = [Math.min(c.bbox[0], w), Math.min(c.bbox[1], s), Math.max(c.bbox[2], e), Math.max(c.bbox[3], n)];
+    if (last && last.version === ref.version && last.period === ref.period) {
+      last.items++;
+      last.bbox = union(last.bbox, entry.bbox);
+    } else {
+      c.partitions.push({ version: ref.version, period: ref.period, items: 1, bbox: union(entry.bbox, entry.bbox) });
+    }
+    c.bbox = union(c.bbox, entry.bbox);
     if (start < c.start) c.start = start;
     if (end > c.end) c.end = end;
     c.d.add(latent.dtype);
@@ -70,10 +86,8 @@ export function stacIndexes(entries: readonly SurveyEntry[]): Map<string, unknow
   }
   const summaries: StacCollectionSummary[] = [...collections.values()]
     .sort((a, b) => compareNames(a.id, b.id))
-    .map(({ d, q, f, e, wraps, ...c }) => ({
+    .map(({ d, q, f, e, ...c }) => ({
       ...c,
-      // An item across the antimeridian: the collection's extent is stated as every longitude.
-      bbox: wraps ? [-180, c.bbox[1], 180, c.bbox[3]] : c.bbox,
       dtypes: [...d].sort(compareNames),
       quantization: [...q].sort(compareNames),
       feature_counts: sortedNumbers(f),

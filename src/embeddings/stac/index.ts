@@ -30,6 +30,8 @@ export interface Partition {
   /** Period bounds in ms: first day 00:00Z, last day 23:59:59Z. */
   start: number;
   end: number;
+  /** Union of its items' footprints: an area outside it skips the partition unread. */
+  bbox: readonly number[];
 }
 
 export interface LoadedPartition {
@@ -123,6 +125,7 @@ async function open(docs: BuildDocuments): Promise<StacIndex | undefined> {
         prefix: `${itemName(c.family, p.version, c.product, p.period, "")}`,
         start: Date.parse(`${start}T00:00:00Z`),
         end: Date.parse(`${end}T23:59:59Z`),
+        bbox: p.bbox,
       });
     }
   }

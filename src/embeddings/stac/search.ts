@@ -179,9 +179,11 @@ function decodeToken(token: string, byIds: boolean): Position {
 
 // ---- walking ----------------------------------------------------------------------------------
 
+/** Whether a partition may hold a match: its collection, period and bounds against the search's. */
 const wanted = (s: Search, p: Partition) =>
   (!s.collections || s.collections.includes(p.collection.id)) &&
-  (!s.time || (p.start <= s.time[1] && p.end >= s.time[0]));
+  (!s.time || (p.start <= s.time[1] && p.end >= s.time[0])) &&
+  (!s.area || footprintMeets(p.bbox, s.area));
 
 /** First index of 0..n for which `below` is false (`below` true on a prefix of the range). */
 function lowerBound(n: number, below: (i: number) => boolean): number {

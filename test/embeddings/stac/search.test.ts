@@ -138,5 +138,9 @@ describe("STAC search", () => {
     assert.ok(page.hits.length > 0);
     assert.deepEqual(build.reads, ["embeddings/stac/geofm~v1.2~tokens~2021_03_01_2021_03_31.json"]);
     for (const h of page.hits) assert.ok(h.name.startsWith("geofm~rf~v1.2~base~tokens~2021_03_01_2021_03_31~"));
+    // An area no item meets: every partition is passed over by its bounds, none is read.
+    build.reads.length = 0;
+    const empty = await search(index, checkSearch(index, { bbox: [-60, -40, -50, -30] }));
+    assert.deepEqual([empty.hits, build.reads], [[], []]);
   });
 });

@@ -73,6 +73,8 @@ export interface StacPartition {
   items: number;
   /** Union of its items' lon/lat bounds (every longitude when one crosses the antimeridian). */
   bbox: Bbox;
+  /** The 5° grid cells (row * 72 + column, from 90°S and 180°W) its items meet, ascending. */
+  cells: number[];
 }
 
 export interface StacCollectionSummary {

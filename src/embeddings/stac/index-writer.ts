@@ -13,6 +13,7 @@ import {
 } from "../index-files.ts";
 import type { Bbox } from "../item-geometry.ts";
 import { compareNames, periodDates } from "../names.ts";
+import { cellIdsOf, spanOfBbox } from "./cells.ts";
 import { collectionId } from "./ids.ts";
 
 const sortedNumbers = (s: Set<number>) => [...s].sort((a, b) => a - b);
@@ -36,6 +37,7 @@ export function stacIndexes(entries: readonly SurveyEntry[]): Map<string, unknow
   const out = new Map<string, unknown>();
   type Acc = StacCollectionSummary & { d: Set<string>; q: Set<string>; f: Set<number>; e: Set<number> };
   const collections = new Map<string, Acc>();
+  const cellsOf = new Map<StacCollectionSummary["partitions"][number], Set<number>>();
   for (const { ref, entry, latent } of entries) {
     const rel = stacPartitionFile(ref.family, ref.version, ref.product, ref.period);
     let part = out.get(rel) as StacPartitionFile | undefined;
@@ -69,13 +71,16 @@ export function stacIndexes(entries: readonly SurveyEntry[]): Map<string, unknow
       collections.set(id, c);
     }
     c.items++;
-    const last = c.partitions.at(-1);
+    let last = c.partitions.at(-1);
     if (last && last.version === ref.version && last.period === ref.period) {
       last.items++;
       last.bbox = union(last.bbox, entry.bbox);
     } else {
-      c.partitions.push({ version: ref.version, period: ref.period, items: 1, bbox: union(entry.bbox, entry.bbox) });
+      last = { version: ref.version, period: ref.period, items: 1, bbox: union(entry.bbox, entry.bbox), cells: [] };
+      c.partitions.push(last);
+      cellsOf.set(last, new Set());
     }
+    for (const cell of cellIdsOf(spanOfBbox(entry.bbox))) cellsOf.get(last)!.add(cell);
     c.bbox = union(c.bbox, entry.bbox);
     if (start < c.start) c.start = start;
     if (end > c.end) c.end = end;
@@ -84,6 +89,7 @@ export function stacIndexes(entries: readonly SurveyEntry[]): Map<string, unknow
     c.f.add(entry.shape[2]);
     if (entry.epsg !== null) c.e.add(entry.epsg);
   }
+  for (const [part, cells] of cellsOf) part.cells = sortedNumbers(cells);
   const summaries: StacCollectionSummary[] = [...collections.values()]
     .sort((a, b) => compareNames(a.id, b.id))
     .map(({ d, q, f, e, ...c }) => ({

@@ -14,12 +14,7 @@ import {
 } from "../index-files.ts";
 import { compareNames, itemName, periodDates } from "../names.ts";
 import type { BuildDocuments } from "../published-catalogue.ts";
-import { type Area, lonRanges } from "./geometry.ts";
-
-/** Size of a grid cell in degrees (a 100 km tile meets one to four). */
-export const CELL_DEG = 5;
-export const COLS = 360 / CELL_DEG;
-const ROWS = 180 / CELL_DEG;
+import { type CellSpan, COLS, spanOfBbox } from "./cells.ts";
 
 export interface Partition {
   collection: StacCollectionSummary;
@@ -32,6 +27,24 @@ export interface Partition {
   end: number;
   /** Union of its items' footprints: an area outside it skips the partition unread. */
   bbox: readonly number[];
+  /** The run it belongs to and its place there. */
+  run: Run;
+  at: number;
+}
+
+/**
+ * The partitions of one collection and model version, by period (so by start date): what a search
+ * picks its partitions from by binary search on time and by grid cell, never one by one.
+ */
+export interface Run {
+  collection: StacCollectionSummary;
+  version: string;
+  parts: Partition[];
+  /** Latest end among parts[0..i]: ascending, so the first part that may reach a time is a binary search. */
+  maxEnd: number[];
+  /** Cell id → indexes of the parts with an item meeting that cell (ascending); the cell ids, sorted. */
+  cells: Map<number, number[]>;
+  cellIds: number[];
 }
 
 export interface LoadedPartition {
@@ -51,45 +64,9 @@ export interface StacIndex {
   byId: ReadonlyMap<string, StacCollectionSummary>;
   /** Every partition in item-name order. */
   partitions: Partition[];
+  /** Every run, by collection id and then model version: the order a search walks. */
+  runs: Run[];
   load(p: Partition): Promise<LoadedPartition>;
-}
-
-/** Rows and column ranges of cells an area meets. */
-export interface CellSpan {
-  r0: number;
-  r1: number;
-  cols: [number, number][];
-}
-
-const clampRow = (lat: number) => Math.min(ROWS - 1, Math.max(0, Math.floor((lat + 90) / CELL_DEG)));
-const clampCol = (lon: number) => Math.min(COLS - 1, Math.max(0, Math.floor((lon + 180) / CELL_DEG)));
-
-export function cellSpan(lons: readonly [number, number][], south: number, north: number): CellSpan {
-  const cols = lons.map(([w, e]) => [clampCol(w), clampCol(e)] as [number, number]).sort((a, b) => a[0] - b[0]);
-  // Ranges that meet merge, so a cell is never visited twice.
-  const merged: [number, number][] = [];
-  for (const c of cols) {
-    const last = merged.at(-1);
-    if (last && c[0] <= last[1] + 1) last[1] = Math.max(last[1], c[1]);
-    else merged.push([...c]);
-  }
-  return { r0: clampRow(south), r1: clampRow(north), cols: merged };
-}
-
-export const spanOfBbox = ([w, s, e, n]: readonly number[]): CellSpan => cellSpan(lonRanges(w, e), s, n);
-export const spanOfArea = (a: Area): CellSpan => cellSpan(a.lons, a.south, a.north);
-
-/** The first cell (in id order) two spans share; undefined when they share none. */
-export function firstSharedCell(a: CellSpan, b: CellSpan): number | undefined {
-  const r = Math.max(a.r0, b.r0);
-  if (r > Math.min(a.r1, b.r1)) return undefined;
-  let col: number | undefined;
-  for (const [a0, a1] of a.cols)
-    for (const [b0, b1] of b.cols) {
-      const c = Math.max(a0, b0);
-      if (c <= Math.min(a1, b1) && (col === undefined || c < col)) col = c;
-    }
-  return col === undefined ? undefined : r * COLS + col;
 }
 
 function grid(records: Map<string, StacRecord>, tiles: string[]) {
@@ -115,18 +92,41 @@ async function open(docs: BuildDocuments): Promise<StacIndex | undefined> {
   const file = await docs.json<StacCollectionsFile>(STAC_COLLECTIONS_FILE);
   if (!Array.isArray(file?.collections)) return undefined;
   const partitions: Partition[] = [];
-  for (const c of file.collections) {
+  const runs: Run[] = [];
+  for (const c of [...file.collections].sort((a, b) => compareNames(a.id, b.id))) {
+    const versions = new Map<string, StacCollectionSummary["partitions"]>();
     for (const p of c.partitions) {
-      const { start, end } = periodDates(p.period);
-      partitions.push({
-        collection: c,
-        version: p.version,
-        period: p.period,
-        prefix: `${itemName(c.family, p.version, c.product, p.period, "")}`,
-        start: Date.parse(`${start}T00:00:00Z`),
-        end: Date.parse(`${end}T23:59:59Z`),
-        bbox: p.bbox,
-      });
+      const list = versions.get(p.version);
+      if (list) list.push(p);
+      else versions.set(p.version, [p]);
+    }
+    for (const version of [...versions.keys()].sort(compareNames)) {
+      const run: Run = { collection: c, version, parts: [], maxEnd: [], cells: new Map(), cellIds: [] };
+      const stated = versions.get(version)!.sort((a, b) => compareNames(a.period, b.period));
+      for (const [at, p] of stated.entries()) {
+        const { start, end } = periodDates(p.period);
+        const part: Partition = {
+          collection: c,
+          version,
+          period: p.period,
+          prefix: `${itemName(c.family, version, c.product, p.period, "")}`,
+          start: Date.parse(`${start}T00:00:00Z`),
+          end: Date.parse(`${end}T23:59:59Z`),
+          bbox: p.bbox,
+          run,
+          at,
+        };
+        run.parts.push(part);
+        run.maxEnd.push(Math.max(part.end, run.maxEnd.at(-1) ?? -Infinity));
+        for (const cell of p.cells) {
+          const list = run.cells.get(cell);
+          if (list) list.push(at);
+          else run.cells.set(cell, [at]);
+        }
+        partitions.push(part);
+      }
+      run.cellIds = [...run.cells.keys()].sort((a, b) => a - b);
+      runs.push(run);
     }
   }
   partitions.sort((a, b) => compareNames(a.prefix, b.prefix));
@@ -135,6 +135,7 @@ async function open(docs: BuildDocuments): Promise<StacIndex | undefined> {
     collections: file.collections,
     byId: new Map(file.collections.map((c) => [c.id, c])),
     partitions,
+    runs,
     load: (part) => {
       let p = loaded.get(part.prefix);
       if (!p) {

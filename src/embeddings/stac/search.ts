@@ -1,25 +1,19 @@
 // STAC item search over the STAC index: the request checked (bbox, intersects, datetime,
-// collections, ids, limit, token), then one page walked in a fixed order: partitions in item-name
-// order (those of other collections or periods skipped whole), and within a partition the grid
-// cells the area meets in id order (each item at the first of them it meets), or every tile in
-// name order without an area. A page stops at `limit` items; its token names the position (the
-// partition, cell and tile last handed out), never an offset, so items a new cycle adds neither
-// repeat nor hide the others. The work of a page follows the area and the page, not the number of
-// items published.
+// collections, ids, limit, token), then one page walked in a fixed order: runs (a collection and
+// model version) by collection id and version; in a run, the partitions (periods) that may match,
+// found by binary search on time and through the grid cells the area meets, never one by one;
+// within a partition the cells the area meets in id order (each item at the first of them it
+// meets), or every tile in name order without an area. A page stops at `limit` items; its token
+// names the position (the partition, cell and tile last handed out), never an offset, so items a
+// new cycle adds neither repeat nor hide the others. The work of a page follows the area and the
+// page, not the number of items or periods published.
 import { InvalidParameterError, NotFoundError } from "../../errors.ts";
 import type { StacRecord } from "../index-files.ts";
 import { compareNames, parseItemName } from "../names.ts";
+import { type CellSpan, COLS, firstSharedCell, spanOfArea } from "./cells.ts";
 import { type Area, bboxArea, footprintMeets, parseBbox, parseGeometry } from "./geometry.ts";
-import {
-  type CellSpan,
-  COLS,
-  firstSharedCell,
-  type LoadedPartition,
-  type Partition,
-  partitionOf,
-  type StacIndex,
-  spanOfArea,
-} from "./index.ts";
+import { collectionId } from "./ids.ts";
+import { type LoadedPartition, type Partition, partitionOf, type Run, type StacIndex } from "./index.ts";
 
 export const STAC_DEFAULT_LIMIT = 10;
 export const STAC_MAX_LIMIT = 1000;
@@ -237,25 +231,88 @@ function* walkPartition(
   }
 }
 
+/** Where a token's partition is, or would be, in the walk: the run and the place in it. */
+function resumeAt(index: StacIndex, prefix: string): { run: number; at: number } {
+  const [family, , version, , product, period] = prefix.split("~");
+  try {
+    parseItemName(`${prefix}32TNS`, "token");
+  } catch {
+    throw new InvalidParameterError("token", "token is not one this server handed out for this search");
+  }
+  const id = collectionId(family, product);
+  const runs = index.runs;
+  const r = lowerBound(runs.length, (i) => {
+    const c = compareNames(runs[i].collection.id, id);
+    return c < 0 || (c === 0 && compareNames(runs[i].version, version) < 0);
+  });
+  const run = runs[r];
+  if (!run || run.collection.id !== id || run.version !== version) return { run: r, at: 0 };
+  return { run: r, at: lowerBound(run.parts.length, (i) => compareNames(run.parts[i].period, period) < 0) };
+}
+
+/**
+ * Indexes of a run's parts that may hold a match, ascending from `first`: the time window found by
+ * binary search (starts ascend; the latest end so far ascends), and with an area only the parts
+ * with an item in one of its cells, each next one found by binary search in the cells' lists.
+ */
+function* candidates(run: Run, s: Search, span: CellSpan | undefined, first: number): Generator<number> {
+  const n = run.parts.length;
+  let pos = first;
+  let hi = n;
+  if (s.time) {
+    const [qs, qe] = s.time;
+    pos = Math.max(
+      pos,
+      lowerBound(n, (i) => run.maxEnd[i] < qs),
+    );
+    hi = lowerBound(n, (i) => run.parts[i].start <= qe);
+  }
+  if (!span) {
+    for (; pos < hi; pos++) if (wanted(s, run.parts[pos])) yield pos;
+    return;
+  }
+  const lists: number[][] = [];
+  for (let r = span.r0; r <= span.r1; r++)
+    for (const [c0, c1] of span.cols) {
+      const lo = r * COLS + c0;
+      for (let i = lowerBound(run.cellIds.length, (j) => run.cellIds[j] < lo); i < run.cellIds.length; i++) {
+        if (run.cellIds[i] > r * COLS + c1) break;
+        lists.push(run.cells.get(run.cellIds[i])!);
+      }
+    }
+  while (pos < hi) {
+    let next = hi;
+    for (const l of lists) {
+      const k = lowerBound(l.length, (j) => l[j] < pos);
+      if (k < l.length && l[k] < next) next = l[k];
+    }
+    if (next >= hi) return;
+    if (wanted(s, run.parts[next])) yield next;
+    pos = next + 1;
+  }
+}
+
 /** One page of a search. */
 export async function search(index: StacIndex, s: Search): Promise<Page> {
   if (s.ids) return searchIds(index, s);
   const span = s.area ? spanOfArea(s.area) : undefined;
   const from = s.token === undefined ? undefined : (decodeToken(s.token, false) as { p: string; c: number; t: string });
+  const start = from ? resumeAt(index, from.p) : { run: 0, at: 0 };
   const hits: Hit[] = [];
   let last: Position | undefined;
-  const ps = index.partitions;
-  const first = from ? lowerBound(ps.length, (i) => compareNames(ps[i].prefix, from.p) < 0) : 0;
-  for (let i = first; i < ps.length; i++) {
-    const part = ps[i];
-    if (!wanted(s, part)) continue;
-    const lp = await index.load(part);
-    const resume = from && part.prefix === from.p ? from : undefined;
-    for (const { cell, tile } of walkPartition(lp, s.area, span, resume)) {
-      // One more item than the page holds: there is a next page, starting after the last one handed out.
-      if (hits.length === s.limit) return { hits, next: encodeToken(last!) };
-      hits.push({ name: `${part.prefix}${tile}`, collection: part.collection.id, record: lp.records.get(tile)! });
-      last = { p: part.prefix, c: cell, t: tile };
+  for (let r = start.run; r < index.runs.length; r++) {
+    const run = index.runs[r];
+    if (s.collections && !s.collections.includes(run.collection.id)) continue;
+    for (const i of candidates(run, s, span, r === start.run ? start.at : 0)) {
+      const part = run.parts[i];
+      const lp = await index.load(part);
+      const resume = from && part.prefix === from.p ? from : undefined;
+      for (const { cell, tile } of walkPartition(lp, s.area, span, resume)) {
+        // One more item than the page holds: there is a next page, starting after the last one handed out.
+        if (hits.length === s.limit) return { hits, next: encodeToken(last!) };
+        hits.push({ name: `${part.prefix}${tile}`, collection: part.collection.id, record: lp.records.get(tile)! });
+        last = { p: part.prefix, c: cell, t: tile };
+      }
     }
   }
   return { hits };

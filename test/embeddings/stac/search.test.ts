@@ -124,6 +124,26 @@ describe("STAC search", () => {
     }
   });
 
+  test("datetime over periods of different lengths: every period meeting the time, and only those", async () => {
+    const odd = ["2020_01_01_2020_12_31", "2020_03_01_2020_03_31", "2020_06_01_2020_06_30", "2021_01_01_2021_01_31"];
+    const tiles = tilesIn(9, 47, 11, 49, 0.7);
+    const specs = [{ tiles, periods: odd }];
+    for (const [datetime, want] of [
+      ["2020-06-15T00:00:00Z", [odd[0], odd[2]]],
+      ["2020-03-31T23:59:59Z", [odd[0], odd[1]]],
+      ["2020-04-01T00:00:00Z/2020-05-31T00:00:00Z", [odd[0]]],
+      ["2020-12-31T23:59:59Z/..", [odd[0], odd[3]]],
+      ["../2019-12-31T23:59:59Z", []],
+    ] as [string, string[]][]) {
+      for (const area of [{}, { bbox: [9, 47, 11, 49] }]) {
+        const got = await all(specs, { datetime, ...area, limit: 4 });
+        const periods = [...new Set(got.names.map((n) => n.split("~")[5]))].sort();
+        assert.deepEqual(periods, want, `${datetime} ${JSON.stringify(area)}`);
+        assert.equal(got.names.length, want.length * tiles.length, datetime);
+      }
+    }
+  });
+
   test("only the partitions a search needs are opened", async () => {
     const build = syntheticBuild([
       { tiles: europe, periods: monthlyPeriods(24) },

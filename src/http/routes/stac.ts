@@ -160,8 +160,9 @@ export const stacRoutes = [
     operationId: "stacCollectionItems",
     summary: "Items of one collection, paged",
     description:
-      "A GeoJSON FeatureCollection of at most limit items, in item-name order (by grid cell, then name, with " +
-      "bbox), with a next link while more follow; bbox and datetime filter as in the search.",
+      "A GeoJSON FeatureCollection of at most limit items, by model version and period, then by tile name " +
+      "(with bbox: by grid cell, then tile name), with a next link while more follow; bbox and datetime " +
+      "filter as in the search.",
     tags: ["stac"],
     auth: "embeddings",
     pathParams: CollectionPath,
@@ -205,8 +206,8 @@ export const stacRoutes = [
     summary: "STAC item search (GET)",
     description:
       "Items by bbox or intersects (not both), datetime, collections and ids, limit per page, next link with a " +
-      "token. The search walks the build's STAC index by partition and grid cell: its cost follows the area and " +
-      "the page, not the number of items. 400 for bbox with intersects, a bbox of other than 4 or 6 numbers, " +
+      "token. The search picks the build's STAC index partitions (collection, version, period) by binary " +
+      "search on time and by grid cell: its cost follows the area and the page, not the number of items. 400 for bbox with intersects, a bbox of other than 4 or 6 numbers, " +
       "limit outside 1..1000, a datetime without a zone, a geometry that is not GeoJSON, an unknown collection.",
     tags: ["stac"],
     auth: "embeddings",

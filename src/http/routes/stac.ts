@@ -207,8 +207,8 @@ export const stacRoutes = [
     description:
       "Items by bbox or intersects (not both), datetime, collections and ids, limit per page, next link with a " +
       "token. The search picks the build's STAC index partitions (collection, version, period) by binary " +
-      "search on time and by grid cell: its cost follows the area and the page, not the number of items. 400 for bbox with intersects, a bbox of other than 4 or 6 numbers, " +
-      "limit outside 1..1000, a datetime without a zone, a geometry that is not GeoJSON, an unknown collection.",
+      "search on time and by grid cell: its cost follows the area and the page, not the number of items. " +
+      "400 for bbox with intersects, a bbox of other than 4 or 6 numbers, limit outside 1..1000, a datetime without a zone, a geometry that is not GeoJSON, an unknown collection.",
     tags: ["stac"],
     auth: "embeddings",
     query: SearchQuery,

@@ -1,5 +1,5 @@
-// Build step: the embedding catalogue (items.json) and the locate indexes, so that serving a
-// listing or a locate request never walks the store. Reads item metadata and the items' small
+// Build step: the embedding catalogue (items.json), the locate indexes and the STAC index, so that
+// serving a listing, a locate request or a STAC search never walks the store. Reads item metadata and the items' small
 // coordinate arrays, never a latent chunk. Every array below embeddings/ is accounted for: served
 // as (part of) an item, or reported with the reason it is not.
 import { mkdir, writeFile } from "node:fs/promises";
@@ -7,9 +7,12 @@ import { dirname, join } from "node:path";
 import pLimit from "p-limit";
 import { GridcastError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
-import { ITEMS_FILE, type ItemsFile, type LocateEntry, type LocateFile, locateFile } from "./index-files.ts";
+import { ITEMS_FILE, type ItemsFile, type LocateFile, locateFile, type SurveyEntry } from "./index-files.ts";
 import { openItem } from "./item.ts";
 import { compareNames, compareVersions, type ItemRef, parseItemPath } from "./names.ts";
+import { stacIndexes } from "./stac/index-writer.ts";
+
+export type { SurveyEntry };
 
 /** Item groups whose metadata is fetched at once (matters for an HTTP store). */
 const METADATA_CONCURRENCY = 16;
@@ -25,7 +28,7 @@ export interface SkippedEmbedding {
 }
 
 export interface EmbeddingSurvey {
-  entries: { ref: ItemRef; entry: LocateEntry }[];
+  entries: SurveyEntry[];
   skipped: SkippedEmbedding[];
 }
 
@@ -114,6 +117,7 @@ export async function surveyEmbeddings(store: Store): Promise<EmbeddingSurvey> {
         transform: g.transform,
         shape: [...item.layout.axes.shape],
       },
+      latent: { dims: [...item.layout.axes.names], dtype: item.latent.dtype, quantization: item.layout.scheme.kind },
     });
   }
   skipped.sort((a, b) => compareNames(a.path, b.path));
@@ -158,5 +162,7 @@ export async function writeEmbeddingIndexes(
   const items: ItemsFile = { items: names };
   await writeJson(dir, ITEMS_FILE, items);
   for (const [rel, index] of indexes) await writeJson(dir, rel, index);
+  // The STAC index comes from the same survey: no second walk of the store.
+  for (const [rel, doc] of stacIndexes(order)) await writeJson(dir, rel, doc);
   return { items: names.length, indexes: indexes.size, skipped };
 }

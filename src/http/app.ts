@@ -12,6 +12,7 @@ import type { AppContext, KeyInfo } from "./context.ts";
 import { errorReply } from "./error-reply.ts";
 import { FairShares, holdersOf, refusalDetail } from "./fair-share.ts";
 import { dataWaitersMax } from "./fd-limit.ts";
+import { jsonBody } from "./json-body.ts";
 import { leanStatic } from "./lean-static.ts";
 import { charge, type Meta, metaOf, settle } from "./metering.ts";
 import { streamNpy } from "./npy-stream.ts";
@@ -94,10 +95,12 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
 
   const onNoMatch = (req: IncomingMessage, res: ServerResponse) => {
     const path = pathOf(req);
-    const other = routes.find((r) => matches(r, path));
-    if (other) {
+    const other = routes.filter((r) => matches(r, path));
+    if (other.length > 0) {
+      const post = other.some((r) => r.method === "POST") ? "POST, " : "";
+      const get = other.some((r) => r.method === "GET") ? "GET, HEAD, " : "";
       sendProblem(res, simpleProblem(405, "method-not-allowed", `${req.method} is not allowed here`), {
-        Allow: "GET, HEAD, OPTIONS",
+        Allow: `${get}${post}OPTIONS`,
       });
       return;
     }
@@ -123,6 +126,10 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       handle(def, req, res, meta).catch((e) => onError(e, req, res));
     };
     const pattern = polkaPattern(def.path);
+    if (def.method === "POST") {
+      app.post(pattern, handler);
+      continue;
+    }
     app.get(pattern, handler);
     // HEAD on a metered route would do the whole read for nothing billable: those answer 405.
     if (!def.cost) app.head(pattern, handler);
@@ -201,6 +208,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
     let query = parsedQuery(def, queryText);
     if (query === undefined) rejectUnknown(def, raw());
     const params = pathParams(def, req.params ?? {}, pathOf(req));
+    const body = def.method === "POST" ? await jsonBody(req) : undefined;
     if (query === undefined) {
       query = def.query ? parseParams<Record<string, unknown>>(def.query, raw()) : {};
       keepParsed(def, queryText, query);
@@ -244,6 +252,7 @@ export function createApp(ctx: AppContext, routes: RouteDef[]): App {
       res,
       query,
       params,
+      body,
       key,
       requestId: String(res.getHeader("X-Request-Id")),
       app: ctx,

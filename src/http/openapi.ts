@@ -121,11 +121,12 @@ export function openapiDocument(routes: RouteDef[], info: { version: string; pub
       parameters: parameters(def),
       responses: responses(def),
       security: def.auth === "public" ? [] : [{ ApiKey: [] }],
+      ...(def.body ? { requestBody: { required: true, content: { "application/json": { schema: def.body } } } } : {}),
       ...(def.cost ? { "x-credit-metered": true } : {}),
       ...(def.auth !== "public" ? { "x-scope": def.auth } : {}),
     };
     const path = def.path.replace(/\{(\w+)\+\}/g, "{$1}");
-    paths[path] = { ...(paths[path] ?? {}), get: op };
+    paths[path] = { ...(paths[path] ?? {}), [def.method.toLowerCase()]: op };
   }
   return literalDescriptions({
     openapi: "3.1.0",
@@ -160,6 +161,12 @@ export function openapiDocument(routes: RouteDef[], info: { version: string; pub
       { name: "weather", description: "Keyed forecast reads: point series and bounded exports" },
       { name: "zarr", description: "Zarr stores for lazy analysis (xarray, zarr-python, zarrita)" },
       { name: "embeddings", description: "EO latent embeddings (credit-metered)" },
+      {
+        name: "stac",
+        description:
+          "STAC API 1.0 over the EO latents: collections per family and product, one item per latent item, " +
+          "item search (GET and POST). Keyed like /api/embeddings; the assets are the metered embedding routes",
+      },
       { name: "catalog", description: "Models and variable registry" },
       { name: "operations", description: "Health, readiness, metrics and documentation" },
     ],

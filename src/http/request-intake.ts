@@ -138,16 +138,16 @@ export function intake(ctx: AppContext, watchdog: Watchdog): Middleware {
     });
     if (req.method === "OPTIONS") {
       res.statusCode = 204;
-      res.setHeader("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
+      res.setHeader("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS");
       res.setHeader("Access-Control-Allow-Headers", "X-API-Key, Range, If-None-Match, Content-Type");
       res.setHeader("Access-Control-Max-Age", "600");
       res.end();
       return;
     }
     const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
-    // No route reads a request body: a connection whose request carries one is closed once the
-    // answer is out (a 405 for a POST, say), rather than kept open while a slow client trickles
-    // in a body nobody reads, until request_timeout_ms.
+    // Only POST routes read a body (bounded, json-body.ts): a connection whose request carries one
+    // is closed once the answer is out (a 405 for a POST elsewhere, say), rather than kept open
+    // while a slow client trickles in a body nobody reads, until request_timeout_ms.
     if (hasBody) res.setHeader("Connection", "close");
     if ((req.method === "GET" || req.method === "HEAD") && hasBody) {
       req.resume();

@@ -29,6 +29,8 @@ export type Reply =
 
 export interface RequestContext<Q = Record<string, unknown>, P = Record<string, string>> {
   req: IncomingMessage;
+  /** The parsed JSON body of a POST route (undefined for GET). */
+  body?: unknown;
   res: ServerResponse;
   query: Q;
   params: P;
@@ -48,7 +50,10 @@ export interface ResponseDoc {
 
 // biome-ignore lint/suspicious/noExplicitAny: one list holds routes of different parameter types
 export interface RouteDef<Q = any, P = any> {
-  method: "GET";
+  /** A POST route takes a JSON body (at most MAX_JSON_BODY bytes) described by `body`. */
+  method: "GET" | "POST";
+  /** JSON Schema of a POST route's body (documented; the handler checks it field by field). */
+  body?: object;
   /** OpenAPI-style path: /api/export/{id}/npy; a trailing {key+} matches the rest of the path. */
   path: string;
   operationId: string;

@@ -8,6 +8,8 @@
 //     legends/<layer>.png, legends/<layer>.json
 //     embeddings/items.json             sorted item names (the catalogue listing)
 //     embeddings/locate/<family>~<product>~<period>.json
+//     embeddings/stac/collections.json  STAC collections with extents, summaries, partitions
+//     embeddings/stac/<family>~<version>~<product>~<period>.json  STAC items of one partition
 //     (viewer files: index.html, assets/...)
 //   <out>/current -> builds/<build-id>  switched atomically by rename()
 import type { DisplayUnit, Temporal } from "../registry/registry.ts";

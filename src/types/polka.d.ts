@@ -9,6 +9,7 @@ declare module "polka" {
     use(...fns: Fn[]): Polka;
     get(pattern: string, ...fns: Fn[]): Polka;
     head(pattern: string, ...fns: Fn[]): Polka;
+    post(pattern: string, ...fns: Fn[]): Polka;
     handler: (req: IncomingMessage, res: ServerResponse) => void;
     routes: Record<string, unknown[]>;
   }

@@ -5,11 +5,20 @@ import { docsRoutes } from "./docs.ts";
 import { embeddingRoutes } from "./embeddings.ts";
 import { healthRoutes } from "./health.ts";
 import { mapRoutes } from "./maps.ts";
+import { stacRoutes } from "./stac.ts";
 import { weatherRoutes } from "./weather.ts";
 
 export function allRoutes(): RouteDef[] {
   const routes: RouteDef[] = [];
   const docs = docsRoutes(() => routes);
-  routes.push(...healthRoutes, ...docs, ...mapRoutes, ...weatherRoutes, ...dataRoutes, ...embeddingRoutes);
+  routes.push(
+    ...healthRoutes,
+    ...docs,
+    ...mapRoutes,
+    ...weatherRoutes,
+    ...dataRoutes,
+    ...embeddingRoutes,
+    ...stacRoutes,
+  );
   return routes;
 }

@@ -622,6 +622,12 @@ async function drawLegend() {
     }),
   );
   fitTicks(ticks);
+  // Nodes without a value are hatched on the map (base layers); the key says what the stripes mean.
+  if (doc?.no_data) {
+    const key = el("div", "legend-no-data", doc.no_data.label);
+    key.style.setProperty("--hatch", doc.no_data.color);
+    box.append(key);
+  }
 }
 
 /**

@@ -160,7 +160,8 @@ export function writeBuildDocs(dir: string, manifest: BuildManifest, rendering?:
     const legend = legendPaths(spec.id);
     if (layer.legend) put(dir, legend.png, renderLegendPng(spec.style));
     const source = { units: spec.units, style: spec.style, temporal: spec.temporal, long_name: spec.long_name };
-    if (layer.legend) put(dir, legend.json, `${JSON.stringify(legendJson(source), null, 1)}\n`);
+    if (layer.legend)
+      put(dir, legend.json, `${JSON.stringify(legendJson(source, 11, spec.role === "base"), null, 1)}\n`);
     for (const run of layer.runs) {
       for (const lead of run.leads) {
         put(

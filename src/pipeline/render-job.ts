@@ -13,6 +13,7 @@ import { arrowSpacing, renderArrows } from "../render/arrows.ts";
 import { buildPalette, onAxis, type Palette } from "../render/colormap.ts";
 import { finiteRange, prepareContourText } from "../render/contour-labels.ts";
 import { renderContours } from "../render/contours.ts";
+import { hatchMissing, MISSING_PALETTE, missingNodes, withHatch } from "../render/no-data.ts";
 import { OVERLAY_BYTES } from "../render/overlay-paint.ts";
 import { OVERLAY_PALETTE, quantizeOverlay } from "../render/overlay-palette.ts";
 import { encodeIndexedPng, type TileBoxes } from "../render/png.ts";
@@ -115,16 +116,27 @@ function painterOf(
   const rgba = new Uint8Array(OVERLAY_BYTES);
   // The data's cell in world pixels at a zoom level (overlays adapt their lattices to it).
   const cellPx = (z: number) => (cellDeg / 360) * TILE_SIZE * 2 ** z;
+  const withMissing = (drawn: Field, values: Field): Field[] => {
+    const missing = missingNodes(values);
+    return missing ? [drawn, missing] : [drawn];
+  };
+  const missingIndices = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  const paintBase = (s: LevelSampler, x: number, y: number, f: Field, missing: Field | undefined, out: Uint8Array) => {
+    s.renderTile(x, y, f, ramp, out, recipe.resample);
+    if (missing) {
+      s.renderTile(x, y, missing, MISSING_PALETTE, missingIndices, recipe.resample);
+      hatchMissing(out, missingIndices, x * TILE_SIZE, y * TILE_SIZE, TILE_SIZE);
+    }
+    return undefined;
+  };
   switch (recipe.kind) {
     case "field":
       return {
         palette: ramp,
-        // A stepped ramp is sampled on its class axis (one pass per lead), a smooth one on the value.
-        prepare: async ([f]) => [onAxis(ramp, f)],
-        paint: (s, x, y, [f], out) => {
-          s.renderTile(x, y, f, ramp, out, recipe.resample);
-          return undefined;
-        },
+        // A stepped ramp is sampled on its class axis (one pass per lead), a smooth one on the value;
+        // a field with missing nodes brings the field that hatches them (no-data.ts).
+        prepare: async ([f]) => withMissing(onAxis(ramp, f), f),
+        paint: (s, x, y, [f, missing], out) => paintBase(s, x, y, f, missing, out),
       };
     case "speed":
       return {
@@ -133,12 +145,9 @@ function painterOf(
         prepare: async ([u, v]) => {
           const speed = new Float32Array(u.length);
           for (let i = 0; i < u.length; i++) speed[i] = Math.hypot(u[i], v[i]);
-          return [onAxis(ramp, speed)];
+          return withMissing(onAxis(ramp, speed), speed);
         },
-        paint: (s, x, y, [f], out) => {
-          s.renderTile(x, y, f, ramp, out, recipe.resample);
-          return undefined;
-        },
+        paint: (s, x, y, [f, missing], out) => paintBase(s, x, y, f, missing, out),
       };
     case "arrows": {
       const base = recipe.spacing_px ?? 40;
@@ -218,6 +227,8 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       const read = await Promise.all(sources.map((v) => readField(group, v, job, lead.index)));
       return prepare(read);
     });
+    // A base field with missing nodes is drawn with the hatch in its palette (no-data.ts).
+    const rgba = palette.rgba !== OVERLAY_PALETTE && fields.length > 1 ? withHatch(palette.rgba) : palette.rgba;
     let sampler: LevelSampler;
     const level = (z: number) => {
       const at = ctx.coverage.level(coverage, grid, z);
@@ -234,7 +245,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         ctx.writer.link(first, path);
       } else {
         // Overlays' anti-aliased rows compress better unfiltered.
-        const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba, {
+        const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, rgba, {
           ...overlayRows,
           ...(marks?.length ? { boxes: marks } : {}),
         });
@@ -277,7 +288,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         if (same !== undefined) ctx.writer.link(same, path2x);
         else {
           const boxes = [...marks2x].map((b) => b.split(",").map(Number) as TileBoxes[number]);
-          const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, palette.rgba, {
+          const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, rgba, {
             ...overlayRows,
             ...(boxes.length ? { boxes } : {}),
           });

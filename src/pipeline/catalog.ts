@@ -13,6 +13,7 @@ import {
   TILE_ROUTE_TEMPLATE,
   tileDir,
   tilejsonPath,
+  windPaths,
 } from "../published/layout.ts";
 import { WMTS_CAPABILITIES, wmtsCapabilities } from "../published/wmts.ts";
 import { displayUnit, unitChoices } from "../registry/display.ts";
@@ -81,6 +82,7 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number, base:
             }
           : {}),
         tilejson: `${base}/${tilejsonPath(l.id, r.token, ld.hours)}`,
+        ...(l.recipe.kind === "arrows" ? { wind: `${base}/${windPaths(tileDir(l.id, r.token, ld.hours)).json}` } : {}),
       })),
     })),
   };

@@ -2,11 +2,11 @@
 // zoom level is sampled through tables solved once per grid and level. Tiles of one colour are
 // encoded once per job and hard-linked; a lead whose fingerprint the previous build already has
 // is hard-linked from there instead of rendered.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { BoundedMap } from "../bounded-map.ts";
 import { StoreUnavailableError } from "../errors.ts";
 import { readBulk, readValues, regionOf } from "../forecast/read.ts";
-import { HIDPI_SUFFIX } from "../published/layout.ts";
+import { HIDPI_SUFFIX, windPaths } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
 import { displayUnit, toDisplay } from "../registry/display.ts";
 import { arrowSpacing, renderArrows } from "../render/arrows.ts";
@@ -20,6 +20,7 @@ import { encodeIndexedPng, type TileBoxes } from "../render/png.ts";
 import type { LevelSampler } from "../render/resample.ts";
 import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
 import { isUniform } from "../render/uniform.ts";
+import { encodeWindField } from "../render/wind-field.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 import { coverageKey } from "./coverage.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
@@ -229,6 +230,8 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
     });
     // A base field with missing nodes is drawn with the hatch in its palette (no-data.ts).
     const rgba = palette.rgba !== OVERLAY_PALETTE && fields.length > 1 ? withHatch(palette.rgba) : palette.rgba;
+    // A wind-arrow lead also writes the 10 m wind the viewer animates (once, by the pyramid's first part).
+    if (job.recipe.kind === "arrows" && (job.part?.index ?? 0) === 0) writeWind(ctx, lead, fields, grid);
     let sampler: LevelSampler;
     const level = (z: number) => {
       const at = ctx.coverage.level(coverage, grid, z);
@@ -307,5 +310,33 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
 
   const results = await eachLead(ctx, job, hidpiPerLead, renderLead);
   counter.flush();
+  if (job.recipe.kind === "arrows") {
+    // A lead linked from the previous build takes its wind file too (a build before them had none).
+    for (const lead of job.leads) {
+      if (!lead.reuse || !results.find((r) => r.key === lead.key)?.reused) continue;
+      const from = windPaths(lead.reuse.dir);
+      const to = windPaths(join(ctx.buildDir, lead.dir));
+      try {
+        ctx.writer.ensureDir(dirname(to.json));
+        ctx.writer.link(from.png, to.png);
+        ctx.writer.link(from.json, to.json);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        writeWind(ctx, lead, await Promise.all(sources.map((v) => readField(group, v, job, lead.index))), grid);
+      }
+    }
+  }
   return results;
+}
+
+/** The lead's u/v as the viewer's wind file (wind-field.ts), beside its tile directory. */
+function writeWind(ctx: RenderContext, lead: LeadJob, [u, v]: Field[], grid: GroupVariable["grid"]): void {
+  // Projected and unstructured grids have no lat/lon axes the header could state.
+  if (grid.projection || grid.cells) return;
+  const paths = windPaths(join(ctx.buildDir, lead.dir));
+  const wind = encodeWindField(grid, u, v, paths.png.slice(paths.png.lastIndexOf("/") + 1));
+  if (!wind) return;
+  ctx.writer.ensureDir(dirname(paths.json));
+  ctx.writer.write(paths.png, wind.png);
+  ctx.writer.write(paths.json, Buffer.from(`${JSON.stringify(wind.header)}\n`));
 }

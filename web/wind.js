@@ -104,20 +104,24 @@ export function windAnimation(map, headerUrl) {
   };
   canvas.gridcastWind = stats;
 
-  const control = new Control({ position: "topright" });
-  let button;
-  control.onAdd = () => {
-    button = DomUtil.create("button", "wind-toggle");
-    button.type = "button";
-    button.textContent = "Wind";
-    button.setAttribute("aria-pressed", "false");
-    button.title = offReason ? `Animated wind is off on ${offReason}` : "Animated wind particles";
-    button.disabled = Boolean(offReason);
-    DomEvent.disableClickPropagation(button);
-    button.addEventListener("click", () => (on ? stop() : start()));
-    return button;
-  };
-  control.addTo(map);
+  // The switch joins the zoom buttons' bar (one block of controls, nothing new over the map).
+  const button = DomUtil.create("button", "wind-toggle");
+  button.type = "button";
+  button.innerHTML =
+    '<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true"><path d="M1 5h9a2 2 0 1 0-2-2M1 8h12a2 2 0 1 1-2 2M1 11h6" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linecap="round"/></svg>';
+  button.setAttribute("aria-label", "Animated wind");
+  button.setAttribute("aria-pressed", "false");
+  button.title = offReason ? `Animated wind is off on ${offReason}` : "Animated wind";
+  button.disabled = Boolean(offReason);
+  DomEvent.disableClickPropagation(button);
+  button.addEventListener("click", () => (on ? stop() : start()));
+  const bar = map.zoomControl?.getContainer();
+  if (bar) bar.append(button);
+  else {
+    const control = new Control({ position: "topleft" });
+    control.onAdd = () => button;
+    control.addTo(map);
+  }
 
   const size = () => map.getSize();
   function resize() {

@@ -2,6 +2,7 @@
 // zoom level is sampled through tables solved once per grid and level. Tiles of one colour are
 // encoded once per job and hard-linked; a lead whose fingerprint the previous build already has
 // is hard-linked from there instead of rendered.
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BoundedMap } from "../bounded-map.ts";
 import { StoreUnavailableError } from "../errors.ts";
@@ -26,6 +27,7 @@ import { coverageKey } from "./coverage.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
 import type { Job, LeadJob } from "./jobs.ts";
 import { layerHidpiMax } from "./layer-spec.ts";
+import { TileWriter } from "./write.ts";
 
 /**
  * Whether a lead is the only one this job renders from its chunks along the lead axis: then its
@@ -317,9 +319,9 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       const from = windPaths(lead.reuse.dir);
       const to = windPaths(join(ctx.buildDir, lead.dir));
       try {
-        ctx.writer.ensureDir(dirname(to.json));
-        ctx.writer.link(from.png, to.png);
-        ctx.writer.link(from.json, to.json);
+        mkdirSync(dirname(to.json), { recursive: true });
+        windFiles.link(from.png, to.png);
+        windFiles.link(from.json, to.json);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
         writeWind(ctx, lead, await Promise.all(sources.map((v) => readField(group, v, job, lead.index))), grid);
@@ -329,6 +331,13 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   return results;
 }
 
+/**
+ * Wind files are plain files whatever the build's tile format (an archive build's writer takes
+ * tiles only), written and linked with the same care as tiles (its
+ * directory memo unused: builds come and go in one process).
+ */
+const windFiles = new TileWriter();
+
 /** The lead's u/v as the viewer's wind file (wind-field.ts), beside its tile directory. */
 function writeWind(ctx: RenderContext, lead: LeadJob, [u, v]: Field[], grid: GroupVariable["grid"]): void {
   // Projected and unstructured grids have no lat/lon axes the header could state.
@@ -336,7 +345,7 @@ function writeWind(ctx: RenderContext, lead: LeadJob, [u, v]: Field[], grid: Gro
   const paths = windPaths(join(ctx.buildDir, lead.dir));
   const wind = encodeWindField(grid, u, v, paths.png.slice(paths.png.lastIndexOf("/") + 1));
   if (!wind) return;
-  ctx.writer.ensureDir(dirname(paths.json));
-  ctx.writer.write(paths.png, wind.png);
-  ctx.writer.write(paths.json, Buffer.from(`${JSON.stringify(wind.header)}\n`));
+  mkdirSync(dirname(paths.json), { recursive: true });
+  windFiles.write(paths.png, wind.png);
+  windFiles.write(paths.json, Buffer.from(`${JSON.stringify(wind.header)}\n`));
 }

@@ -128,5 +128,6 @@ export function encodeWindField(
     v: qv,
     channels: CHANNELS,
   };
-  return { header, png: encodeRgbaPng(rgba, width, height, { compression: 9 }) };
+  // Deflate at zlib's default level: the file is a few tens of KB either way (BENCHMARKS.md).
+  return { header, png: encodeRgbaPng(rgba, width, height, { compression: 6 }) };
 }

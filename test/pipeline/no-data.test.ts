@@ -49,8 +49,7 @@ describe("missing nodes are hatched", () => {
     const wrap = (l: number) => ((l % 360) + 360) % 360;
     const inLon = (l: number, a: number, b: number) => (a < 0 ? l >= a && l <= b : wrap(l) >= a && wrap(l) <= b);
     inside = (la, lo) => la >= lat0 && la <= lat1 && inLon(lo, lon0, lon1);
-    outside = (la, lo) =>
-      Math.abs(la) < 80 && !(la >= olat0 - 4 && la <= olat1 + 4 && inLon(lo, olon0 - 4, olon1 + 4));
+    outside = (la, lo) => Math.abs(la) < 80 && !(la >= olat0 - 4 && la <= olat1 + 4 && inLon(lo, olon0 - 4, olon1 + 4));
     await build({ store: storeDir, out, maxZoom: Z, groups: ["forecast/global"], vars: ["t2m", "msl"], leads: [0] });
     dir = realpathSync(join(out, "current"));
   });

@@ -133,6 +133,7 @@ export function exportEntry(group: ForecastGroup) {
       ...(v.scalarLevel ? { level: v.scalarLevel } : {}),
       // Stored along a projected grid's axes: exported turned to true north with this partner.
       ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
+      ...(v.plus ? { summed_with: v.plus.stored } : {}),
       ...(grids ? { grid_coordinates: v.gridCoords } : {}),
       stored_units: v.storedUnits,
       members: v.roles.includes("member") ? group.members : undefined,

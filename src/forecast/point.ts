@@ -162,7 +162,7 @@ function atNode(
     return out;
   };
   // The build's point copy answers when it holds exactly what the store holds now; else the store.
-  if (!copies || v.turn) return fromStore();
+  if (!copies || v.turn || v.plus) return fromStore();
   const copied = copies.column({
     group,
     v,

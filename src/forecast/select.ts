@@ -120,7 +120,8 @@ export function entryIn(registry: Registry, group: ForecastGroup, name: string):
   const known = registry.lookup(name);
   if (known) return known;
   const key = name.trim().toLowerCase();
-  for (const v of group.variables.values()) if (v.stored.toLowerCase() === key) return v.entry;
+  // A total in two parts (WRF's RAINC + RAINNC) answers to its canonical name, not to one part's.
+  for (const v of group.variables.values()) if (v.stored.toLowerCase() === key && !v.plus) return v.entry;
   const suggestions = servedSuggestions(group, name);
   throw new UnknownVariableError(`"${name}" is not a variable of ${group.id}${didYouMean(suggestions)}`, {
     param: "var",

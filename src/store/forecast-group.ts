@@ -33,6 +33,7 @@ import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-g
 import type { Json } from "./metadata.ts";
 import { findProjectedAxes, gridRelative, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 import { timeAxesOf } from "./time-axes.ts";
+import { isWrf, WRF_RAIN_PARTS, wrfPrecipitation } from "./wrf.ts";
 import { type Claim, servedClaims } from "./variable-claims.ts";
 
 export interface GroupVariable {
@@ -85,6 +86,12 @@ export interface GroupVariable {
    * this component lies along: "x" answers as the eastward component, "y" as the northward one.
    */
   turn?: { partner: GroupVariable; along: "x" | "y" };
+  /**
+   * Set for WRF's total precipitation (wrf.ts): this array is RAINC, the cumulus scheme's part,
+   * and `plus` RAINNC, the grid-scale part on the same dimensions, added on every read so that
+   * tp is never answered as one of the two alone.
+   */
+  plus?: GroupVariable;
 }
 
 /** One horizontal grid of a group, keyed by the stored names of its latitude and longitude coordinates. */
@@ -212,7 +219,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   if (!cellAxes && (!coordNames.lat || !coordNames.lon)) {
     throw new CorruptDataError("no 1-D latitude and longitude coordinates (lat/latitude, lon/longitude)");
   }
-  const axes = await timeAxesOf(input.arrays, { time: coordNames.time, lead: coordNames.lead, scalar });
+  const axes = await timeAxesOf(input.arrays, { time: coordNames.time, lead: coordNames.lead, scalar }, input.attrs);
   const { runs, leads, analysis } = axes;
   coordNames.time = axes.coords.time;
   if (axes.coords.lead) coordNames.lead = axes.coords.lead;
@@ -352,6 +359,8 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   // Variables found by name and by CF meaning, served once the loop has seen every claimant.
   const byName: Claim<GroupVariable>[] = [];
   const byMeaning: Claim<GroupVariable>[] = [];
+  // WRF's parts of total precipitation, paired once every array has been seen.
+  const rain = new Map<string, Claim<GroupVariable>>();
   const coordSet = new Set(Object.values(coordNames));
   const aux = auxiliaryNames(input.arrays);
   for (const n of projected?.auxiliary ?? cellAxes?.auxiliary ?? []) aux.add(n);
@@ -441,7 +450,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       continue;
     }
     const squeezed = arr.dims.filter((_, i) => roles[i] === "single");
-    let entry = entryOf(registry, stored, attrs);
+    // WRF's RAINC and RAINNC are each part of tp: served only as their sum (wrfPrecipitation).
+    const rainPart = WRF_RAIN_PARTS.has(stored) && isWrf(input.attrs);
+    let entry = rainPart ? registry.lookup("tp") : entryOf(registry, stored, attrs);
     let meaning: string | undefined;
     if (!entry) {
       // Not a name the registry knows: what its CF description says it is, else why not.
@@ -492,8 +503,12 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       gridCoords: { lat: on.lat, lon: on.lon },
       ...(fixed ? { fixed } : {}),
     };
-    (meaning ? byMeaning : byName).push({ v, skip: (reason) => skip(reason, undefined, v.name) });
+    const claim = { v, skip: (reason: string) => skip(reason, undefined, v.name) };
+    if (rainPart) rain.set(stored, claim);
+    else (meaning ? byMeaning : byName).push(claim);
   }
+  const total = wrfPrecipitation(rain, input.arrays);
+  if (total) byName.push(total);
   for (const v of servedClaims(byName, byMeaning)) variables.set(v.name, v);
   pairGridRelative(variables, new Map([...byName, ...byMeaning].map((c) => [c.v, c.skip])), input.attrs);
   for (const v of variables.values()) {
@@ -502,7 +517,12 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     }
     if (ecmwfAccumulation(v.array.meta.attrs, input.attrs)) continue;
     const latest = runs.indexOf(Math.max(...runs));
-    v.temporal = withDataWindow(v.temporal, await accumulationWindow(v, latest, controlMember ?? 0, leads));
+    let window = await accumulationWindow(v, latest, controlMember ?? 0, leads);
+    // A total in two parts runs from the start only when both parts do.
+    if (v.plus && window.window === "since_start") {
+      window = await accumulationWindow(v.plus, latest, controlMember ?? 0, leads);
+    }
+    v.temporal = withDataWindow(v.temporal, window);
   }
   const ingested = await ingestedHours(input.arrays, input.arrays.get(coordNames.time!)!, runs.length);
   const name = input.id.slice(input.id.indexOf("/") + 1);

@@ -1,0 +1,150 @@
+// What WRF output says of itself, read where its own conventions differ from CF (raw wrfout written
+// to Zarr by xarray, or as xwrf leaves it): one simulation is one run, started at the global
+// SIMULATION_START_DATE, whose times (XTIME, or xwrf's Time) are its leads; the rotation of its
+// grid to true north at each node (COSALPHA/SINALPHA); total precipitation in two parts (RAINC,
+// the cumulus scheme's, and RAINNC, the grid-scale one), both accumulated since the start.
+import { CorruptDataError } from "../errors.ts";
+import type { StoredArray } from "./array.ts";
+import { decodeTimes, unitMs } from "./cf.ts";
+import type { Role } from "./dims.ts";
+import { leadHours, strAttr, timeUnits } from "./group-coordinates.ts";
+import type { Json } from "./metadata.ts";
+
+const HOUR_MS = 3_600_000;
+
+/** WRF's own spelling of its simulation's start (`2024-07-01_00:00:00`), as UTC milliseconds. */
+export function wrfStart(groupAttrs: Json): number | undefined {
+  const s = strAttr(groupAttrs, "SIMULATION_START_DATE");
+  const m = s ? /^(\d{4})-(\d\d)-(\d\d)_(\d\d):(\d\d):(\d\d)$/.exec(s.trim()) : null;
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, se] = m.slice(1).map(Number);
+  const t = Date.UTC(y, mo - 1, d, h, mi, se);
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/** The run and lead axes of a WRF group, as time-axes.ts gives them (see TimeAxes there). */
+export interface WrfAxes {
+  runs: number[];
+  leads: number[];
+  analysis: false;
+  coords: { time: string; lead: string };
+  notDims: Set<Role>;
+  dimRoles: Map<string, Role>;
+  how: string;
+}
+
+/**
+ * A WRF simulation as one run with leads: the run from SIMULATION_START_DATE, the leads from XTIME
+ * (minutes since the start; a date once xarray has decoded it, a duration as older xwrf leaves it)
+ * or, without XTIME, from xwrf's Time (the valid times decoded from Times). Undefined for a group
+ * that is no WRF output or has neither coordinate along its Time dimension.
+ */
+export async function wrfTimeAxes(arrays: Map<string, StoredArray>, groupAttrs: Json): Promise<WrfAxes | undefined> {
+  const start = wrfStart(groupAttrs);
+  if (start === undefined) return undefined;
+  const along = (name: string) => {
+    const a = arrays.get(name);
+    return a && a.shape.length === 1 && a.dims[0] === "Time" ? a : undefined;
+  };
+  const name = along("XTIME") ? "XTIME" : along("Time") ? "Time" : undefined;
+  if (!name) return undefined;
+  const arr = along(name)!;
+  const raw = arr.shape[0] === 0 ? [] : await arr.readRaw();
+  const units = strAttr(arr.meta.attrs, "units");
+  const date = units ? /\bsince\b/i.test(units) : /M8\[|datetime64/.test(arr.dtype);
+  let leads: number[];
+  if (date) {
+    const valid = decodeTimes(raw, timeUnits(arr), strAttr(arr.meta.attrs, "calendar") ?? "standard");
+    leads = valid.map((t) => (t - start) / HOUR_MS);
+  } else {
+    if (units === undefined && !/m8\[|timedelta64/.test(arr.dtype)) return undefined;
+    if (units !== undefined) unitMs(units);
+    leads = leadHours(raw, units === undefined ? { units: timedeltaUnits(arr.dtype) } : arr.meta.attrs);
+  }
+  const bad = leads.findIndex((h) => !Number.isFinite(h) || h < 0);
+  if (bad >= 0) {
+    throw new CorruptDataError(
+      `WRF's ${name} at index ${bad} lies before SIMULATION_START_DATE ${String(groupAttrs.SIMULATION_START_DATE)} ` +
+        "(or is missing), so it gives no lead of the simulation",
+    );
+  }
+  if (new Set(leads).size !== leads.length) throw new CorruptDataError(`WRF's ${name} repeats a time`);
+  return {
+    runs: [start],
+    leads,
+    analysis: false,
+    coords: { time: name, lead: name },
+    notDims: new Set<Role>(["time"]),
+    dimRoles: new Map<string, Role>([["Time", "lead"]]),
+    how: `one WRF run from SIMULATION_START_DATE, leads from ${name}${date ? " less the start" : ""}`,
+  };
+}
+
+/** The unit of a timedelta64 data type, as CF spells it. */
+function timedeltaUnits(dtype: string): string {
+  const m = /m8\[(\w+)\]|timedelta64\[(\w+)\]/.exec(dtype);
+  const u = m?.[1] ?? m?.[2] ?? "ns";
+  return { ns: "nanoseconds", us: "microseconds", ms: "milliseconds", s: "seconds", m: "minutes", h: "hours" }[u] ?? u;
+}
+
+/** A group written by WRF: its simulation start or its map projection among the globals. */
+export const isWrf = (groupAttrs: Json): boolean =>
+  wrfStart(groupAttrs) !== undefined || groupAttrs.MAP_PROJ !== undefined;
+
+/** WRF's two parts of total precipitation: the cumulus scheme's and the grid-scale one. */
+export const WRF_RAIN_PARTS = new Set(["RAINC", "RAINNC"]);
+/** WRF's counters of how often each part was reset by bucket_mm (then each part wraps). */
+const WRF_RAIN_BUCKETS = ["I_RAINC", "I_RAINNC"];
+
+/** What the pairing needs of a variable (forecast-group.ts's GroupVariable has it). */
+interface RainPart {
+  stored: string;
+  roles: string[];
+  array: StoredArray;
+  canonical: boolean;
+  grid: unknown;
+  plus?: RainPart;
+}
+
+/**
+ * WRF's total precipitation as one variable: RAINC with RAINNC added on every read (`plus`), both
+ * accumulated since the simulation's start. Undefined, with each part present skipped and the
+ * reason, when the total cannot be had whole: a part missing, the parts on other dimensions or in
+ * units that do not both convert, or bucket counters (I_RAINC, I_RAINNC) saying the parts wrap —
+ * never one part answered as the total.
+ */
+export function wrfPrecipitation<V extends RainPart>(
+  parts: Map<string, { v: V; skip: (reason: string) => void }>,
+  arrays: Map<string, StoredArray>,
+): { v: V; skip: (reason: string) => void } | undefined {
+  if (parts.size === 0) return undefined;
+  const c = parts.get("RAINC");
+  const nc = parts.get("RAINNC");
+  const buckets = WRF_RAIN_BUCKETS.filter((n) => arrays.has(n));
+  let problem: string | undefined;
+  if (buckets.length) {
+    problem =
+      `${buckets.join(" and ")} count resets of the parts by WRF's bucket_mm, which gridcast does not add back ` +
+      "(write the run with bucket_mm = -1, or add the buckets into RAINC/RAINNC)";
+  } else if (!c || !nc) {
+    problem = `${c ? "RAINNC" : "RAINC"} is not in the group, and one part alone is not the total`;
+  } else if (
+    c.v.grid !== nc.v.grid ||
+    c.v.roles.join() !== nc.v.roles.join() ||
+    c.v.array.shape.join() !== nc.v.array.shape.join()
+  ) {
+    problem = "RAINC and RAINNC lie on other dimensions";
+  } else if (!c.v.canonical || !nc.v.canonical) {
+    problem = "the units of RAINC and RAINNC do not both convert to the registry's";
+  }
+  if (problem || !c || !nc) {
+    for (const p of parts.values()) {
+      p.skip(
+        `tp refused: WRF's total precipitation is RAINC + RAINNC (each accumulated since the start), and ${problem}`,
+      );
+    }
+    return undefined;
+  }
+  c.v.plus = nc.v;
+  return c;
+}

@@ -33,8 +33,8 @@ import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-g
 import type { Json } from "./metadata.ts";
 import { findProjectedAxes, gridRelative, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 import { timeAxesOf } from "./time-axes.ts";
-import { isWrf, WRF_RAIN_PARTS, wrfPrecipitation } from "./wrf.ts";
 import { type Claim, servedClaims } from "./variable-claims.ts";
+import { isWrf, WRF_RAIN_PARTS, wrfPrecipitation } from "./wrf.ts";
 
 export interface GroupVariable {
   /** Canonical registry name. */

@@ -34,7 +34,7 @@ import type { Json } from "./metadata.ts";
 import { findProjectedAxes, gridRelative, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 import { timeAxesOf } from "./time-axes.ts";
 import { type Claim, servedClaims } from "./variable-claims.ts";
-import { isWrf, WRF_RAIN_PARTS, wrfPrecipitation } from "./wrf.ts";
+import { isWrf, WRF_RAIN_PARTS, WRF_ROTATION, wrfGridNorth, wrfPrecipitation } from "./wrf.ts";
 
 export interface GroupVariable {
   /** Canonical registry name. */
@@ -270,6 +270,15 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     grid.lat = latRaw as Float64Array;
     grid.lon = lonRaw as Float64Array;
     grid.latAscending = projection.dy > 0;
+    // WRF states its grid's rotation to true north at every node: winds are turned by it.
+    const gridNorth = isWrf(input.attrs)
+      ? await wrfGridNorth(input.arrays, dimOf(projected.yName), dimOf(projected.xName))
+      : undefined;
+    if (gridNorth) {
+      projection.gridNorth = gridNorth;
+      projection.rotationFrom = WRF_ROTATION.join("/");
+      for (const n of WRF_ROTATION) projected.auxiliary.push(n);
+    }
     grid.global = false;
     grid.lon360 = false;
   } else {

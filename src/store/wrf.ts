@@ -148,3 +148,43 @@ export function wrfPrecipitation<V extends RainPart>(
   c.v.plus = nc.v;
   return c;
 }
+
+/** How far COSALPHA² + SINALPHA² may lie from 1 before the pair is no rotation. */
+const ROTATION_TOLERANCE = 1e-3;
+
+/**
+ * The bearing of grid north at every node (degrees clockwise from true north, row-major over
+ * ny × nx) from WRF's COSALPHA/SINALPHA, read at the first time: WRF turns its grid-relative winds
+ * to earth-relative as u·cos α − v·sin α (east) and v·cos α + u·sin α (north), so grid north lies
+ * at −α. Undefined when the group has not both arrays on the grid's dimensions; throws naming them
+ * when a node's pair is missing or is no rotation (cos² + sin² far from 1).
+ */
+export async function wrfGridNorth(
+  arrays: Map<string, StoredArray>,
+  yDim: string,
+  xDim: string,
+): Promise<Float32Array | undefined> {
+  const cos = arrays.get("COSALPHA");
+  const sin = arrays.get("SINALPHA");
+  const onGrid = (a: StoredArray | undefined) =>
+    a !== undefined && a.shape.length >= 2 && a.dims.at(-2) === yDim && a.dims.at(-1) === xDim;
+  if (!onGrid(cos) || !onGrid(sin) || cos!.shape.join() !== sin!.shape.join()) return undefined;
+  const region = cos!.shape.map((n, d): [number, number] => (d < cos!.shape.length - 2 ? [0, 1] : [0, n]));
+  const [c, s] = await Promise.all([cos!.read(region), sin!.read(region)]);
+  const out = new Float32Array(c.length);
+  for (let k = 0; k < c.length; k++) {
+    const norm = c[k] * c[k] + s[k] * s[k];
+    if (!(Math.abs(norm - 1) <= ROTATION_TOLERANCE)) {
+      const nx = cos!.shape.at(-1)!;
+      throw new CorruptDataError(
+        `WRF's COSALPHA/SINALPHA at node (${Math.floor(k / nx)}, ${k % nx}) are ${c[k]}, ${s[k]}: no rotation ` +
+          "(missing, or cos² + sin² is not 1), so the winds along the grid cannot be turned to true north",
+      );
+    }
+    out[k] = (-Math.atan2(s[k], c[k]) * 180) / Math.PI;
+  }
+  return out;
+}
+
+/** WRF's arrays that describe its grid, not weather (part of the grid once read). */
+export const WRF_ROTATION = ["COSALPHA", "SINALPHA"];

@@ -19,8 +19,8 @@ mode, out = sys.argv[1], sys.argv[2]
 R = 6_370_000.0
 START = "2024-07-01_00:00:00"
 NT = 3
-# Rotated grid: pole at (51 N, 82 E) puts the rotated origin at (39 N, 98 W); 0.4 degree spacing.
-ROT = dict(pole_lat=51.0, pole_lon=82.0, nx=36, ny=26, d=0.4)
+# Rotated grid: pole at (51 N, 82 E) puts the rotated origin at (39 N, 98 W); 0.8 degree spacing.
+ROT = dict(pole_lat=51.0, pole_lon=82.0, nx=19, ny=14, d=0.8)
 # Lambert domain (WRF's 6370 km sphere), centred on (39 N, 98 W).
 LCC = dict(t1=30.0, t2=60.0, stand_lon=-98.0, moad=39.0, cen_lat=39.0, cen_lon=-98.0, nx=40, ny=28, dx=30000.0)
 
@@ -119,7 +119,7 @@ if mode in ("rotated", "onepart", "bucket"):
     lat, lon, alpha = rotated_nodes()
     globs = {"MAP_PROJ": 6, "MAP_PROJ_CHAR": "Cylindrical Equidistant", "POLE_LAT": ROT["pole_lat"],
              "POLE_LON": ROT["pole_lon"], "STAND_LON": 180.0 - ROT["pole_lon"], "TRUELAT1": 0.0, "TRUELAT2": 0.0,
-             "CEN_LAT": 39.0, "CEN_LON": -98.0, "MOAD_CEN_LAT": 39.0, "DX": 44470.0, "DY": 44470.0}
+             "CEN_LAT": 39.0, "CEN_LON": -98.0, "MOAD_CEN_LAT": 39.0, "DX": 88940.0, "DY": 88940.0}
     ds = raw_wrfout(lat, lon, alpha, globs, "" if mode == "rotated" else mode)
     ds.to_zarr(out, mode="w", zarr_format=2, consolidated=True)
 elif mode == "xwrf":

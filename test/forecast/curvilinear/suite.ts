@@ -280,10 +280,12 @@ export function curvilinearSuite(part: "recovered" | "nodes"): void {
 
   if (recovered) {
     describe("WRF's own names and fields", () => {
-      test("T2 and PSFC are served as t2m and sp; staggered U, V, W, PH are listed as not served, with the reason", async () => {
+      test("T2, PSFC, Q2 are served as t2m, sp, q2; staggered U, V, W, PH are listed as not served, with the reason", async () => {
         const models = (await get(`${servers.wrf.url}/api/models`)).json();
         const g = models.forecast[0];
-        assert.deepEqual(g.variables, ["sp", "t2m", "u10", "v10"]);
+        // Q2 as q2; RAINC + RAINNC as tp (test/forecast/wrf.test.ts checks their values).
+        assert.deepEqual(g.variables, ["q2", "sp", "t2m", "tp", "u10", "v10"]);
+        assert.equal(g.grid.winds_turned_by, "COSALPHA/SINALPHA");
         // One run (SIMULATION_START_DATE), its leads from XTIME (0, 180, 360 minutes since the start).
         assert.deepEqual(g.runs, ["2024-07-01T00:00:00"]);
         assert.deepEqual(g.lead_hours, [0, 3, 6]);

@@ -231,7 +231,9 @@ elif mode == "wrfout":
 
     cone = (np.log(np.cos(radians(WRF["t1"]))) - np.log(np.cos(radians(WRF["t2"])))) / (
         np.log(np.tan(radians(45 - WRF["t1"] / 2))) - np.log(np.tan(radians(45 - WRF["t2"] / 2))))
-    alpha = np.radians(((lon - WRF["stand_lon"] + 180) % 360 - 180) * cone)
+    # WRF turns winds as u cos a - v sin a (east), v cos a + u sin a (north): east of STAND_LON the
+    # grid's +x points south of east in the northern hemisphere, so a = -cone * (lon - STAND_LON).
+    alpha = -np.radians(((lon - WRF["stand_lon"] + 180) % 360 - 180) * cone)
     var("COSALPHA", "f", grid3, np.broadcast_to(np.cos(alpha), (nt, ny, nx)), b"", b"Local cosine of map rotation")
     var("SINALPHA", "f", grid3, np.broadcast_to(np.sin(alpha), (nt, ny, nx)), b"", b"Local sine of map rotation")
     var("U", "f", ("Time", "bottom_top", "south_north", "west_east_stag"), np.zeros((nt, nz, ny, nx + 1)), b"m s-1",

@@ -137,6 +137,7 @@ export function exportEntry(group: ForecastGroup) {
       // Stored along a projected grid's axes: exported turned to true north with this partner.
       ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
       ...(v.plus ? { summed_with: v.plus.stored } : {}),
+      ...(v.scalarMember !== undefined ? { member: v.scalarMember } : {}),
       ...(grids ? { grid_coordinates: v.gridCoords } : {}),
       stored_units: v.storedUnits,
       members: v.roles.includes("member") ? group.members : undefined,

@@ -239,7 +239,8 @@ function answer(
     run: text.run,
     lead_hours: leads,
     level: level === undefined ? (v.scalarLevel?.value ?? null) : group.levels![level],
-    member: memberIndex === undefined ? null : group.members![memberIndex],
+    // A variable holding one member without a member dimension names it (a scalar realization).
+    member: memberIndex === undefined ? (v.scalarMember ?? null) : group.members![memberIndex],
     temporal: v.temporal,
   };
   if (all) out.members = group.members!.map((m, i) => ({ member: m, values: series(i) }));

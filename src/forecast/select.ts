@@ -59,7 +59,17 @@ export function resolveMember(
   member: string | undefined,
 ): number | "all" | undefined {
   if (!v.roles.includes("member")) {
-    if (member !== undefined) throw new InvalidParameterError("member", `${v.name} has no ensemble member dimension`);
+    // One member saved alone (a scalar realization coordinate): asking for it is asking for all there is.
+    const only = v.scalarMember;
+    if (member !== undefined && !(only !== undefined && /^-?\d+$/.test(member.trim()) && Number(member) === only)) {
+      throw new InvalidParameterError(
+        "member",
+        only === undefined
+          ? `${v.name} has no ensemble member dimension`
+          : `${v.name} holds only member ${only} (a scalar member coordinate)`,
+        only === undefined ? {} : { available: [only] },
+      );
+    }
     return undefined;
   }
   const members = group.members ?? [];

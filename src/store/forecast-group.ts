@@ -27,6 +27,7 @@ import {
   ingestedHours,
   levelsIn,
   scalarLevelOf,
+  scalarMemberOf,
   strAttr,
 } from "./group-coordinates.ts";
 import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-grid.ts";
@@ -55,6 +56,11 @@ export interface GroupVariable {
    * (a pressure-level file after ds.squeeze(): isobaricInhPa = 850 in its `coordinates`).
    */
   scalarLevel?: { value: number; units: string | undefined };
+  /**
+   * The one ensemble member a variable without a member dimension holds, from a scalar member
+   * coordinate (a scalar realization or number in its `coordinates`): answers name it.
+   */
+  scalarMember?: number;
   /**
    * How the array was recognised when its name is not a registered one: the CF rule that matched
    * ("standard_name air_temperature at 2 m"). Undefined for arrays known by name.
@@ -494,6 +500,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const scalarLevel = roles.includes("level")
       ? undefined
       : await scalarLevelOf(input.arrays, arr, squeezed, input.attrs);
+    const scalarMember = roles.includes("member")
+      ? undefined
+      : await scalarMemberOf(input.arrays, arr, squeezed, input.attrs);
     const v: GroupVariable = {
       name: entry.name,
       stored,
@@ -502,6 +511,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       roles: roles as DimRole[],
       squeezed,
       ...(scalarLevel ? { scalarLevel } : {}),
+      ...(scalarMember !== undefined ? { scalarMember } : {}),
       ...(meaning ? { meaning } : {}),
       units: convert ? entry.units : storedUnits,
       storedUnits,

@@ -6,9 +6,10 @@
 // from SIMULATION_START_DATE with XTIME's leads, RAINC + RAINNC as tp, Q2 as q2, U10/V10 turned to
 // true north by the stored COSALPHA/SINALPHA (WRF's rule, computed by hand from the stored arrays).
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 import { cleanup, get, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
 
@@ -184,6 +185,33 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
     assert.ok(Math.abs(g.x.first - ref.x![0]) < 1e-6 && Math.abs(g.y.first - ref.y![0]) < 1e-6);
     assert.ok(Math.abs(g.x.step - 30000) < 1e-6 && g.x.count === ref.x!.length && g.y.count === ref.y!.length);
     assert.ok(g.latlon_check_cells < 0.01, `${g.latlon_check_cells}`);
+  });
+
+  test("xwrf: /data republishes the grid as xarray + pyproj read it, RAINC and RAINNC under their own names (never tp)", async () => {
+    const srv = servers.xwrf;
+    const { stdout } = await promisify(execFile)(
+      venv,
+      [
+        join(import.meta.dirname, "curvilinear", "data_check.py"),
+        `${srv.url}/data/datasets/forecast~xwrf/zarr/`,
+        keys.xwrf,
+        store("xwrf"),
+        "t2m",
+        "T2",
+        "XLAT",
+      ],
+      { encoding: "utf8" },
+    );
+    const r = JSON.parse(stdout);
+    assert.deepEqual(r.dims.slice(-2), ["y", "x"]);
+    assert.equal(r.grid_mapping, "spatial_ref");
+    assert.ok(r.lat_equal && r.lon_equal && r.values_equal, stdout);
+    assert.ok(r.xy_worst_m < 1, `nodes ${r.xy_worst_m} m from the published x/y`);
+    const meta = await get(`${srv.url}/data/datasets/forecast~xwrf/zarr/.zmetadata`, { "X-API-Key": keys.xwrf });
+    assert.equal(meta.status, 200, meta.body.toString());
+    const names = Object.keys(meta.json().metadata);
+    assert.ok(names.includes("RAINC/.zarray") && names.includes("RAINNC/.zarray"), names.join());
+    assert.ok(!names.includes("tp/.zarray"), "the total is not a stored array /data can pass through");
   });
 
   for (const [name, reason] of [

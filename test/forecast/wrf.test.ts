@@ -3,8 +3,9 @@
 // its nodes), the same without RAINNC or with WRF's bucket counters, and a Lambert domain as xwrf's
 // postprocess() and destagger() leave it (1-D x/y in metres, no CF grid mapping). Every answer is
 // compared with xarray (+ pyproj for xwrf's x/y) reading the same store (wrf/reference.py): one run
-// from SIMULATION_START_DATE with XTIME's leads, RAINC + RAINNC as tp, Q2 as q2, U10/V10 turned to
-// true north by the stored COSALPHA/SINALPHA (WRF's rule, computed by hand from the stored arrays).
+// from SIMULATION_START_DATE with XTIME's leads (a date, or older xwrf's duration), RAINC + RAINNC
+// as tp, Q2 as q2, U10/V10 turned to true north by the stored COSALPHA/SINALPHA (WRF's rule,
+// computed by hand from the stored arrays).
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { join } from "node:path";
@@ -75,7 +76,7 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
   before(async () => {
     venv = requireZarr3Python("WRF stores");
     dir = tempDir("gridcast-wrf-");
-    for (const m of ["rotated", "onepart", "bucket", "xwrf"]) {
+    for (const m of ["rotated", "onepart", "bucket", "xwrf", "xwrfdelta"]) {
       execFileSync(venv, [join(HERE, "write_wrf.py"), m, store(m)], { stdio: ["ignore", "pipe", "pipe"] });
       servers[m] = await testServer(store(m));
       keys[m] = await servers[m].key(["weather"]);
@@ -152,6 +153,14 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
       assert.ok(leaning >= 2, `the grid leans at ${leaning} of the points`);
     });
   }
+
+  test("xwrfdelta: XTIME as older xwrf leaves it (a duration since the start) gives the same run and leads", async () => {
+    const g = (await get(`${servers.xwrfdelta.url}/api/models`)).json().forecast[0];
+    assert.deepEqual([g.runs, g.lead_hours, g.analysis], [["2024-07-01T00:00:00"], [0, 3, 6], false]);
+    const p = await point("xwrfdelta", "t2m", 39, -98);
+    assert.deepEqual(p.times, LEAD_TIMES);
+    assert.deepEqual(p.values, (await point("xwrf", "t2m", 39, -98)).values);
+  });
 
   test("rotated: the click value and an export of tp read RAINC + RAINNC too, as xarray adds them", async () => {
     const ref = reference("rotated", { points: POINTS });

@@ -9,6 +9,7 @@
 #            from CEN_LON/CEN_LAT as xwrf does, dims renamed (y, x, z), CF attributes added, the
 #            wrf_projection CRS object dropped (no Zarr writer keeps it; grid_mapping still names
 #            it), U destaggered onto (Time, z, y, x), the WRF globals kept
+#   xwrfdelta the same as older xwrf left it: XTIME a duration (minutes since the start)
 import sys
 
 import numpy as np
@@ -122,7 +123,7 @@ if mode in ("rotated", "onepart", "bucket"):
              "CEN_LAT": 39.0, "CEN_LON": -98.0, "MOAD_CEN_LAT": 39.0, "DX": 88940.0, "DY": 88940.0}
     ds = raw_wrfout(lat, lon, alpha, globs, "" if mode == "rotated" else mode)
     ds.to_zarr(out, mode="w", zarr_format=2, consolidated=True)
-elif mode == "xwrf":
+elif mode in ("xwrf", "xwrfdelta"):
     lat, lon, alpha, x, y = lambert()
     globs = {"MAP_PROJ": 1, "MAP_PROJ_CHAR": "Lambert Conformal", "TRUELAT1": LCC["t1"], "TRUELAT2": LCC["t2"],
              "STAND_LON": LCC["stand_lon"], "MOAD_CEN_LAT": LCC["moad"], "CEN_LAT": LCC["cen_lat"],
@@ -153,6 +154,10 @@ elif mode == "xwrf":
     ds["U"] = (("Time", "z", "y", "x"), (0.5 * (u.values[..., 1:] + u.values[..., :-1])).astype("float32"),
                {k: v for k, v in u.attrs.items() if k != "stagger"})
     ds = ds.drop_dims("x_stag", errors="ignore")
+    if mode == "xwrfdelta":
+        # Older xwrf made XTIME what its description says: minutes since the start, a duration.
+        ds["XTIME"] = ds.XTIME - np.datetime64("2024-07-01T00:00", "ns")
+        ds["XTIME"].encoding = {"units": "minutes", "dtype": "float32"}
     ds.to_zarr(out, mode="w", zarr_format=3, consolidated=False)
 else:
     raise SystemExit(f"unknown mode {mode}")

@@ -8,11 +8,18 @@
 // computed by hand from the stored arrays).
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { registry } from "../../src/registry/registry.ts";
+import { buildPalette, onAxis } from "../../src/render/colormap.ts";
+import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import { cleanup, get, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
+import { build } from "../pipeline/build-fixture.ts";
+import { decodeRgba } from "../render/decode.ts";
+import { bilinearAt } from "./projected/reference.ts";
 
 const HERE = join(import.meta.dirname, "wrf");
 const LEAD_TIMES = ["2024-07-01T00:00:00", "2024-07-01T03:00:00", "2024-07-01T06:00:00"];
@@ -37,6 +44,9 @@ interface Ref {
   xy_worst_m?: number;
   x?: number[];
   y?: number[];
+  positions?: [number, number][];
+  field_tp?: number[];
+  field_rainc?: number[];
 }
 
 /** Points inside both domains (centred on 39 N, 98 W), some far from the centre where the grid leans. */
@@ -221,6 +231,65 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
     const names = Object.keys(meta.json().metadata);
     assert.ok(names.includes("RAINC/.zarray") && names.includes("RAINNC/.zarray"), names.join());
     assert.ok(!names.includes("tp/.zarray"), "the total is not a stored array /data can pass through");
+  });
+
+  test("xwrf: tp tiles have the colour of xarray's RAINC + RAINNC where pyproj puts each pixel (not RAINC's)", async () => {
+    const z = 5;
+    const out = join(dir, "tiles-xwrf");
+    await build({ store: store("xwrf"), out, maxZoom: z, vars: ["tp"], leads: [6], hidpi: false });
+    const probes: [number, number][] = [
+      [38, -100],
+      [40.5, -95],
+      [36.5, -102],
+      [41.5, -93.5],
+      [39.2, -97.7],
+      [37.3, -96.1],
+      [30, -80],
+    ];
+    // Each probe's tile, pixel, and the pixel centre's latitude/longitude.
+    const world = 256 * 2 ** z;
+    const px = probes.map(([lat, lon]) => {
+      const wx = ((lon + 180) / 360) * world;
+      const wy = ((1 - Math.asinh(Math.tan((lat * Math.PI) / 180)) / Math.PI) / 2) * world;
+      const [x, y, c, r] = [Math.floor(wx / 256), Math.floor(wy / 256), Math.floor(wx) % 256, Math.floor(wy) % 256];
+      return { x, y, c, r, at: [pixelLat(z, y, r), pixelLon(z, x, c)] };
+    });
+    const ref = reference("xwrf", { proj: true, lead: 2, positions: px.map((p) => p.at) });
+    const palette = buildPalette(registry.lookup("tp")!.style!);
+    const axis = (f: number[]) => onAxis(palette, Float64Array.from(f));
+    const tp = axis(ref.field_tp!);
+    const rainc = axis(ref.field_rainc!);
+    // The colours a value may show: its class and what a hair of interpolation either side gives.
+    const colours = (t: number) =>
+      [t - 0.05, t, t + 0.05].map((u) =>
+        Array.from(palette.rgba.subarray(palette.axisLut(u) * 4, palette.axisLut(u) * 4 + 4)).join(),
+      );
+    const catalog = JSON.parse(readFileSync(join(out, "current", "catalog.json"), "utf8"));
+    const tiles = catalog.layers.find((l: { id: string }) => l.id === "xwrf.tp").runs[0].leads[0].tiles as string;
+    let inside = 0;
+    let apart = 0;
+    for (const [k, p] of px.entries()) {
+      const file = join(
+        out,
+        "current",
+        tiles.replace("{z}", String(z)).replace("{x}", String(p.x)).replace("{y}", String(p.y)),
+      );
+      const img = existsSync(file) ? await decodeRgba(readFileSync(file)) : undefined;
+      const got = img
+        ? Array.from(img.data.subarray((p.r * 256 + p.c) * 4, (p.r * 256 + p.c) * 4 + 4)).join()
+        : "0,0,0,0";
+      const [fx, fy] = ref.positions![k];
+      const t = bilinearAt(tp, 40, 28, fx, fy);
+      if (t === undefined) {
+        assert.equal(got.split(",")[3], "0", `pixel at ${probes[k]} off the grid must be transparent`);
+        continue;
+      }
+      assert.ok(colours(t).includes(got), `pixel at ${probes[k]}: ${got} is not the colour of tp ${t}`);
+      if (!colours(bilinearAt(rainc, 40, 28, fx, fy)!).includes(got)) apart++;
+      inside++;
+    }
+    assert.ok(inside >= 5, `${inside} probes inside`);
+    assert.ok(apart >= 3, `RAINC alone would show another colour at only ${apart} probes`);
   });
 
   for (const [name, reason] of [

@@ -6,7 +6,9 @@
 #   box ([lat_min, lat_max, lon_min, lon_max], optional): RAINC + RAINNC in metres over the rows
 #   and columns of gridcast's export window (rows, cols given), every lead
 #   proj (optional): with stored x/y (xwrf), the CRS the WRF globals give (as xwrf builds it), and
-#   the largest distance in metres between where it puts each stored XLAT/XLONG and the stored x/y
+#   the largest distance in metres between where it puts each stored XLAT/XLONG and the stored x/y;
+#   with positions ([lat, lon], ...) their fractional (column, row) on the stored x/y, and with lead
+#   the whole RAINC + RAINNC (and RAINC alone) in metres at that lead
 import json
 import sys
 
@@ -64,5 +66,17 @@ if req.get("proj"):
     out["xy_worst_m"] = float(np.max(np.hypot(gx - xs, gy - ys)))
     out["x"] = ds[xdim].values.tolist()
     out["y"] = ds[ydim].values.tolist()
+    # Tile probes: fractional (column, row) of lat/lon points on the stored x/y, and the fields at a lead.
+    x0, y0 = float(ds[xdim][0]), float(ds[ydim][0])
+    dx, dy = float(ds[xdim][1]) - x0, float(ds[ydim][1]) - y0
+    out["positions"] = []
+    for lat, lon in req.get("positions", []):
+        px, py = fwd.transform(lon, lat)
+        out["positions"].append([(px - x0) / dx, (py - y0) / dy])
+    if "lead" in req:
+        rc = ds.RAINC.isel(Time=req["lead"]).values.astype("float64") / 1000
+        rnc = ds.RAINNC.isel(Time=req["lead"]).values.astype("float64") / 1000
+        out["field_tp"] = (rc + rnc).ravel().tolist()
+        out["field_rainc"] = rc.ravel().tolist()
 
 print(json.dumps(out))

@@ -119,7 +119,8 @@ export async function layerValue(store: Store, req: ValueRequest, copies?: Point
     level,
     grid_lat: node?.lat ?? null,
     grid_lon: node?.lon ?? null,
-    member: group.members && v.roles.includes("member") ? group.members[group.controlMember ?? 0] : null,
+    member:
+      group.members && v.roles.includes("member") ? group.members[group.controlMember ?? 0] : (v.scalarMember ?? null),
     temporal: def ? def.temporal : v.temporal,
   };
   if (def?.sources.length === 2) out.direction_deg = direction;

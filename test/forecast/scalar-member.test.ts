@@ -31,7 +31,7 @@ describe("a member saved alone, named by a scalar realization or number coordina
   });
 
   for (const [name, m] of Object.entries(MEMBER)) {
-    test(`${name}: /point answers xarray's values and says member ${m}; member=${m} is accepted, another is 400`, async () => {
+    test(`${name}: /point and the click answer xarray's values and say member ${m}; member=${m} is accepted, another is 400`, async () => {
       const H = { "X-API-Key": keys[name] };
       const base = `${servers[name].url}/point?lat=45&lon=5&var=t2m`;
       const r = await get(base, H);
@@ -42,6 +42,9 @@ describe("a member saved alone, named by a scalar realization or number coordina
       const same = await get(`${base}&member=${m}`, H);
       assert.equal(same.status, 200, same.body.toString());
       assert.deepEqual(same.json().values, xarray[name]);
+      const click = await get(`${servers[name].url}/api/forecast/value?layer=${name}.t2m&lat=45&lon=5&lead=3`);
+      assert.equal(click.status, 200, click.body.toString());
+      assert.deepEqual([click.json().member, click.json().value], [m, xarray[name][1]]);
       const other = await get(`${base}&member=0`, H);
       assert.equal(other.status, 400, other.body.toString());
       assert.match(other.json().detail, new RegExp(`holds only member ${m}`));

@@ -164,6 +164,27 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
     });
   }
 
+  test("rotated: the wind popup's speed and direction come from the winds turned by COSALPHA/SINALPHA", async () => {
+    const ref = reference("rotated", { points: POINTS });
+    let turned = 0;
+    for (const [k, [lat, lon]] of POINTS.entries()) {
+      const w = ref.points[k];
+      const r = await get(
+        `${servers.rotated.url}/api/forecast/value?layer=rotated.wind_speed&lat=${lat}&lon=${lon}&lead=0`,
+      );
+      assert.equal(r.status, 200, r.body.toString());
+      const { value, direction_deg: direction } = r.json();
+      const [u, v] = [w.u_earth[0], w.v_earth[0]];
+      assert.ok(Math.abs(value - Math.hypot(u, v)) < 1e-4, `${value} vs ${Math.hypot(u, v)}`);
+      // Where the wind comes from, clockwise from true north, in whole degrees.
+      const want = Math.round(((Math.atan2(-u, -v) * 180) / Math.PI + 360) % 360);
+      assert.equal(direction, want, `${lat},${lon}`);
+      const asStored = Math.round(((Math.atan2(-w.u_grid[0], -w.v_grid[0]) * 180) / Math.PI + 360) % 360);
+      if (asStored !== want) turned++;
+    }
+    assert.ok(turned >= 3, `the turning changes the direction at ${turned} points`);
+  });
+
   test("xwrfdelta: XTIME as older xwrf leaves it (a duration since the start) gives the same run and leads", async () => {
     const g = (await get(`${servers.xwrfdelta.url}/api/models`)).json().forecast[0];
     assert.deepEqual([g.runs, g.lead_hours, g.analysis], [["2024-07-01T00:00:00"], [0, 3, 6], false]);

@@ -14,7 +14,11 @@ const HOUR_MS = 3_600_000;
 
 /** WRF's own spelling of its simulation's start (`2024-07-01_00:00:00`), as UTC milliseconds. */
 export function wrfStart(groupAttrs: Json): number | undefined {
-  const s = strAttr(groupAttrs, "SIMULATION_START_DATE");
+  return wrfDate(strAttr(groupAttrs, "SIMULATION_START_DATE"));
+}
+
+/** A date as WRF writes it (`2024-07-01_03:00:00`, in Times and its globals), as UTC milliseconds. */
+function wrfDate(s: string | undefined): number | undefined {
   const m = s ? /^(\d{4})-(\d\d)-(\d\d)_(\d\d):(\d\d):(\d\d)$/.exec(s.trim()) : null;
   if (!m) return undefined;
   const [y, mo, d, h, mi, se] = m.slice(1).map(Number);
@@ -36,8 +40,8 @@ export interface WrfAxes {
 /**
  * A WRF simulation as one run with leads: the run from SIMULATION_START_DATE, the leads from XTIME
  * (minutes since the start; a date once xarray has decoded it, a duration as older xwrf leaves it)
- * or, without XTIME, from xwrf's Time (the valid times decoded from Times). Undefined for a group
- * that is no WRF output or has neither coordinate along its Time dimension.
+ * or, without XTIME, from xwrf's Time (the valid times decoded from Times), else from Times itself.
+ * Undefined for a group that is no WRF output or has none of these along its Time dimension.
  */
 export async function wrfTimeAxes(arrays: Map<string, StoredArray>, groupAttrs: Json): Promise<WrfAxes | undefined> {
   const start = wrfStart(groupAttrs);
@@ -47,7 +51,10 @@ export async function wrfTimeAxes(arrays: Map<string, StoredArray>, groupAttrs: 
     return a && a.shape.length === 1 && a.dims[0] === "Time" ? a : undefined;
   };
   const name = along("XTIME") ? "XTIME" : along("Time") ? "Time" : undefined;
-  if (!name) return undefined;
+  if (!name) {
+    const times = along("Times");
+    return times ? timesAxes(times, start) : undefined;
+  }
   const arr = along(name)!;
   const raw = arr.shape[0] === 0 ? [] : await arr.readRaw();
   const units = strAttr(arr.meta.attrs, "units");
@@ -61,11 +68,16 @@ export async function wrfTimeAxes(arrays: Map<string, StoredArray>, groupAttrs: 
     if (units !== undefined) unitMs(units);
     leads = leadHours(raw, units === undefined ? { units: timedeltaUnits(arr.dtype) } : arr.meta.attrs);
   }
+  return oneRun(start, leads, name, `leads from ${name}${date ? " less the start" : ""}`);
+}
+
+/** The run and its leads, once every lead is checked to lie at or after the start, each once. */
+function oneRun(start: number, leads: number[], name: string, how: string): WrfAxes {
   const bad = leads.findIndex((h) => !Number.isFinite(h) || h < 0);
   if (bad >= 0) {
     throw new CorruptDataError(
-      `WRF's ${name} at index ${bad} lies before SIMULATION_START_DATE ${String(groupAttrs.SIMULATION_START_DATE)} ` +
-        "(or is missing), so it gives no lead of the simulation",
+      `WRF's ${name} at index ${bad} lies before SIMULATION_START_DATE (or is missing or unreadable), ` +
+        "so it gives no lead of the simulation",
     );
   }
   if (new Set(leads).size !== leads.length) throw new CorruptDataError(`WRF's ${name} repeats a time`);
@@ -76,8 +88,26 @@ export async function wrfTimeAxes(arrays: Map<string, StoredArray>, groupAttrs: 
     coords: { time: name, lead: name },
     notDims: new Set<Role>(["time"]),
     dimRoles: new Map<string, Role>([["Time", "lead"]]),
-    how: `one WRF run from SIMULATION_START_DATE, leads from ${name}${date ? " less the start" : ""}`,
+    how: `one WRF run from SIMULATION_START_DATE, ${how}`,
   };
+}
+
+/**
+ * Leads from WRF's Times alone (`2024-07-01_03:00:00` per time, fixed-width bytes), for a wrfout
+ * written without XTIME: each read as WRF spells it, less the start. Undefined when the array
+ * holds no text gridcast can read (the group is then refused for want of a time coordinate).
+ */
+async function timesAxes(times: StoredArray, start: number): Promise<WrfAxes | undefined> {
+  if (!/^\|?S\d+$/.test(times.dtype)) return undefined;
+  const texts: string[] = [];
+  const per = times.chunks[0];
+  for (let c = 0; c * per < times.shape[0]; c++) {
+    const data = (await times.chunk([c])).data as unknown as { get?: (i: number) => unknown };
+    if (typeof data.get !== "function") return undefined;
+    for (let i = 0; i < Math.min(per, times.shape[0] - c * per); i++) texts.push(String(data.get(i)));
+  }
+  const leads = texts.map((t) => ((wrfDate(t) ?? Number.NaN) - start) / HOUR_MS);
+  return oneRun(start, leads, "Times", "leads from Times less the start");
 }
 
 /** The unit of a timedelta64 data type, as CF spells it. */

@@ -86,7 +86,7 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
   before(async () => {
     venv = requireZarr3Python("WRF stores");
     dir = tempDir("gridcast-wrf-");
-    for (const m of ["rotated", "onepart", "bucket", "xwrf", "xwrfdelta"]) {
+    for (const m of ["rotated", "onepart", "bucket", "xwrf", "xwrfdelta", "timesonly"]) {
       execFileSync(venv, [join(HERE, "write_wrf.py"), m, store(m)], { stdio: ["ignore", "pipe", "pipe"] });
       servers[m] = await testServer(store(m));
       keys[m] = await servers[m].key(["weather"]);
@@ -191,6 +191,14 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
     const p = await point("xwrfdelta", "t2m", 39, -98);
     assert.deepEqual(p.times, LEAD_TIMES);
     assert.deepEqual(p.values, (await point("xwrf", "t2m", 39, -98)).values);
+  });
+
+  test("timesonly: a wrfout without XTIME takes its leads from the Times strings", async () => {
+    const g = (await get(`${servers.timesonly.url}/api/models`)).json().forecast[0];
+    assert.deepEqual([g.runs, g.lead_hours, g.analysis], [["2024-07-01T00:00:00"], [0, 3, 6], false]);
+    const p = await point("timesonly", "t2m", 39, -98);
+    assert.deepEqual(p.times, LEAD_TIMES);
+    assert.deepEqual(p.values, (await point("rotated", "t2m", 39, -98)).values);
   });
 
   test("rotated: the click value and an export of tp read RAINC + RAINNC too, as xarray adds them", async () => {

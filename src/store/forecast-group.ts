@@ -35,7 +35,7 @@ import type { Json } from "./metadata.ts";
 import { findProjectedAxes, gridRelative, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 import { timeAxesOf } from "./time-axes.ts";
 import { type Claim, servedClaims } from "./variable-claims.ts";
-import { isWrf, WRF_RAIN_PARTS, WRF_ROTATION, wrfGridNorth, wrfPrecipitation } from "./wrf.ts";
+import { checkFixedNodes, isWrf, WRF_RAIN_PARTS, WRF_ROTATION, wrfGridNorth, wrfPrecipitation } from "./wrf.ts";
 
 export interface GroupVariable {
   /** Canonical registry name. */
@@ -224,6 +224,10 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   }
   if (!cellAxes && (!coordNames.lat || !coordNames.lon)) {
     throw new CorruptDataError("no 1-D latitude and longitude coordinates (lat/latitude, lon/longitude)");
+  }
+  // WRF's XLAT/XLONG on Time are read at the first time: only where they stay put.
+  if (projected?.lat2d && projected.lon2d && projected.latLonLead > 0) {
+    await checkFixedNodes(projected.lat2d, projected.lon2d);
   }
   const axes = await timeAxesOf(input.arrays, { time: coordNames.time, lead: coordNames.lead, scalar }, input.attrs);
   const { runs, leads, analysis } = axes;

@@ -218,3 +218,38 @@ export async function wrfGridNorth(
 
 /** WRF's arrays that describe its grid, not weather (part of the grid once read). */
 export const WRF_ROTATION = ["COSALPHA", "SINALPHA"];
+
+/**
+ * WRF's latitude/longitude are stored per time and read at the first: refuses a moving nest, whose
+ * nodes lie elsewhere at later times (its corners and centre compared at the last time), since
+ * every later value would be placed at a node it is not at.
+ */
+export async function checkFixedNodes(lat: StoredArray, lon: StoredArray): Promise<void> {
+  if (lat.shape.length !== 3 || lat.shape[0] < 2) return;
+  const [nt, ny, nx] = lat.shape;
+  const probes = [
+    [0, 0],
+    [0, nx - 1],
+    [ny - 1, 0],
+    [ny - 1, nx - 1],
+    [ny >> 1, nx >> 1],
+  ];
+  for (const arr of [lat, lon]) {
+    for (const [j, i] of probes) {
+      const at = (t: number) =>
+        arr.read([
+          [t, t + 1],
+          [j, j + 1],
+          [i, i + 1],
+        ]);
+      const [first, last] = await Promise.all([at(0), at(nt - 1)]);
+      if (!(Math.abs(first[0] - last[0]) <= 1e-4)) {
+        const name = arr.path.split("/").pop();
+        throw new CorruptDataError(
+          `WRF's ${name} at node (${j}, ${i}) is ${first[0]} at the first time and ${last[0]} at the last: ` +
+            "a moving nest, whose nodes gridcast would place where they were at the start (not served)",
+        );
+      }
+    }
+  }
+}

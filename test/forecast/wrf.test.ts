@@ -1,7 +1,8 @@
 // WRF output as its producers leave it (test/forecast/wrf/write_wrf.py, no renaming): a raw wrfout
 // as xarray opens and writes it, on WRF's rotated latitude-longitude grid (MAP_PROJ 6, served from
-// its nodes), the same without RAINNC or with WRF's bucket counters, and a Lambert domain as xwrf's
-// postprocess() and destagger() leave it (1-D x/y in metres, no CF grid mapping). Every answer is
+// its nodes), the same without RAINNC, with WRF's bucket counters, without XTIME or as a moving
+// nest, and a Lambert domain as xwrf's postprocess() and destagger() leave it (1-D x/y in metres,
+// no CF grid mapping). Every answer is
 // compared with xarray (+ pyproj for xwrf's x/y) reading the same store (wrf/reference.py): one run
 // from SIMULATION_START_DATE with XTIME's leads (a date, or older xwrf's duration), RAINC + RAINNC
 // as tp, Q2 as q2, U10/V10 turned to true north by the stored COSALPHA/SINALPHA (WRF's rule,
@@ -86,7 +87,7 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
   before(async () => {
     venv = requireZarr3Python("WRF stores");
     dir = tempDir("gridcast-wrf-");
-    for (const m of ["rotated", "onepart", "bucket", "xwrf", "xwrfdelta", "timesonly"]) {
+    for (const m of ["rotated", "onepart", "bucket", "xwrf", "xwrfdelta", "timesonly", "movingnest"]) {
       execFileSync(venv, [join(HERE, "write_wrf.py"), m, store(m)], { stdio: ["ignore", "pipe", "pipe"] });
       servers[m] = await testServer(store(m));
       keys[m] = await servers[m].key(["weather"]);
@@ -199,6 +200,16 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
     const p = await point("timesonly", "t2m", 39, -98);
     assert.deepEqual(p.times, LEAD_TIMES);
     assert.deepEqual(p.values, (await point("rotated", "t2m", 39, -98)).values);
+  });
+
+  test("movingnest: XLAT that moves with Time refuses the group by name (503 problem+json), never placed at the start's nodes", async () => {
+    const models = (await get(`${servers.movingnest.url}/api/models`)).json();
+    assert.equal(models.forecast.length, 0);
+    assert.match(models.unavailable[0].reason, /WRF's XLAT at node \(0, 0\) .*a moving nest/);
+    const r = await get(`${servers.movingnest.url}/point?lat=39&lon=-98&var=t2m`, { "X-API-Key": keys.movingnest });
+    assert.equal(r.status, 503, r.body.toString());
+    assert.match(r.headers.get("content-type") ?? "", /problem\+json/);
+    assert.doesNotMatch(r.body.toString(), /\/tmp\/|at .*\.ts:/);
   });
 
   test("rotated: the click value and an export of tp read RAINC + RAINNC too, as xarray adds them", async () => {

@@ -5,6 +5,7 @@
 #   onepart  the same without RAINNC (cumulus off and the grid-scale part dropped)
 #   bucket   the same with WRF's bucket counters I_RAINC/I_RAINNC (bucket_mm set)
 #   timesonly the same without XTIME: only the Times strings say when each time is
+#   movingnest the same with XLAT moved north at the last time (a moving nest)
 #   xwrf     a Lambert domain as xwrf's postprocess() and destagger() leave it, written to Zarr v3:
 #            Time decoded from Times, XTIME a date, XLAT/XLONG (y, x), 1-D x/y in metres computed
 #            from CEN_LON/CEN_LAT as xwrf does, dims renamed (y, x, z), CF attributes added, the
@@ -117,12 +118,15 @@ def raw_wrfout(lat, lon, alpha, globs, variant=""):
     return ds
 
 
-if mode in ("rotated", "onepart", "bucket", "timesonly"):
+if mode in ("rotated", "onepart", "bucket", "timesonly", "movingnest"):
     lat, lon, alpha = rotated_nodes()
     globs = {"MAP_PROJ": 6, "MAP_PROJ_CHAR": "Cylindrical Equidistant", "POLE_LAT": ROT["pole_lat"],
              "POLE_LON": ROT["pole_lon"], "STAND_LON": 180.0 - ROT["pole_lon"], "TRUELAT1": 0.0, "TRUELAT2": 0.0,
              "CEN_LAT": 39.0, "CEN_LON": -98.0, "MOAD_CEN_LAT": 39.0, "DX": 88940.0, "DY": 88940.0}
     ds = raw_wrfout(lat, lon, alpha, globs, "" if mode == "rotated" else mode)
+    if mode == "movingnest":
+        # A nest that moves: its nodes half a degree further north at the last time.
+        ds["XLAT"].values[2] += 0.5
     if mode == "timesonly":
         ds = ds.drop_vars("XTIME")
         for v in ds.data_vars:

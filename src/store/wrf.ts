@@ -157,7 +157,9 @@ export function wrfPrecipitation<V extends RainPart>(
       `${buckets.join(" and ")} count resets of the parts by WRF's bucket_mm, which gridcast does not add back ` +
       "(write the run with bucket_mm = -1, or add the buckets into RAINC/RAINNC)";
   } else if (!c || !nc) {
-    problem = `${c ? "RAINNC" : "RAINC"} is not in the group, and one part alone is not the total`;
+    problem =
+      `${c ? "RAINNC" : "RAINC"} is not in the group or cannot be served (see its own entry), ` +
+      "and one part alone is not the total";
   } else if (
     c.v.grid !== nc.v.grid ||
     c.v.roles.join() !== nc.v.roles.join() ||

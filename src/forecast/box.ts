@@ -171,13 +171,14 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     ...(variable.squeezed.length ? { squeezed: variable.squeezed } : {}),
     // A component stored along the grid's axes, turned to east/north with its partner.
     ...(variable.turn ? { turned_with: variable.turn.partner.stored } : {}),
+    ...(variable.plus ? { summed_with: variable.plus.stored } : {}),
     shape,
     dtype: "float32",
     units: variable.units,
     stored_units: variable.storedUnits,
     temporal: variable.temporal,
     intervals: intervalsOf(group, variable, req.time_index)?.slice(req.lead_start, req.lead_stop + 1) ?? null,
-    member: member === undefined ? null : group.members![member],
+    member: member === undefined ? (variable.scalarMember ?? null) : group.members![member],
     run: isoNoZone(runTime),
     time_index: req.time_index,
     lead_time: { hours: leadHours, valid_times: leadHours.map((h) => isoNoZone(runTime + h * 3_600_000)) },
@@ -368,7 +369,7 @@ export const COPY_BOX_MAX_BYTES = 4 * MIB;
  */
 async function copySlab(plan: BoxPlan, copies: PointCopies, l0: number, l1: number): Promise<Float32Array | undefined> {
   const { variable: v, sel } = plan;
-  if (!copies.box || sel.gather || v.turn) return undefined;
+  if (!copies.box || sel.gather || v.turn || v.plus) return undefined;
   const [, nLat, nLon] = plan.shape;
   const perNode = copyLayout(v).perNode;
   const bytes = nLat * nLon * perNode * (v.array.dtype === "float64" ? 8 : 4);
@@ -409,6 +410,16 @@ async function turnedSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float3
     mine[k] = along === "x" ? e : n;
   }
   return mine;
+}
+
+/** A slab of a variable stored in two parts (GroupVariable.plus): each part's slab read alike, added. */
+async function summedSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float32Array> {
+  const [total, other] = await Promise.all([
+    readBoxSlab(plan, l0, l1),
+    readBoxSlab({ ...plan, variable: plan.variable.plus! }, l0, l1),
+  ]);
+  for (let k = 0; k < total.length; k++) total[k] += other[k];
+  return total;
 }
 
 /** Each output node's value from the cells read (`width` a lead), NaN where it has none. */
@@ -471,6 +482,11 @@ export async function* boxLeads(
   // A wind component stored along a projected grid's axes: both components read, turned to east/north.
   if (plan.variable.turn) {
     yield* readAhead(slabs, ([a, b]) => turnedSlab(plan, a, b));
+    return;
+  }
+  // A variable stored in two parts (WRF's RAINC + RAINNC): both read alike and added.
+  if (plan.variable.plus) {
+    yield* readAhead(slabs, ([a, b]) => summedSlab(plan, a, b));
     return;
   }
   // Slabs of whole chunk steps along the lead axis need each chunk once, and float32 values
@@ -545,7 +561,12 @@ async function* rowBands(plan: BoxPlan, slabBytes: number, northFirst: boolean):
   const array = plan.variable.array;
   yield* readAhead(
     parts,
-    ([b, l]) => (plan.variable.turn ? turnedSlab(b, l, l + 1) : readBoxSlab(b, l, l + 1)),
+    ([b, l]) =>
+      plan.variable.turn
+        ? turnedSlab(b, l, l + 1)
+        : plan.variable.plus
+          ? summedSlab(b, l, l + 1)
+          : readBoxSlab(b, l, l + 1),
     async ([b, l]) => {
       await Promise.all(slabRegions(b, l, l + 1).map((r) => array.warm(r)));
     },

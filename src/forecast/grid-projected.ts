@@ -197,6 +197,8 @@ const bearings = new WeakMap<GridProjection, Float32Array>();
  * from the node to a point a small step up the grid, on the sphere. Made once per grid.
  */
 export function gridNorthBearings(p: GridProjection): Float32Array {
+  // Stated by the store (WRF's COSALPHA/SINALPHA): taken as it is.
+  if (p.gridNorth) return p.gridNorth;
   let b = bearings.get(p);
   if (b) return b;
   b = new Float32Array(p.nx * p.ny);

@@ -73,6 +73,7 @@ async function copyJobs(store: Store, layers: LayerSpec[]): Promise<CopyJob[]> {
 /** Why a variable is left to the store, or undefined when it is copied. */
 function refusal(v: GroupVariable): string | undefined {
   if (v.turn) return "a grid-relative wind turned with its partner at read time";
+  if (v.plus) return "a variable stored in two parts, added at read time";
   if (v.array.packing.problem) return `its encoding cannot be decoded (${v.array.packing.problem})`;
   return undefined;
 }

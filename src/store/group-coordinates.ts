@@ -176,6 +176,37 @@ export async function scalarLevelOf(
   return undefined;
 }
 
+/**
+ * The one ensemble member a variable without a member dimension holds, from a one-value member
+ * coordinate (by name: realization, number, ensemble_member, ...; or standard_name realization)
+ * among its squeezed dimensions, its CF `coordinates` or the group's: one member of an ensemble
+ * saved alone (the Met Office's scalar realization, cfgrib's scalar number, MET Norway's
+ * ensemble_member after isel). Undefined when none, or when a list names several different ones.
+ */
+export async function scalarMemberOf(
+  arrays: Map<string, StoredArray>,
+  arr: StoredArray,
+  squeezed: string[],
+  groupAttrs: Json = {},
+): Promise<number | undefined> {
+  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  for (const names of [squeezed, listed(arr.meta.attrs), listed(groupAttrs)]) {
+    const found: number[] = [];
+    for (const name of names) {
+      const c = arrays.get(name);
+      if (c?.shape.reduce((a, b) => a * b, 1) !== 1) continue;
+      const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
+      if (roleOf(name) !== "member" && std !== "realization") continue;
+      const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
+      const m = Number(raw[0]);
+      if (Number.isSafeInteger(m) && !found.includes(m)) found.push(m);
+    }
+    if (found.length === 1) return found[0];
+    if (found.length > 1) return undefined;
+  }
+  return undefined;
+}
+
 export function leadHours(raw: number[], attrs: Json): number[] {
   const units = typeof attrs.units === "string" ? attrs.units : "hours";
   if (/since/i.test(units)) throw new CorruptDataError("the lead time is stored as a date, not a duration");

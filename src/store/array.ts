@@ -5,6 +5,7 @@
 // view of the backend zarrita-store.ts's, and the errors a read ends in chunk-errors.ts's.
 import * as zarr from "zarrita";
 import { CorruptDataError, UnsupportedEncodingError } from "../errors.ts";
+import { fitsNow, pace, TURN_BYTES } from "../loop-turns.ts";
 import { nativeAddon } from "../native.ts";
 import { type Soon, then } from "../soon.ts";
 import type { Backend } from "./backend.ts";
@@ -22,6 +23,7 @@ import type { NodeMeta } from "./metadata.ts";
 import {
   type Chunk,
   checkPlacement,
+  chunkPieces,
   copyRegion,
   type OutValues,
   type Placement,
@@ -352,6 +354,28 @@ export class StoredArray {
   ): void {
     if (packing === this.packing) this.#decodable();
     copyRegion(ch, coords, this.chunks, region, place, out, packing);
+  }
+
+  /**
+   * copyChunk for a bulk read (an export's slab): the copy cut into pieces of at most a turn's
+   * bytes, each paced (loop-turns.ts), so a large chunk, or many exports copying at once, never
+   * hold the event loop for longer than a turn.
+   */
+  async copyChunkPaced(
+    ch: Chunk,
+    coords: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Decoding | null = this.packing,
+  ): Promise<void> {
+    if (packing === this.packing) this.#decodable();
+    const size = out.BYTES_PER_ELEMENT;
+    for (const piece of chunkPieces(coords, this.chunks, region, place, Math.floor(TURN_BYTES / size))) {
+      const wait = pace(piece.values * size);
+      if (wait) await wait;
+      copyRegion(ch, coords, this.chunks, piece.region, piece.place, out, packing);
+    }
   }
 
   /**
@@ -769,10 +793,23 @@ export class StoredArray {
       await this.#readPassing(list, region, out, place, packing);
       return;
     }
+    const size = out.BYTES_PER_ELEMENT;
     await Promise.all(
       list.map(async (cc) => {
         const ch = await this.chunk(cc);
-        copyRegion(ch, cc, this.chunks, region, place, out, packing);
+        // A copy that fits in this turn of the loop is done at once; a larger one, or one that must
+        // wait for a later turn, holds the chunk leased across its waits (loop-turns.ts).
+        const pieces = chunkPieces(cc, this.chunks, region, place, Math.floor(TURN_BYTES / size));
+        if (pieces.length <= 1 && fitsNow((pieces[0]?.values ?? 0) * size)) {
+          copyRegion(ch, cc, this.chunks, region, place, out, packing);
+          return;
+        }
+        const held = await this.leaseChunk(cc);
+        try {
+          await this.copyChunkPaced(held, cc, region, out, place, packing);
+        } finally {
+          this.releaseChunk(held);
+        }
       }),
     );
   }

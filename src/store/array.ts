@@ -926,6 +926,27 @@ export class StoredArray {
   }
 
   /** Raw stored values of a small whole array (coordinates), without unpacking. */
+  /**
+   * Every stored value (no CF decoding) as float64, for a coordinate of millions of values (a cell
+   * grid's centres): the chunks read one at a time, each leased while its values are copied in
+   * pieces paced by the event loop's turns (loop-turns.ts), so reading it never holds the loop for
+   * more than a turn's bytes; what it holds is the output and one chunk.
+   */
+  async readValues(): Promise<Float64Array> {
+    const region: Range[] = this.shape.map((n) => [0, n]);
+    const out = new Float64Array(this.shape.reduce((a, b) => a * b, 1));
+    const place = { offset: 0, strides: strides(this.shape) };
+    for (const cc of this.chunksFor(region)) {
+      const ch = await this.leaseChunk(cc);
+      try {
+        await this.copyChunkPaced(ch, cc, region, out, place, null);
+      } finally {
+        this.releaseChunk(ch);
+      }
+    }
+    return out;
+  }
+
   async readRaw(): Promise<number[]> {
     const region: Range[] = this.shape.map((n) => [0, n]);
     const size = this.shape.reduce((a, b) => a * b, 1);

@@ -85,9 +85,9 @@ const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
 // Work over millions of cells goes in slices paced by the event loop's turns (loop-turns.ts), each
 // counted as bytes of bulk work: a coordinate converted or compared, a centre computed (two
 // trigonometric calls), a nearest-cell search.
-const VALUE_BYTES = 16;
+export const VALUE_BYTES = 16;
 const CENTRE_BYTES = 64;
-const QUERY_BYTES = 16 * 1024;
+export const QUERY_BYTES = 16 * 1024;
 
 /** A coordinate's values read (paced, store/array.ts readValues) and turned into degrees in place. */
 async function degrees(c: {

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { resetTurnStats, TURN_BYTES, turnStats } from "../../src/loop-turns.ts";
 import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
-import { ARC_BINS, arcOf } from "../../src/store/cell-grid.ts";
+import { ARC_BINS, arcOf, QUERY_BYTES, SPACING_SAMPLES, VALUE_BYTES } from "../../src/store/cell-grid.ts";
 import { smallestArc } from "../../src/store/grid.ts";
 import { Store } from "../../src/store/store.ts";
 import { writeOneRunAxes } from "../helpers/cell-run.ts";
@@ -115,8 +115,13 @@ test("a regional grid of 200,000 cells is discovered in bounded turns, with the 
     const grid = (await group).grid;
     const stats = turnStats();
     assert.ok(answers >= 3, `${answers} loopback answers while the grid was discovered`);
-    // Read (8 bytes a value), turned into degrees (16), checked (16), for both coordinates.
-    assert.ok(stats.paced >= 2 * N * (8 + 16) + N * 16, `${stats.paced} bytes went through turns`);
+    // Every pass over the cells went through turns: both coordinates read (8 bytes a value) and
+    // turned into degrees, the latitudes checked and bounded, the longitudes' arc, the spacing
+    // sampled at every step-th cell and the first coverage probe (the north pole: outside).
+    const step = Math.max(1, Math.floor(N / SPACING_SAMPLES));
+    const passes = 2 * N * 8 + 2 * N * VALUE_BYTES + 3 * N * VALUE_BYTES;
+    const searches = (Math.ceil(N / step) + 1) * QUERY_BYTES;
+    assert.ok(stats.paced >= passes + searches, `${stats.paced} bytes went through turns, ${passes + searches} due`);
     assert.ok(stats.largest <= TURN_BYTES, `a turn was granted ${stats.largest} bytes`);
 
     const cells = grid.cells!;

@@ -7,6 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { beforeEach, test } from "node:test";
 import { inSlices, pace, resetTurnStats, TURN_BYTES, turnStats } from "../src/loop-turns.ts";
+import { docsText } from "./helpers/docs.ts";
 
 const MIB = 1024 * 1024;
 
@@ -83,4 +84,11 @@ test("small pieces share a turn up to TURN_BYTES; a piece larger than that goes 
     turnStats().paced,
     sizes.reduce((a, b) => a + b, 0),
   );
+});
+
+test("the docs state the turn's bound the code uses", () => {
+  assert.equal(TURN_BYTES, MIB);
+  const docs = docsText().replace(/\s+/g, " ");
+  assert.match(docs, /`TURN_BYTES` \(1 MiB\)/);
+  assert.match(docs, /at most 1 MiB of such work between two turns/);
 });

@@ -58,6 +58,12 @@ export interface CellGrid {
    */
   readonly lat: Float64Array;
   readonly lon: Float64Array;
+  /**
+   * Every centre made ready without holding the event loop: a whole HEALPix grid's computed once in
+   * paced slices (what lat/lon otherwise compute in one go); nothing to do for centres read at
+   * discovery, nor for a grid past its budget (lat/lon then refuse it by name).
+   */
+  centresReady(): Promise<void>;
   /** Whether per-cell tables (centres, the index) fit the grid's budget, and that budget (MiB). */
   readonly tablesFit: boolean;
   readonly budgetMb: number;
@@ -86,7 +92,7 @@ const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
 // counted as bytes of bulk work: a coordinate converted or compared, a centre computed (two
 // trigonometric calls), a nearest-cell search.
 export const VALUE_BYTES = 16;
-const CENTRE_BYTES = 64;
+export const CENTRE_BYTES = 64;
 export const QUERY_BYTES = 16 * 1024;
 
 /** A coordinate's values read (paced, store/array.ts readValues) and turned into degrees in place. */
@@ -212,6 +218,16 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
     }
     return all;
   };
+  let making: Promise<void> | undefined;
+  const centresReady = (): Promise<void> => {
+    if (all || !fit || !whole) return Promise.resolve();
+    making ??= (async () => {
+      const made = { lat: new Float64Array(n), lon: new Float64Array(n) };
+      await inSlices(n, CENTRE_BYTES, (from, to) => centresInto(whole.nside, whole.order, undefined, made, from, to));
+      all ??= made;
+    })();
+    return making;
+  };
   // A grid with tables has its index made now, in slices between turns of the event loop (a whole
   // HEALPix grid's, for tiles only, when they ask).
   let index = read ? await CellIndex.build(read.lat, read.lon) : undefined;
@@ -225,6 +241,7 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
     get lon() {
       return table().lon;
     },
+    centresReady,
     tablesFit: fit,
     budgetMb,
     centre: whole ? (k) => healpixCentre(whole.nside, whole.order, k) : (k) => [read!.lat[k], read!.lon[k]],

@@ -12,8 +12,18 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { resetTurnStats, TURN_BYTES, turnStats } from "../../src/loop-turns.ts";
 import { ZarrWriter } from "../../src/sample/zarr-writer.ts";
-import { ARC_BINS, arcOf, QUERY_BYTES, SPACING_SAMPLES, VALUE_BYTES } from "../../src/store/cell-grid.ts";
+import {
+  ARC_BINS,
+  arcOf,
+  CENTRE_BYTES,
+  cellGridOf,
+  QUERY_BYTES,
+  SPACING_SAMPLES,
+  VALUE_BYTES,
+} from "../../src/store/cell-grid.ts";
+import type { CellAxes } from "../../src/store/cell-layouts.ts";
 import { smallestArc } from "../../src/store/grid.ts";
+import { healpixCentres } from "../../src/store/healpix.ts";
 import { Store } from "../../src/store/store.ts";
 import { writeOneRunAxes } from "../helpers/cell-run.ts";
 import { cleanup, tempDir } from "../helpers/harness.ts";
@@ -145,4 +155,24 @@ test("a regional grid of 200,000 cells is discovered in bounded turns, with the 
   } finally {
     server.close();
   }
+});
+
+test("a whole HEALPix grid's centres (for the /data view) are computed in bounded turns, once", async () => {
+  const nside = 128;
+  const axes = {
+    layout: "healpix",
+    dim: "cell",
+    healpix: { nside, order: "nested", variable: "crs", attrs: {} },
+    auxiliary: ["crs"],
+  } as unknown as CellAxes;
+  const { cells } = await cellGridOf(axes);
+  resetTurnStats();
+  await Promise.all([cells.centresReady(), cells.centresReady()]);
+  const n = 12 * nside * nside;
+  const stats = turnStats();
+  assert.equal(stats.paced, n * CENTRE_BYTES, "every centre computed once, through turns");
+  assert.ok(stats.largest <= TURN_BYTES);
+  const want = healpixCentres(nside, "nested");
+  assert.deepEqual(cells.lat, want.lat);
+  assert.deepEqual(cells.lon, want.lon);
 });

@@ -785,7 +785,7 @@ export class StoredArray {
     // A region inside one chunk (a point series): no chunk list to build, nothing to gather.
     const one = this.#soleChunk(region);
     if (one) {
-      copyRegion(await this.chunk(one), one, this.chunks, region, place, out, packing);
+      await this.#copyOut(await this.chunk(one), one, region, out, place, packing);
       return;
     }
     const list = this.chunksFor(region);
@@ -793,25 +793,41 @@ export class StoredArray {
       await this.#readPassing(list, region, out, place, packing);
       return;
     }
+    await Promise.all(list.map(async (cc) => this.#copyOut(await this.chunk(cc), cc, region, out, place, packing)));
+  }
+
+  /**
+   * A chunk's part of a region copied from a chunk answered for use at once: at once when it fits
+   * in this turn of the event loop (a point's few values); a larger one, or one that must wait for
+   * a later turn, holds the chunk leased across its waits and copies in paced pieces (loop-turns.ts).
+   */
+  async #copyOut(
+    ch: Chunk,
+    cc: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Decoding | null,
+  ): Promise<void> {
     const size = out.BYTES_PER_ELEMENT;
-    await Promise.all(
-      list.map(async (cc) => {
-        const ch = await this.chunk(cc);
-        // A copy that fits in this turn of the loop is done at once; a larger one, or one that must
-        // wait for a later turn, holds the chunk leased across its waits (loop-turns.ts).
-        const pieces = chunkPieces(cc, this.chunks, region, place, Math.floor(TURN_BYTES / size));
-        if (pieces.length <= 1 && fitsNow((pieces[0]?.values ?? 0) * size)) {
-          copyRegion(ch, cc, this.chunks, region, place, out, packing);
-          return;
-        }
-        const held = await this.leaseChunk(cc);
-        try {
-          await this.copyChunkPaced(held, cc, region, out, place, packing);
-        } finally {
-          this.releaseChunk(held);
-        }
-      }),
-    );
+    // A few values (a point's series) are copied at once, never queued behind bulk work.
+    let values = size;
+    for (const [a, b] of region) values *= b - a;
+    if (values <= SMALL_COPY_BYTES) {
+      copyRegion(ch, cc, this.chunks, region, place, out, packing);
+      return;
+    }
+    const pieces = chunkPieces(cc, this.chunks, region, place, Math.floor(TURN_BYTES / size));
+    if (pieces.length <= 1 && fitsNow((pieces[0]?.values ?? 0) * size)) {
+      copyRegion(ch, cc, this.chunks, region, place, out, packing);
+      return;
+    }
+    const held = await this.leaseChunk(cc);
+    try {
+      await this.copyChunkPaced(held, cc, region, out, place, packing);
+    } finally {
+      this.releaseChunk(held);
+    }
   }
 
   /**
@@ -959,6 +975,9 @@ export class StoredArray {
     return out;
   }
 }
+
+/** Bytes a read copies out of a chunk at once, unpaced by the loop's turns: a point's series. */
+const SMALL_COPY_BYTES = 16 * 1024;
 
 function cartesian(lists: number[][]): number[][] {
   let acc: number[][] = [[]];

@@ -88,7 +88,10 @@ const gLon = Float64Array.from({ length: NLON }, (_, i) => -180 + ((i + 0.5) * 3
 // chunks are copied into); decoding the two 3.4 MB coordinate chunks themselves, a few
 // milliseconds, is not counted.
 const stored = (values: Float64Array) =>
-  ({ array: { readValues: async () => values.slice(), packing: { scale: 1, offset: 0 } }, toDegrees: 1 }) as never;
+  ({
+    array: { shape: [values.length], readValues: async () => values.slice(), packing: { scale: 1, offset: 0 } },
+    toDegrees: 1,
+  }) as never;
 const axes = {
   layout: "reduced_gaussian",
   dim: "values",

@@ -2,8 +2,9 @@
 // produce the float32 field one lead time at a time, lat ascending and lon eastward.
 import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
+import { inSlices, pace, TURN_BYTES } from "../loop-turns.ts";
 import { npyHeader } from "../npy.ts";
-import { readAhead, slab, slabParts } from "../read-ahead.ts";
+import { pacedSlab, readAhead, slab, slabParts } from "../read-ahead.ts";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Placement, Range } from "../store/region.ts";
@@ -346,21 +347,38 @@ export async function readBoxSlab(
   const plane = gather ? sel.width! : nLat * nLon;
   // readStoredInto writes every value of its regions (a chunk not stored as its fill value), so
   // a direct slab of a field with a lead axis needs no NaN first.
-  const out = gather ? new Float32Array((l1 - l0) * plane) : slab((l1 - l0) * plane, !(direct && hasLead));
+  // Every loop over the slab on the main thread goes in paced slices (loop-turns.ts).
+  const out = gather ? new Float32Array((l1 - l0) * plane) : await pacedSlab((l1 - l0) * plane, !(direct && hasLead));
   await Promise.all(
     slabPlacements(plan, l0, l1).map(({ region, place }) =>
       direct ? v.array.readStoredInto(region, out, place) : (scan ?? v.array).readInto(region, out, place),
     ),
   );
-  // A field without a lead axis is the same at every lead.
-  if (!hasLead) for (let l = 1; l < l1 - l0; l++) out.copyWithin(l * plane, 0, plane);
+  // A field without a lead axis is the same at every lead: the first lead copied to the others.
+  if (!hasLead) {
+    await inSlices((l1 - l0 - 1) * plane, 4, (from, to) => {
+      for (let i = from; i < to; ) {
+        const src = i % plane;
+        const n = Math.min(to - i, plane - src);
+        out.copyWithin(plane + i, src, src + n);
+        i += n;
+      }
+    });
+  }
   const f = v.convert;
-  if (f) for (let i = 0; i < out.length; i++) out[i] = f(out[i]);
+  if (f) {
+    await inSlices(out.length, CALL_BYTES, (from, to) => {
+      for (let i = from; i < to; i++) out[i] = f(out[i]);
+    });
+  }
   return gather ? gathered(out, gather, plane, l1 - l0) : out;
 }
 
-/** Values of a box (every node, every lead of the copy) above which the store is read, not the copy. */
-export const COPY_BOX_MAX_BYTES = 4 * MIB;
+/**
+ * Values of a box (every node, every lead of the copy) above which the store is read, not the copy:
+ * one turn's bulk work (loop-turns.ts), as the copy's blocks are decoded in one go.
+ */
+export const COPY_BOX_MAX_BYTES = TURN_BYTES;
 
 /**
  * Leads [l0, l1) of a small box from the build's point copy, in the units readBoxSlab gives; undefined
@@ -376,16 +394,29 @@ async function copySlab(plan: BoxPlan, copies: PointCopies, l0: number, l1: numb
   if (bytes > COPY_BOX_MAX_BYTES) return undefined;
   const hasLead = v.roles.includes("lead");
   const plane = nLat * nLon;
-  const out = slab((l1 - l0) * plane, false);
+  const out = await pacedSlab((l1 - l0) * plane, false);
   const q = { group: plan.group, v, run: plan.run, level: plan.level, member: plan.member };
-  const ok = await copies.box({ ...q, parts: slabPlacements(plan, hasLead ? l0 : 0, hasLead ? l1 : 1) }, out);
-  if (!ok) return undefined;
+  const parts = slabPlacements(plan, hasLead ? l0 : 0, hasLead ? l1 : 1);
+  const wait = pace(bytes);
+  if (wait) await wait;
+  if (!(await copies.box({ ...q, parts }, out))) return undefined;
   // A field without a lead axis is the same at every lead.
-  if (!hasLead) for (let l = 1; l < l1 - l0; l++) out.copyWithin(l * plane, 0, plane);
+  if (!hasLead) {
+    await inSlices((l1 - l0 - 1) * plane, 4, (from, to) => {
+      for (let i = from; i < to; i++) out[plane + i] = out[i % plane];
+    });
+  }
   const f = v.convert;
-  if (f) for (let i = 0; i < out.length; i++) out[i] = f(out[i]);
+  if (f) {
+    await inSlices(out.length, CALL_BYTES, (from, to) => {
+      for (let i = from; i < to; i++) out[i] = f(out[i]);
+    });
+  }
   return out;
 }
+
+/** What a value costs in a loop that calls a function for it, counted as bytes of bulk work. */
+const CALL_BYTES = 16;
 
 /**
  * A slab of a grid-relative wind component (GroupVariable.turn) turned to east/north: the slab of
@@ -403,12 +434,15 @@ async function turnedSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float3
   const [, nLat, nLon] = plan.shape;
   // Output column → storage column, across the column runs in output order.
   const colAt = cols.flatMap(([c0, c1]) => Array.from({ length: c1 - c0 }, (_, i) => c0 + i));
-  for (let k = 0; k < mine.length; k++) {
-    const rr = Math.floor(k / nLon) % nLat;
-    const iy = flipRows ? rows[0] + (nLat - 1 - rr) : rows[0] + rr;
-    const [e, n] = rotateOne(p, colAt[k % nLon], iy, u[k], w[k]);
-    mine[k] = along === "x" ? e : n;
-  }
+  // A rotation per node (trigonometry), in paced slices.
+  await inSlices(mine.length, 4 * CALL_BYTES, (from, to) => {
+    for (let k = from; k < to; k++) {
+      const rr = Math.floor(k / nLon) % nLat;
+      const iy = flipRows ? rows[0] + (nLat - 1 - rr) : rows[0] + rr;
+      const [e, n] = rotateOne(p, colAt[k % nLon], iy, u[k], w[k]);
+      mine[k] = along === "x" ? e : n;
+    }
+  });
   return mine;
 }
 
@@ -418,19 +452,23 @@ async function summedSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float3
     readBoxSlab(plan, l0, l1),
     readBoxSlab({ ...plan, variable: plan.variable.plus! }, l0, l1),
   ]);
-  for (let k = 0; k < total.length; k++) total[k] += other[k];
+  await inSlices(total.length, 8, (from, to) => {
+    for (let k = from; k < to; k++) total[k] += other[k];
+  });
   return total;
 }
 
 /** Each output node's value from the cells read (`width` a lead), NaN where it has none. */
-function gathered(read: Float32Array, gather: Int32Array, width: number, leads: number): Float32Array {
+async function gathered(read: Float32Array, gather: Int32Array, width: number, leads: number): Promise<Float32Array> {
   const nodes = gather.length;
   const out = slab(leads * nodes, false);
-  for (let l = 0; l < leads; l++) {
-    const from = l * width;
-    const to = l * nodes;
-    for (let k = 0; k < nodes; k++) out[to + k] = gather[k] < 0 ? Number.NaN : read[from + gather[k]];
-  }
+  await inSlices(leads * nodes, 8, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const l = Math.floor(i / nodes);
+      const g = gather[i - l * nodes];
+      out[i] = g < 0 ? Number.NaN : read[l * width + g];
+    }
+  });
   return out;
 }
 

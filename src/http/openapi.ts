@@ -55,6 +55,7 @@ function parameters(def: RouteDef): Json[] {
         required: where === "path" || (s?.required ?? []).includes(name),
         ...(description ? { description } : {}),
         schema: rest,
+        ...(where === "query" && def.formLists?.includes(name) ? { style: "form", explode: false } : {}),
       });
     }
   };
@@ -161,6 +162,12 @@ export function openapiDocument(routes: RouteDef[], info: { version: string; pub
       { name: "zarr", description: "Zarr stores for lazy analysis (xarray, zarr-python, zarrita)" },
       { name: "embeddings", description: "EO latent embeddings (credit-metered)" },
       { name: "catalog", description: "Models and variable registry" },
+      {
+        name: "edr",
+        description:
+          "OGC API – Environmental Data Retrieval over every forecast group: positions, radius, areas, cubes and " +
+          "trajectories in CoverageJSON, GeoJSON and CSV (conventions in each query's description)",
+      },
       { name: "operations", description: "Health, readiness, metrics and documentation" },
     ],
     paths,

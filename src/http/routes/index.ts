@@ -2,6 +2,7 @@
 import type { RouteDef } from "../route.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
+import { edrRoutes } from "./edr.ts";
 import { embeddingRoutes } from "./embeddings.ts";
 import { healthRoutes } from "./health.ts";
 import { mapRoutes } from "./maps.ts";
@@ -10,6 +11,14 @@ import { weatherRoutes } from "./weather.ts";
 export function allRoutes(): RouteDef[] {
   const routes: RouteDef[] = [];
   const docs = docsRoutes(() => routes);
-  routes.push(...healthRoutes, ...docs, ...mapRoutes, ...weatherRoutes, ...dataRoutes, ...embeddingRoutes);
+  routes.push(
+    ...healthRoutes,
+    ...docs,
+    ...mapRoutes,
+    ...weatherRoutes,
+    ...dataRoutes,
+    ...embeddingRoutes,
+    ...edrRoutes,
+  );
   return routes;
 }

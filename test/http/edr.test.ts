@@ -327,7 +327,7 @@ describe("EDR trajectory", () => {
     const wkt = `LINESTRING(${verts.map(([x, y]) => `${x} ${y}`).join(",")})`;
     const doc = (await ok(`${G}/trajectory?coords=${enc(wkt)}&parameter-name=t2m`)).json();
     assert.equal(doc.coverages.length, verts.length, "no points added between vertices");
-    const series = [];
+    const series: { times: string[]; values: (number | null)[] }[] = [];
     for (const [i, [lon, lat]] of verts.entries()) {
       const p = await point(`lat=${lat}&lon=${lon}&var=t2m`);
       series.push(p);

@@ -100,6 +100,8 @@ function dataQueries(href: string) {
           default_output_format: "CoverageJSON",
           crs_details: [{ crs: "CRS84", wkt: WGS84_WKT }],
           ...(q === "radius" ? { within_units: Object.keys(WITHIN_UNITS) } : {}),
+          // The cube's z is a pressure level, named by its value.
+          ...(q === "cube" ? { height_units: ["hPa"] } : {}),
         },
       },
     };

@@ -399,6 +399,15 @@ describe("EDR access and faults", () => {
     assert.equal((await get(`${srv.url}/point?lat=5&lon=5&var=t2m`, { "X-API-Key": "gc_nope" })).status, 401);
   });
 
+  test("a key without the weather scope is refused as on /point (403)", async () => {
+    const other = { "X-API-Key": await srv.key(["embeddings"]) };
+    const p = await get(`${srv.url}/point?lat=5&lon=5&var=t2m`, other);
+    const e = await edr(q, other);
+    assert.equal(p.status, 403);
+    assert.equal(e.status, 403);
+    assert.equal(e.json().type, p.json().type);
+  });
+
   test("the same RateLimit headers as /point, from one bucket per key", async () => {
     const created = await srv.running.ctx.ledger.createKey({
       name: "paced",

@@ -2,15 +2,15 @@
 // unstructured cells (ICON triangles, an octahedral reduced Gaussian, HEALPix; Debian's xarray,
 // test/forecast/cells/stores.py) and an HRRR-like Lambert conformal store (xarray + zarr 3,
 // test/forecast/projected/write_stores.py). Positions equal /point's series and node there too;
-// a cube over cells equals the .npy export of the same box; a cube on the projected grid is a 400
-// naming why, never numbers placed on the wrong nodes.
+// a cube over cells equals the .npy export of the same box; on the projected grid a cube, area or
+// radius answers each node of the export's window it holds, placed by its own latitude/longitude.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
-import { covCells, npy, present } from "./edr/helpers.ts";
+import { covCells, distanceKm, geoCells, npy, present } from "./edr/helpers.ts";
 
 let dir = "";
 const servers: Record<string, TestServer> = {};
@@ -113,17 +113,79 @@ describe("EDR on unstructured and projected grids", () => {
     );
   });
 
-  test("forecast/hrrr: a cube, area or radius is a 400 naming why; a point outside the cells a 400 as on /point", async () => {
+  test("forecast/hrrr: cube, area and radius answer each node by its own latitude/longitude, as /point names it", async () => {
     const s = servers.hrrr;
-    for (const q of [
-      "cube?bbox=-100,35,-95,40",
-      `area?coords=${enc("POLYGON((-100 35, -95 35, -95 40, -100 35))")}`,
-      `radius?coords=${enc("POINT(-100 40)")}&within=100&within-units=km`,
-    ]) {
+    const series = async (lat: number, lon: number) =>
+      (await get(`${s.url}/point?lat=${lat}&lon=${lon}&var=t2m`, keys.hrrr)).json();
+    const circle = { lon: -97.5, lat: 38.5, km: 250 };
+    const tri = [
+      [-104.2, 36.1],
+      [-95.3, 35.2],
+      [-99.1, 42.7],
+    ];
+    const inTri = (lon: number, lat: number) => {
+      let c = false;
+      for (let i = 0, j = 2; i < 3; j = i++) {
+        const [xi, yi] = tri[i];
+        const [xj, yj] = tri[j];
+        if (yi > lat !== yj > lat && lon < ((xj - xi) * (lat - yi)) / (yj - yi) + xi) c = !c;
+      }
+      return c;
+    };
+    const cases: [string, (lon: number, lat: number) => boolean][] = [
+      ["cube?bbox=-101,36,-96,40", (lon, lat) => lon >= -101 && lon <= -96 && lat >= 36 && lat <= 40],
+      [
+        `area?coords=${enc(`POLYGON((${[...tri, tri[0]].map(([x, y]) => `${x} ${y}`).join(",")}))`)}`,
+        (lon, lat) => inTri(lon, lat),
+      ],
+      [
+        `radius?coords=${enc(`POINT(${circle.lon} ${circle.lat})`)}&within=${circle.km}&within-units=km`,
+        (lon, lat) => distanceKm(circle.lat, circle.lon, lat, lon) <= circle.km,
+      ],
+    ];
+    // Every node of a larger box, each by its own position: what each query must hold exactly.
+    const big = await get(
+      `${s.url}/edr/collections/forecast~hrrr/cube?bbox=-108,32,-88,46&parameter-name=t2m`,
+      keys.hrrr,
+    );
+    const all: number[][] = big.json().domain.axes.composite.values;
+    for (const [q, inside] of cases) {
       const r = await get(`${s.url}/edr/collections/forecast~hrrr/${q}&parameter-name=t2m`, keys.hrrr);
-      assert.equal(r.status, 400, q);
-      assert.match(r.json().detail, /projected grid/);
+      assert.equal(r.status, 200, `${q}: ${r.body.toString()}`);
+      const doc = r.json();
+      assert.equal(doc.domain.domainType, "MultiPointSeries");
+      const nodes: number[][] = doc.domain.axes.composite.values;
+      assert.ok(nodes.length >= 4, `${q}: ${nodes.length} nodes`);
+      const key = (n: number[]) => n.join();
+      assert.deepEqual(
+        nodes.map(key).sort(),
+        all
+          .filter(([lon, lat]) => inside(lon, lat))
+          .map(key)
+          .sort(),
+        q,
+      );
+      const cells = covCells(doc);
+      // Every node answered lies inside, and is the node /point answers at its own position, with its values.
+      for (const [lon, lat] of nodes) {
+        assert.ok(inside(lon, lat), `${q}: node ${lon},${lat} is inside`);
+        const p = await series(lat, lon);
+        assert.deepEqual([p.grid_lon, p.grid_lat], [lon, lat]);
+        const mine = cells.filter((c) => c.lon === lon && c.lat === lat).map((c) => c.value);
+        assert.deepEqual(mine, p.values);
+      }
+      // The three encodings agree here too.
+      const geo = (
+        await get(`${s.url}/edr/collections/forecast~hrrr/${q}&parameter-name=t2m&f=GeoJSON`, keys.hrrr)
+      ).json();
+      assert.deepEqual(present(geoCells(geo)), present(cells));
     }
+    // Outside the cells: an empty intersection for a box, a 400 for a position, as on /point.
+    const none = await get(
+      `${s.url}/edr/collections/forecast~hrrr/cube?bbox=10,40,20,50&parameter-name=t2m`,
+      keys.hrrr,
+    );
+    assert.equal(none.status, 204);
     const out = await get(`${s.url}/edr/collections/forecast~hrrr/position?coords=${enc("POINT(10 50)")}`, keys.hrrr);
     assert.equal(out.status, 400);
     assert.match(out.json().detail, /outside the coverage/);

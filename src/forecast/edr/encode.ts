@@ -40,7 +40,12 @@ function axisValues(values: readonly (number | string)[]): string {
 }
 
 function domainText(c: Coverage): string {
-  const axes = [`"x":${axisValues(c.x)}`, `"y":${axisValues(c.y)}`];
+  const axes =
+    c.kind === "nodes"
+      ? [
+          `"composite":{"dataType":"tuple","coordinates":["x","y"],"values":${JSON.stringify(c.x.map((x, i) => [x, c.y[i]]))}}`,
+        ]
+      : [`"x":${axisValues(c.x)}`, `"y":${axisValues(c.y)}`];
   if (c.z) axes.push(`"z":${axisValues(c.z)}`);
   axes.push(`"t":${axisValues(c.t)}`);
   const referencing = [
@@ -60,13 +65,15 @@ function domainText(c: Coverage): string {
       : []),
   ];
   // A point with levels is a grid of one node (x and y of length one), as CoverageJSON allows.
-  const domainType = c.kind === "point" && !c.z ? "PointSeries" : "Grid";
+  const domainType = c.kind === "nodes" ? "MultiPointSeries" : c.kind === "point" && !c.z ? "PointSeries" : "Grid";
   return `{"type":"Domain","domainType":"${domainType}","axes":{${axes.join(",")}},"referencing":${JSON.stringify(referencing)}}`;
 }
 
 function rangeText(c: Coverage, values: ArrayLike<number | null>): string {
-  const axisNames = c.z ? ["t", "z", "y", "x"] : ["t", "y", "x"];
-  const shape = c.z ? [c.t.length, c.z.length, c.y.length, c.x.length] : [c.t.length, c.y.length, c.x.length];
+  const space = c.kind === "nodes" ? ["composite"] : ["y", "x"];
+  const spaceShape = c.kind === "nodes" ? [c.x.length] : [c.y.length, c.x.length];
+  const axisNames = ["t", ...(c.z ? ["z"] : []), ...space];
+  const shape = [c.t.length, ...(c.z ? [c.z.length] : []), ...spaceShape];
   const parts = new Array<string>(values.length);
   for (let i = 0; i < values.length; i++) parts[i] = num(values[i]);
   return `{"type":"NdArray","dataType":"float","axisNames":${JSON.stringify(axisNames)},"shape":${JSON.stringify(shape)},"values":[${parts.join(",")}]}`;
@@ -83,21 +90,26 @@ export function coverageJson(a: Answer, collection = a.coverages.length !== 1): 
   const params = `,"parameters":${JSON.stringify(Object.fromEntries([...a.params].map(([id, p]) => [id, parameterObject(p)])))}`;
   if (!collection) return coverageText(a.coverages[0], params);
   const kinds = new Set(a.coverages.map((c) => c.kind));
-  const domainType = kinds.size === 1 && kinds.has("grid") ? "Grid" : "PointSeries";
-  return `{"type":"CoverageCollection","domainType":"${domainType}"${params},"coverages":[${a.coverages.map((c) => coverageText(c)).join(",")}]}`;
+  const domainType =
+    kinds.size !== 1 ? undefined : kinds.has("grid") ? "Grid" : kinds.has("nodes") ? "MultiPointSeries" : "PointSeries";
+  const dt = domainType ? `,"domainType":"${domainType}"` : "";
+  return `{"type":"CoverageCollection"${dt}${params},"coverages":[${a.coverages.map((c) => coverageText(c)).join(",")}]}`;
 }
 
 /** Every node, time and level an answer holds (nodes left out of an area or radius skipped). */
 function* rows(a: Answer): Generator<{ c: Coverage; x: number; y: number; t: string; z?: number; at: number }> {
   for (const c of a.coverages) {
     const nx = c.x.length;
-    const plane = nx * c.y.length;
+    const nodes = c.kind === "nodes";
+    const plane = nodes ? nx : nx * c.y.length;
     const nz = c.z?.length ?? 1;
     for (let ti = 0; ti < c.t.length; ti++) {
       for (let zi = 0; zi < nz; zi++) {
         for (let k = 0; k < plane; k++) {
           if (c.mask && !c.mask[k]) continue;
-          const row = { c, x: c.x[k % nx], y: c.y[Math.floor(k / nx)], t: c.t[ti], at: (ti * nz + zi) * plane + k };
+          const x = nodes ? c.x[k] : c.x[k % nx];
+          const y = nodes ? c.y[k] : c.y[Math.floor(k / nx)];
+          const row = { c, x, y, t: c.t[ti], at: (ti * nz + zi) * plane + k };
           yield c.z ? { ...row, z: c.z[zi] } : row;
         }
       }

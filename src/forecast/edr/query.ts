@@ -9,8 +9,10 @@ import { recycleSlab } from "../../read-ahead.ts";
 import type { Registry, VariableEntry } from "../../registry/registry.ts";
 import type { ResolvedTemporal } from "../../registry/temporal.ts";
 import { isoNoZone } from "../../store/describe.ts";
+import type { GridProjection } from "../../store/projected-grid.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
 import { type BoxPlan, boxLeads, planBox } from "../box.ts";
+import { nodePosition } from "../grid-projected.ts";
 import { pointSeries } from "../point.ts";
 import type { PointCopies } from "../point-copy.ts";
 import { entryIn, requireVariable } from "../select.ts";
@@ -34,14 +36,20 @@ export interface ParamMeta {
 
 /** Values of one coverage: nodes (x, y), times and levels, each parameter laid out (t, z, y, x). */
 export interface Coverage {
-  kind: "point" | "grid";
+  /**
+   * "grid": x and y are axes (every x at every y); "nodes": x[k], y[k] place node k (a projected
+   * grid's nodes); "point": one node.
+   */
+  kind: "point" | "grid" | "nodes";
   x: number[];
   y: number[];
+  /** "nodes": the index of each node in its window's (y, x) plane. */
+  picked?: Int32Array;
   /** Valid times, RFC 3339 (UTC, Z). */
   t: string[];
   /** Levels, when the parameters have them. */
   z?: number[];
-  /** Parameter id → values (t, z, y, x) in row-major order; NaN and null are missing. */
+  /** Parameter id → values (t, z, y, x), or (t, z, node), in row-major order; NaN and null are missing. */
   ranges: Map<string, ArrayLike<number | null>>;
   /** Area and radius: per node (y, x) 1 where it is inside, 0 where it is left out. */
   mask?: Uint8Array;
@@ -250,15 +258,6 @@ export async function boxQuery(
   const params = new Map(resolved.map((r) => [r.entry.name, metaOf(r)]));
   const leads = leadRange(q.group, q.run, q.datetime);
   if (!leads) return undefined;
-  for (const r of resolved) {
-    if (r.v.grid.projection) {
-      throw new InvalidParameterError(
-        "coords",
-        `${r.entry.name} of ${q.group.id} lies on a projected grid: cube, area and radius are answered on ` +
-          "latitude/longitude and cell grids only; ask position queries, or the .npy export in grid units",
-      );
-    }
-  }
   const plans: { r: Resolved; level: number | undefined; plan: BoxPlan }[] = [];
   let bytes = 0;
   for (const r of resolved) {
@@ -311,6 +310,14 @@ export async function boxQuery(
     const levels = mine[0].level === undefined ? undefined : mine.map((p) => q.group.levels![p.level!]);
     const key = `${sel.lats.join()}|${sel.lons.join()}|${levels ?? ""}`;
     let c = coverages.get(key);
+    const proj = r.v.grid.projection;
+    if (!c && proj) {
+      // A projected or curvilinear window: each node placed by its own latitude/longitude, the
+      // nodes the box, polygon or circle does not hold left out.
+      c = projectedNodes(proj, mine[0].plan, t, levels, q.keep ?? inBox(q));
+      if (!c) return undefined;
+      coverages.set(key, c);
+    }
     if (!c) {
       c = { kind: "grid", x: sel.lons, y: sel.lats, t, ...(levels ? { z: levels } : {}), ranges: new Map() };
       coverages.set(key, c);
@@ -361,10 +368,67 @@ export async function boxQuery(
       }
     }
     if (r.choice) for (let i = 0; i < out.length; i++) out[i] = convertValue(r.choice, out[i]) as number;
+    if (c.picked) {
+      c.ranges.set(r.entry.name, pick(out, plane, c.picked));
+      continue;
+    }
     if (mask) for (let i = 0; i < out.length; i++) if (!mask[i % plane]) out[i] = Number.NaN;
     c.ranges.set(r.entry.name, out);
   }
   return { params, coverages: [...coverages.values()] };
+}
+
+/** The cube's test: latitude within, longitude within (across the antimeridian when west > east). */
+function inBox(q: BoxQuery): NodeTest {
+  const span = (((q.lonMax - q.lonMin) % 360) + 360) % 360;
+  const full = q.lonMax - q.lonMin >= 360;
+  return (lat, lon) =>
+    lat >= q.latMin && lat <= q.latMax && (full || (((lon - q.lonMin) % 360) + 360) % 360 <= span + 1e-9);
+}
+
+/** The nodes of a projected window a test keeps, each with its latitude/longitude; undefined for none. */
+function projectedNodes(
+  p: GridProjection,
+  plan: BoxPlan,
+  t: string[],
+  levels: number[] | undefined,
+  keep: NodeTest,
+): Coverage | undefined {
+  const { rows, cols, flipRows } = plan.sel;
+  const [, ny, nx] = plan.shape;
+  const x: number[] = [];
+  const y: number[] = [];
+  const picked: number[] = [];
+  for (let oy = 0; oy < ny; oy++) {
+    const iy = flipRows ? rows[1] - 1 - oy : rows[0] + oy;
+    for (let ox = 0; ox < nx; ox++) {
+      const [lat, lon] = nodePosition(p, cols[0][0] + ox, iy);
+      if (!keep(lat, lon)) continue;
+      x.push(lon);
+      y.push(lat);
+      picked.push(oy * nx + ox);
+    }
+  }
+  if (picked.length === 0) return undefined;
+  return {
+    kind: "nodes",
+    x,
+    y,
+    t,
+    ...(levels ? { z: levels } : {}),
+    ranges: new Map(),
+    picked: Int32Array.from(picked),
+  };
+}
+
+/** The picked nodes of each (t, z) plane of `plane` values, in order. */
+function pick(values: Float32Array, plane: number, picked: Int32Array): Float32Array {
+  const planes = values.length / plane;
+  const out = new Float32Array(planes * picked.length);
+  for (let k = 0; k < planes; k++) {
+    for (let i = 0; i < picked.length; i++) out[k * picked.length + i] = values[k * plane + picked[i]];
+  }
+  return out;
 }
 
 /** Great-circle distance in km between two points in degrees (haversine). */

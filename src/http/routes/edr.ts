@@ -68,8 +68,10 @@ export const EDR_CONVENTIONS =
   "own grid on projected, curvilinear and unstructured groups), and the domain's x/y name that node's " +
   "longitude/latitude (the point asked for is in `requested`). Cube, area and radius read the box the .npy " +
   "export reads for the same bounds (the same nodes, the same values; an unstructured group's regular nodes at " +
-  "its nominal step), area and radius then leaving the nodes outside as null (and out of GeoJSON and CSV); " +
-  "they are not offered on projected grids (400). Radius distances are great-circle on a sphere of 6371.0088 km, " +
+  "its nominal step), area and radius then leaving the nodes outside as null (and out of GeoJSON and CSV). On " +
+  "projected and curvilinear grids they answer the nodes of the export's window that the box, polygon or circle " +
+  "holds, each placed by its own longitude/latitude (a MultiPointSeries: a composite x/y axis, as /point names " +
+  "the node). Radius distances are great-circle on a sphere of 6371.0088 km, " +
   "`within-units` km, mi or m. A trajectory answers one sample per vertex (the node nearest it, no points added " +
   "between vertices): with LINESTRING M (or ZM) at the valid time M gives (seconds since 1970; 400 when it is " +
   "not a valid time of the run), with Z (or ZM) at the level Z gives. Levelled parameters answer every level " +

@@ -19,7 +19,10 @@ export function covCells(doc: Json): Cell[] {
   const coverages = doc.type === "CoverageCollection" ? doc.coverages : [doc];
   const out: Cell[] = [];
   for (const c of coverages) {
-    const { x, y, z, t } = c.domain.axes;
+    const { z, t, composite } = c.domain.axes;
+    // A MultiPointSeries places node k at composite.values[k]; a grid by its x and y axes.
+    const x = composite ? { values: composite.values.map((v: number[]) => v[0]) } : c.domain.axes.x;
+    const y = composite ? { values: composite.values.map((v: number[]) => v[1]) } : c.domain.axes.y;
     for (const [param, r] of Object.entries(c.ranges) as [string, Json][]) {
       const names = r.axisNames as string[];
       const shape = r.shape as number[];
@@ -27,7 +30,13 @@ export function covCells(doc: Json): Cell[] {
         r.values.length,
         shape.reduce((a: number, b: number) => a * b, 1),
       );
-      const axis: Record<string, unknown[]> = { t: t.values, z: z?.values, y: y.values, x: x.values };
+      const axis: Record<string, unknown[]> = {
+        t: t.values,
+        z: z?.values,
+        y: y.values,
+        x: x.values,
+        composite: x.values,
+      };
       for (const [i, n] of names.entries()) assert.equal(axis[n]!.length, shape[i], `axis ${n} of ${param}`);
       for (let k = 0; k < r.values.length; k++) {
         let rest = k;
@@ -37,8 +46,8 @@ export function covCells(doc: Json): Cell[] {
           rest = Math.floor(rest / shape[d]);
         }
         const cell: Cell = {
-          lon: x.values[at.x],
-          lat: y.values[at.y],
+          lon: x.values[at.composite ?? at.x],
+          lat: y.values[at.composite ?? at.y],
           t: t.values[at.t],
           param,
           value: r.values[k],

@@ -6,6 +6,7 @@
 // radius answers each node of the export's window it holds, placed by its own latitude/longitude.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
@@ -30,9 +31,19 @@ before(async () => {
       stdio: ["ignore", "pipe", "ignore"],
     },
   );
+  // cfgrib hypercubes merged: t2m on a regional 1° grid, msl on a global 2.5° one, in one group.
+  execFileSync(PYTHON, [join(import.meta.dirname, "../python/multigrid_stores.py"), "v2", dir], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const combo = join(dir, "combo");
+  mkdirSync(join(combo, "forecast"), { recursive: true });
+  writeFileSync(join(combo, ".zgroup"), '{"zarr_format": 2}');
+  writeFileSync(join(combo, "forecast", ".zgroup"), '{"zarr_format": 2}');
+  cpSync(join(dir, "merged.zarr"), join(combo, "forecast", "merged"), { recursive: true });
   for (const [name, store] of [
     ["cells", "cells.zarr"],
     ["hrrr", "hrrr.zarr"],
+    ["multi", "combo"],
   ]) {
     servers[name] = await testServer(join(dir, store));
     keys[name] = { "X-API-Key": await servers[name].key(["weather"]) };
@@ -189,5 +200,36 @@ describe("EDR on unstructured and projected grids", () => {
     const out = await get(`${s.url}/edr/collections/forecast~hrrr/position?coords=${enc("POINT(10 50)")}`, keys.hrrr);
     assert.equal(out.status, 400);
     assert.match(out.json().detail, /outside the coverage/);
+  });
+  test("a group on two grids: each parameter answered on its own grid, one coverage per grid, as /point and the export", async () => {
+    const s = servers.multi;
+    const H = keys.multi;
+    const pos = (
+      await get(
+        `${s.url}/edr/collections/forecast~merged/position?coords=${enc("POINT(10.3 47.6)")}&parameter-name=t2m,msl`,
+        H,
+      )
+    ).json();
+    assert.equal(pos.type, "CoverageCollection");
+    assert.equal(pos.coverages.length, 2, "the two grids' nodes differ");
+    for (const v of ["t2m", "msl"]) {
+      const p = (await get(`${s.url}/point?lat=47.6&lon=10.3&var=${v}&group=forecast/merged`, H)).json();
+      const c = pos.coverages.find((x: { ranges: Record<string, unknown> }) => v in x.ranges);
+      assert.deepEqual(c.ranges[v].values, p.values, v);
+      assert.deepEqual([c.domain.axes.x.values[0], c.domain.axes.y.values[0]], [p.grid_lon, p.grid_lat]);
+    }
+    const cube = (
+      await get(`${s.url}/edr/collections/forecast~merged/cube?bbox=0,40,15,55&parameter-name=t2m,msl`, H)
+    ).json();
+    assert.equal(cube.coverages.length, 2);
+    for (const v of ["t2m", "msl"]) {
+      const r = await get(
+        `${s.url}/api/export/forecast~merged/npy?var=${v}&time_index=0&lead_start=0&lead_stop=2&lat_min=40&lat_max=55&lon_min=0&lon_max=15`,
+        H,
+      );
+      assert.equal(r.status, 200, r.body.toString());
+      const c = cube.coverages.find((x: { ranges: Record<string, unknown> }) => v in x.ranges);
+      assert.deepEqual(c.ranges[v].values, Array.from(npy(r.body).data), v);
+    }
   });
 });

@@ -129,7 +129,7 @@ describe("EDR position = /point", () => {
 
   test("MULTIPOINT: a CoverageCollection, one coverage per point in order, each equal to /point", async () => {
     const wkt = `MULTIPOINT(${places.map(([x, y]) => `(${x} ${y})`).join(",")})`;
-    const doc = (await ok(`${G}/position?coords=${enc(wkt)}&parameter-name=t2m,u10`)).json();
+    const doc = (await ok(`${G}/position?coords=${enc(wkt)}&parameter-name=t2m,u10&crs=CRS84`)).json();
     assert.equal(doc.type, "CoverageCollection");
     assert.equal(doc.coverages.length, places.length);
     for (const [i, [lon, lat]] of places.entries()) {
@@ -340,6 +340,16 @@ describe("EDR trajectory", () => {
     for (const [i] of verts.entries()) {
       assert.deepEqual(timed.coverages[i].domain.axes.t.values, [`${series[i].times[i + 1]}Z`]);
       assert.deepEqual(timed.coverages[i].ranges.t2m.values, [series[i].values[i + 1]]);
+    }
+    // LINESTRING Z: each vertex at its own level.
+    const z = (await ok(`${G}/trajectory?coords=${enc("LINESTRING Z(11 47 500, 30 20 850)")}&parameter-name=t`)).json();
+    for (const [i, [lon, lat, level]] of [
+      [11, 47, 500],
+      [30, 20, 850],
+    ].entries()) {
+      const p = await point(`lat=${lat}&lon=${lon}&var=t&level=${level}`);
+      assert.deepEqual(z.coverages[i].domain.axes.z.values, [level]);
+      assert.deepEqual(z.coverages[i].ranges.t.values, p.values);
     }
     const off = await edr(`${G}/trajectory?coords=${enc("LINESTRING M(1 2 17, 3 4 18)")}&parameter-name=t2m`);
     assert.equal(off.status, 400);

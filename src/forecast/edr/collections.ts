@@ -6,7 +6,7 @@ import { isoNoZone } from "../../store/describe.ts";
 import type { ForecastGroup } from "../../store/store.ts";
 import { tildeId } from "../listing.ts";
 import { CRS84, measurementType } from "./encode.ts";
-import { WITHIN_UNITS } from "./query.ts";
+import { WITHIN_UNITS } from "./geometry.ts";
 
 export const OUTPUT_FORMATS = ["CoverageJSON", "GeoJSON", "CSV"];
 export const QUERY_TYPES = ["position", "radius", "area", "cube", "trajectory"] as const;

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { InvalidParameterError } from "../../../src/errors.ts";
 import { parseDatetime, timeMatches } from "../../../src/forecast/edr/datetime.ts";
-import { circleBox, greatCircleKm, inPolygons } from "../../../src/forecast/edr/query.ts";
+import { circleBox, greatCircleKm, inPolygons } from "../../../src/forecast/edr/geometry.ts";
 import { parseWkt, polygonsOf, verticesOf, WKT_MAX_VERTICES } from "../../../src/forecast/edr/wkt.ts";
 
 const ALL = ["POINT", "MULTIPOINT", "LINESTRING", "POLYGON", "MULTIPOLYGON"] as const;

@@ -1,0 +1,191 @@
+// From an EDR request to a query of forecast/edr/: the encoding (f, else Accept), the collection
+// and run, the parameters, times, levels and CRS, the geometry of each query kind.
+import type { IncomingMessage } from "node:http";
+import { MIB } from "../config.ts";
+import { InvalidParameterError, NotFoundError } from "../errors.ts";
+import { boxQuery } from "../forecast/edr/box-query.ts";
+import { instanceId, OUTPUT_FORMATS, type QueryType } from "../forecast/edr/collections.ts";
+import { parseDatetime } from "../forecast/edr/datetime.ts";
+import { COVJSON_TYPE, COVJSON_TYPE_OLD, CSV_TYPE, GEOJSON_TYPE } from "../forecast/edr/encode.ts";
+import { circleBox, greatCircleKm, inPolygons, WITHIN_UNITS } from "../forecast/edr/geometry.ts";
+import { positionQuery, type QueryCommon } from "../forecast/edr/query.ts";
+import { parseWkt, polygonsOf, verticesOf } from "../forecast/edr/wkt.ts";
+import { parseRunParam, runIndexOf } from "../forecast/layers.ts";
+import { slashId, tildeId } from "../forecast/listing.ts";
+import { latestRun, requireGroup } from "../forecast/select.ts";
+import type { ForecastGroup } from "../store/store.ts";
+import type { AppContext } from "./context.ts";
+import { pointCopies } from "./point-copies.ts";
+
+export type Format = "covjson" | "geojson" | "csv";
+
+/** The encoding: `f` when given, else the first of Accept's types gridcast writes, else CoverageJSON. */
+export function chooseFormat(f: string | undefined, req: IncomingMessage): { format: Format; type: string } {
+  if (f !== undefined) {
+    const k = f.toLowerCase();
+    if (k === "coveragejson" || k === "covjson") return { format: "covjson", type: COVJSON_TYPE };
+    if (k === "geojson") return { format: "geojson", type: GEOJSON_TYPE };
+    if (k === "csv") return { format: "csv", type: CSV_TYPE };
+    throw new InvalidParameterError("f", `f must be one of ${OUTPUT_FORMATS.join(", ")}, got "${f.slice(0, 20)}"`);
+  }
+  const accept = String(req.headers.accept ?? "")
+    .split(",")
+    .map((part, i) => {
+      const [type, ...ps] = part.trim().toLowerCase().split(";");
+      const q = ps.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)).find(Boolean);
+      return { type: type.trim(), q: q ? Number(q[1]) : 1, i };
+    })
+    .filter((a) => a.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  for (const a of accept) {
+    if (a.type === COVJSON_TYPE || a.type === "application/json") return { format: "covjson", type: COVJSON_TYPE };
+    if (a.type === COVJSON_TYPE_OLD) return { format: "covjson", type: COVJSON_TYPE_OLD };
+    if (a.type === GEOJSON_TYPE) return { format: "geojson", type: GEOJSON_TYPE };
+    if (a.type === "text/csv") return { format: "csv", type: CSV_TYPE };
+  }
+  return { format: "covjson", type: COVJSON_TYPE };
+}
+
+function checkCrs(crs: string | undefined): void {
+  if (crs === undefined) return;
+  const ok = [
+    "CRS84",
+    "OGC:CRS84",
+    "http://www.opengis.net/def/crs/OGC/1.3/CRS84",
+    "https://www.opengis.net/def/crs/OGC/1.3/CRS84",
+  ];
+  if (!ok.includes(crs))
+    throw new InvalidParameterError("crs", `crs: only CRS84 is offered, got "${crs.slice(0, 40)}"`);
+}
+
+function parseZ(text: string | undefined, group: ForecastGroup): number[] | undefined {
+  if (text === undefined) return undefined;
+  const number = (s: string) => {
+    if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(s.trim())) {
+      throw new InvalidParameterError("z", `z: "${s.slice(0, 20)}" is not a number`);
+    }
+    return Number(s);
+  };
+  const range = text.split("/");
+  if (range.length === 2) {
+    const [a, b] = range.map(number);
+    const picked = (group.levels ?? []).filter((l) => l >= Math.min(a, b) && l <= Math.max(a, b));
+    if (!picked.length) throw new InvalidParameterError("z", `z: no level of ${group.id} lies within ${text}`);
+    return picked;
+  }
+  return [...new Set(text.split(",").map(number))];
+}
+
+export async function groupOf(app: AppContext, collectionId: string): Promise<ForecastGroup> {
+  try {
+    return await requireGroup(app.store, slashId(collectionId));
+  } catch (e) {
+    if (e instanceof NotFoundError) {
+      throw new NotFoundError(`no collection "${collectionId}"`, { ...e.extensions, param: "collectionId" });
+    }
+    throw e;
+  }
+}
+
+export function runOf(group: ForecastGroup, instance: string | undefined): number {
+  if (instance === undefined) return latestRun(group);
+  let t: number;
+  try {
+    t = parseRunParam(instance);
+  } catch {
+    throw new InvalidParameterError("instanceId", `instanceId must be a run time like ${instanceId(group.runs[0])}`);
+  }
+  try {
+    return runIndexOf(group, t);
+  } catch {
+    throw new NotFoundError(`no instance ${instance} of ${tildeId(group.id)}`, {
+      param: "instanceId",
+      available: group.runs.map(instanceId),
+    });
+  }
+}
+
+export type QueryParams = Record<string, string | number | undefined>;
+
+export async function answer(app: AppContext, type: QueryType, q: QueryParams, group: ForecastGroup, run: number) {
+  checkCrs(q.crs as string | undefined);
+  const s = app.settings;
+  const common: QueryCommon = {
+    group,
+    run,
+    names:
+      q["parameter-name"] === undefined
+        ? []
+        : String(q["parameter-name"])
+            .split(",")
+            .map((n) => n.trim()),
+    datetime: q.datetime === undefined ? undefined : parseDatetime(String(q.datetime)),
+    z: parseZ(q.z as string | undefined, group),
+    units: q.units as string | undefined,
+  };
+  if (common.names.some((n) => n === "")) {
+    throw new InvalidParameterError("parameter-name", "parameter-name: an empty name in the list");
+  }
+  const box = (
+    b: { latMin: number; latMax: number; lonMin: number; lonMax: number },
+    keep?: (lat: number, lon: number) => boolean,
+  ) =>
+    boxQuery(
+      app.store,
+      app.registry,
+      { ...common, ...b, keep },
+      s.field_export_max_mb,
+      s.read_slab_mb * MIB,
+      s.scan_hold_mb * MIB,
+    );
+  switch (type) {
+    case "position": {
+      const points = verticesOf(parseWkt(String(q.coords), ["POINT", "MULTIPOINT"]));
+      return positionQuery(app.store, app.registry, common, points, s.field_export_max_mb, pointCopies(app));
+    }
+    case "trajectory": {
+      const points = verticesOf(parseWkt(String(q.coords), ["LINESTRING"]));
+      return positionQuery(app.store, app.registry, common, points, s.field_export_max_mb, pointCopies(app), true);
+    }
+    case "cube": {
+      const parts = String(q.bbox).split(",");
+      if (parts.length !== 4) throw new InvalidParameterError("bbox", "bbox must be west,south,east,north (4 numbers)");
+      const n = parts.map((p) => {
+        if (!/^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/.test(p)) {
+          throw new InvalidParameterError("bbox", `bbox: "${p.slice(0, 20)}" is not a number`);
+        }
+        return Number(p);
+      });
+      const [w, so, e, no] = n;
+      if (!(so >= -90 && no <= 90 && so <= no))
+        throw new InvalidParameterError("bbox", "bbox: south and north must be within -90..90, south ≤ north");
+      if (!(w >= -180 && w <= 360 && e >= -180 && e <= 360))
+        throw new InvalidParameterError("bbox", "bbox: west and east must be within -180..360");
+      return box({ latMin: so, latMax: no, lonMin: w, lonMax: e });
+    }
+    case "area": {
+      const polygons = polygonsOf(parseWkt(String(q.coords), ["POLYGON", "MULTIPOLYGON"]));
+      const all = polygons.flat(2);
+      const b = {
+        latMin: Math.min(...all.map((v) => v.y)),
+        latMax: Math.max(...all.map((v) => v.y)),
+        lonMin: Math.min(...all.map((v) => v.x)),
+        lonMax: Math.max(...all.map((v) => v.x)),
+      };
+      return box(b, (lat, lon) => inPolygons(polygons, lat, lon));
+    }
+    case "radius": {
+      const [c] = verticesOf(parseWkt(String(q.coords), ["POINT"]));
+      const unit = String(q["within-units"]).toLowerCase();
+      const factor = WITHIN_UNITS[unit];
+      if (factor === undefined) {
+        throw new InvalidParameterError(
+          "within-units",
+          `within-units must be one of ${Object.keys(WITHIN_UNITS).join(", ")}`,
+        );
+      }
+      const km = Number(q.within) * factor;
+      return box(circleBox(c.y, c.x, km), (lat, lon) => greatCircleKm(c.y, c.x, lat, lon) <= km);
+    }
+  }
+}

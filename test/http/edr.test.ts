@@ -157,6 +157,9 @@ describe("EDR position = /point", () => {
       assert.equal(cells.find((c) => c.t === `${t}Z` && c.z === 850)!.value, p850.values[i]);
     }
     assert.equal((await edr(`${G}/position?coords=${enc("POINT(11 47)")}&parameter-name=t&z=700`)).status, 400);
+    const range = (await ok(`${G}/position?coords=${enc("POINT(11 47)")}&parameter-name=t&z=${enc("600/900")}`)).json();
+    assert.deepEqual(range.domain.axes.z.values, [850]);
+    assert.deepEqual(range.ranges.t.values, p850.values);
   });
 
   test("datetime: an instant, a closed interval and open ends keep exactly the matching valid times", async () => {
@@ -237,6 +240,10 @@ describe("EDR cube, area, radius = the .npy export's nodes", () => {
     assert.deepEqual(doc.domain.axes.t.values, times);
     assert.deepEqual(doc.ranges.t2m.shape, want.shape);
     assert.deepEqual(doc.ranges.t2m.values, Array.from(want.data));
+    const shown = await exportBox("t2m", [5, 40, 21, 52], [0, 6], "&units=display");
+    const inC = (await ok(`${base}&units=display`)).json();
+    assert.deepEqual(inC.ranges.t2m.values, Array.from(shown.data));
+    assert.equal(inC.parameters.t2m.unit.symbol, "°C");
     const lvl = await exportBox("t", [5, 40, 21, 52], [0, 6], "&level=500");
     const z = (await ok(`${G}/instances/${enc(run)}/cube?bbox=5,40,21,52&parameter-name=t&z=500`)).json();
     assert.deepEqual(z.ranges.t.values, Array.from(lvl.data));

@@ -149,14 +149,24 @@ export async function answer(app: AppContext, type: QueryType, q: QueryParams, g
     }
     case "cube": {
       const parts = String(q.bbox).split(",");
-      if (parts.length !== 4) throw new InvalidParameterError("bbox", "bbox must be west,south,east,north (4 numbers)");
+      if (parts.length !== 4 && parts.length !== 6) {
+        throw new InvalidParameterError(
+          "bbox",
+          "bbox must be west,south,east,north (4 numbers), or west,south,zmin,east,north,zmax (6)",
+        );
+      }
       const n = parts.map((p) => {
         if (!/^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/.test(p)) {
           throw new InvalidParameterError("bbox", `bbox: "${p.slice(0, 20)}" is not a number`);
         }
         return Number(p);
       });
-      const [w, so, e, no] = n;
+      // Six numbers carry the vertical range (levels) between the corners.
+      const [w, so, e, no] = n.length === 6 ? [n[0], n[1], n[3], n[4]] : n;
+      if (n.length === 6) {
+        if (common.z !== undefined) throw new InvalidParameterError("z", "z: the levels are given by bbox already");
+        common.z = parseZ(`${n[2]}/${n[5]}`, group);
+      }
       if (!(so >= -90 && no <= 90 && so <= no))
         throw new InvalidParameterError("bbox", "bbox: south and north must be within -90..90, south ≤ north");
       if (!(w >= -180 && w <= 360 && e >= -180 && e <= 360))

@@ -12,6 +12,9 @@ import { after, before, describe, test } from "node:test";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { requireZarr3Python } from "../helpers/zarr3-python.ts";
 import { covCells, distanceKm, geoCells, npy, present } from "./edr/helpers.ts";
+import { edrAjv } from "./edr/standard-schemas.ts";
+
+const schemas = edrAjv();
 
 let dir = "";
 const servers: Record<string, TestServer> = {};
@@ -165,6 +168,9 @@ describe("EDR on unstructured and projected grids", () => {
       assert.equal(r.status, 200, `${q}: ${r.body.toString()}`);
       const doc = r.json();
       assert.equal(doc.domain.domainType, "MultiPointSeries");
+      assert.deepEqual(schemas.validate("covjson/coverageJSON.yaml", doc), []);
+      assert.deepEqual(schemas.validate("covjson/domain.yaml", doc.domain), []);
+      for (const r of Object.values(doc.ranges)) assert.deepEqual(schemas.validate("covjson/ndArray.yaml", r), []);
       const nodes: number[][] = doc.domain.axes.composite.values;
       assert.ok(nodes.length >= 4, `${q}: ${nodes.length} nodes`);
       const key = (n: number[]) => n.join();

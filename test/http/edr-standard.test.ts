@@ -42,6 +42,11 @@ describe("EDR documents validate against the standard's schemas", () => {
     assert.deepEqual(CORRECTIONS.length, 3);
     assert.notDeepEqual(ajv.validate("covjson/ndArray.yaml", { type: "NdArray", values: [1] }), []);
     assert.notDeepEqual(ajv.validate("covjson/domain.yaml", { type: "Domain" }), []);
+    const grid = (x: unknown) => ({ type: "Domain", axes: { x: { values: x }, y: { values: [1] } } });
+    assert.deepEqual(ajv.validate("covjson/domain.yaml", grid([1, 2])), []);
+    assert.notDeepEqual(ajv.validate("covjson/domain.yaml", grid([null])), [], "a grid axis of nulls");
+    const composite = { dataType: "tuple", coordinates: ["x", "y"], values: [[1, 2]] };
+    assert.deepEqual(ajv.validate("covjson/domain.yaml", { type: "Domain", axes: { composite } }), []);
     assert.notDeepEqual(ajv.validate("covjson/referenceSystem.yaml", { type: "TemporalRS" }), []);
     assert.notDeepEqual(ajv.validate("collections/collection.yaml", { id: "x" }), []);
     assert.notDeepEqual(
@@ -158,5 +163,33 @@ describe("a real EDR client", () => {
     const p = (await get(`${srv.url}/point?lat=48.1&lon=11.6&var=t2m`, H)).json();
     assert.deepEqual(cov.ranges.t2m.values, p.values);
     assert.deepEqual(cov.domain.axes.x.values, [p.grid_lon]);
+
+    // Every other query as the client writes it is answered (its bbox with and without levels,
+    // its datetime interval, its radius units).
+    const datetime = { start: new Date(`${p.times[1]}Z`), end: new Date(`${p.times[3]}Z`) };
+    const urls = [
+      builder.buildCubeDownloadUrl({ minX: 5, minY: 40, maxX: 15, maxY: 50 }, {
+        parameter_name: ["t2m"],
+        datetime,
+      } as never),
+      builder.buildCubeDownloadUrl({ minX: 5, minY: 40, minZ: 800, maxX: 15, maxY: 50, maxZ: 900 }, {
+        parameter_name: ["t"],
+      } as never),
+      builder.buildRadiusDownloadUrl("POINT(10 45)", 300, "km", { parameter_name: ["msl"], datetime } as never),
+      builder.buildAreaDownloadUrl("POLYGON((5 40, 15 40, 10 50, 5 40))", { parameter_name: ["u10"] } as never),
+      builder.buildTrajectoryDownloadUrl("LINESTRING(0 0, 10 10)", { parameter_name: ["v10"], datetime } as never),
+    ];
+    for (const u of urls) {
+      const r = await get(u, H);
+      assert.equal(r.status, 200, `${u}: ${r.body.toString().slice(0, 300)}`);
+      valid("covjson/coverageJSON.yaml", r.json(), u);
+    }
+    const levels = (await get(urls[1], H)).json();
+    assert.deepEqual(levels.domain.axes.z.values, [850]);
+    const timed = (await get(urls[0], H)).json();
+    assert.deepEqual(
+      timed.domain.axes.t.values,
+      p.times.slice(1, 4).map((t: string) => `${t}Z`),
+    );
   });
 });

@@ -247,6 +247,7 @@ describe("EDR cube, area, radius = the .npy export's nodes", () => {
     const lvl = await exportBox("t", [5, 40, 21, 52], [0, 6], "&level=500");
     const z = (await ok(`${G}/instances/${enc(run)}/cube?bbox=5,40,21,52&parameter-name=t&z=500`)).json();
     assert.deepEqual(z.ranges.t.values, Array.from(lvl.data));
+    assert.deepEqual(z.domain.axes.z.values, [500]);
   });
 
   test("area: nodes inside the polygon equal the export's, every other node is left out", async () => {

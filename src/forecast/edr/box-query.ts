@@ -107,7 +107,7 @@ export async function boxQuery(
   for (const r of resolved) {
     const mine = plans.filter((p) => p.r === r);
     const sel = mine[0].plan.sel;
-    const levels = mine[0].level === undefined ? undefined : mine.map((p) => q.group.levels![p.level!]);
+    const levels = mine[0].level === undefined ? undefined : mine.map((p) => p.level!);
     const key = `${sel.lats.join()}|${sel.lons.join()}|${levels ?? ""}`;
     let c = coverages.get(key);
     const proj = r.v.grid.projection;

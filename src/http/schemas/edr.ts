@@ -96,7 +96,10 @@ export const QUERIES: Record<QueryType, object> = {
   }),
   area: Type.Object({ coords: coords("POLYGON((lon lat,...)) or MULTIPOLYGON(((lon lat,...)),...)"), ...common }),
   cube: Type.Object({
-    bbox: Type.String({ maxLength: 200, description: "west,south,east,north (CRS84)" }),
+    bbox: Type.String({
+      maxLength: 200,
+      description: "west,south,east,north (CRS84), or west,south,zmin,east,north,zmax: levels from zmin to zmax",
+    }),
     ...common,
   }),
   trajectory: Type.Object({

@@ -4,8 +4,10 @@
 // change that lets the standard's own examples through (say so in reports; nothing else is touched):
 // - covjson/ndArray.yaml: `oneOf` over "values are numbers" and "shape and axisNames are given",
 //   which every float NdArray with axes satisfies both of → `anyOf`;
-// - covjson/domain.yaml: `axes` is `oneOf` a Grid branch and a trajectory branch that requires
-//   nothing at that level, so every Grid domain matches both → `anyOf`;
+// - covjson/domain.yaml: `axes` is `oneOf` a Grid branch and a trajectory branch whose composite
+//   axis sits one level too deep (`axes.axes.composite`, required only there), so that branch
+//   matches every object and every Grid domain matches both → the composite axis (and its optional
+//   z) moved up to where the Grid branch's axes are, and required there;
 // - covjson/referenceSystem.yaml: only temporal and identifier-based systems are allowed, so
 //   CoverageJSON's GeographicCRS (type + id) matches no branch → a branch for it is added.
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -34,8 +36,10 @@ function corrected(rel: string, s: any): any {
     delete s.oneOf;
   }
   if (rel === "covjson/domain.yaml") {
-    s.properties.axes.anyOf = s.properties.axes.oneOf;
-    delete s.properties.axes.oneOf;
+    const trajectory = s.properties.axes.oneOf[1];
+    const nested = trajectory.properties.axes;
+    trajectory.properties = nested.properties;
+    trajectory.required = nested.required;
   }
   if (rel === "covjson/referenceSystem.yaml") {
     s.oneOf.push({

@@ -237,5 +237,11 @@ describe("EDR on unstructured and projected grids", () => {
       const c = cube.coverages.find((x: { ranges: Record<string, unknown> }) => v in x.ranges);
       assert.deepEqual(c.ranges[v].values, Array.from(npy(r.body).data), v);
     }
+    // Beyond t2m's regional grid only msl's global grid holds nodes: it is answered alone.
+    const far = await get(`${s.url}/edr/collections/forecast~merged/cube?bbox=100,0,110,10&parameter-name=t2m,msl`, H);
+    assert.equal(far.status, 200, far.body.toString());
+    assert.deepEqual(Object.keys(far.json().ranges), ["msl"]);
+    const none = await get(`${s.url}/edr/collections/forecast~merged/cube?bbox=100,0,110,10&parameter-name=t2m`, H);
+    assert.equal(none.status, 204);
   });
 });

@@ -82,8 +82,9 @@ export async function boxQuery(
           limitMb,
         );
       } catch (e) {
-        // A box holding no node of the grid is an empty intersection, not a fault of the request.
-        if (e instanceof InvalidParameterError && /holds no/.test(e.message)) return undefined;
+        // A box holding no node of this parameter's grid is an empty intersection for it, not a
+        // fault of the request (another parameter's grid may hold nodes there).
+        if (e instanceof InvalidParameterError && /holds no/.test(e.message)) continue;
         throw e;
       }
       bytes += plan.bytes;
@@ -104,18 +105,24 @@ export async function boxQuery(
   // One coverage per grid the parameters' boxes lie on (a group may hold several) and level set.
   const coverages = new Map<string, Coverage>();
   const kept = new Map<string, Uint8Array>();
+  const empty = new Set<string>();
   for (const r of resolved) {
     const mine = plans.filter((p) => p.r === r);
+    if (mine.length === 0) continue;
     const sel = mine[0].plan.sel;
     const levels = mine[0].level === undefined ? undefined : mine.map((p) => p.level!);
     const key = `${sel.lats.join()}|${sel.lons.join()}|${levels ?? ""}`;
+    if (empty.has(key)) continue;
     let c = coverages.get(key);
     const proj = r.v.grid.projection;
     if (!c && proj) {
       // A projected or curvilinear window: each node placed by its own latitude/longitude, the
       // nodes the box, polygon or circle does not hold left out.
       c = projectedNodes(proj, mine[0].plan, t, levels, q.keep ?? inBox(q));
-      if (!c) return undefined;
+      if (!c) {
+        empty.add(key);
+        continue;
+      }
       coverages.set(key, c);
     }
     if (!c) {
@@ -132,7 +139,11 @@ export async function boxQuery(
             }
           }
         }
-        if (!any) return undefined;
+        if (!any) {
+          coverages.delete(key);
+          empty.add(key);
+          continue;
+        }
         kept.set(key, mask);
         c.mask = mask;
       }
@@ -175,6 +186,7 @@ export async function boxQuery(
     if (mask) for (let i = 0; i < out.length; i++) if (!mask[i % plane]) out[i] = Number.NaN;
     c.ranges.set(r.entry.name, out);
   }
+  if (coverages.size === 0) return undefined;
   return { params, coverages: [...coverages.values()] };
 }
 

@@ -20,6 +20,25 @@ export function measurementType(p: ParamMeta): { method: string; duration?: stri
   return duration ? { method, duration } : { method };
 }
 
+// The JSON text of each parameter description, kept per registry entry and units (its temporal
+// meaning is the group variable's, read once at discovery: the text changes only with the object).
+const parameterTexts = new WeakMap<object, Map<string, string>>();
+
+function parameterText(p: ParamMeta): string {
+  let byUnits = parameterTexts.get(p.temporal);
+  if (!byUnits) {
+    byUnits = new Map();
+    parameterTexts.set(p.temporal, byUnits);
+  }
+  const key = `${p.id}\0${p.units}`;
+  let text = byUnits.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(parameterObject(p));
+    byUnits.set(key, text);
+  }
+  return text;
+}
+
 /** A parameter as CoverageJSON and EDR GeoJSON describe it. */
 export function parameterObject(p: ParamMeta) {
   return {
@@ -39,6 +58,23 @@ function axisValues(values: readonly (number | string)[]): string {
   return `{"values":${JSON.stringify(values)}}`;
 }
 
+const SPACE_TIME = [
+  { coordinates: ["x", "y"], system: { type: "GeographicCRS", id: CRS84 } },
+  { coordinates: ["t"], system: { type: "TemporalRS", calendar: "Gregorian" } },
+];
+const REFERENCING = JSON.stringify(SPACE_TIME);
+const REFERENCING_Z = JSON.stringify([
+  ...SPACE_TIME,
+  {
+    coordinates: ["z"],
+    system: {
+      type: "VerticalCRS",
+      id: "pressure level, hPa",
+      cs: { csAxes: [{ name: { en: "Pressure" }, direction: "down", unit: { symbol: "hPa" } }] },
+    },
+  },
+]);
+
 function domainText(c: Coverage): string {
   const axes =
     c.kind === "nodes"
@@ -48,25 +84,10 @@ function domainText(c: Coverage): string {
       : [`"x":${axisValues(c.x)}`, `"y":${axisValues(c.y)}`];
   if (c.z) axes.push(`"z":${axisValues(c.z)}`);
   axes.push(`"t":${axisValues(c.t)}`);
-  const referencing = [
-    { coordinates: ["x", "y"], system: { type: "GeographicCRS", id: CRS84 } },
-    { coordinates: ["t"], system: { type: "TemporalRS", calendar: "Gregorian" } },
-    ...(c.z
-      ? [
-          {
-            coordinates: ["z"],
-            system: {
-              type: "VerticalCRS",
-              id: "pressure level, hPa",
-              cs: { csAxes: [{ name: { en: "Pressure" }, direction: "down", unit: { symbol: "hPa" } }] },
-            },
-          },
-        ]
-      : []),
-  ];
+  const referencing = c.z ? REFERENCING_Z : REFERENCING;
   // A point with levels is a grid of one node (x and y of length one), as CoverageJSON allows.
   const domainType = c.kind === "nodes" ? "MultiPointSeries" : c.kind === "point" && !c.z ? "PointSeries" : "Grid";
-  return `{"type":"Domain","domainType":"${domainType}","axes":{${axes.join(",")}},"referencing":${JSON.stringify(referencing)}}`;
+  return `{"type":"Domain","domainType":"${domainType}","axes":{${axes.join(",")}},"referencing":${referencing}}`;
 }
 
 function rangeText(c: Coverage, values: ArrayLike<number | null>): string {
@@ -74,9 +95,9 @@ function rangeText(c: Coverage, values: ArrayLike<number | null>): string {
   const spaceShape = c.kind === "nodes" ? [c.x.length] : [c.y.length, c.x.length];
   const axisNames = ["t", ...(c.z ? ["z"] : []), ...space];
   const shape = [c.t.length, ...(c.z ? [c.z.length] : []), ...spaceShape];
-  const parts = new Array<string>(values.length);
-  for (let i = 0; i < values.length; i++) parts[i] = num(values[i]);
-  return `{"type":"NdArray","dataType":"float","axisNames":${JSON.stringify(axisNames)},"shape":${JSON.stringify(shape)},"values":[${parts.join(",")}]}`;
+  // JSON.stringify writes each number as /point's JSON does (the shortest text of the double) and
+  // NaN as null, in one native pass: several times faster than joining the texts here.
+  return `{"type":"NdArray","dataType":"float","axisNames":${JSON.stringify(axisNames)},"shape":${JSON.stringify(shape)},"values":${JSON.stringify(Array.from(values))}}`;
 }
 
 function coverageText(c: Coverage, params?: string): string {
@@ -87,7 +108,7 @@ function coverageText(c: Coverage, params?: string): string {
 
 /** CoverageJSON: one Coverage when the answer is one, else a CoverageCollection. */
 export function coverageJson(a: Answer, collection = a.coverages.length !== 1): string {
-  const params = `,"parameters":${JSON.stringify(Object.fromEntries([...a.params].map(([id, p]) => [id, parameterObject(p)])))}`;
+  const params = `,"parameters":{${[...a.params].map(([id, p]) => `${JSON.stringify(id)}:${parameterText(p)}`).join(",")}}`;
   if (!collection) return coverageText(a.coverages[0], params);
   const kinds = new Set(a.coverages.map((c) => c.kind));
   const domainType =

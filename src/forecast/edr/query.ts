@@ -6,9 +6,10 @@ import { MIB } from "../../config.ts";
 import { InvalidParameterError, TooLargeError, UnknownVariableError } from "../../errors.ts";
 import type { Registry, VariableEntry } from "../../registry/registry.ts";
 import type { ResolvedTemporal } from "../../registry/temporal.ts";
+import { isPending } from "../../soon.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
-import { pointSeries } from "../point.ts";
+import { type PointSeries, pointSeries } from "../point.ts";
 import type { PointCopies } from "../point-copy.ts";
 import { entryIn, requireVariable } from "../select.ts";
 import { chooseUnits, convertValue, type UnitsChoice } from "../units-option.ts";
@@ -155,16 +156,17 @@ export async function positionQuery(
     const z = perVertex && p.z !== undefined ? [p.z] : q.z;
     for (const r of resolved) {
       const levels = levelsOf(q.group, r, z);
-      const series = await Promise.all(
-        (levels ?? [undefined]).map((level) =>
-          pointSeries(
-            store,
-            registry,
-            { lat: p.y, lon: p.x, var: r.entry.name, group: q.group.id, run: q.run, level },
-            copies,
-          ),
-        ),
-      );
+      // A warm series comes at once (no promise), as on /point.
+      const series: PointSeries[] = [];
+      for (const level of levels ?? [undefined]) {
+        const s = pointSeries(
+          store,
+          registry,
+          { lat: p.y, lon: p.x, var: r.entry.name, group: q.group.id, run: q.run, level },
+          copies,
+        );
+        series.push(isPending(s) ? await s : s);
+      }
       const first = series[0];
       const keep: number[] = [];
       for (let i = 0; i < first.times.length; i++) {

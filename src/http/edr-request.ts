@@ -1,6 +1,7 @@
 // From an EDR request to a query of forecast/edr/: the encoding (f, else Accept), the collection
 // and run, the parameters, times, levels and CRS, the geometry of each query kind.
 import type { IncomingMessage } from "node:http";
+import { BoundedMap } from "../bounded-map.ts";
 import { MIB } from "../config.ts";
 import { InvalidParameterError, NotFoundError } from "../errors.ts";
 import { boxQuery } from "../forecast/edr/box-query.ts";
@@ -12,10 +13,12 @@ import { positionQuery, type QueryCommon } from "../forecast/edr/query.ts";
 import { parseWkt, polygonsOf, verticesOf } from "../forecast/edr/wkt.ts";
 import { parseRunParam, runIndexOf } from "../forecast/layers.ts";
 import { slashId, tildeId } from "../forecast/listing.ts";
+import { type PointSource, sourceCurrent } from "../forecast/point-source.ts";
 import { latestRun, requireGroup } from "../forecast/select.ts";
 import type { ForecastGroup } from "../store/store.ts";
 import type { AppContext } from "./context.ts";
 import { pointCopies } from "./point-copies.ts";
+import type { Reply } from "./route.ts";
 
 export type Format = "covjson" | "geojson" | "csv";
 
@@ -198,4 +201,36 @@ export async function answer(app: AppContext, type: QueryType, q: QueryParams, g
       return box(circleBox(c.y, c.x, km), (lat, lon) => greatCircleKm(c.y, c.x, lat, lon) <= km);
     }
   }
+}
+
+/**
+ * Position answers by request (base URL, encoding, URL), per server, each given again only while
+ * every series it holds is still what the store holds (sourceCurrent: the same group objects,
+ * the same chunk versions), as /point's memo does. Bounded in count and in the size of a body kept.
+ */
+const ANSWER_MEMO_MAX = 512;
+const ANSWER_MEMO_BODY = 65_536;
+const answerMemos = new WeakMap<AppContext, BoundedMap<string, { reply: Reply; sources: PointSource[] }>>();
+
+export function keptAnswer(app: AppContext, key: string): Reply | undefined {
+  const memo = answerMemos.get(app);
+  const e = memo?.get(key);
+  if (e === undefined) return undefined;
+  for (const s of e.sources) {
+    if (!sourceCurrent(app.store, s)) {
+      memo!.delete(key);
+      return undefined;
+    }
+  }
+  return e.reply;
+}
+
+export function keepAnswer(app: AppContext, key: string, sources: PointSource[], reply: Reply): void {
+  if (!("body" in reply) || reply.body.length > ANSWER_MEMO_BODY || key.length > 4096) return;
+  let memo = answerMemos.get(app);
+  if (!memo) {
+    memo = new BoundedMap(ANSWER_MEMO_MAX);
+    answerMemos.set(app, memo);
+  }
+  memo.set(key, { reply: Object.freeze(reply), sources });
 }

@@ -9,8 +9,9 @@ import type { ResolvedTemporal } from "../../registry/temporal.ts";
 import { isPending } from "../../soon.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
-import { type PointSeries, pointSeries } from "../point.ts";
+import { type PointSeries, pointSeries, pointSource } from "../point.ts";
 import type { PointCopies } from "../point-copy.ts";
+import type { PointSource } from "../point-source.ts";
 import { entryIn, requireVariable } from "../select.ts";
 import { chooseUnits, convertValue, type UnitsChoice } from "../units-option.ts";
 import { type TimeFilter, timeMatches } from "./datetime.ts";
@@ -52,6 +53,12 @@ export interface Coverage {
 export interface Answer {
   params: Map<string, ParamMeta>;
   coverages: Coverage[];
+  /**
+   * Positions: what every series was read from (point-source.ts), when each was answered at once
+   * from one chunk of known version; whatever was made of the answer may be given again while
+   * all of them still hold. Undefined otherwise.
+   */
+  sources?: PointSource[];
 }
 
 export interface QueryCommon {
@@ -149,6 +156,7 @@ export async function positionQuery(
     );
   }
   const coverages: Coverage[] = [];
+  let sources: PointSource[] | undefined = [];
   for (const p of points) {
     const byNode = new Map<string, Coverage>();
     const filter: TimeFilter | undefined =
@@ -165,7 +173,11 @@ export async function positionQuery(
           { lat: p.y, lon: p.x, var: r.entry.name, group: q.group.id, run: q.run, level },
           copies,
         );
-        series.push(isPending(s) ? await s : s);
+        const got = isPending(s) ? await s : s;
+        const source = pointSource(got);
+        if (source) sources?.push(source);
+        else sources = undefined;
+        series.push(got);
       }
       const first = series[0];
       const keep: number[] = [];
@@ -206,5 +218,5 @@ export async function positionQuery(
     }
     coverages.push(...byNode.values());
   }
-  return { params, coverages };
+  return sources ? { params, coverages, sources } : { params, coverages };
 }

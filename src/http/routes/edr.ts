@@ -4,7 +4,16 @@
 import { collectionOf, QUERY_TYPES, type QueryType } from "../../forecast/edr/collections.ts";
 import { coverageJson, csv, geoJson } from "../../forecast/edr/encode.ts";
 import type { Answer } from "../../forecast/edr/query.ts";
-import { answer, chooseFormat, type Format, groupOf, type QueryParams, runOf } from "../edr-request.ts";
+import {
+  answer,
+  chooseFormat,
+  type Format,
+  groupOf,
+  keepAnswer,
+  keptAnswer,
+  type QueryParams,
+  runOf,
+} from "../edr-request.ts";
 import { linkBase } from "../public-base.ts";
 import { type Reply, type RouteDef, route } from "../route.ts";
 import {
@@ -45,14 +54,21 @@ function queryRoute(type: QueryType, instance: boolean): RouteDef {
     responses: QUERY_RESPONSES,
     handler: async ({ app, query, params, req }) => {
       const format = chooseFormat((query as QueryParams).f as string | undefined, req);
+      const { base } = linkBase(app.settings, req);
+      // A position or trajectory asked again is given again while the store holds what it was read from.
+      const key = type === "position" || type === "trajectory" ? `${base}\0${format.type}\0${req.url}` : undefined;
+      const kept = key === undefined ? undefined : keptAnswer(app, key);
+      if (kept) return kept;
       const group = await groupOf(app, params.collectionId);
       const run = runOf(group, instance ? params.instanceId : undefined);
       const a = await answer(app, type, query as QueryParams, group, run);
-      return encode(
+      const reply = encode(
         a,
         format,
-        `${linkBase(app.settings, req).base}${path.replace("{collectionId}", params.collectionId).replace("{instanceId}", params.instanceId ?? "")}`,
+        `${base}${path.replace("{collectionId}", params.collectionId).replace("{instanceId}", params.instanceId ?? "")}`,
       );
+      if (key !== undefined && a?.sources) keepAnswer(app, key, a.sources, reply);
+      return reply;
     },
   });
 }

@@ -23,6 +23,8 @@ import type { Reply } from "./route.ts";
 export type Format = "covjson" | "geojson" | "csv";
 
 /** The encoding: `f` when given, else the first of Accept's types gridcast writes, else CoverageJSON. */
+const COVJSON = Object.freeze({ format: "covjson" as const, type: COVJSON_TYPE });
+
 export function chooseFormat(f: string | undefined, req: IncomingMessage): { format: Format; type: string } {
   if (f !== undefined) {
     const k = f.toLowerCase();
@@ -31,7 +33,9 @@ export function chooseFormat(f: string | undefined, req: IncomingMessage): { for
     if (k === "csv") return { format: "csv", type: CSV_TYPE };
     throw new InvalidParameterError("f", `f must be one of ${OUTPUT_FORMATS.join(", ")}, got "${f.slice(0, 20)}"`);
   }
-  const accept = String(req.headers.accept ?? "")
+  const header = req.headers.accept;
+  if (header === undefined || header === "*/*") return COVJSON;
+  const accept = header
     .split(",")
     .map((part, i) => {
       const [type, ...ps] = part.trim().toLowerCase().split(";");

@@ -4,6 +4,7 @@
 import { collectionOf, QUERY_TYPES, type QueryType } from "../../forecast/edr/collections.ts";
 import { coverageJson, csv, geoJson } from "../../forecast/edr/encode.ts";
 import type { Answer } from "../../forecast/edr/query.ts";
+import type { AppContext } from "../context.ts";
 import {
   answer,
   chooseFormat,
@@ -39,7 +40,7 @@ function queryRoute(type: QueryType, instance: boolean): RouteDef {
   const path = instance
     ? `/edr/collections/{collectionId}/instances/{instanceId}/${type}`
     : `/edr/collections/{collectionId}/${type}`;
-  return route({
+  const def = route({
     method: "GET",
     path,
     operationId: `edr${type[0].toUpperCase()}${type.slice(1)}${instance ? "Instance" : ""}`,
@@ -52,25 +53,38 @@ function queryRoute(type: QueryType, instance: boolean): RouteDef {
     query: QUERIES[type],
     formLists: FORM_LISTS,
     responses: QUERY_RESPONSES,
-    handler: async ({ app, query, params, req }) => {
+    // A position or trajectory asked again is given again, without a promise, while the store
+    // holds what it was read from; anything else is answered().
+    handler: ({ app, query, params, req }) => {
       const format = chooseFormat((query as QueryParams).f as string | undefined, req);
       const { base } = linkBase(app.settings, req);
-      // A position or trajectory asked again is given again while the store holds what it was read from.
-      const key = type === "position" || type === "trajectory" ? `${base}\0${format.type}\0${req.url}` : undefined;
+      const key = type === "position" || type === "trajectory" ? `${format.type} ${base}${req.url}` : undefined;
       const kept = key === undefined ? undefined : keptAnswer(app, key);
-      if (kept) return kept;
-      const group = await groupOf(app, params.collectionId);
-      const run = runOf(group, instance ? params.instanceId : undefined);
-      const a = await answer(app, type, query as QueryParams, group, run);
-      const reply = encode(
-        a,
-        format,
-        `${base}${path.replace("{collectionId}", params.collectionId).replace("{instanceId}", params.instanceId ?? "")}`,
-      );
-      if (key !== undefined && a?.sources) keepAnswer(app, key, a.sources, reply);
-      return reply;
+      return kept ?? answered(app, query as QueryParams, params, format, base, key);
     },
   });
+
+  /** The query read and encoded (and kept, for a position or trajectory read at once). */
+  async function answered(
+    app: AppContext,
+    query: QueryParams,
+    params: Record<string, string>,
+    format: { format: Format; type: string },
+    base: string,
+    key: string | undefined,
+  ): Promise<Reply> {
+    const group = await groupOf(app, params.collectionId);
+    const run = runOf(group, instance ? params.instanceId : undefined);
+    const a = await answer(app, type, query, group, run);
+    const reply = encode(
+      a,
+      format,
+      `${base}${path.replace("{collectionId}", params.collectionId).replace("{instanceId}", params.instanceId ?? "")}`,
+    );
+    if (key !== undefined && a?.sources) keepAnswer(app, key, a.sources, reply);
+    return reply;
+  }
+  return def;
 }
 
 function collectionWords(type: QueryType): string {

@@ -83,18 +83,31 @@ function parseZ(text: string | undefined, group: ForecastGroup): number[] | unde
   return [...new Set(text.split(",").map(number))];
 }
 
-export async function groupOf(app: AppContext, collectionId: string): Promise<ForecastGroup> {
+function refusal(query: boolean, param: string, message: string, available: string[]) {
+  return query
+    ? new InvalidParameterError(param, message, { available })
+    : new NotFoundError(message, { param, available });
+}
+
+/**
+ * A collection's group. The metadata of a collection that is not there is 404 (OGC API – Common);
+ * a query naming one (`query`) is a request at fault like any other unknown name: 400, naming it
+ * and the collections there are.
+ */
+export async function groupOf(app: AppContext, collectionId: string, query = false): Promise<ForecastGroup> {
   try {
     return await requireGroup(app.store, slashId(collectionId));
   } catch (e) {
     if (e instanceof NotFoundError) {
-      throw new NotFoundError(`no collection "${collectionId}"`, { ...e.extensions, param: "collectionId" });
+      const available = ((e.extensions.available as string[] | undefined) ?? []).map(tildeId);
+      throw refusal(query, "collectionId", `no collection "${collectionId}"`, available);
     }
     throw e;
   }
 }
 
-export function runOf(group: ForecastGroup, instance: string | undefined): number {
+/** A run by instance id (the latest without one); unknown: 404 for metadata, 400 for a query. */
+export function runOf(group: ForecastGroup, instance: string | undefined, query = false): number {
   if (instance === undefined) return latestRun(group);
   let t: number;
   try {
@@ -105,10 +118,7 @@ export function runOf(group: ForecastGroup, instance: string | undefined): numbe
   try {
     return runIndexOf(group, t);
   } catch {
-    throw new NotFoundError(`no instance ${instance} of ${tildeId(group.id)}`, {
-      param: "instanceId",
-      available: group.runs.map(instanceId),
-    });
+    throw refusal(query, "instanceId", `no instance ${instance} of ${tildeId(group.id)}`, group.runs.map(instanceId));
   }
 }
 

@@ -475,13 +475,16 @@ describe("EDR access and faults", () => {
     });
   }
 
-  test("an unknown collection is 404 naming it; an unknown instance 404", async () => {
+  test("a query naming an unknown collection or instance is 400 naming it; their metadata 404", async () => {
     const r = await edr(`/edr/collections/forecast~nowhere/position?coords=${enc("POINT(1 2)")}`);
-    assert.equal(r.status, 404);
+    assert.equal(r.status, 400);
     assert.equal(r.json().param, "collectionId");
+    assert.ok(r.json().available.includes("forecast~global"));
     const i = await edr(`${G}/instances/2001-01-01T00:00:00Z/position?coords=${enc("POINT(1 2)")}`);
-    assert.equal(i.status, 404);
+    assert.equal(i.status, 400);
     assert.equal(i.json().param, "instanceId");
+    assert.equal((await edr("/edr/collections/forecast~nowhere", {})).status, 404);
+    assert.equal((await edr(`${G}/instances/2001-01-01T00:00:00Z`, {})).status, 404);
   });
 
   test("413 above field_export_max_mb, before anything is read, for every query kind", async () => {

@@ -73,8 +73,8 @@ function queryRoute(type: QueryType, instance: boolean): RouteDef {
     base: string,
     key: string | undefined,
   ): Promise<Reply> {
-    const group = await groupOf(app, params.collectionId);
-    const run = runOf(group, instance ? params.instanceId : undefined);
+    const group = await groupOf(app, params.collectionId, true);
+    const run = runOf(group, instance ? params.instanceId : undefined, true);
     const a = await answer(app, type, query, group, run);
     const reply = encode(
       a,

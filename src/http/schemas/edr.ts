@@ -22,7 +22,8 @@ export const CONFORMANCE = [
 /** The conventions every EDR answer follows; the OpenAPI description of each query says them. */
 export const EDR_CONVENTIONS =
   "Conventions: parameter names are the registry's canonical names (aliases and a group's stored names are " +
-  "accepted in `parameter-name`; an unknown one is 400 naming it), each with `unit.symbol` equal to the units " +
+  "accepted in `parameter-name`; an unknown one is 400 naming it, as is an unknown collection or instance in a " +
+  "query), each with `unit.symbol` equal to the units " +
   "its values are in. Without `datetime` a query answers the latest run (an instance: its run), every lead, " +
   "with `t` as valid times (RFC 3339, UTC); `datetime` (an instant, a/b, ../b or a/..) keeps the valid times of " +
   "that run it matches. Values are the stored units unless `units` asks otherwise, as on /point. A position " +

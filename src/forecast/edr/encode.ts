@@ -10,7 +10,8 @@ export const COVJSON_TYPE_OLD = "application/prs.coverage+json";
 export const GEOJSON_TYPE = "application/geo+json";
 export const CSV_TYPE = "text/csv; charset=utf-8";
 
-const num = (v: number | null | undefined) => (v === null || v === undefined || Number.isNaN(v) ? "null" : `${v}`);
+// As JSON writes a number (and /point's text does): its shortest round-trip text, null when not finite.
+const num = (v: number | null | undefined) => (v === null || v === undefined || !Number.isFinite(v) ? "null" : `${v}`);
 
 /** The EDR method of a registry temporal kind (instantaneous, sum, mean, maximum, minimum). */
 export function measurementType(p: ParamMeta): { method: string; duration?: string } {
@@ -166,7 +167,7 @@ export function csv(a: Answer): string {
     if (withZ) cells.push(r.z === undefined ? "" : `${r.z}`);
     for (const id of ids) {
       const v = r.c.ranges.get(id)?.[r.at];
-      cells.push(v === null || v === undefined || Number.isNaN(v) ? "" : `${v}`);
+      cells.push(v === null || v === undefined || !Number.isFinite(v) ? "" : `${v}`);
     }
     lines.push(cells.join(","));
   }

@@ -6,7 +6,7 @@ import { MIB } from "../../config.ts";
 import { InvalidParameterError, TooLargeError, UnknownVariableError } from "../../errors.ts";
 import type { Registry, VariableEntry } from "../../registry/registry.ts";
 import type { ResolvedTemporal } from "../../registry/temporal.ts";
-import { isPending } from "../../soon.ts";
+import { isPending, type Soon } from "../../soon.ts";
 import { isoNoZone } from "../../store/describe.ts";
 import type { ForecastGroup, GroupVariable, Store } from "../../store/store.ts";
 import { type PointSeries, pointSeries, pointSource } from "../point.ts";
@@ -155,30 +155,42 @@ export async function positionQuery(
       "ask for fewer positions, parameters, levels or times",
     );
   }
+  // Every series asked for at once, so the reads of a cold request go out together; a warm one
+  // comes at once (no promise), as on /point.
+  const zOf = (p: Vertex) => (perVertex && p.z !== undefined ? [p.z] : q.z);
+  const asked: Soon<PointSeries>[] = [];
+  for (const p of points) {
+    for (const r of resolved) {
+      for (const level of levelsOf(q.group, r, zOf(p)) ?? [undefined]) {
+        asked.push(
+          pointSeries(
+            store,
+            registry,
+            { lat: p.y, lon: p.x, var: r.entry.name, group: q.group.id, run: q.run, level },
+            copies,
+          ),
+        );
+      }
+    }
+  }
+  const got: PointSeries[] = asked.some(isPending) ? await Promise.all(asked) : (asked as PointSeries[]);
+  // Only series answered at once carry their source (pointSource): an answer is kept when all do.
+  let sources: PointSource[] | undefined = asked.some(isPending) ? undefined : [];
+  for (const g of got) {
+    const source = sources && pointSource(g);
+    if (source) sources?.push(source);
+    else sources = undefined;
+  }
   const coverages: Coverage[] = [];
-  let sources: PointSource[] | undefined = [];
+  let at = 0;
   for (const p of points) {
     const byNode = new Map<string, Coverage>();
     const filter: TimeFilter | undefined =
       perVertex && p.m !== undefined ? { start: p.m * 1000, end: p.m * 1000 } : q.datetime;
-    const z = perVertex && p.z !== undefined ? [p.z] : q.z;
     for (const r of resolved) {
-      const levels = levelsOf(q.group, r, z);
-      // A warm series comes at once (no promise), as on /point.
-      const series: PointSeries[] = [];
-      for (const level of levels ?? [undefined]) {
-        const s = pointSeries(
-          store,
-          registry,
-          { lat: p.y, lon: p.x, var: r.entry.name, group: q.group.id, run: q.run, level },
-          copies,
-        );
-        const got = isPending(s) ? await s : s;
-        const source = pointSource(got);
-        if (source) sources?.push(source);
-        else sources = undefined;
-        series.push(got);
-      }
+      const levels = levelsOf(q.group, r, zOf(p));
+      const series = got.slice(at, at + (levels?.length ?? 1));
+      at += series.length;
       const first = series[0];
       const keep: number[] = [];
       for (let i = 0; i < first.times.length; i++) {

@@ -5,6 +5,7 @@ import { STATUS_TABLE, TITLES } from "./problem.ts";
 import { EXPOSED_HEADERS } from "./request-intake.ts";
 import type { RouteDef } from "./route.ts";
 import { Problem } from "./schemas/common.ts";
+import { EDR_CONVENTIONS } from "./schemas/edr.ts";
 
 type Json = Record<string, unknown>;
 
@@ -165,8 +166,8 @@ export function openapiDocument(routes: RouteDef[], info: { version: string; pub
       {
         name: "edr",
         description:
-          "OGC API – Environmental Data Retrieval over every forecast group: positions, radius, areas, cubes and " +
-          "trajectories in CoverageJSON, GeoJSON and CSV (conventions in each query's description)",
+          "OGC API – Environmental Data Retrieval over every forecast group (/edr): positions, radius, areas, " +
+          `cubes and trajectories in CoverageJSON, GeoJSON and CSV. ${EDR_CONVENTIONS}`,
       },
       { name: "operations", description: "Health, readiness, metrics and documentation" },
     ],

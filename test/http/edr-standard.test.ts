@@ -114,6 +114,11 @@ describe("EDR documents validate against the standard's schemas", () => {
 describe("the OpenAPI document states the standard's parameters", () => {
   test("every EDR query documents its parameters with the standard's names and styles", async () => {
     const doc = await json("/openapi.json");
+    const tag = doc.tags.find((t: { name: string }) => t.name === "edr");
+    assert.match(
+      tag.description,
+      /Conventions:.*unit\.symbol.*latest run.*great-circle.*NdArray.*properties\.<parameter>.*lon,lat,datetime/s,
+    );
     const std = standardParameters();
     const byQuery: Record<string, string[]> = {
       position: ["positionCoords", "parameter-name", "z", "crs", "f"],

@@ -8,7 +8,6 @@ import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULTS, type Settings } from "../config.ts";
 import { ConfigError } from "../errors.ts";
-import { closeOnSignals } from "../http/server.ts";
 import type { Ledger } from "../ledger/types.ts";
 import { nativeDecoderInUse } from "../native.ts";
 import { CoverageCache } from "../pipeline/coverage.ts";
@@ -21,7 +20,7 @@ import { buildHidpiMax, MAX_ZOOM } from "../render/tiles.ts";
 import { writeSample } from "../sample/index.ts";
 import { Store } from "../store/store.ts";
 import { requireFreePort, requireWritableDir, storeProblem } from "./preflight.ts";
-import { accessLogSink, listen, type ServeFlags, serverOptions, serverSettings } from "./serve.ts";
+import { accessLogSink, closeOnSignals, listen, type ServeFlags, serverOptions, serverSettings } from "./serve.ts";
 
 const DEMO_KEY_NAME = "demo (gridcast start)";
 /** `gridcast sample --preset demo --seed 1` writes 138.7 MiB (4080 files); the writer is deterministic. */
@@ -272,7 +271,7 @@ export function registerStart(program: Command): void {
         .filter((line, i, all) => line !== "" || all[i - 1] !== "")
         .join("\n"),
     );
-    closeOnSignals(running, say);
+    await closeOnSignals(running, say);
 
     if (published) say(`serving the published build ${published.id} while a new one renders`);
     else say(await buildEstimate(settings.store, settings.out).catch((e) => `build size unknown: ${e.message}`));

@@ -192,20 +192,26 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   let pool: TilePool | undefined;
   let cleanup: Promise<void> = Promise.resolve();
   try {
-    // Started before planning: the threads load while the store's metadata is read.
-    pool = new TilePool(
-      {
-        store: o.store,
-        cacheMb: o.cacheMb ?? 256,
-        cellGridMb: o.cellGridMb,
-        rootGroupName: o.rootGroupName,
-        buildDir: partial,
-        maxZoom,
-        tiles: o.tiles ?? "zxy",
-        hidpiMaxZoom: hidpiMax,
-      },
-      concurrency,
-    );
+    const startPool = () =>
+      new TilePool(
+        {
+          store: o.store,
+          cacheMb: o.cacheMb ?? 256,
+          cellGridMb: o.cellGridMb,
+          rootGroupName: o.rootGroupName,
+          buildDir: partial,
+          maxZoom,
+          tiles: o.tiles ?? "zxy",
+          hidpiMaxZoom: hidpiMax,
+        },
+        concurrency,
+      );
+    // With nothing published, started before planning: the threads load while the store's
+    // metadata is read. With a build published the answer may be "nothing new", decided in well
+    // under a second: threads loading their modules beside it would only take the cores it runs
+    // on, so they start once the build goes on.
+    const mayBeUnchanged = !shard && o.reuse !== false && currentBuild(out) !== undefined;
+    if (!mayBeUnchanged) pool = startPool();
     // Progress lines go where the progress bar goes (stderr unless told otherwise).
     const stream = o.progress === false ? undefined : (o.progress ?? process.stderr);
     const say = stream ? (line: string) => stream.write(`${line}\n`) : undefined;
@@ -315,6 +321,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     const label = shard ? `build ${id} shard ${shard.index}/${shard.count}` : `build ${id}`;
     const progress = o.progress === false ? undefined : createProgress({ total, label, stream: o.progress });
     const renderStarted = performance.now();
+    pool ??= startPool();
     const results = await pool
       .run(splitForThreads(jobs, concurrency), (n) => progress?.add(n))
       .finally(() => progress?.finish()); // ends the progress line before any error line

@@ -9,7 +9,7 @@ import { readValues, regionOf } from "../forecast/read.ts";
 import { latestRun } from "../forecast/select.ts";
 import { DERIVED_LAYERS } from "../registry/derived.ts";
 import { didYouMean, MAX_SUGGESTIONS, type Suggestible, suggestAmong } from "../registry/suggest.ts";
-import { ORIENTATION_LAYER_ID } from "../render/orientation.ts";
+import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../render/orientation.ts";
 import type { ForecastGroup, Store } from "../store/store.ts";
 import { type CoverageCache, coverageKey } from "./coverage.ts";
 import { sourceRevision } from "./fingerprint.ts";
@@ -241,7 +241,13 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   // Global layers first, then the patches drawn over them.
   layers.sort((a, b) => (a.kind === b.kind ? (a.id < b.id ? -1 : 1) : a.kind === "global" ? -1 : 1));
   // Only with forecast layers to orient on.
-  if (sel.orientation && layers.length > 0) layers.push(orientationLayer(sel.maxZoom));
+  if (sel.orientation && layers.length > 0)
+    layers.push(
+      orientationLayer(
+        sel.maxZoom,
+        sel.renderer === undefined ? undefined : { orientation: ORIENTATION_VERSION, renderer: sel.renderer },
+      ),
+    );
   const jobs = jobsOf(layers);
   const hidpiPerLead = (id: string, hidpiMax: number): number => {
     const top = Math.min(hidpiMax, sel.maxZoom);

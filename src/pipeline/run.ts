@@ -45,6 +45,11 @@ export interface Shard {
 export interface BuildOptions {
   store: string;
   out: string;
+  /**
+   * The renderer version the tiles are fingerprinted and filed under (default RENDERER_VERSION,
+   * the one this code draws with). Not a flag: tests rehearse an upgrade with it.
+   */
+  renderer?: string;
   /** Build the other layers when a variable of `vars` has none (else the build fails naming it). */
   allowMissingVars?: boolean;
   /** Build the others when a group of `groups` cannot be read or draws nothing (else the build fails naming it). */
@@ -228,6 +233,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       allowMissingVars: o.allowMissingVars,
       allowMissingGroups: o.allowMissingGroups,
       allowMissingLeads: o.allowMissingLeads,
+      renderer: o.renderer,
     };
     const plan = await store
       .ping()
@@ -261,7 +267,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
             {
               max_zoom: maxZoom,
               hidpi_max_zoom: hidpiMax,
-              renderer: RENDERER_VERSION,
+              renderer: o.renderer ?? RENDERER_VERSION,
               plan: plan.hash,
               layers: plan.layers,
             },
@@ -353,7 +359,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       ...(shard ? { store: o.store } : {}),
       max_zoom: maxZoom,
       hidpi_max_zoom: hidpiMax,
-      renderer: RENDERER_VERSION,
+      renderer: o.renderer ?? RENDERER_VERSION,
       plan: plan.hash,
       shard,
       shards: 1,

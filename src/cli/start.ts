@@ -11,6 +11,8 @@ import { ConfigError } from "../errors.ts";
 import type { Ledger } from "../ledger/types.ts";
 import { nativeDecoderInUse } from "../native.ts";
 import { CoverageCache } from "../pipeline/coverage.ts";
+import { estimateBuild } from "../pipeline/estimate.ts";
+import { DEFAULT_WEB_DIR } from "../pipeline/finalize.ts";
 import { planBuild, planFiles } from "../pipeline/plan.ts";
 import { currentBuild } from "../pipeline/publish.ts";
 import { type BuildReport, runBuild } from "../pipeline/run.ts";
@@ -43,20 +45,30 @@ function diskOf(dir: string): { free: number; block: number } | undefined {
 const freeBytes = (dir: string) => diskOf(dir)?.free;
 
 /**
- * Before rendering: tiles are small files (the demo's average well under 1 KiB), so each takes
- * about one file-system block; one-colour tiles are hard links and take none. Tiles × block is
- * the estimate, slightly high.
+ * What start's full build will take on disk, from the plan that build runs (pipeline/estimate.ts):
+ * tiles and @2x tiles measured on a few drawn per layer and zoom, the tile tree's folders, the
+ * point copies and the documents, each in whole file-system blocks.
  */
-async function buildEstimate(store: string, out: string): Promise<string> {
-  const { tiles, hidpi, entries } = await startFiles(store);
+async function buildEstimate(store: string, out: string, webDir: string): Promise<string> {
   const disk = diskOf(out);
   const block = disk?.block ?? 4096;
+  const s = new Store(store);
+  const coverage = new CoverageCache();
+  const plan = await planBuild(s, START_SELECTION, coverage);
+  const { tiles, hidpi } = planFiles(plan, buildHidpiMax(MAX_ZOOM));
+  const entries = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
+  const e = await estimateBuild(plan, { store: s, coverage, block, hidpiMax: buildHidpiMax(MAX_ZOOM), webDir });
   return (
-    `building ${tiles.toLocaleString("en")} tiles and ${hidpi.toLocaleString("en")} @2x tiles (${entries} layer-lead times, ` +
-    `zoom 0..${MAX_ZOOM}) into ${out}: up to about ${mib((tiles + hidpi) * block)} on disk (one ${block}-byte block a tile)` +
+    `the full build: ${tiles.toLocaleString("en")} tiles and ${hidpi.toLocaleString("en")} @2x tiles (${entries} layer-lead times, ` +
+    `zoom 0..${MAX_ZOOM}) into ${out}: about ${mib(e.total)} on disk (tiles ${mib(e.tiles)}, @2x ${mib(e.hidpi)}, ` +
+    `folders ${mib(e.dirs)}, point copies ${mib(e.point_copies)}, documents ${mib(e.documents)}; ` +
+    `measured on ${e.sampled} tiles drawn)` +
     (disk ? `; ${mib(disk.free)} free there` : "")
   );
 }
+
+/** What start's full build selects: every layer, the orientation layer, the latest run, every zoom. */
+const START_SELECTION = { runs: "latest" as const, maxZoom: MAX_ZOOM, orientation: true };
 
 /**
  * What start's full build writes (every layer, the orientation layer, the latest run, zoom
@@ -64,8 +76,7 @@ async function buildEstimate(store: string, out: string): Promise<string> {
  * the demo store are checked against it (test/docs/readme-figures.test.ts).
  */
 export async function startFiles(store: string): Promise<{ tiles: number; hidpi: number; entries: number }> {
-  const sel = { runs: "latest" as const, maxZoom: MAX_ZOOM, orientation: true };
-  const plan = await planBuild(new Store(store), sel, new CoverageCache());
+  const plan = await planBuild(new Store(store), START_SELECTION, new CoverageCache());
   const entries = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
   return { ...planFiles(plan, buildHidpiMax(MAX_ZOOM)), entries };
 }
@@ -274,9 +285,21 @@ export function registerStart(program: Command): void {
     await closeOnSignals(running, say);
 
     if (published) say(`serving the published build ${published.id} while a new one renders`);
-    else say(await buildEstimate(settings.store, settings.out).catch((e) => `build size unknown: ${e.message}`));
     const stages = await stagesFor(settings, published === undefined);
+    // Measured by drawing a few tiles of every layer and zoom: said once the first map is up (or
+    // before the first stage when it is the whole build), so the first map does not wait for it.
+    let estimated = published !== undefined;
+    const estimate = async () => {
+      if (estimated) return;
+      estimated = true;
+      say(
+        await buildEstimate(settings.store, settings.out, DEFAULT_WEB_DIR).catch(
+          (e: Error) => `build size unknown: ${e.message}`,
+        ),
+      );
+    };
     for (const [i, stage] of stages.entries()) {
+      if (i > 0 || stages.length === 1) await estimate();
       const plan = await planOf(settings, stage).catch((e: Error) => ({
         line: `plan: ${stage.what}: unknown (${e.message})`,
         render: -1,

@@ -12,9 +12,9 @@ import { regionOf } from "../forecast/read.ts";
 import {
   linkPointCopy,
   POINT_DIR,
-  packBlock,
   type PointCopyHeader,
   PointCopyWriter,
+  packBlock,
   pointCopyKey,
   readPointCopyHeader,
 } from "../published/point-copy.ts";

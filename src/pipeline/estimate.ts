@@ -146,39 +146,44 @@ async function tileBytes(
     dirs += block * (1 + (runsOf.get(layer.id) ?? 0));
     let offset = 0;
     let perLead = block;
+    // The leads samples are drawn from (an amount is nothing at lead 0 and fills in later): a
+    // few, each sample from one of them in turn, drawn lead by lead so each field is read once.
+    const from = [...new Set([0, job.leads.length >> 1, job.leads.length - 1])].map((i) => job.leads[i]);
+    const tasks: { z: number; part: number; lead: (typeof from)[number] }[] = [];
+    const perZoom: { count: number; drawn: number; one: number; two: number }[] = [];
     for (let z = 0; z <= plan.maxZoom; z++) {
       const level = plan.tileLevel(layer.id, z);
       const { columns: cols, tiles: count } = columns(level, z);
       const names = entryBytes(`${2 ** z - 1}.png`) + (z <= top2x ? entryBytes(`${2 ** z - 1}${HIDPI_SUFFIX}.png`) : 0);
       perLead += dirBytes(cols, entryBytes(String(2 ** z - 1)), block);
       perLead += cols * dirBytes(Math.ceil(count / Math.max(1, cols)), names, block);
-      let one = 0;
-      let two = 0;
       const at = picks(count);
-      for (const [i, k] of at.entries()) {
-        writer.sizes.clear();
-        // Each sample from another lead: an amount is nothing at lead 0 and fills in later.
-        const lead = job.leads[(z + i) % job.leads.length];
-        const sample: Job = {
-          ...job,
-          leads: [{ ...lead, reuse: undefined }],
-          // One tile: the part of the lead's pyramid that is just tile `offset + k` in drawing order.
-          part: { index: offset + k, count: job.tilesPerLead },
-        };
-        const [drawn] = await draw(ctx, sample);
-        sampled++;
-        // A one-colour tile is a hard link to the first of its colour in the build: no blocks.
-        if ((drawn?.uniform ?? 0) > 0) continue;
-        for (const [path, bytes] of writer.sizes) {
-          if (path.endsWith(`${HIDPI_SUFFIX}.png`)) two += blocksOf(bytes, block);
-          else one += blocksOf(bytes, block);
-        }
-      }
-      if (at.length > 0) {
-        tiles += (one / at.length) * count * leads;
-        hidpi += (two / at.length) * count * leads;
-      }
+      for (const [i, k] of at.entries()) tasks.push({ z, part: offset + k, lead: from[(z + i) % from.length] });
+      perZoom.push({ count, drawn: at.length, one: 0, two: 0 });
       offset += count;
+    }
+    tasks.sort((a, b) => a.lead.index - b.lead.index);
+    for (const t of tasks) {
+      writer.sizes.clear();
+      const sample: Job = {
+        ...job,
+        leads: [{ ...t.lead, reuse: undefined }],
+        // One tile: the part of the lead's pyramid that is just this tile, in drawing order.
+        part: { index: t.part, count: job.tilesPerLead },
+      };
+      const [drawn] = await draw(ctx, sample);
+      sampled++;
+      // A one-colour tile is a hard link to the first of its colour in the build: no blocks.
+      if ((drawn?.uniform ?? 0) > 0) continue;
+      for (const [path, bytes] of writer.sizes) {
+        if (path.endsWith(`${HIDPI_SUFFIX}.png`)) perZoom[t.z].two += blocksOf(bytes, block);
+        else perZoom[t.z].one += blocksOf(bytes, block);
+      }
+    }
+    for (const q of perZoom) {
+      if (q.drawn === 0) continue;
+      tiles += (q.one / q.drawn) * q.count * leads;
+      hidpi += (q.two / q.drawn) * q.count * leads;
     }
     dirs += perLead * leads;
   }

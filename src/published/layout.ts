@@ -68,7 +68,7 @@ export interface CatalogLead {
   valid_time: string;
   /** The interval the drawn value covers; null when instantaneous or when the window is undecided. */
   interval?: { start: string; end: string } | null;
-  /** Static tile template below the build root, e.g. /tiles/global.t2m/20261120T1200/3/{z}/{x}/{y}.png */
+  /** Static tile template below the build root, e.g. /tiles/global.t2m/20261120T1200.r6-0c1d2e3f/3/{z}/{x}/{y}.png */
   tiles: string;
   /** The same tiles through the tile route, e.g. /api/forecast/tile/{z}/{x}/{y}?layer=global.t2m&run=…&lead=3 */
   route: string;

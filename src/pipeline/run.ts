@@ -9,7 +9,7 @@ import { type SkippedEmbedding, writeEmbeddingIndexes } from "../embeddings/inde
 import { ConfigError } from "../errors.ts";
 import { verifyBuildArchives } from "../published/archive-verify.ts";
 import type { TileFormat } from "../published/format.ts";
-import { BUILDS, MANIFEST, shardManifestName } from "../published/layout.ts";
+import { BUILDS, MANIFEST, runToken, shardManifestName, tileDir } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
 import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "../published/manifest.ts";
 import type { BuildOutput } from "../published/measure.ts";
@@ -145,17 +145,25 @@ function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number }
   return { maxZoom, concurrency };
 }
 
-/** Marks each lead whose fingerprint the published build already rendered. */
+/**
+ * Marks each lead whose fingerprint the published build already rendered. A build made before
+ * tile paths held the drawing filed the same tiles under the bare run token (its layers have no
+ * drawing): the same fingerprint there is the same pixels, linked into the new paths.
+ */
 function markReuse(jobs: Job[], out: string): void {
   const prev = currentBuild(out);
   const manifest = prev && readManifest<LayerSpec>(join(prev.dir, MANIFEST));
   if (!prev || !manifest) return;
   const byKey = new Map(manifest.entries.map((e) => [e.key, e]));
+  const undrawn = new Set(manifest.layers.filter((l) => l.drawing === undefined).map((l) => l.id));
   for (const job of jobs) {
+    const token = runToken(job.runIso);
     for (const lead of job.leads) {
-      const e = byKey.get(lead.key);
+      const legacy = undrawn.has(job.layer);
+      const e = byKey.get(legacy ? `${job.layer}/${token}/${lead.hours}` : lead.key);
       if (e && e.fingerprint === lead.fingerprint) {
-        lead.reuse = { dir: join(prev.dir, lead.dir), uniform: e.uniform, bytes: e.bytes, hidpi: e.hidpi };
+        const dir = legacy ? tileDir(job.layer, token, lead.hours) : lead.dir;
+        lead.reuse = { dir: join(prev.dir, dir), uniform: e.uniform, bytes: e.bytes, hidpi: e.hidpi };
       }
     }
   }

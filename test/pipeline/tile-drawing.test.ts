@@ -3,10 +3,11 @@
 // CDN keeps. The drawing segment (renderer version and style digest) is in every tile path of the
 // catalog, TileJSON and WMTS, and the same renderer keeps the same URLs (tiles hard-linked).
 import assert from "node:assert/strict";
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { drawingOf, RENDERER_VERSION } from "../../src/pipeline/fingerprint.ts";
+import type { BuildManifest } from "../../src/pipeline/layer-spec.ts";
 import type { Catalog } from "../../src/published/layout.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
 import { build } from "./build-fixture.ts";
@@ -83,6 +84,34 @@ describe("the drawing in tile URLs", () => {
     const c = outDir();
     await build({ store, out: c, ...small, leads: [0] });
     assert.deepEqual(urlsOf(c, "europe.t2m", 0), first, "same renderer, same URLs in another output");
+  });
+
+  test("a build published before paths held the drawing: the next one links its tiles under the new paths, nothing drawn again", async () => {
+    const out = outDir();
+    const first = await build({ store, out, ...small, leads: [0, 1] });
+    // That build as one made before the drawing was recorded: bare run tokens in its paths and
+    // manifest keys, no drawing in its layers.
+    const dir = published(out);
+    const manifestPath = join(dir, "manifest.json");
+    const m = JSON.parse(readFileSync(manifestPath, "utf8")) as BuildManifest;
+    for (const l of m.layers) {
+      for (const r of l.runs)
+        renameSync(join(dir, "tiles", l.id, `${r.token}.${l.drawing}`), join(dir, "tiles", l.id, r.token));
+      for (const e of m.entries) e.key = e.key.replace(`.${l.drawing}/`, "/");
+      delete l.drawing;
+    }
+    writeFileSync(manifestPath, JSON.stringify(m));
+    const l0 = m.layers.find((l) => l.id === "europe.t2m")!;
+    const legacyTile = join(dir, "tiles", l0.id, l0.runs[0].token, "0", "0", "0", "0.png");
+    const inode = statSync(legacyTile).ino;
+
+    const next = await build({ store, out, ...small, leads: [0, 1] });
+    assert.notEqual(next.unchanged, first.build_id, "new paths are something new to publish");
+    assert.equal(next.totals.rendered, 0, "every lead linked, none drawn again");
+    assert.equal(next.totals.reused, first.totals.entries);
+    const tiles = catalogOf(out).layers.find((l) => l.id === "europe.t2m")!.runs[0].leads[0].tiles;
+    assert.ok(/\.r\d+-[0-9a-f]{8}\//.test(tiles), tiles);
+    assert.equal(statSync(join(published(out), tiles.replace("{z}/{x}/{y}", "0/0/0"))).ino, inode);
   });
 
   test("a restyle is another drawing; the same style and renderer the same", () => {

@@ -1,6 +1,6 @@
-// What a build will take on disk, said before it starts (gridcast start): from the same plan the
-// build runs, counted the way a file system stores it (whole blocks per file, directories too).
-// Tile sizes cannot be known without drawing, so a few tiles of every layer and zoom are drawn by
+// What a build will take on disk, worked out before it runs (gridcast start says it): from the
+// same plan the build runs, counted the way a file system stores it (whole blocks per file,
+// directories too). Tile sizes cannot be known without drawing, so a few tiles of every layer and zoom are drawn by
 // the build's own renderers into memory, measured and scaled to the zoom's tile count; the point
 // copies are packed on a few block rows; the documents (catalog, TileJSON, legends, WMTS, the
 // viewer, their compressed twins, the embedding indexes) are written for real into a scratch

@@ -247,7 +247,10 @@ export const mapRoutes = [
     summary: "A pre-rendered 256 px PNG map tile (Web Mercator, XYZ, zoom 0..7), or its 512 px @2x version",
     description:
       "Served from the published build. Outside a regional layer's coverage the answer is a transparent tile. " +
-      "Cached for a year (immutable) when the run is named, for a minute when it defaults to the latest run. " +
+      "Cached for a year (immutable) when the run is named and drawing is the layer's drawing in the catalog (the " +
+      "renderer and style the tiles are drawn with, which the catalog's route URLs carry); for a minute otherwise " +
+      "(the latest run by default, or a URL pinned under another drawing, answered with the tile as drawn now), so " +
+      "a tile drawn anew after an upgrade never sits under a URL a cache keeps for a year. " +
       "400 for a tile address off the z0..7 pyramid; 404 for an unknown layer, run or lead, or a zoom level " +
       "above the layer's maxzoom in the catalog. 500 corrupt-data (Cache-Control: no-store) when the build's tile " +
       "archive for the lead is damaged or missing: every field of an archive is checked before use, and the server " +
@@ -267,7 +270,14 @@ export const mapRoutes = [
     handler: async ({ app, params, query }) => {
       const { z, x, y } = params as unknown as { z: number; x: number; y: number };
       validateTile(z, x, y);
-      const q = query as { layer: string; run?: string; lead?: number; time?: string; scale?: number };
+      const q = query as {
+        layer: string;
+        run?: string;
+        lead?: number;
+        time?: string;
+        scale?: number;
+        drawing?: string;
+      };
       const snap = await published(app);
       const layer = catalogLayer(snap.catalog, q.layer);
       const hidpi = q.scale === 2;
@@ -287,12 +297,17 @@ export const mapRoutes = [
       }
       const { token, hours } = pick(layer, q.run, q.lead, q.time);
       const body =
-        (await snap.tile(q.layer, token, hours, z, x, y, hidpi)) ?? (await snap.emptyTile()) ?? emptyTilePng();
+        (await snap.tile(q.layer, token, hours, z, x, y, hidpi, layer.drawing)) ??
+        (await snap.emptyTile()) ??
+        emptyTilePng();
+      // Pinned for a year only under the drawing it was drawn with (a build made before drawings
+      // were recorded has none: its named runs are pinned as they were).
+      const pinned = q.run !== undefined && (layer.drawing === undefined || q.drawing === layer.drawing);
       return {
         body,
         type: "image/png",
         headers: { [BUILD_HEADER]: snap.buildId },
-        cache: q.run === undefined ? FOLLOWS_LATEST : TILE_PINNED,
+        cache: pinned ? TILE_PINNED : FOLLOWS_LATEST,
       };
     },
   }),

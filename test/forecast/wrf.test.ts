@@ -52,6 +52,7 @@ interface RefBox {
 interface Ref {
   points: RefPoint[];
   boxes?: RefBox[];
+  node_boxes?: { rows: [number, number]; cols: [number, number]; nodes: number; t2: number[]; tp: number[] }[];
   lattice_worst_cells?: number;
   shape?: [number, number];
   field_t2?: number[];
@@ -430,6 +431,39 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
         assert.ok(Math.abs(v.grid_lat - want.lat) < 1e-5, `${lat},${lon}: grid_lat ${v.grid_lat} vs ${want.lat}`);
         assert.ok(Math.abs(v.grid_lon - want.lon) < 1e-5, `${lat},${lon}: grid_lon ${v.grid_lon} vs ${want.lon}`);
         assert.ok(Math.abs(v.value - want.t2[i]) < 1e-3, `${lat},${lon} lead ${lead}: ${v.value} vs ${want.t2[i]}`);
+      }
+    }
+  });
+
+  test("rotated: a box exports the rows and columns spanning every stored node inside it, t2m and tp as xarray's isel of them, no CRS claimed", async () => {
+    // The grid leans: a lat/lon box's nodes span more rows and columns than lie wholly inside it.
+    const boxes: [number, number, number, number][] = [
+      [37, 40, -101, -96],
+      [34.5, 37, -106, -102],
+      [41, 44, -95, -90],
+    ];
+    const ref = reference("rotated", { node_boxes: boxes });
+    for (const [k, [la0, la1, lo0, lo1]] of boxes.entries()) {
+      const want = ref.node_boxes![k];
+      assert.ok(want.nodes >= 4, `box ${k} holds ${want.nodes} nodes`);
+      const [ny, nx] = [want.rows[1] - want.rows[0], want.cols[1] - want.cols[0]];
+      for (const [v, values, tol] of [
+        ["t2m", want.t2, 1e-3],
+        ["tp", want.tp, 1e-7],
+      ] as const) {
+        const url =
+          `${servers.rotated.url}/api/export/forecast~rotated/npy?var=${v}&time_index=0&lead_start=0&lead_stop=2` +
+          `&lat_min=${la0}&lat_max=${la1}&lon_min=${lo0}&lon_max=${lo1}`;
+        const r = await get(url, { "X-API-Key": keys.rotated });
+        assert.equal(r.status, 200, r.body.toString());
+        const field = JSON.parse(r.headers.get("x-svc-field")!);
+        assert.deepEqual(field.window, { y: want.rows, x: want.cols }, `${v} box ${k}`);
+        assert.deepEqual(field.shape, [3, ny, nx]);
+        // Index space, not a projection: the axes count columns and rows from the window's start.
+        assert.equal(field.crs, null);
+        assert.deepEqual([field.x.first, field.x.step, field.x.units], [want.cols[0], 1, "index"]);
+        assert.deepEqual([field.y.first, field.y.count], [want.rows[0], ny]);
+        close(npyValues(r.body), values, tol, `exported ${v}, box ${k}`);
       }
     }
   });

@@ -5,6 +5,9 @@
 #   by the stored COSALPHA/SINALPHA (u cos a - v sin a, v cos a + u sin a: WRF's rule, by hand)
 #   box ([lat_min, lat_max, lon_min, lon_max], optional): RAINC + RAINNC in metres over the rows
 #   and columns of gridcast's export window (rows, cols given), every lead
+#   node_boxes ([lat_min, lat_max, lon_min, lon_max], ...): for a grid served from its nodes, the
+#   rows and columns spanning every node whose stored XLAT/XLONG lie inside, and T2 (K) and
+#   RAINC + RAINNC (m) over them, every lead
 #   proj (optional): with stored x/y (xwrf), the CRS the WRF globals give (as xwrf builds it), and
 #   the largest distance in metres between where it puts each stored XLAT/XLONG and the stored x/y;
 #   with positions ([lat, lon], ...) their fractional (column, row) on the stored x/y, and with lead
@@ -60,6 +63,17 @@ if req.get("window"):
     sel = {ydim: slice(r0, r1), xdim: slice(c0, c1)}
     tp = (ds.RAINC.isel(sel).values.astype("float64") + ds.RAINNC.isel(sel).values.astype("float64")) / 1000
     out["window_tp"] = tp.ravel().tolist()
+
+for lat_min, lat_max, lon_min, lon_max in req.get("node_boxes", []):
+    inside = (lat2 >= lat_min) & (lat2 <= lat_max) & (lon2 >= lon_min) & (lon2 <= lon_max)
+    jj, ii = np.nonzero(inside)
+    r0, r1, c0, c1 = int(jj.min()), int(jj.max()) + 1, int(ii.min()), int(ii.max()) + 1
+    sel = {ydim: slice(r0, r1), xdim: slice(c0, c1)}
+    rain = ds.RAINC.isel(sel).values.astype("float64") + ds.RAINNC.isel(sel).values.astype("float64")
+    out.setdefault("node_boxes", []).append({
+        "rows": [r0, r1], "cols": [c0, c1], "nodes": int(inside.sum()),
+        "t2": ds.T2.isel(sel).values.astype("float64").ravel().tolist(), "tp": (rain / 1000).ravel().tolist(),
+    })
 
 if req.get("proj"):
     from pyproj import CRS, Transformer

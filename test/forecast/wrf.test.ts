@@ -6,7 +6,10 @@
 // compared with xarray (+ pyproj for xwrf's x/y) reading the same store (wrf/reference.py): one run
 // from SIMULATION_START_DATE with XTIME's leads (a date, or older xwrf's duration), RAINC + RAINNC
 // as tp, Q2 as q2, U10/V10 turned to true north by the stored COSALPHA/SINALPHA (WRF's rule,
-// computed by hand from the stored arrays).
+// computed by hand from the stored arrays). Export windows: over the xwrf Lambert grid, the stored
+// x/y whose cells a box's outline reaches (pyproj); over the rotated grid, the rows and columns
+// spanning every stored node inside the box. Tiles: each pixel the colour of xarray's field where
+// pyproj puts it (the Lambert CRS of the globals; the rotated pole of POLE_LAT/POLE_LON).
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";

@@ -6,7 +6,10 @@
 // compared with xarray (+ pyproj for xwrf's x/y) reading the same store (wrf/reference.py): one run
 // from SIMULATION_START_DATE with XTIME's leads (a date, or older xwrf's duration), RAINC + RAINNC
 // as tp, Q2 as q2, U10/V10 turned to true north by the stored COSALPHA/SINALPHA (WRF's rule,
-// computed by hand from the stored arrays).
+// computed by hand from the stored arrays). Export windows: over the xwrf Lambert grid, the stored
+// x/y whose cells a box's outline reaches (pyproj); over the rotated grid, the rows and columns
+// spanning every stored node inside the box. Tiles: each pixel the colour of xarray's field where
+// pyproj puts it (the Lambert CRS of the globals; the rotated pole of POLE_LAT/POLE_LON).
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -39,8 +42,23 @@ interface RefPoint {
   u_earth: number[];
   v_earth: number[];
 }
+interface RefBox {
+  rows: [number, number];
+  cols: [number, number];
+  inside_rows: [number, number];
+  inside_cols: [number, number];
+  x: number[];
+  y: number[];
+  t2: number[];
+  tp: number[];
+}
 interface Ref {
   points: RefPoint[];
+  boxes?: RefBox[];
+  node_boxes?: { rows: [number, number]; cols: [number, number]; nodes: number; t2: number[]; tp: number[] }[];
+  lattice_worst_cells?: number;
+  shape?: [number, number];
+  field_t2?: number[];
   window_tp?: number[];
   xy_worst_m?: number;
   x?: number[];
@@ -330,6 +348,177 @@ describe("WRF output as WRF, xarray and xwrf leave it", () => {
     }
     assert.ok(inside >= 5, `${inside} probes inside`);
     assert.ok(apart >= 3, `RAINC alone would show another colour at only ${apart} probes`);
+  });
+
+  /** An export's values, float32 after the 10-byte preamble and the header. */
+  const npyValues = (body: Buffer) => {
+    const hlen = body.readUInt16LE(8);
+    return Array.from(new Float32Array(body.buffer.slice(body.byteOffset + 10 + hlen, body.byteOffset + body.length)));
+  };
+  /** Row, column, tile and pixel of a lat/lon at zoom z, and the pixel centre's lat/lon. */
+  const pixelOf = (z: number, lat: number, lon: number) => {
+    const world = 256 * 2 ** z;
+    const wx = ((lon + 180) / 360) * world;
+    const wy = ((1 - Math.asinh(Math.tan((lat * Math.PI) / 180)) / Math.PI) / 2) * world;
+    const [x, y, c, r] = [Math.floor(wx / 256), Math.floor(wy / 256), Math.floor(wx) % 256, Math.floor(wy) % 256];
+    return { x, y, c, r, at: [pixelLat(z, y, r), pixelLon(z, x, c)] as [number, number] };
+  };
+
+  // Boxes inside the Lambert domain: at its centre, in its south-west where the grid leans, in its north-east.
+  const XWRF_BOXES: [number, number, number, number][] = [
+    [37, 40, -101, -96],
+    [34, 36, -106, -103],
+    [41, 43.5, -95, -91],
+  ];
+
+  test("xwrf: a lat/lon box exports the window of stored x/y whose cells its outline reaches (pyproj), t2m as xarray's isel of it", async () => {
+    const ref = reference("xwrf", { proj: true, boxes: XWRF_BOXES });
+    for (const [k, [la0, la1, lo0, lo1]] of XWRF_BOXES.entries()) {
+      const want = ref.boxes![k];
+      const url =
+        `${servers.xwrf.url}/api/export/forecast~xwrf/npy?var=t2m&time_index=0&lead_start=0&lead_stop=2` +
+        `&lat_min=${la0}&lat_max=${la1}&lon_min=${lo0}&lon_max=${lo1}`;
+      const r = await get(url, { "X-API-Key": keys.xwrf });
+      assert.equal(r.status, 200, r.body.toString());
+      const field = JSON.parse(r.headers.get("x-svc-field")!);
+      assert.deepEqual(field.window, { y: want.rows, x: want.cols }, `box ${k}`);
+      // Every node whose stored XLAT/XLONG lies in the box is in the window.
+      assert.ok(want.rows[0] <= want.inside_rows[0] && want.inside_rows[1] < want.rows[1], `box ${k} rows`);
+      assert.ok(want.cols[0] <= want.inside_cols[0] && want.inside_cols[1] < want.cols[1], `box ${k} columns`);
+      assert.deepEqual(field.dims, ["lead_time", "y", "x"]);
+      const [ny, nx] = [want.rows[1] - want.rows[0], want.cols[1] - want.cols[0]];
+      assert.deepEqual(field.shape, [3, ny, nx]);
+      // The window's axes are the stored x/y it covers, in metres of the WRF globals' Lambert.
+      assert.deepEqual([field.x.count, field.y.count], [nx, ny]);
+      assert.ok(Math.abs(field.x.first - want.x[0]) < 1e-6 && Math.abs(field.y.first - want.y[0]) < 1e-6);
+      assert.ok(Math.abs(field.x.step - (want.x[1] - want.x[0])) < 1e-6);
+      assert.ok(Math.abs(field.y.step - (want.y[1] - want.y[0])) < 1e-6);
+      assert.equal(field.crs.grid_mapping_name, "lambert_conformal_conic");
+      assert.equal(field.units, "K");
+      close(npyValues(r.body), want.t2, 1e-3, `exported t2m, box ${k}`);
+    }
+  });
+
+  test("xwrf: the tp export over a box is xarray's (RAINC + RAINNC) / 1000 over the same window, every lead", async () => {
+    const ref = reference("xwrf", { proj: true, boxes: XWRF_BOXES });
+    let rains = 0;
+    for (const [k, [la0, la1, lo0, lo1]] of XWRF_BOXES.entries()) {
+      const want = ref.boxes![k];
+      const url =
+        `${servers.xwrf.url}/api/export/forecast~xwrf/npy?var=tp&time_index=0&lead_start=0&lead_stop=2` +
+        `&lat_min=${la0}&lat_max=${la1}&lon_min=${lo0}&lon_max=${lo1}`;
+      const r = await get(url, { "X-API-Key": keys.xwrf });
+      assert.equal(r.status, 200, r.body.toString());
+      const field = JSON.parse(r.headers.get("x-svc-field")!);
+      assert.deepEqual(field.window, { y: want.rows, x: want.cols }, `box ${k}`);
+      assert.equal(field.summed_with, "RAINNC");
+      assert.equal(field.units, "m");
+      close(npyValues(r.body), want.tp, 1e-7, `exported tp, box ${k}`);
+      if (want.tp.some((v) => v > 0.002)) rains++;
+    }
+    assert.ok(rains >= 2, `it rains in ${rains} of the boxes`);
+  });
+
+  test("xwrf: the click value of t2m is xarray's at the node nearest by great circle over XLAT/XLONG", async () => {
+    const ref = reference("xwrf", { points: POINTS });
+    for (const [k, [lat, lon]] of POINTS.entries()) {
+      const want = ref.points[k];
+      for (const [lead, i] of [
+        [0, 0],
+        [3, 1],
+        [6, 2],
+      ]) {
+        const r = await get(`${servers.xwrf.url}/api/forecast/value?layer=xwrf.t2m&lat=${lat}&lon=${lon}&lead=${lead}`);
+        assert.equal(r.status, 200, r.body.toString());
+        const v = r.json();
+        assert.ok(Math.abs(v.grid_lat - want.lat) < 1e-5, `${lat},${lon}: grid_lat ${v.grid_lat} vs ${want.lat}`);
+        assert.ok(Math.abs(v.grid_lon - want.lon) < 1e-5, `${lat},${lon}: grid_lon ${v.grid_lon} vs ${want.lon}`);
+        assert.ok(Math.abs(v.value - want.t2[i]) < 1e-3, `${lat},${lon} lead ${lead}: ${v.value} vs ${want.t2[i]}`);
+      }
+    }
+  });
+
+  test("rotated: a box exports the rows and columns spanning every stored node inside it, t2m and tp as xarray's isel of them, no CRS claimed", async () => {
+    // The grid leans: a lat/lon box's nodes span more rows and columns than lie wholly inside it.
+    const boxes: [number, number, number, number][] = [
+      [37, 40, -101, -96],
+      [34.5, 37, -106, -102],
+      [41, 44, -95, -90],
+    ];
+    const ref = reference("rotated", { node_boxes: boxes });
+    for (const [k, [la0, la1, lo0, lo1]] of boxes.entries()) {
+      const want = ref.node_boxes![k];
+      assert.ok(want.nodes >= 4, `box ${k} holds ${want.nodes} nodes`);
+      const [ny, nx] = [want.rows[1] - want.rows[0], want.cols[1] - want.cols[0]];
+      for (const [v, values, tol] of [
+        ["t2m", want.t2, 1e-3],
+        ["tp", want.tp, 1e-7],
+      ] as const) {
+        const url =
+          `${servers.rotated.url}/api/export/forecast~rotated/npy?var=${v}&time_index=0&lead_start=0&lead_stop=2` +
+          `&lat_min=${la0}&lat_max=${la1}&lon_min=${lo0}&lon_max=${lo1}`;
+        const r = await get(url, { "X-API-Key": keys.rotated });
+        assert.equal(r.status, 200, r.body.toString());
+        const field = JSON.parse(r.headers.get("x-svc-field")!);
+        assert.deepEqual(field.window, { y: want.rows, x: want.cols }, `${v} box ${k}`);
+        assert.deepEqual(field.shape, [3, ny, nx]);
+        // Index space, not a projection: the axes count columns and rows from the window's start.
+        assert.equal(field.crs, null);
+        assert.deepEqual([field.x.first, field.x.step, field.x.units], [want.cols[0], 1, "index"]);
+        assert.deepEqual([field.y.first, field.y.count], [want.rows[0], ny]);
+        close(npyValues(r.body), values, tol, `exported ${v}, box ${k}`);
+      }
+    }
+  });
+
+  test("rotated: t2m tiles drawn from the nodes have the colour of xarray's T2 where pyproj's rotated pole puts each pixel", async () => {
+    const z = 5;
+    const out = join(dir, "tiles-rotated");
+    await build({ store: store("rotated"), out, maxZoom: z, vars: ["t2m"], leads: [3], hidpi: false });
+    // A lattice of pixels over the grid (about 20 to a cell's width of 0.8 degrees) and the land around it.
+    const probes: [number, number][] = [];
+    for (let lat = 32; lat <= 46; lat += 0.37) for (let lon = -108; lon <= -88; lon += 0.53) probes.push([lat, lon]);
+    const px = probes.map(([lat, lon]) => pixelOf(z, lat, lon));
+    const ref = reference("rotated", { rotated: true, lead: 1, positions: px.map((p) => p.at) });
+    // The stored nodes lie on the rotated pole's lattice, so its positions are where the nodes put each pixel.
+    assert.ok(ref.lattice_worst_cells! < 1e-3, `nodes ${ref.lattice_worst_cells} cells off the lattice`);
+    const [ny, nx] = ref.shape!;
+    const palette = buildPalette(registry.lookup("t2m")!.style!);
+    const t2 = onAxis(palette, Float64Array.from(ref.field_t2!));
+    // The colours a value may show: its class (whole degrees), or a neighbour's within a hair of interpolation.
+    const colours = (t: number) =>
+      [t - 0.05, t, t + 0.05].map((u) =>
+        Array.from(palette.rgba.subarray(palette.axisLut(u) * 4, palette.axisLut(u) * 4 + 4)).join(),
+      );
+    const catalog = JSON.parse(readFileSync(join(out, "current", "catalog.json"), "utf8"));
+    const tiles = catalog.layers.find((l: { id: string }) => l.id === "rotated.t2m").runs[0].leads[0].tiles as string;
+    const images = new Map<string, Awaited<ReturnType<typeof decodeRgba>> | undefined>();
+    const wrong: string[] = [];
+    let inside = 0;
+    let outside = 0;
+    for (const [k, p] of px.entries()) {
+      const file = join(
+        out,
+        "current",
+        tiles.replace("{z}", String(z)).replace("{x}", String(p.x)).replace("{y}", String(p.y)),
+      );
+      if (!images.has(file)) images.set(file, existsSync(file) ? await decodeRgba(readFileSync(file)) : undefined);
+      const img = images.get(file);
+      const got = img
+        ? Array.from(img.data.subarray((p.r * 256 + p.c) * 4, (p.r * 256 + p.c) * 4 + 4)).join()
+        : "0,0,0,0";
+      const [fx, fy] = ref.positions![k];
+      const t = bilinearAt(t2, nx, ny, fx, fy);
+      if (t === undefined) {
+        if (got.split(",")[3] !== "0") wrong.push(`${probes[k]} off the grid is ${got}, not transparent`);
+        outside++;
+        continue;
+      }
+      if (!colours(t).includes(got)) wrong.push(`${probes[k]} (${fx.toFixed(2)}, ${fy.toFixed(2)}): ${got}, T2 ${t}`);
+      inside++;
+    }
+    assert.deepEqual(wrong, [], `${wrong.length} of ${probes.length} pixels`);
+    assert.ok(inside >= 500 && outside >= 100, `probes inside ${inside}, outside ${outside}`);
   });
 
   for (const [name, reason] of [

@@ -5,10 +5,20 @@
 #   by the stored COSALPHA/SINALPHA (u cos a - v sin a, v cos a + u sin a: WRF's rule, by hand)
 #   box ([lat_min, lat_max, lon_min, lon_max], optional): RAINC + RAINNC in metres over the rows
 #   and columns of gridcast's export window (rows, cols given), every lead
+#   node_boxes ([lat_min, lat_max, lon_min, lon_max], ...): for a grid served from its nodes, the
+#   rows and columns spanning every node whose stored XLAT/XLONG lie inside, and T2 (K) and
+#   RAINC + RAINNC (m) over them, every lead
 #   proj (optional): with stored x/y (xwrf), the CRS the WRF globals give (as xwrf builds it), and
 #   the largest distance in metres between where it puts each stored XLAT/XLONG and the stored x/y;
 #   with positions ([lat, lon], ...) their fractional (column, row) on the stored x/y, and with lead
-#   the whole RAINC + RAINNC (and RAINC alone) in metres at that lead
+#   the whole RAINC + RAINNC (and RAINC alone) in metres at that lead; with boxes
+#   ([lat_min, lat_max, lon_min, lon_max], ...) the index window whose cells (index +- 0.5 on the
+#   stored x/y) the box's outline reaches into, the nodes whose stored XLAT/XLONG lie inside, the
+#   window's x/y, and T2 (K) and RAINC + RAINNC (m) over it, every lead
+#   rotated (optional): for WRF's latitude-longitude grid (MAP_PROJ 6), the rotated CRS POLE_LAT/
+#   POLE_LON give, the axes pyproj puts the first row's and first column's stored nodes on (and how
+#   far the other nodes lie off that lattice, in cells), the fractional (column, row) of positions
+#   on it, and with lead the whole T2 at that lead
 import json
 import sys
 
@@ -54,6 +64,17 @@ if req.get("window"):
     tp = (ds.RAINC.isel(sel).values.astype("float64") + ds.RAINNC.isel(sel).values.astype("float64")) / 1000
     out["window_tp"] = tp.ravel().tolist()
 
+for lat_min, lat_max, lon_min, lon_max in req.get("node_boxes", []):
+    inside = (lat2 >= lat_min) & (lat2 <= lat_max) & (lon2 >= lon_min) & (lon2 <= lon_max)
+    jj, ii = np.nonzero(inside)
+    r0, r1, c0, c1 = int(jj.min()), int(jj.max()) + 1, int(ii.min()), int(ii.max()) + 1
+    sel = {ydim: slice(r0, r1), xdim: slice(c0, c1)}
+    rain = ds.RAINC.isel(sel).values.astype("float64") + ds.RAINNC.isel(sel).values.astype("float64")
+    out.setdefault("node_boxes", []).append({
+        "rows": [r0, r1], "cols": [c0, c1], "nodes": int(inside.sum()),
+        "t2": ds.T2.isel(sel).values.astype("float64").ravel().tolist(), "tp": (rain / 1000).ravel().tolist(),
+    })
+
 if req.get("proj"):
     from pyproj import CRS, Transformer
 
@@ -78,5 +99,50 @@ if req.get("proj"):
         rnc = ds.RAINNC.isel(Time=req["lead"]).values.astype("float64") / 1000
         out["field_tp"] = (rc + rnc).ravel().tolist()
         out["field_rainc"] = rc.ravel().tolist()
+
+    for lat_min, lat_max, lon_min, lon_max in req.get("boxes", []):
+        t = np.linspace(0, 1, 200)
+        lats = np.concatenate([np.full_like(t, lat_min), np.full_like(t, lat_max), lat_min + (lat_max - lat_min) * t,
+                               lat_min + (lat_max - lat_min) * t])
+        lons = np.concatenate([lon_min + (lon_max - lon_min) * t, lon_min + (lon_max - lon_min) * t,
+                               np.full_like(t, lon_min), np.full_like(t, lon_max)])
+        bx, by = fwd.transform(lons, lats)
+        fx, fy = (bx - x0) / dx, (by - y0) / dy
+        nx, ny = ds.sizes[xdim], ds.sizes[ydim]
+        c0 = max(0, int(np.floor(fx.min() - 0.5)) + 1)
+        c1 = min(nx, int(np.ceil(fx.max() + 0.5)))
+        r0 = max(0, int(np.floor(fy.min() - 0.5)) + 1)
+        r1 = min(ny, int(np.ceil(fy.max() + 0.5)))
+        inside = (lat2 >= lat_min) & (lat2 <= lat_max) & (lon2 >= lon_min) & (lon2 <= lon_max)
+        jj, ii = np.nonzero(inside)
+        sel = {ydim: slice(r0, r1), xdim: slice(c0, c1)}
+        rain = ds.RAINC.isel(sel).values.astype("float64") + ds.RAINNC.isel(sel).values.astype("float64")
+        out.setdefault("boxes", []).append({
+            "rows": [r0, r1], "cols": [c0, c1], "inside_rows": [int(jj.min()), int(jj.max())],
+            "inside_cols": [int(ii.min()), int(ii.max())],
+            "x": ds[xdim].values[c0:c1].tolist(), "y": ds[ydim].values[r0:r1].tolist(),
+            "t2": ds.T2.isel(sel).values.astype("float64").ravel().tolist(), "tp": (rain / 1000).ravel().tolist(),
+        })
+
+if req.get("rotated"):
+    from pyproj import CRS, Transformer
+
+    g = ds.attrs
+    crs = CRS.from_cf({"grid_mapping_name": "rotated_latitude_longitude", "grid_north_pole_latitude": g["POLE_LAT"],
+                       "grid_north_pole_longitude": g["POLE_LON"], "earth_radius": 6370000.0})
+    fwd = Transformer.from_crs(CRS.from_proj4("+proj=longlat +R=6370000 +no_defs"), crs, always_xy=True)
+    rx, ry = fwd.transform(lon2, lat2)
+    ny, nx = lat2.shape
+    x0, y0 = float(rx[0, 0]), float(ry[0, 0])
+    dx, dy = (float(rx[0, -1]) - x0) / (nx - 1), (float(ry[-1, 0]) - y0) / (ny - 1)
+    ii, jj = np.meshgrid(np.arange(nx), np.arange(ny))
+    out["lattice_worst_cells"] = float(max(np.abs((rx - x0) / dx - ii).max(), np.abs((ry - y0) / dy - jj).max()))
+    out["shape"] = [int(ny), int(nx)]
+    out["positions"] = []
+    for lat, lon in req.get("positions", []):
+        px, py = fwd.transform(lon, lat)
+        out["positions"].append([(px - x0) / dx, (py - y0) / dy])
+    if "lead" in req:
+        out["field_t2"] = ds.T2.isel(Time=req["lead"]).values.astype("float64").ravel().tolist()
 
 print(json.dumps(out))

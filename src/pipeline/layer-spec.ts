@@ -9,6 +9,7 @@ import { runToken } from "../published/layout.ts";
 import type { Manifest } from "../published/manifest.ts";
 import type { DerivedKind } from "../registry/derived.ts";
 import type { MapStyle, Temporal } from "../registry/registry.ts";
+import { LABEL_RANK_VERSION } from "../render/label-rank.ts";
 import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../render/orientation.ts";
 import type { Resample } from "../render/resample.ts";
 import { type BBox, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../render/tiles.ts";
@@ -46,6 +47,11 @@ export interface Recipe {
   spacing_px?: number;
   /** Contours: interval in canonical units. */
   interval?: number;
+  /**
+   * Arrows and contours in a build with the orientation layer: the big places' names they give way
+   * to (label-rank.ts), named by the versions that decide them, so a change re-renders them.
+   */
+  keep_names?: string;
 }
 
 export interface LeadSpec {
@@ -108,7 +114,7 @@ function boundsOf(grid: Grid): BBox {
   return [w, s, e > 180 ? e - 360 : e, n];
 }
 
-function recipeOf(ref: MapLayerRef): Recipe {
+function recipeOf(ref: MapLayerRef, orientation: boolean): Recipe {
   const d = ref.derived?.def;
   if (!d) {
     return { kind: "field", sources: [ref.variable.name], resample: ref.variable.entry.style?.resample ?? "bilinear" };
@@ -116,6 +122,9 @@ function recipeOf(ref: MapLayerRef): Recipe {
   const recipe: Recipe = { kind: d.kind, sources: d.sources, resample: d.style.resample ?? "bilinear" };
   if (d.spacing_px !== undefined) recipe.spacing_px = d.spacing_px;
   if (d.interval !== undefined) recipe.interval = d.interval;
+  if (orientation && (d.kind === "arrows" || d.kind === "contours")) {
+    recipe.keep_names = `orientation ${ORIENTATION_VERSION}, rank ${LABEL_RANK_VERSION}`;
+  }
   return recipe;
 }
 
@@ -130,7 +139,7 @@ export function layerSpec(
   const { group, variable: v } = ref;
   const def = ref.derived?.def;
   const style = def ? def.style : fieldStyle;
-  const recipe = recipeOf(ref);
+  const recipe = recipeOf(ref, sel.orientation ?? false);
   const runIndexes = sel.runs === "all" ? group.runs.map((_, i) => i) : [latestRun(group)];
   const leadIndexes = group.leads.map((_, i) => i).filter((i) => !sel.leads || sel.leads.includes(group.leads[i]));
   if (leadIndexes.length === 0 || runIndexes.length === 0) return undefined;

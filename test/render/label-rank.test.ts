@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { renderArrows } from "../../src/render/arrows.ts";
-import { renderContours } from "../../src/render/contours.ts";
 import { prepareContourText } from "../../src/render/contour-labels.ts";
+import { renderContours } from "../../src/render/contours.ts";
 import { KeptNames, keepPriority, keptLabels } from "../../src/render/label-rank.ts";
 import { type LabelBox, zoomLayout } from "../../src/render/orientation.ts";
 import type { TileBoxes } from "../../src/render/png.ts";
@@ -63,7 +63,12 @@ function marksOf(
     const marks: TileBoxes = [];
     draw(x, y, marks);
     for (const m of marks) {
-      out.push([(x * TILE + m[0]) / scale, (y * TILE + m[1]) / scale, (x * TILE + m[2]) / scale, (y * TILE + m[3]) / scale]);
+      out.push([
+        (x * TILE + m[0]) / scale,
+        (y * TILE + m[1]) / scale,
+        (x * TILE + m[2]) / scale,
+        (y * TILE + m[3]) / scale,
+      ]);
     }
   }
   return out;
@@ -144,7 +149,8 @@ describe("names the weather gives way to", () => {
     // Tight isobars (a line every 0.15° or so) running north-east across the coast.
     const field = new Float32Array(NLAT * NLON);
     for (let i = 0; i < NLAT; i++) {
-      for (let j = 0; j < NLON; j++) field[i * NLON + j] = 101000 + 1600 * ((grid.lon[j] + 77) * 1.5 - (grid.lat[i] - 39) * 2);
+      for (let j = 0; j < NLON; j++)
+        field[i * NLON + j] = 101000 + 1600 * ((grid.lon[j] + 77) * 1.5 - (grid.lat[i] - 39) * 2);
     }
     const options = { interval: 400, label: (v: number) => String(Math.round(v / 100)), step: 12, extremaRadius: 0 };
     await prepareContourText(80000, 120000, options);
@@ -156,7 +162,12 @@ describe("names the weather gives way to", () => {
     const kept = draw(true);
     const plain = draw(false);
     assert.ok(kept.length > 0, "line labels are still drawn");
-    for (const b of boxes) assert.equal(kept.find((m) => meets(b, m)), undefined, `${b.place.name} is free of line labels`);
+    for (const b of boxes)
+      assert.equal(
+        kept.find((m) => meets(b, m)),
+        undefined,
+        `${b.place.name} is free of line labels`,
+      );
     assert.ok(
       boxes.some((b) => plain.some((m) => meets(b, m))),
       "some named city meets a line label when labels do not give way",

@@ -4,6 +4,7 @@
 // map is reachable). Plain ES module, no bundler; everything is same-origin. The view is kept in
 // the URL hash so it can be shared:
 //   #layer=<id>&over=<overlay,…>&run=<token>&lead=<hours>&units=<label>&map=<z>/<lat>/<lon>
+import { drawMeteogram, loadMeteogram, meteogramPanel, meteogramSources } from "./meteogram.js";
 import {
   fetchCatalog,
   forecastTileLayer,
@@ -133,7 +134,10 @@ legend.addTo(map);
 
 // Tiles first: the outlines' JSON parsing would otherwise hold up the first tile requests.
 loadCatalog().finally(drawOutlines);
-map.on("click", (e) => showValue(e.latlng));
+map.on("click", (e) => {
+  showValue(e.latlng);
+  showMeteogram(e.latlng);
+});
 map.on("moveend", saveView);
 map.on("popupclose", (e) => {
   if (e.popup === valuePopup) state.popupAt = null;
@@ -704,6 +708,28 @@ async function showValue(clicked) {
       ? [el("div", "value-node", `grid node ${formatLatLon(v.grid_lat, v.grid_lon)}`)]
       : []),
   );
+}
+
+const meteogram = meteogramPanel(document.querySelector("main"), () => {
+  meteogramSeq++;
+});
+let meteogramSeq = 0;
+
+/** The clicked place's forecast across every lead: the meteogram panel (public series route). */
+async function showMeteogram(clicked) {
+  const seq = ++meteogramSeq;
+  const where = clicked.wrap();
+  const { panel } = meteogram;
+  const sources = meteogramSources(state.layers);
+  panel.hidden = false;
+  panel.dataset.state = "loading";
+  panel.querySelector(".meteogram-place").textContent = formatLatLon(where.lat, where.lng);
+  panel.querySelector(".meteogram-meta").textContent = sources.length ? "Loading…" : "No forecast layers to read.";
+  panel.querySelector(".meteogram-rows").replaceChildren();
+  if (!sources.length) return;
+  const rows = await loadMeteogram(sources, where.lat, where.lng, state.run?.run);
+  if (seq !== meteogramSeq) return; // another click, or closed
+  drawMeteogram(panel, { lat: where.lat, lon: where.lng, rows, place: formatLatLon(where.lat, where.lng) });
 }
 
 /** The value in the chosen unit; a store in other units than the catalog's is shown as the server says. */

@@ -1,0 +1,168 @@
+// The meteogram in Chromium against a real server and a real `gridcast build` of the sample store:
+// a click (and a tap on a touch screen) opens a panel with the place's forecast across every lead,
+// one row per parameter; each row's numbers are /point's (with a key, units=display) for the same
+// place and run, from the patch /point chooses (Munich: the Alps patch), the panel names that run
+// and patch, and Escape (or its button) closes it.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
+import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from "../helpers/prereqs.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
+
+interface Row {
+  param: string;
+  times: string[];
+  values: (number | null)[];
+  units: string;
+  run: string;
+  source: string;
+  u?: (number | null)[];
+  v?: (number | null)[];
+}
+
+describe("meteogram on click", () => {
+  let browser: Browser;
+  let store: string;
+  let server: TestServer;
+  let key: string;
+
+  before(async () => {
+    requireChromium();
+    [browser, store] = await Promise.all([
+      chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }),
+      sampleStore(),
+    ]);
+    server = await testServer(store);
+    key = await server.key(["weather"]);
+    const args = [
+      "build",
+      "--store",
+      store,
+      "--out",
+      join(server.dir, "output"),
+      "--max-zoom",
+      "2",
+      "--no-orientation",
+    ];
+    args.push("--groups", "global,europe,alps", "--vars", "t2m,tp_1h,u10,v10,msl,tcc");
+    await run(process.execPath, ["bin/gridcast", ...args], { cwd: ROOT });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    if (store) cleanup(resolve(store, ".."));
+  });
+
+  async function panelRows(page: Page) {
+    await page.waitForSelector("#meteogram[data-state=loaded]", { timeout: 60_000 });
+    return page.evaluate(() => {
+      const panel = document.getElementById("meteogram")!;
+      const rows = Array.from(panel.querySelectorAll<HTMLElement>(".meteogram-row")).map((r) => ({
+        param: r.dataset.param!,
+        times: JSON.parse(r.dataset.times ?? "[]"),
+        values: JSON.parse(r.dataset.values ?? "[]"),
+        units: r.dataset.units ?? "",
+        run: r.dataset.run ?? "",
+        source: r.dataset.source ?? "",
+        error: r.dataset.error,
+        u: r.dataset.u ? JSON.parse(r.dataset.u) : undefined,
+        v: r.dataset.v ? JSON.parse(r.dataset.v) : undefined,
+        bars: r.querySelectorAll("rect").length,
+        path: r.querySelector("path")?.getAttribute("d") ?? "",
+      }));
+      return {
+        lat: Number(panel.dataset.lat),
+        lon: Number(panel.dataset.lon),
+        run: panel.dataset.run ?? "",
+        meta: panel.querySelector(".meteogram-meta")?.textContent ?? "",
+        hidden: panel.hidden,
+        rows,
+      };
+    });
+  }
+
+  async function pointSeries(v: string, lat: number, lon: number, runIso: string) {
+    const q = new URLSearchParams({ var: v, lat: lat.toFixed(4), lon: lon.toFixed(4), run: runIso, units: "display" });
+    const r = await get(`${server.url}/point?${q}`, { "X-API-Key": key });
+    assert.equal(r.status, 200, r.body.toString());
+    return r.json() as {
+      times: string[];
+      values: (number | null)[];
+      units: string;
+      region: string | null;
+      run: string;
+    };
+  }
+
+  async function checkAgainstPoint(got: Awaited<ReturnType<typeof panelRows>>, region: string) {
+    assert.equal(got.hidden, false);
+    const params = got.rows.map((r) => r.param);
+    assert.deepEqual(params, ["temperature", "precipitation", "wind", "pressure", "cloud"]);
+    for (const r of got.rows as (Row & { error?: string; bars: number; path: string })[]) {
+      assert.equal(r.error, undefined, `${r.param}: ${r.error}`);
+      assert.equal(r.run, got.run, `${r.param} is of the run the panel names`);
+      const variable = { temperature: "t2m", precipitation: "tp_1h", pressure: "msl", cloud: "tcc" }[r.param];
+      if (variable) {
+        const p = await pointSeries(variable, got.lat, got.lon, r.run);
+        assert.deepEqual(r.times, p.times, r.param);
+        assert.deepEqual(r.values, p.values, `${r.param}: the meteogram's numbers are /point's`);
+        assert.equal(r.units, p.units, r.param);
+        assert.equal(r.source, p.region ?? "forecast/global", r.param);
+      } else {
+        const [u, v] = await Promise.all([
+          pointSeries("u10", got.lat, got.lon, r.run),
+          pointSeries("v10", got.lat, got.lon, r.run),
+        ]);
+        assert.deepEqual(r.u, u.values);
+        assert.deepEqual(r.v, v.values);
+        const speed = u.values.map((x, i) => (x === null || v.values[i] === null ? null : Math.hypot(x, v.values[i]!)));
+        assert.deepEqual(r.values, speed, "wind speed from /point's components");
+        assert.equal(r.source, u.region ?? "forecast/global");
+      }
+      assert.ok(r.values.filter((x) => typeof x === "number").length >= 2, `${r.param}: several leads`);
+      // Drawn: bars for amounts and cloud, a line for the others.
+      if (r.param === "precipitation" || r.param === "cloud") assert.ok(r.bars >= 1, `${r.param} bars`);
+      else assert.match(r.path, /^M[\d.]+,[\d.]+L/, `${r.param} line`);
+    }
+    assert.match(got.meta, new RegExp(`answered by .*${region}`));
+    assert.match(got.meta, new RegExp(`run ${got.run.slice(0, 10)}`));
+  }
+
+  test("a click opens the forecast of the place across every lead; Escape closes it", async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${server.url}/#layer=global.t2m&map=6/48.14/11.58`);
+    await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0);
+    const box = (await page.locator("#map").boundingBox())!;
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    const got = await panelRows(page);
+    assert.ok(Math.abs(got.lat - 48.14) < 0.2 && Math.abs(got.lon - 11.58) < 0.2, `${got.lat} ${got.lon}`);
+    await checkAgainstPoint(got, "alps");
+    await page.keyboard.press("Escape");
+    await page.waitForSelector("#meteogram", { state: "hidden" });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test("a tap on a touch screen opens it too, over the Atlantic from the global group; its button closes it", async () => {
+    const context = await browser.newContext({ viewport: { width: 420, height: 800 }, hasTouch: true, isMobile: true });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/#layer=global.t2m&map=4/30/-40`);
+    await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0);
+    const box = (await page.locator("#map").boundingBox())!;
+    await page.touchscreen.tap(box.x + box.width / 2, box.y + box.height / 3);
+    const got = await panelRows(page);
+    await checkAgainstPoint(got, "global");
+    await page.locator(".meteogram-close").tap();
+    await page.waitForSelector("#meteogram", { state: "hidden" });
+    await context.close();
+  });
+});

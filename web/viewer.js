@@ -60,6 +60,8 @@ const ui = {
   play: $("play"),
   status: $("status"),
   rendering: $("rendering"),
+  runAge: $("run-age"),
+  leadDays: $("lead-days"),
 };
 
 const state = {
@@ -293,6 +295,8 @@ async function refreshCatalog() {
     state.lead = run.leads[i];
     ui.run.value = run.token;
     ui.lead.max = String(run.leads.length - 1);
+    fillDayTicks(run);
+    showRunAge();
     ui.lead.value = String(i);
     fillOverlays();
     showTiles(false);
@@ -379,10 +383,42 @@ function overlayName(o) {
   return { wind_arrows: "Wind arrows", isobars: "Isobars" }[o.variable] ?? o.long_name;
 }
 
+/** A run older than this is marked stale beside the run menu. */
+const STALE_HOURS = 24;
+const DAY_MS = 86_400_000;
+const utcMs = (iso) => Date.parse(/(Z|[+-]\d\d:?\d\d)$/i.test(iso) ? iso : `${iso}Z`);
+
+/** "latest run is N hours old" (days past two), marked stale past STALE_HOURS. */
+function showRunAge() {
+  if (!state.layer) return;
+  const newest = newestRun(state.layer);
+  const hours = Math.max(0, Math.floor((Date.now() - utcMs(newest.run)) / 3_600_000));
+  const age = hours < 48 ? `${hours} hour${hours === 1 ? "" : "s"}` : `${Math.floor(hours / 24)} days`;
+  ui.runAge.textContent = `latest run is ${age} old`;
+  ui.runAge.classList.toggle("stale", hours > STALE_HOURS);
+  ui.runAge.dataset.hours = String(hours);
+}
+setInterval(showRunAge, 60_000);
+
+/** Tick marks on the lead slider at the first lead of each UTC day, labelled with the day. */
+function fillDayTicks(run) {
+  const day = new Intl.DateTimeFormat("en-GB", { weekday: "short", day: "numeric", timeZone: "UTC" });
+  let last = Number.NaN;
+  const marks = [];
+  run.leads.forEach((l, i) => {
+    const d = Math.floor(utcMs(l.valid_time) / DAY_MS);
+    if (d !== last) marks.push(new Option(day.format(new Date(d * DAY_MS)), String(i)));
+    last = d;
+  });
+  ui.leadDays.replaceChildren(...marks);
+}
+
 function selectRun(token, leadHours = state.lead?.hours) {
   state.run = state.layer.runs.find((r) => r.token === token);
   ui.run.value = token;
   ui.lead.max = String(state.run.leads.length - 1);
+  fillDayTicks(state.run);
+  showRunAge();
   let i = state.run.leads.findIndex((l) => l.hours === leadHours);
   // An accumulated amount at +0 h covers no time at all: open on the first lead that has one.
   if (state.layer.temporal?.kind === "accumulated" && (i < 0 || state.run.leads[i].hours === 0)) {

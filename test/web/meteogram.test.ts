@@ -152,6 +152,38 @@ describe("meteogram on click", () => {
     await page.close();
   });
 
+  test("the time control: a tick at each UTC day on the lead slider, and how old the latest run is", async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    await page.goto(`${server.url}/#layer=global.t2m&map=3/48/10`);
+    await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0);
+    const catalog = (await get(`${server.url}/api/forecast/catalog`)).json();
+    const layer = catalog.layers.find((l: { id: string }) => l.id === "global.t2m");
+    const newest = layer.runs.toSorted((a: { run: string }, b: { run: string }) => b.run.localeCompare(a.run))[0];
+    // Ticks where the UTC day changes, counted here from the catalog's valid times.
+    const want: string[] = [];
+    let last = Number.NaN;
+    newest.leads.forEach((l: { valid_time: string }, i: number) => {
+      const d = Math.floor(Date.parse(`${l.valid_time}Z`) / 86_400_000);
+      if (d !== last) want.push(String(i));
+      last = d;
+    });
+    const got = await page.evaluate(() => ({
+      list: document.getElementById("lead")!.getAttribute("list"),
+      ticks: Array.from(document.querySelectorAll<HTMLOptionElement>("#lead-days option")).map((o) => o.value),
+      labels: Array.from(document.querySelectorAll<HTMLOptionElement>("#lead-days option")).map((o) => o.label),
+      age: document.getElementById("run-age")!.textContent,
+      stale: document.getElementById("run-age")!.classList.contains("stale"),
+    }));
+    assert.equal(got.list, "lead-days");
+    assert.deepEqual(got.ticks, want);
+    assert.match(got.labels[0], /^[A-Z][a-z]{2} \d{1,2}$/);
+    const hours = Math.floor((Date.now() - Date.parse(`${newest.run}Z`)) / 3_600_000);
+    const age = hours < 48 ? `${hours} hour${hours === 1 ? "" : "s"}` : `${Math.floor(hours / 24)} days`;
+    assert.equal(got.age, `latest run is ${age} old`);
+    assert.equal(got.stale, hours > 24);
+    await page.close();
+  });
+
   test("a tap on a touch screen opens it too, over the Atlantic from the global group; its button closes it", async () => {
     const context = await browser.newContext({ viewport: { width: 420, height: 800 }, hasTouch: true, isMobile: true });
     const page = await context.newPage();

@@ -5,6 +5,7 @@
 // the URL hash so it can be shared:
 //   #layer=<id>&over=<overlay,…>&run=<token>&lead=<hours>&units=<label>&map=<z>/<lat>/<lon>
 import { drawMeteogram, loadMeteogram, meteogramPanel, meteogramSources } from "./meteogram.js";
+import { placeSearch } from "./place-search.js";
 import {
   fetchCatalog,
   forecastTileLayer,
@@ -745,6 +746,11 @@ async function showValue(clicked) {
       : []),
   );
 }
+
+/** Zoom a found place is shown at: its own name and the towns round it. */
+const SEARCH_ZOOM = 8;
+$("search").addEventListener("submit", (e) => e.preventDefault());
+placeSearch($("place-search"), $("place-list"), (p) => map.setView([p.lat, p.lon], SEARCH_ZOOM));
 
 const meteogram = meteogramPanel(document.querySelector("main"), () => {
   meteogramSeq++;

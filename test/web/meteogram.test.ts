@@ -2,7 +2,8 @@
 // a click (and a tap on a touch screen) opens a panel with the place's forecast across every lead,
 // one row per parameter; each row's numbers are /point's (with a key, units=display) for the same
 // place and run, from the patch /point chooses (Munich: the Alps patch), the panel names that run
-// and patch, and Escape (or its button) closes it.
+// and patch, and Escape (or its button) closes it. The time control's day ticks and run age, and
+// the place search over the places the build carries (places.json), on the same build.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
@@ -40,16 +41,7 @@ describe("meteogram on click", () => {
     ]);
     server = await testServer(store);
     key = await server.key(["weather"]);
-    const args = [
-      "build",
-      "--store",
-      store,
-      "--out",
-      join(server.dir, "output"),
-      "--max-zoom",
-      "2",
-      "--no-orientation",
-    ];
+    const args = ["build", "--store", store, "--out", join(server.dir, "output"), "--max-zoom", "2"];
     args.push("--groups", "global,europe,alps", "--vars", "t2m,tp_1h,u10,v10,msl,tcc");
     await run(process.execPath, ["bin/gridcast", ...args], { cwd: ROOT });
   });
@@ -181,6 +173,59 @@ describe("meteogram on click", () => {
     const age = hours < 48 ? `${hours} hour${hours === 1 ? "" : "s"}` : `${Math.floor(hours / 24)} days`;
     assert.equal(got.age, `latest run is ${age} old`);
     assert.equal(got.stale, hours > 24);
+    await page.close();
+  });
+
+  test("place search: the build's places, found offline by any letter case and accent", async () => {
+    const res = await get(`${server.url}/places.json`);
+    assert.equal(res.status, 200, res.body.toString().slice(0, 300));
+    const doc = res.json();
+    assert.deepEqual(doc.fields, ["name", "lat", "lon", "population", "capital"]);
+    assert.ok(doc.places.length > 5000, `${doc.places.length} places`);
+    const pops = doc.places.map((p: number[]) => p[3]);
+    assert.deepEqual(
+      pops,
+      pops.toSorted((a: number, b: number) => b - a),
+      "largest first",
+    );
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    const requests: string[] = [];
+    page.on("request", (r) => requests.push(r.url()));
+    await page.goto(`${server.url}/#layer=global.t2m&map=3/30/0`);
+    await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0);
+    const search = page.getByRole("combobox", { name: "Find a place" });
+    for (const [typed, name, lat, lon] of [
+      ["zurich", "Zürich", 47.367, 8.55],
+      ["MUNICH", "Munich", 48.137, 11.575],
+      ["frankfurt", "Frankfurt am Main", 50.116, 8.684],
+    ] as const) {
+      await search.fill("");
+      await search.pressSequentially(typed);
+      await page.waitForFunction(
+        (name) =>
+          Array.from(document.querySelectorAll("#place-list option")).some((o) => o.textContent?.startsWith(name)),
+        name,
+      );
+      await search.press("Enter");
+      await page.waitForFunction(
+        ([lat, lon]) => {
+          const m = /map=(\d+)\/([-\d.]+)\/([-\d.]+)/.exec(location.hash);
+          return m && m[1] === "8" && Math.abs(Number(m[2]) - lat) < 0.01 && Math.abs(Number(m[3]) - lon) < 0.01;
+        },
+        [lat, lon],
+      );
+      assert.equal(await search.inputValue(), name);
+    }
+    // Nothing of that name: said on the field, the map stays.
+    const before = await page.evaluate(() => location.hash);
+    await search.fill("xqzzyv");
+    await search.press("Enter");
+    await page.waitForFunction(
+      () => (document.getElementById("place-search") as HTMLInputElement).validationMessage !== "",
+    );
+    assert.equal(await page.evaluate(() => location.hash), before);
+    // Offline: nothing left the server's origin.
+    for (const u of requests) assert.ok(u.startsWith(server.url), u);
     await page.close();
   });
 

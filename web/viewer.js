@@ -61,6 +61,8 @@ const ui = {
   play: $("play"),
   status: $("status"),
   rendering: $("rendering"),
+  advanced: $("advanced"),
+  advancedBox: $("advanced-box"),
   runAge: $("run-age"),
   leadDays: $("lead-days"),
 };
@@ -146,6 +148,10 @@ map.on("popupclose", (e) => {
   if (e.popup === valuePopup) state.popupAt = null;
 });
 ui.layer.addEventListener("change", () => selectLayer(ui.layer.value, undefined, undefined, true));
+ui.advanced.addEventListener("change", () => {
+  fillLayerSelect();
+  ui.layer.value = state.layer.id;
+});
 ui.run.addEventListener("change", () => {
   state.followNewest = ui.run.value === newestRun(state.layer).token;
   selectRun(ui.run.value);
@@ -197,7 +203,7 @@ let placeWeather = null;
 let placeWeatherKey = "";
 
 function yieldPlaceNames(wanted) {
-  const overlays = [...wanted].filter(([slot]) => slot !== "base" && slot !== "under");
+  const overlays = [...wanted].filter(([slot]) => slot !== "base" && slot !== "under" && !slot.startsWith("patch:"));
   const key = overlays.map(([, w]) => tileUrl(w.layer, w.run, w.lead)).join(" ");
   if (key === placeWeatherKey) return;
   placeWeatherKey = key;
@@ -316,13 +322,47 @@ function showStatus(text) {
   ui.status.hidden = false;
 }
 
+/** Wind components: listed only under the advanced fold (the menu offers wind speed and arrows). */
+const COMPONENT = /^(u|v)(10|100)?m?$|^10u$|^10v$|^100u$|^100v$/;
+const isComponent = (l) => COMPONENT.test(l.variable);
+
+/** One parameter (variable and level) across groups: its global layer and the patches drawn over it. */
+const paramKey = (l) => `${l.variable}|${l.level ?? ""}`;
+
+/** The layer a parameter is chosen by: its global layer, else (patches only) the widest patch. */
+function representative(l) {
+  const same = state.layers.filter((x) => !isOverlay(x) && paramKey(x) === paramKey(l));
+  return same.find((x) => x.kind === "global") ?? same.toSorted((a, b) => area(b) - area(a))[0] ?? l;
+}
+
+function area(l) {
+  const b = boundsOf(l);
+  return (b.getEast() - b.getWest()) * (b.getNorth() - b.getSouth());
+}
+
+/**
+ * One entry per parameter (temperature, precipitation, wind, pressure, clouds…), each drawn as one
+ * seamless layer: the global field with every patch of it over it. Wind components only when the
+ * advanced box is ticked.
+ */
 function fillLayerSelect() {
   const bases = state.layers.filter((l) => !isOverlay(l));
-  const groups = Map.groupBy(bases, (l) => groupName(l));
-  for (const [group, layers] of groups) {
+  const seen = new Set();
+  const main = [];
+  const advanced = [];
+  for (const l of bases) {
+    const r = representative(l);
+    if (seen.has(r.id)) continue;
+    seen.add(r.id);
+    (isComponent(r) ? advanced : main).push(new Option(describe(r), r.id));
+  }
+  ui.layer.replaceChildren(...main);
+  ui.advancedBox.hidden = advanced.length === 0;
+  if (advanced.length && (ui.advanced.checked || isComponent(state.layer ?? {}))) {
+    ui.advanced.checked = true;
     const optgroup = document.createElement("optgroup");
-    optgroup.label = group;
-    for (const l of layers) optgroup.append(new Option(`${group}: ${describe(l)}`, l.id));
+    optgroup.label = "Advanced: wind components";
+    optgroup.append(...advanced);
     ui.layer.append(optgroup);
   }
 }
@@ -339,8 +379,10 @@ function overlaysOf(base) {
 
 /** Switch the base layer, keeping the run and lead time when it has them. */
 function selectLayer(id, runToken = state.run?.token, leadHours = state.lead?.hours, pickOverlays = false) {
-  state.layer = state.layers.find((l) => l.id === id);
-  ui.layer.value = id;
+  // A patch's own id (an older link) shows its parameter: the global field with the patches over it.
+  state.layer = representative(state.layers.find((l) => l.id === id));
+  if (isComponent(state.layer) && !ui.advanced.checked) fillLayerSelect();
+  ui.layer.value = state.layer.id;
   if (pickOverlays) state.overlays = new Set(companions(state.layer).map((o) => o.variable));
   fillRuns();
   fillOverlays();
@@ -459,11 +501,20 @@ function matching(layer) {
  */
 function showTiles(leadChanged) {
   const wanted = new Map([["base", { layer: state.layer, run: state.run, lead: state.lead }]]);
-  const under = underlay();
-  if (under) wanted.set("under", under);
+  const shownPatches = patches();
+  shownPatches.forEach((p, i) => {
+    wanted.set(`patch:${p.layer.id}`, { ...p, order: i + 1, holes: holesFor(p.layer, shownPatches) });
+  });
   for (const o of overlaysOf(state.layer)) {
-    const m = state.overlays.has(o.variable) && matching(o);
-    if (m) wanted.set(o.variable, { layer: o, ...m });
+    if (!state.overlays.has(o.variable)) continue;
+    const m = matching(o);
+    if (m) wanted.set(o.variable, { layer: o, ...m, holes: holesFor(state.layer, shownPatches) });
+    // Each patch's own overlay inside it, the global one cut out there: one field of lines.
+    shownPatches.forEach((p) => {
+      const po = state.layers.find((x) => isOverlay(x) && x.group === p.layer.group && x.variable === o.variable);
+      const pm = po && atValidTime(po);
+      if (pm) wanted.set(`${o.variable}@${p.layer.id}`, { layer: po, ...pm, holes: holesFor(p.layer, shownPatches) });
+    });
   }
   for (const slot of new Set([...shown.keys(), ...pending.keys()])) {
     if (wanted.has(slot)) continue;
@@ -472,10 +523,10 @@ function showTiles(leadChanged) {
       m.delete(slot);
     }
   }
-  for (const [slot, { layer, run, lead }] of wanted) {
+  for (const [slot, { layer, run, lead, order, holes }] of wanted) {
     const url = tileUrl(layer, run, lead);
     if (!leadChanged && (pending.get(slot) ?? shown.get(slot))?.gridcastUrl === url) continue;
-    addTiles(slot, layer, lead, url);
+    addTiles(slot, layer, lead, url, order, holes);
   }
   yieldPlaceNames(wanted);
 }
@@ -496,16 +547,51 @@ function globalOf(l) {
 
 function underlay() {
   const g = globalOf(state.layer);
-  if (!g) return null;
-  for (const run of g.runs.toSorted((a, b) => b.run.localeCompare(a.run))) {
+  const at = g && atValidTime(g);
+  return at ? { layer: g, ...at } : null;
+}
+
+/** The newest run of a layer with the valid time shown, and that lead; null when it has none. */
+function atValidTime(l) {
+  for (const run of l.runs.toSorted((a, b) => b.run.localeCompare(a.run))) {
     const lead = run.leads.find((x) => x.valid_time === state.lead.valid_time);
-    if (lead) return { layer: g, run, lead };
+    if (lead) return { run, lead };
   }
   return null;
 }
 
-function addTiles(slot, l, lead, url) {
-  const overlay = slot !== "base" && slot !== "under";
+/**
+ * The patches of the shown parameter drawn over its global field, at the valid time shown: widest
+ * first, so the most local one lies on top (the choice /point makes at a place it covers).
+ */
+function patches() {
+  if (state.layer.kind !== "global") return [];
+  return state.layers
+    .filter((l) => l.kind === "regional" && !isOverlay(l) && paramKey(l) === paramKey(state.layer))
+    .toSorted((a, b) => area(b) - area(a))
+    .map((l) => ({ layer: l, ...atValidTime(l) }))
+    .filter((p) => p.run);
+}
+
+/** The areas of more local patches inside (or over) `l`: its overlay is cut out there. */
+function holesFor(l, shownPatches) {
+  const own = area(l);
+  const inner = shownPatches.filter((p) => p.layer !== l && area(p.layer) < own).map((p) => boundsOf(p.layer));
+  // Only the outermost: a hole inside another hole would show the cut-out overlay again.
+  return inner.filter((b, i) => !inner.some((o, j) => j !== i && o.contains(b) && !(b.contains(o) && j > i)));
+}
+
+/** The most local shown patch whose area holds the point (wrapped longitude), else null. */
+function patchAt(where) {
+  const hit = patches().filter((p) =>
+    [0, 360, -360].some((dx) => boundsOf(p.layer).contains([where.lat, where.lng + dx])),
+  );
+  return hit.at(-1) ?? null;
+}
+
+function addTiles(slot, l, lead, url, order = 0, holes = []) {
+  const patch = slot.startsWith("patch:");
+  const overlay = slot !== "base" && slot !== "under" && !patch;
   // The tile route when the API serves the page; from a CDN copy of the build, the lead's archive or files.
   const next = forecastTileLayer(
     { ...lead, route: url },
@@ -517,16 +603,19 @@ function addTiles(slot, l, lead, url) {
       noWrap: l.kind !== "global",
       attribution: FORECAST_ATTRIBUTION,
       className: overlay
-        ? `forecast-overlay overlay-${l.variable}`
+        ? `forecast-overlay overlay-${l.variable}${l.kind === "regional" ? " overlay-patch" : ""}`
         : slot === "under"
           ? "forecast-under"
-          : "forecast-tiles",
+          : patch
+            ? "forecast-patch"
+            : "forecast-tiles",
       ...(overlay ? { pane: "overlays" } : {}),
-      // The global field under a patch, the patch over it with its edge faded in.
-      zIndex: slot === "under" ? 0 : 1,
+      // The global field under the patches, each patch over it with its edge faded in, the most local on top.
+      zIndex: slot === "under" ? 0 : patch ? 1 + order : 1,
       hidpiMaxZoom: l.hidpi_maxzoom ?? -1,
       translucent: overlay || TRANSLUCENT_COLORMAPS.has(l.style?.colormap),
-      ...(slot === "base" && l.kind === "regional" ? { feather: boundsOf(l) } : {}),
+      ...((slot === "base" || patch) && l.kind === "regional" ? { feather: boundsOf(l) } : {}),
+      ...(overlay && holes.length ? { holes } : {}),
     },
   );
   next.gridcastUrl = url;
@@ -701,6 +790,9 @@ async function showValue(clicked) {
   };
   if (!state.layer) return show(el("div", "", "No forecast layer is shown."));
   const inside = (l) => [0, 360].some((dx) => boundsOf(l).contains([where.lat, where.lng + dx]));
+  // Where a patch is drawn the popup reads it: the most local one holding the point.
+  const local = patchAt(where);
+  if (local) ({ layer, run, lead } = local);
   if (!inside(layer)) {
     // Around a patch the map shows the global field: so does the popup.
     const under = underlay();

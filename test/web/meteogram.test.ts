@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { type Browser, chromium, type Page } from "playwright-core";
+import sharp from "sharp";
 import { cleanup, get, sampleStore, type TestServer, testServer } from "../helpers/harness.ts";
 import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from "../helpers/prereqs.ts";
 
@@ -226,6 +227,100 @@ describe("meteogram on click", () => {
     assert.equal(await page.evaluate(() => location.hash), before);
     // Offline: nothing left the server's origin.
     for (const u of requests) assert.ok(u.startsWith(server.url), u);
+    await page.close();
+  });
+
+  test("one layer per parameter: components under Advanced, patches over the global field, overlays over the composite", async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${server.url}/#layer=global.msl&over=isobars&map=3/50/25`);
+    await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0);
+    const options = () =>
+      page.evaluate(() =>
+        Array.from(document.querySelectorAll<HTMLOptionElement>("#layer option")).map((o) => ({
+          value: o.value,
+          label: o.label,
+          advanced: o.parentElement?.tagName === "OPTGROUP",
+        })),
+      );
+    const menu = await options();
+    const values = menu.map((o) => o.value);
+    // One entry per parameter, each its global layer; no patch and no component in the main list.
+    assert.ok(values.includes("global.t2m") && values.includes("global.msl") && values.includes("global.wind_speed"));
+    assert.ok(
+      values.every((v) => v.startsWith("global.")),
+      values.join(" "),
+    );
+    assert.equal(new Set(menu.map((o) => o.label)).size, menu.length, "each parameter once");
+    assert.ok(!values.includes("global.u10") && !values.includes("global.v10"), "components folded away");
+    await page.getByRole("checkbox", { name: "Advanced" }).check();
+    const more = await options();
+    assert.deepEqual(
+      more.filter((o) => o.advanced).map((o) => o.value),
+      ["global.u10", "global.v10"],
+    );
+    // Pressure: the Europe patch over the global field; the global isobars cut out where the patch
+    // draws its own, so each place has one set of lines.
+    await page.waitForFunction(
+      () => document.querySelectorAll(".overlay-isobars.overlay-patch img.leaflet-tile-loaded").length > 0,
+    );
+    const layers = await page.evaluate(() => ({
+      base: document.querySelectorAll(".forecast-tiles").length,
+      patches: Array.from(document.querySelectorAll<HTMLElement>(".forecast-patch")).map((e) => e.style.zIndex),
+      globalIsobars: document.querySelectorAll(".overlay-isobars:not(.overlay-patch)").length,
+      patchIsobars: document.querySelectorAll(".overlay-isobars.overlay-patch").length,
+      clipped: Array.from(document.querySelectorAll<HTMLElement>(".overlay-isobars:not(.overlay-patch) img")).filter(
+        (i) => i.style.clipPath.startsWith("polygon(evenodd"),
+      ).length,
+    }));
+    assert.equal(layers.base, 1);
+    assert.equal(layers.patches.length, 1, "the Europe patch of pressure (the Alps patch has none)");
+    assert.equal(layers.globalIsobars, 1);
+    assert.equal(layers.patchIsobars, 1);
+    assert.ok(layers.clipped > 0, "global isobar tiles across the patch edge are cut there");
+    // Lines on both sides of the patch's east edge (40° E), right up to it: no gap.
+    await page.addStyleTag({
+      content:
+        ".leaflet-tile-pane, .leaflet-land-pane, .leaflet-outlines-pane, .leaflet-orientation-pane, .legend { visibility: hidden !important; } #map { background: #fff !important; }",
+    });
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    const shot = await page.locator("#map").screenshot();
+    const { data, info } = await sharp(shot).raw().toBuffer({ resolveWithObject: true });
+    const box = (await page.locator("#map").boundingBox())!;
+    // Web Mercator x of 40° E at zoom 3 relative to the view's centre (25° E).
+    const px = (lon: number) => ((lon + 180) / 360) * 256 * 8;
+    const edgeX = Math.round(info.width / 2 + (px(40) - px(25)) * (info.width / box.width));
+    const inkIn = (x0: number, x1: number) => {
+      let n = 0;
+      for (let y = 0; y < info.height; y++) {
+        for (let x = x0; x < x1; x++) {
+          const k = (y * info.width + x) * info.channels;
+          if (data[k] < 150 && data[k + 1] < 150 && data[k + 2] < 150) n++;
+        }
+      }
+      return n;
+    };
+    const inside = inkIn(edgeX - 12, edgeX - 2);
+    const outside = inkIn(edgeX + 2, edgeX + 12);
+    assert.ok(inside > 0 && outside > 0, `isobar ink just inside ${inside} and just outside ${outside} the patch edge`);
+    // A click inside the Alps patch reads the Alps field (the most local patch, as /point chooses).
+    await page.getByRole("combobox", { name: /^Layer/ }).selectOption("global.t2m");
+    await page.waitForFunction(() => document.querySelectorAll(".forecast-patch").length === 2);
+    const asked = page.waitForRequest((r) => /api\/forecast\/value\?layer=alps\.t2m/.test(r.url()));
+    await page.evaluate(() => document.getElementById("meteogram")?.setAttribute("hidden", ""));
+    const mapBox = (await page.locator("#map").boundingBox())!;
+    // 47° N 11° E from the centre (50° N 25° E) at zoom 3.
+    const y = (lat: number) => {
+      const phi = (lat * Math.PI) / 180;
+      return ((1 - Math.log(Math.tan(phi) + 1 / Math.cos(phi)) / Math.PI) / 2) * 256 * 8;
+    };
+    await page.mouse.click(
+      mapBox.x + mapBox.width / 2 + (px(11) - px(25)),
+      mapBox.y + mapBox.height / 2 + (y(46.5) - y(50)),
+    );
+    await asked;
+    assert.deepEqual(errors, []);
     await page.close();
   });
 

@@ -775,6 +775,79 @@ new ResizeObserver(() => {
   if (ticks) fitTicks(ticks);
 }).observe(legend.getContainer());
 
+/** The layer, run and lead drawn at a place: the most local patch there, else the shown layer or the global field under it. */
+function drawnAt(where) {
+  const inside = (l) => [0, 360].some((dx) => boundsOf(l).contains([where.lat, where.lng + dx]));
+  const local = patchAt(where);
+  if (local) return local;
+  if (inside(state.layer)) return { layer: state.layer, run: state.run, lead: state.lead };
+  const under = underlay();
+  return under && inside(under.layer) ? under : null;
+}
+
+/** Pause of the pointer before the value under it is read (one request in flight at most). */
+const HOVER_MS = 250;
+const hover = new Control({ position: "topright" });
+hover.onAdd = () => {
+  const box = DomUtil.create("div", "hover-readout");
+  box.setAttribute("aria-live", "off");
+  box.hidden = true;
+  return box;
+};
+let hoverTimer = 0;
+let hoverSeq = 0;
+let hoverBusy = false;
+// Only where a pointer can hover (not on touch screens, where a tap opens the popup).
+if (matchMedia("(hover: hover)").matches) {
+  hover.addTo(map);
+  map.on("mousemove", (e) => {
+    clearTimeout(hoverTimer);
+    hoverTimer = setTimeout(() => readHover(e.latlng), HOVER_MS);
+  });
+  // The container's own event: Leaflet's mouseout is not sent for every way out of the map.
+  map.getContainer().addEventListener("mouseleave", () => {
+    clearTimeout(hoverTimer);
+    hoverSeq++;
+    hover.getContainer().hidden = true;
+  });
+}
+
+/** The value under the pointer, in the legend's unit, in the readout box. */
+async function readHover(latlng) {
+  if (!state.layer || hoverBusy) return;
+  const seq = ++hoverSeq;
+  const where = latlng.wrap();
+  const box = hover.getContainer();
+  const at = drawnAt(where);
+  if (!at) {
+    box.hidden = true;
+    return;
+  }
+  const q = new URLSearchParams({
+    layer: at.layer.id,
+    run: at.run.token,
+    lead: String(at.lead.hours),
+    lat: where.lat.toFixed(4),
+    lon: where.lng.toFixed(4),
+  });
+  hoverBusy = true;
+  try {
+    const res = await fetch(`${API}value?${q}`);
+    if (!res.ok || seq !== hoverSeq) return;
+    const v = await res.json();
+    if (seq !== hoverSeq) return;
+    const has = v.value !== null && v.value !== undefined;
+    box.textContent = `${has ? shownValue(at.layer, v) : "no data"} · ${formatLatLon(where.lat, where.lng)}`;
+    box.dataset.layer = at.layer.id;
+    box.dataset.value = has ? String(v.value) : "";
+    box.hidden = false;
+  } catch {
+    // A failed read leaves the last readout; the popup on click says what went wrong.
+  } finally {
+    hoverBusy = false;
+  }
+}
+
 async function showValue(clicked) {
   const seq = ++clickSeq;
   const where = clicked.wrap();

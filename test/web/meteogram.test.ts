@@ -324,6 +324,30 @@ describe("meteogram on click", () => {
     await page.close();
   });
 
+  test("hover readout: the value under the pointer, from the patch drawn there", async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    await page.goto(`${server.url}/#layer=global.t2m&map=6/47/11`);
+    await page.waitForFunction(() => performance.getEntriesByName("gridcast:tiles-loaded").length > 0);
+    const box = (await page.locator("#map").boundingBox())!;
+    const asked = page.waitForRequest((r) => /\/api\/forecast\/value\?layer=alps\.t2m/.test(r.url()));
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2 + 2);
+    const url = (await asked).url();
+    await page.waitForSelector(".hover-readout:not([hidden])");
+    const shown = await page.evaluate(() => {
+      const b = document.querySelector<HTMLElement>(".hover-readout")!;
+      return { text: b.textContent ?? "", layer: b.dataset.layer, value: b.dataset.value };
+    });
+    const want = (await get(url)).json();
+    assert.equal(shown.layer, "alps.t2m");
+    assert.equal(Number(shown.value), want.value);
+    assert.match(shown.text, new RegExp(`^${want.display.value.toFixed(1).replace("-", "-?")} °C · `));
+    // Leaving the map hides it.
+    await page.mouse.move(box.x + box.width / 2, box.y - 30);
+    await page.waitForSelector(".hover-readout", { state: "hidden" });
+    await page.close();
+  });
+
   test("a tap on a touch screen opens it too, over the Atlantic from the global group; its button closes it", async () => {
     const context = await browser.newContext({ viewport: { width: 420, height: 800 }, hasTouch: true, isMobile: true });
     const page = await context.newPage();

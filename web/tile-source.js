@@ -277,7 +277,8 @@ export function tileBytes(lead, { hidpiMaxZoom = -1 } = {}) {
 
 /**
  * The marks of the shown overlays near a world rectangle of zoom z: `overlays` are
- * { fetch: tileBytes(...), minZoom, maxZoom }. An overlay past its zoom range is shown scaled from
+ * { fetch: tileBytes(...), minZoom, maxZoom, holes? } (holes(z): world rectangles where the overlay
+ * is cut out, its marks there not drawn). An overlay past its zoom range is shown scaled from
  * its nearest zoom, so are its marks. Answers boxes in world pixels of zoom z.
  */
 export function weatherMarks(overlays) {
@@ -300,18 +301,27 @@ export function weatherMarks(overlays) {
         const n = 2 ** zi;
         const size = 256 * f;
         const jobs = [];
+        const world = 256 * 2 ** z;
+        const holes = o.holes?.(z) ?? [];
+        // A mark whose centre lies in a hole (any world copy) is not drawn: the overlay is cut out there.
+        const cut = (x, y) =>
+          holes.some(([l, t, r, b]) => {
+            const cx = x - world * Math.round((x - (l + r) / 2) / world);
+            return cx >= l && cx < r && y >= t && y < b;
+          });
         for (let ty = Math.max(0, Math.floor(y0 / size)); ty <= Math.min(n - 1, Math.floor(y1 / size)); ty++) {
           for (let tx = Math.floor(x0 / size); tx <= Math.floor(x1 / size); tx++) {
             const wx = ((tx % n) + n) % n;
             jobs.push(
               tileMarks(o, k, zi, wx, ty).then((boxes) => {
                 for (const b of boxes) {
-                  out.push([
+                  const m = [
                     (tx * 256 + b[0]) * f,
                     (ty * 256 + b[1]) * f,
                     (tx * 256 + b[2]) * f,
                     (ty * 256 + b[3]) * f,
-                  ]);
+                  ];
+                  if (!cut((m[0] + m[2]) / 2, (m[1] + m[3]) / 2)) out.push(m);
                 }
               }),
             );

@@ -209,11 +209,18 @@ function yieldPlaceNames(wanted) {
   placeWeatherKey = key;
   placeWeather = overlays.length
     ? weatherMarks(
-        overlays.map(([, { layer, run, lead }]) => ({
+        overlays.map(([, { layer, run, lead, holes = [] }]) => ({
           // The tiles the overlay shows (its @2x ones on a dense screen): their marks are where drawn.
           fetch: tileBytes({ ...lead, route: tileUrl(layer, run, lead) }, { hidpiMaxZoom: layer.hidpi_maxzoom ?? -1 }),
           minZoom: layer.minzoom ?? 0,
           maxZoom: Math.min(layer.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
+          // Where a patch's overlay replaces this one its marks are cut out: no name yields to them.
+          holes: (z) =>
+            holes.map((b) => {
+              const nw = map.project(b.getNorthWest(), z);
+              const se = map.project(b.getSouthEast(), z);
+              return [nw.x, nw.y, se.x, se.y];
+            }),
         })),
       )
     : null;

@@ -36,8 +36,8 @@ export function meteogramSources(layers) {
   return out;
 }
 
-async function series(layer, lat, lon, run) {
-  const q = new URLSearchParams({ layer: layer.id, lat: lat.toFixed(4), lon: lon.toFixed(4), units: "display" });
+async function series(layer, lat, lon, run, units) {
+  const q = new URLSearchParams({ layer: layer.id, lat: lat.toFixed(4), lon: lon.toFixed(4), units: units(layer) });
   // The run the map shows when this layer has it, else the layer's latest.
   if (run && layer.runs.some((r) => r.run === run)) q.set("run", run);
   const res = await fetch(`${API}?${q}`);
@@ -51,14 +51,17 @@ async function series(layer, lat, lon, run) {
   return res.json();
 }
 
-/** Every row's series for a place: { row, series, partner? } or { row, error }. */
-export async function loadMeteogram(sources, lat, lon, run) {
+/**
+ * Every row's series for a place: { row, series, partner? } or { row, error }. `units(layer)` is
+ * the unit label to ask for: the one the user picked for the legend (km/h, °F), else "display".
+ */
+export async function loadMeteogram(sources, lat, lon, run, units = () => "display") {
   return Promise.all(
     sources.map(async ({ row, layer, partner }) => {
       try {
         const [a, b] = await Promise.all([
-          series(layer, lat, lon, run),
-          partner ? series(partner, lat, lon, run) : null,
+          series(layer, lat, lon, run, units),
+          partner ? series(partner, lat, lon, run, units) : null,
         ]);
         return { row, series: a, partner: b };
       } catch (e) {

@@ -941,7 +941,12 @@ async function showMeteogram(clicked) {
   panel.querySelector(".meteogram-meta").textContent = sources.length ? "Loading…" : "No forecast layers to read.";
   panel.querySelector(".meteogram-rows").replaceChildren();
   if (!sources.length) return;
-  const rows = await loadMeteogram(sources, where.lat, where.lng, state.run?.run);
+  // In the units the legends show: a unit the user picked (km/h, °F) applies to the meteogram too.
+  const units = (l) => {
+    const u = unitOf(l).units;
+    return l.units_options?.length > 1 && u !== l.units_options[0].units ? u : "display";
+  };
+  const rows = await loadMeteogram(sources, where.lat, where.lng, state.run?.run, units);
   if (seq !== meteogramSeq) return; // another click, or closed
   drawMeteogram(panel, { lat: where.lat, lon: where.lng, rows, place: formatLatLon(where.lat, where.lng) });
 }

@@ -139,6 +139,22 @@ describe("meteogram on click", () => {
     const got = await panelRows(page);
     assert.ok(Math.abs(got.lat - 48.14) < 0.2 && Math.abs(got.lon - 11.58) < 0.2, `${got.lat} ${got.lon}`);
     await checkAgainstPoint(got, "alps");
+    // A unit picked for the legend applies to the meteogram: wind in km/h after choosing it.
+    await page.keyboard.press("Escape");
+    await page.waitForSelector("#meteogram", { state: "hidden" });
+    await page.getByRole("combobox", { name: /^Layer/ }).selectOption("global.wind_speed");
+    await page.getByRole("combobox", { name: "Units" }).selectOption("km/h");
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await page.waitForFunction(
+      () => document.querySelector<HTMLElement>("#meteogram .meteogram-row[data-param=wind]")?.dataset.units === "km/h",
+    );
+    const kmh = await panelRows(page);
+    const wind = kmh.rows.find((r) => r.param === "wind")!;
+    const u = await get(
+      `${server.url}/point?${new URLSearchParams({ var: "u10", lat: kmh.lat.toFixed(4), lon: kmh.lon.toFixed(4), run: wind.run, units: "km/h" })}`,
+      { "X-API-Key": key },
+    );
+    assert.deepEqual(wind.u, u.json().values, "u10 in km/h, as /point gives it");
     await page.keyboard.press("Escape");
     await page.waitForSelector("#meteogram", { state: "hidden" });
     assert.deepEqual(errors, []);

@@ -48,8 +48,10 @@ export interface Recipe {
   /** Contours: interval in canonical units. */
   interval?: number;
   /**
-   * Arrows and contours in a build with the orientation layer: the big places' names they give way
-   * to (label-rank.ts), named by the versions that decide them, so a change re-renders them.
+   * Arrows and contours: the big places' names they give way to (label-rank.ts), named by the
+   * versions that decide them, so a change re-renders them. Set whether or not the build draws the
+   * orientation layer: `gridcast start`'s quick stages (without it) and its full build (with it)
+   * then draw the same overlays, and the full build reuses them.
    */
   keep_names?: string;
 }
@@ -114,7 +116,7 @@ function boundsOf(grid: Grid): BBox {
   return [w, s, e > 180 ? e - 360 : e, n];
 }
 
-function recipeOf(ref: MapLayerRef, orientation: boolean): Recipe {
+function recipeOf(ref: MapLayerRef): Recipe {
   const d = ref.derived?.def;
   if (!d) {
     return { kind: "field", sources: [ref.variable.name], resample: ref.variable.entry.style?.resample ?? "bilinear" };
@@ -122,7 +124,7 @@ function recipeOf(ref: MapLayerRef, orientation: boolean): Recipe {
   const recipe: Recipe = { kind: d.kind, sources: d.sources, resample: d.style.resample ?? "bilinear" };
   if (d.spacing_px !== undefined) recipe.spacing_px = d.spacing_px;
   if (d.interval !== undefined) recipe.interval = d.interval;
-  if (orientation && (d.kind === "arrows" || d.kind === "contours")) {
+  if (d.kind === "arrows" || d.kind === "contours") {
     recipe.keep_names = `orientation ${ORIENTATION_VERSION}, rank ${LABEL_RANK_VERSION}`;
   }
   return recipe;
@@ -139,7 +141,7 @@ export function layerSpec(
   const { group, variable: v } = ref;
   const def = ref.derived?.def;
   const style = def ? def.style : fieldStyle;
-  const recipe = recipeOf(ref, sel.orientation ?? false);
+  const recipe = recipeOf(ref);
   const runIndexes = sel.runs === "all" ? group.runs.map((_, i) => i) : [latestRun(group)];
   const leadIndexes = group.leads.map((_, i) => i).filter((i) => !sel.leads || sel.leads.includes(group.leads[i]));
   if (leadIndexes.length === 0 || runIndexes.length === 0) return undefined;

@@ -9,6 +9,7 @@ import { runToken } from "../published/layout.ts";
 import type { Manifest } from "../published/manifest.ts";
 import type { DerivedKind } from "../registry/derived.ts";
 import type { MapStyle, Temporal } from "../registry/registry.ts";
+import { LABEL_RANK_VERSION } from "../render/label-rank.ts";
 import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../render/orientation.ts";
 import type { Resample } from "../render/resample.ts";
 import { type BBox, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../render/tiles.ts";
@@ -48,6 +49,13 @@ export interface Recipe {
   spacing_px?: number;
   /** Contours: interval in canonical units. */
   interval?: number;
+  /**
+   * Arrows and contours: the big places' names they give way to (label-rank.ts), named by the
+   * versions that decide them, so a change re-renders them. Set whether or not the build draws the
+   * orientation layer: `gridcast start`'s quick stages (without it) and its full build (with it)
+   * then draw the same overlays, and the full build reuses them.
+   */
+  keep_names?: string;
 }
 
 export interface LeadSpec {
@@ -123,6 +131,9 @@ function recipeOf(ref: MapLayerRef): Recipe {
   const recipe: Recipe = { kind: d.kind, sources: d.sources, resample: d.style.resample ?? "bilinear" };
   if (d.spacing_px !== undefined) recipe.spacing_px = d.spacing_px;
   if (d.interval !== undefined) recipe.interval = d.interval;
+  if (d.kind === "arrows" || d.kind === "contours") {
+    recipe.keep_names = `orientation ${ORIENTATION_VERSION}, rank ${LABEL_RANK_VERSION}`;
+  }
   return recipe;
 }
 

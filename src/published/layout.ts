@@ -3,6 +3,7 @@
 //   <out>/builds/<build-id>/            one complete build
 //     manifest.json                     build id, layer fingerprints, shard info
 //     catalog.json                      forecast catalog (Catalog below)
+//     places.json                       the viewer's place search (places.ts), with the orientation layer
 //     tiles/<layer>/<run>.<drawing>/<lead>/{z}/{x}/{y}.png   (runPart below)
 //     tilejson/<layer>/<run>/<lead>.json
 //     legends/<layer>.png, legends/<layer>.json

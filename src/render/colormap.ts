@@ -234,13 +234,18 @@ const PRECIPITATION_CLASSES: Rgb[] = [
 ];
 
 // Wind speed in m/s: the Beaufort scale's edges (force 0 … 12).
-/** Cloud veil from one tenth of cover (first of each pair) to overcast (second), per channel. */
+/**
+ * Cloud veil from one tenth of cover (first of each pair) to overcast (second), per channel. The
+ * thin end is a blue-grey at 40 % opacity, not a near-white: a pale veil vanished on the beige land
+ * (ΔE*ab 4 at 20 % cover); this one shows a tenth of cover at ΔE*ab 12 over the land, 20 % at 14,
+ * and each tenth about 3 more (docs/maps.md; test/web/ramps-dpr.test.ts measures 20 % in Chromium).
+ */
 const CLOUD_THIN: [number, number][] = [
-  [238, 92],
-  [240, 102],
-  [244, 118],
+  [140, 92],
+  [152, 102],
+  [175, 118],
 ];
-const CLOUD_ALPHA: [number, number] = [80, 235];
+const CLOUD_ALPHA: [number, number] = [100, 235];
 
 const BEAUFORT_EDGES = [0.5, 1.6, 3.4, 5.5, 8, 10.8, 13.9, 17.2, 20.8, 24.5, 28.5, 32.7];
 const WIND_ANCHORS: [number, string][] = [
@@ -277,7 +282,7 @@ export const STEPPED: Record<string, (min: number, max: number) => SteppedScale 
     labels: [1.6, 5.5, 10.8, 17.2, 24.5, 32.7],
   }),
   // Tenths of cover: under a tenth shows the map; from there each tenth a denser, darker veil, from
-  // a light grey to a slate grey that stands out on both the beige land and the blue-grey sea
+  // a thin blue-grey to a slate grey that stands out on both the beige land and the blue-grey sea
   // (white cloud, as on a dark satellite base, would vanish on this light map).
   clouds: () => {
     const edges = range(10, 90, 10);

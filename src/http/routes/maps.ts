@@ -2,7 +2,9 @@
 // read live through the store. Nothing here exposes a raw array.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
-import { parseRunParam } from "../../forecast/layers.ts";
+import { findMapLayer, parseRunParam } from "../../forecast/layers.ts";
+import { pointSeries } from "../../forecast/point.ts";
+import { UNITS_STORED } from "../../forecast/units-option.ts";
 import { layerValue } from "../../forecast/value.ts";
 import { catalogOnBase } from "../../published/catalog-base.ts";
 import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
@@ -19,7 +21,16 @@ import { pointCopies } from "../point-copies.ts";
 import { baseFromRequest, publicBase, VARY_FORWARDED } from "../public-base.ts";
 import { route } from "../route.ts";
 import { Problem } from "../schemas/common.ts";
-import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery, WmtsCapabilitiesQuery } from "../schemas/maps.ts";
+import {
+  Catalog,
+  LayerValue,
+  SeriesQuery,
+  TilePath,
+  TileQuery,
+  ValueQuery,
+  WmtsCapabilitiesQuery,
+} from "../schemas/maps.ts";
+import { PointSeries, pointReply } from "./weather.ts";
 
 /** A tile named by its run never changes; one that follows "latest" does at the next build. */
 const TILE_PINNED = "public, max-age=31536000, immutable";
@@ -338,6 +349,48 @@ export const mapRoutes = [
         run = (await app.published.current())?.catalog?.layers.find((l) => l.id === q.layer)?.runs.at(-1)?.token;
       const value = await layerValue(app.store, { ...q, run }, pointCopies(app));
       return { json: value, cache: q.run === undefined ? FOLLOWS_LATEST : VALUE_PINNED };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/forecast/series",
+    operationId: "getForecastSeries",
+    summary: "A map layer's forecast at one place across all leads (the viewer's meteogram)",
+    description:
+      "The series form of /api/forecast/value for a layer of a stored variable: every lead of one run at the grid " +
+      "node nearest to the point, read by the same code as /point, so the numbers are /point's for the same place, " +
+      "variable and run. On a global layer the most local regional patch that covers the point and has the " +
+      "variable answers, as /point chooses it (source and region name it). Without run, the latest published run " +
+      "of the layer. Derived layers (wind speed, arrows, isobars) have no series of their own: ask their sources " +
+      "(u10 and v10, msl); asking one is a 400 naming them. The map's view only: no key, no member or level choice " +
+      "beyond the layer's own.",
+    tags: ["maps"],
+    auth: "public",
+    heavy: true,
+    query: SeriesQuery,
+    responses: { 200: { description: "Point series", content: { "application/json": { schema: PointSeries } } } },
+    handler: async ({ app, query }) => {
+      const q = query as { layer: string; run?: string; lat: number; lon: number; units?: string };
+      let run = q.run;
+      if (run === undefined)
+        run = (await app.published.current())?.catalog?.layers.find((l) => l.id === q.layer)?.runs.at(-1)?.token;
+      const { group, variable, level, derived } = await findMapLayer(app.store, q.layer);
+      if (derived) {
+        throw new InvalidParameterError(
+          "layer",
+          `${q.layer} is derived from ${derived.sources.map((s) => s.name).join(" and ")}: ask for the series of those layers`,
+        );
+      }
+      const series = await pointSeries(
+        app.store,
+        app.registry,
+        { lat: q.lat, lon: q.lon, var: variable.name, group: group.id, run, level: level ?? undefined },
+        pointCopies(app),
+      );
+      return {
+        ...pointReply(app.registry, series, q.units ?? UNITS_STORED),
+        cache: q.run === undefined ? FOLLOWS_LATEST : VALUE_PINNED,
+      };
     },
   }),
 ];

@@ -81,6 +81,20 @@ export const ValueQuery = Type.Object({
   lon: Lon,
 });
 
+export const SeriesQuery = Type.Object({
+  layer: LayerParam,
+  run: Type.Optional(RunParam),
+  lat: Lat,
+  lon: Lon,
+  units: Type.Optional(
+    Type.String({
+      maxLength: 16,
+      description:
+        "stored (the default) for the canonical units, display for the units the layer's legend shows, or another unit the maps offer for the variable (km/h, kn, °F)",
+    }),
+  ),
+});
+
 export const DisplayUnit = Type.Object(
   {
     units: Type.String({ description: "Unit label shown, e.g. °C, hPa, mm, %, m/s" }),

@@ -5,7 +5,9 @@
 // process asks /healthz back to back (one request at a time) while a /point to a group not yet
 // opened waits for its discovery, then again after a new cycle's metadata (one more run, the
 // documents rewritten as a producer appending a run does) while the /point that notices it waits.
-// Prints /healthz p50 and max per phase, their ratio to idle, and the server's resident memory.
+// Prints /healthz p50, p99 and max per phase, their ratio to idle, the server's own event-loop
+// delay over the phase (bench/loop-delay.ts: perf_hooks in the served process, its 5 ms
+// resolution included) and its resident memory.
 //   node bench/cells-discovery.ts [icon cells, default 2000000]
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -16,7 +18,7 @@ import { ZarrWriter } from "../src/sample/zarr-writer.ts";
 import { healpixNearest } from "../src/store/healpix.ts";
 import { appendCellRun, writeOneRunAxes } from "../test/helpers/cell-run.ts";
 import { cleanup, tempDir } from "../test/helpers/harness.ts";
-import { percentile } from "./lib.ts";
+import { type LoopDelay, loopDelay, loopDelayEnv, percentile } from "./lib.ts";
 
 const ICON_CELLS = Number(process.argv[2] ?? 2_000_000);
 const NSIDE = 2048;
@@ -26,6 +28,7 @@ const POINT: [number, number] = [47.3, 8.5];
 
 const dir = tempDir("gridcast-bench-cells-");
 const store = join(dir, "cells.zarr");
+const DELAYS = join(dir, "loop-delay.jsonl");
 
 async function writeStore(): Promise<void> {
   const w = new ZarrWriter(store, 1);
@@ -90,7 +93,7 @@ async function writeStore(): Promise<void> {
 }
 
 function serve(db: string): Promise<{ child: ChildProcess; url: string }> {
-  const env = { ...process.env, GRIDCAST_DB: db, GRIDCAST_OUT: join(dir, "out") };
+  const env = { ...process.env, GRIDCAST_DB: db, GRIDCAST_OUT: join(dir, "out"), ...loopDelayEnv(DELAYS) };
   const child = spawn(process.execPath, ["bin/gridcast", "serve", "--port", "0", "--store", store], {
     cwd: ROOT,
     env,
@@ -144,9 +147,11 @@ const point = (group: string, variable: string) =>
   );
 try {
   await healthz(url, 500); // warm the client and server
-  const rows: [string, number[], number][] = [];
+  const rows: [string, number[], number, LoopDelay][] = [];
+  const pid = child.pid!;
+  await loopDelay(pid, DELAYS);
   const idle = await healthz(url, 3000);
-  rows.push(["idle", idle, rssMiB(child.pid!)]);
+  rows.push(["idle", idle, rssMiB(pid), await loopDelay(pid, DELAYS)]);
   for (const [group, variable] of [
     ["hp", "t2m"],
     ["icon", "t_2m"],
@@ -155,24 +160,32 @@ try {
     const p = point(group, variable);
     const during = await healthz(url, p);
     await p;
-    rows.push([`discovery of ${group} (${(performance.now() - t0).toFixed(0)} ms)`, during, rssMiB(child.pid!)]);
+    const ms = (performance.now() - t0).toFixed(0);
+    rows.push([`discovery of ${group} (${ms} ms)`, during, rssMiB(pid), await loopDelay(pid, DELAYS)]);
     await appendCellRun(store, `forecast/${group}`, [variable]);
     await sleep(2500); // past the metadata check interval (METADATA_CHECK_MS)
+    await loopDelay(pid, DELAYS);
     const t1 = performance.now();
     const q = point(group, variable);
     const refresh = await healthz(url, q);
     await q;
-    rows.push([`new cycle of ${group} (${(performance.now() - t1).toFixed(0)} ms)`, refresh, rssMiB(child.pid!)]);
+    const ms1 = (performance.now() - t1).toFixed(0);
+    rows.push([`new cycle of ${group} (${ms1} ms)`, refresh, rssMiB(pid), await loopDelay(pid, DELAYS)]);
   }
   const base50 = percentile(idle, 50);
+  const base99 = percentile(idle, 99);
   const baseMax = Math.max(...idle);
   console.log(`HEALPix nside ${NSIDE} (${12 * NSIDE * NSIDE} cells), ICON ${ICON_CELLS} cells; /healthz back to back`);
-  console.log("phase                                    n   p50 ms  ×idle   max ms  ×idle   server RSS MiB");
-  for (const [name, t, rss] of rows) {
+  console.log(
+    "phase                                    n   p50 ms  ×idle   p99 ms  ×idle   max ms  ×idle | loop delay p99 / max ms | RSS MiB",
+  );
+  const f = (x: number, w: number, d: number) => x.toFixed(d).padStart(w);
+  for (const [name, t, rss, loop] of rows) {
     const p50 = percentile(t, 50);
+    const p99 = percentile(t, 99);
     const max = Math.max(...t);
     console.log(
-      `${name.padEnd(38)} ${String(t.length).padStart(5)} ${p50.toFixed(2).padStart(8)} ${(p50 / base50).toFixed(2).padStart(6)} ${max.toFixed(1).padStart(8)} ${(max / baseMax).toFixed(1).padStart(6)} ${rss.toFixed(0).padStart(10)}`,
+      `${name.padEnd(38)} ${String(t.length).padStart(5)} ${f(p50, 8, 2)} ${f(p50 / base50, 6, 2)} ${f(p99, 8, 1)} ${f(p99 / base99, 6, 1)} ${f(max, 8, 1)} ${f(max / baseMax, 6, 1)} | ${f(loop.p99, 10, 1)} / ${f(loop.max, 6, 1)} | ${f(rss, 7, 0)}`,
     );
   }
 } finally {

@@ -84,16 +84,14 @@ const gLat = Float64Array.from({ length: NLAT }, (_, j) => -90 + ((j + 0.5) * 18
 const gLon = Float64Array.from({ length: NLON }, (_, i) => -180 + ((i + 0.5) * 360) / NLON);
 
 // The cells as a group would hold them: centres through cellGridOf, as the store reads them. The
-// stand-in's readRaw gives what the store's does (store/array.ts: a plain array the decoded chunks
-// are copied into value by value); decoding the two 3.4 MB coordinate chunks themselves, a few
+// stand-in's readValues gives what the store's does (store/array.ts: a Float64Array the decoded
+// chunks are copied into); decoding the two 3.4 MB coordinate chunks themselves, a few
 // milliseconds, is not counted.
-function readRaw(values: Float64Array): number[] {
-  const out = new Array<number>(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = values[i];
-  return out;
-}
 const stored = (values: Float64Array) =>
-  ({ array: { readRaw: async () => readRaw(values), packing: { scale: 1, offset: 0 } }, toDegrees: 1 }) as never;
+  ({
+    array: { shape: [values.length], readValues: async () => values.slice(), packing: { scale: 1, offset: 0 } },
+    toDegrees: 1,
+  }) as never;
 const axes = {
   layout: "reduced_gaussian",
   dim: "values",

@@ -1,7 +1,7 @@
 // Shared bench plumbing: a row format every bench returns (a figure, its baseline measured in the
 // same run, and their ratio), a sample store cached under .gridcast/bench, and a loopback server.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Socket } from "node:net";
 import { join, resolve } from "node:path";
@@ -109,6 +109,39 @@ export function numberArgs(): number[] {
     .slice(2)
     .filter((a) => /^\d+$/.test(a))
     .map(Number);
+}
+
+/** A served process's own event-loop delay over a phase (bench/loop-delay.ts), ms. */
+export interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+  n: number;
+}
+
+/**
+ * Environment for a child process that reports its own event-loop delay into `file` (preloading
+ * bench/loop-delay.ts); read each phase's with loopDelay().
+ */
+export function loopDelayEnv(file: string): Record<string, string> {
+  const preload = resolve(import.meta.dirname, "loop-delay.ts");
+  return {
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${preload}`.trim(),
+    GRIDCAST_BENCH_LOOP_DELAY: file,
+  };
+}
+
+/** The child's event-loop delay since the last call (or its start), asked for by SIGUSR2. */
+export async function loopDelay(pid: number, file: string): Promise<LoopDelay> {
+  const lines = () => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : []);
+  const had = lines().length;
+  process.kill(pid, "SIGUSR2");
+  for (let i = 0; i < 500; i++) {
+    const now = lines();
+    if (now.length > had) return JSON.parse(now[now.length - 1]) as LoopDelay;
+    await new Promise((ok) => setTimeout(ok, 10));
+  }
+  throw new Error(`no event-loop delay from process ${pid} in ${file}`);
 }
 
 export function percentile(values: number[], p: number): number {

@@ -2,6 +2,8 @@
 // more, if asked) is already being read, so store reads and decoding overlap with sending. At
 // most `ahead` + 1 parts are held at once (two by default).
 
+import { inSlices } from "./loop-turns.ts";
+
 /**
  * Yields read(parts[0]), read(parts[1]), … in order, starting each read `ahead` parts early (one
  * by default). With `warm`, the part after those is warmed too (its chunks fetched and decoded
@@ -59,6 +61,17 @@ export function slab(n: number, fill = true): Float32Array {
   }
   const a = new Float32Array(n);
   return fill ? a.fill(Number.NaN) : a;
+}
+
+/**
+ * slab() for the main thread's bulk reads: its NaN fill done in slices paced by the event loop's
+ * turns (loop-turns.ts), so a fresh buffer of megabytes (page-faulted in as it is filled) never
+ * holds the loop for more than a turn's bytes.
+ */
+export async function pacedSlab(n: number, fill = true): Promise<Float32Array> {
+  const a = slab(n, false);
+  if (fill) await inSlices(n, 4, (from, to) => a.fill(Number.NaN, from, to));
+  return a;
 }
 
 // A slab sent in two parts (slabParts): the first part, never handed back by itself, and the last

@@ -105,6 +105,44 @@ function feather(layer, tile, coords) {
 }
 
 /**
+ * A global overlay is cut out where a more local patch draws its own (options.holes: bounds), and a
+ * patch's where a still more local one does, with a crisp edge: each place shows one patch's lines,
+ * the one whose field is shown there. A clip path per tile the holes reach (even-odd: each hole a
+ * ring joined to the tile's corner by a segment drawn there and back); a tile inside a hole is hidden.
+ */
+function cutHoles(layer, tile, coords) {
+  const holes = layer.options.holes;
+  const map = layer._map;
+  if (!holes?.length || !map) return;
+  const size = layer.getTileSize();
+  const x0 = coords.x * size.x;
+  const y0 = coords.y * size.y;
+  const world = 256 * 2 ** coords.z;
+  const rings = [];
+  for (const b of holes) {
+    const nw = map.project(b.getNorthWest(), coords.z);
+    const se = map.project(b.getSouthEast(), coords.z);
+    // The copy of the hole nearest this tile (the world wraps).
+    const shift = world * Math.round((x0 + size.x / 2 - (nw.x + se.x) / 2) / world);
+    const l = nw.x + shift - x0;
+    const r = se.x + shift - x0;
+    const t = nw.y - y0;
+    const bt = se.y - y0;
+    if (r <= 0 || l >= size.x || bt <= 0 || t >= size.y) continue;
+    if (l <= 0 && t <= 0 && r >= size.x && bt >= size.y) {
+      tile.style.visibility = "hidden";
+      return;
+    }
+    rings.push([l, t, r, bt].map((v) => Math.max(-1, Math.min(size.x + 1, v))));
+  }
+  if (!rings.length) return;
+  const pt = (x, y) => `${x}px ${y}px`;
+  const path = [pt(0, 0), pt(size.x, 0), pt(size.x, size.y), pt(0, size.y), pt(0, 0)];
+  for (const [l, t, r, b] of rings) path.push(pt(l, t), pt(r, t), pt(r, b), pt(l, b), pt(l, t), pt(0, 0));
+  tile.style.clipPath = `polygon(evenodd, ${path.join(", ")})`;
+}
+
+/**
  * No seams at any device pixel ratio. Where the map sits at a fractional device pixel (a control
  * bar 86.7 CSS px tall at DPR 3), a tile edge half-covers a row of device pixels; Leaflet blends
  * tiles with plus-lighter so the two halves add up, but the sum came out lighter than either tile:
@@ -141,6 +179,7 @@ const ForecastTiles = TileLayer.extend({
   createTile(coords, done) {
     const tile = TileLayer.prototype.createTile.call(this, coords, done);
     feather(this, tile, coords);
+    cutHoles(this, tile, coords);
     return tile;
   },
   _initTile(tile) {
@@ -175,6 +214,7 @@ const ArchiveLayer = GridLayer.extend({
       })
       .catch((e) => done(e, img));
     feather(this, img, coords);
+    cutHoles(this, img, coords);
     return img;
   },
 });
@@ -237,7 +277,8 @@ export function tileBytes(lead, { hidpiMaxZoom = -1 } = {}) {
 
 /**
  * The marks of the shown overlays near a world rectangle of zoom z: `overlays` are
- * { fetch: tileBytes(...), minZoom, maxZoom }. An overlay past its zoom range is shown scaled from
+ * { fetch: tileBytes(...), minZoom, maxZoom, holes? } (holes(z): world rectangles where the overlay
+ * is cut out, its marks there not drawn). An overlay past its zoom range is shown scaled from
  * its nearest zoom, so are its marks. Answers boxes in world pixels of zoom z.
  */
 export function weatherMarks(overlays) {
@@ -260,18 +301,27 @@ export function weatherMarks(overlays) {
         const n = 2 ** zi;
         const size = 256 * f;
         const jobs = [];
+        const world = 256 * 2 ** z;
+        const holes = o.holes?.(z) ?? [];
+        // A mark whose centre lies in a hole (any world copy) is not drawn: the overlay is cut out there.
+        const cut = (x, y) =>
+          holes.some(([l, t, r, b]) => {
+            const cx = x - world * Math.round((x - (l + r) / 2) / world);
+            return cx >= l && cx < r && y >= t && y < b;
+          });
         for (let ty = Math.max(0, Math.floor(y0 / size)); ty <= Math.min(n - 1, Math.floor(y1 / size)); ty++) {
           for (let tx = Math.floor(x0 / size); tx <= Math.floor(x1 / size); tx++) {
             const wx = ((tx % n) + n) % n;
             jobs.push(
               tileMarks(o, k, zi, wx, ty).then((boxes) => {
                 for (const b of boxes) {
-                  out.push([
+                  const m = [
                     (tx * 256 + b[0]) * f,
                     (ty * 256 + b[1]) * f,
                     (tx * 256 + b[2]) * f,
                     (ty * 256 + b[3]) * f,
-                  ]);
+                  ];
+                  if (!cut((m[0] + m[2]) / 2, (m[1] + m[3]) / 2)) out.push(m);
                 }
               }),
             );

@@ -4,6 +4,8 @@
 // map is reachable). Plain ES module, no bundler; everything is same-origin. The view is kept in
 // the URL hash so it can be shared:
 //   #layer=<id>&over=<overlay,…>&run=<token>&lead=<hours>&units=<label>&map=<z>/<lat>/<lon>
+import { drawMeteogram, loadMeteogram, meteogramPanel, meteogramSources } from "./meteogram.js";
+import { placeSearch } from "./place-search.js";
 import {
   fetchCatalog,
   forecastTileLayer,
@@ -60,6 +62,10 @@ const ui = {
   play: $("play"),
   status: $("status"),
   rendering: $("rendering"),
+  advanced: $("advanced"),
+  advancedBox: $("advanced-box"),
+  runAge: $("run-age"),
+  leadDays: $("lead-days"),
 };
 
 const state = {
@@ -134,12 +140,19 @@ legend.addTo(map);
 
 // Tiles first: the outlines' JSON parsing would otherwise hold up the first tile requests.
 loadCatalog().finally(drawOutlines);
-map.on("click", (e) => showValue(e.latlng));
+map.on("click", (e) => {
+  showValue(e.latlng);
+  showMeteogram(e.latlng);
+});
 map.on("moveend", saveView);
 map.on("popupclose", (e) => {
   if (e.popup === valuePopup) state.popupAt = null;
 });
 ui.layer.addEventListener("change", () => selectLayer(ui.layer.value, undefined, undefined, true));
+ui.advanced.addEventListener("change", () => {
+  fillLayerSelect();
+  ui.layer.value = state.layer.id;
+});
 ui.run.addEventListener("change", () => {
   state.followNewest = ui.run.value === newestRun(state.layer).token;
   selectRun(ui.run.value);
@@ -191,17 +204,24 @@ let placeWeather = null;
 let placeWeatherKey = "";
 
 function yieldPlaceNames(wanted) {
-  const overlays = [...wanted].filter(([slot]) => slot !== "base" && slot !== "under");
+  const overlays = [...wanted].filter(([slot]) => slot !== "base" && slot !== "under" && !slot.startsWith("patch:"));
   const key = overlays.map(([, w]) => tileUrl(w.layer, w.run, w.lead)).join(" ");
   if (key === placeWeatherKey) return;
   placeWeatherKey = key;
   placeWeather = overlays.length
     ? weatherMarks(
-        overlays.map(([, { layer, run, lead }]) => ({
+        overlays.map(([, { layer, run, lead, holes = [] }]) => ({
           // The tiles the overlay shows (its @2x ones on a dense screen): their marks are where drawn.
           fetch: tileBytes({ ...lead, route: tileUrl(layer, run, lead) }, { hidpiMaxZoom: layer.hidpi_maxzoom ?? -1 }),
           minZoom: layer.minzoom ?? 0,
           maxZoom: Math.min(layer.maxzoom ?? NATIVE_MAX_ZOOM, NATIVE_MAX_ZOOM),
+          // Where a patch's overlay replaces this one its marks are cut out: no name yields to them.
+          holes: (z) =>
+            holes.map((b) => {
+              const nw = map.project(b.getNorthWest(), z);
+              const se = map.project(b.getSouthEast(), z);
+              return [nw.x, nw.y, se.x, se.y];
+            }),
         })),
       )
     : null;
@@ -290,6 +310,8 @@ async function refreshCatalog() {
     state.lead = run.leads[i];
     ui.run.value = run.token;
     ui.lead.max = String(run.leads.length - 1);
+    fillDayTicks(run);
+    showRunAge();
     ui.lead.value = String(i);
     fillOverlays();
     showTiles(false);
@@ -308,13 +330,47 @@ function showStatus(text) {
   ui.status.hidden = false;
 }
 
+/** Wind components: listed only under the advanced fold (the menu offers wind speed and arrows). */
+const COMPONENT = /^(u|v)(10|100)?m?$|^10u$|^10v$|^100u$|^100v$/;
+const isComponent = (l) => COMPONENT.test(l.variable);
+
+/** One parameter (variable and level) across groups: its global layer and the patches drawn over it. */
+const paramKey = (l) => `${l.variable}|${l.level ?? ""}`;
+
+/** The layer a parameter is chosen by: its global layer, else (patches only) the widest patch. */
+function representative(l) {
+  const same = state.layers.filter((x) => !isOverlay(x) && paramKey(x) === paramKey(l));
+  return same.find((x) => x.kind === "global") ?? same.toSorted((a, b) => area(b) - area(a))[0] ?? l;
+}
+
+function area(l) {
+  const b = boundsOf(l);
+  return (b.getEast() - b.getWest()) * (b.getNorth() - b.getSouth());
+}
+
+/**
+ * One entry per parameter (temperature, precipitation, wind, pressure, clouds…), each drawn as one
+ * seamless layer: the global field with every patch of it over it. Wind components only when the
+ * advanced box is ticked.
+ */
 function fillLayerSelect() {
   const bases = state.layers.filter((l) => !isOverlay(l));
-  const groups = Map.groupBy(bases, (l) => groupName(l));
-  for (const [group, layers] of groups) {
+  const seen = new Set();
+  const main = [];
+  const advanced = [];
+  for (const l of bases) {
+    const r = representative(l);
+    if (seen.has(r.id)) continue;
+    seen.add(r.id);
+    (isComponent(r) ? advanced : main).push(new Option(describe(r), r.id));
+  }
+  ui.layer.replaceChildren(...main);
+  ui.advancedBox.hidden = advanced.length === 0;
+  if (advanced.length && (ui.advanced.checked || isComponent(state.layer ?? {}))) {
+    ui.advanced.checked = true;
     const optgroup = document.createElement("optgroup");
-    optgroup.label = group;
-    for (const l of layers) optgroup.append(new Option(`${group}: ${describe(l)}`, l.id));
+    optgroup.label = "Advanced: wind components";
+    optgroup.append(...advanced);
     ui.layer.append(optgroup);
   }
 }
@@ -331,8 +387,10 @@ function overlaysOf(base) {
 
 /** Switch the base layer, keeping the run and lead time when it has them. */
 function selectLayer(id, runToken = state.run?.token, leadHours = state.lead?.hours, pickOverlays = false) {
-  state.layer = state.layers.find((l) => l.id === id);
-  ui.layer.value = id;
+  // A patch's own id (an older link) shows its parameter: the global field with the patches over it.
+  state.layer = representative(state.layers.find((l) => l.id === id));
+  if (isComponent(state.layer) && !ui.advanced.checked) fillLayerSelect();
+  ui.layer.value = state.layer.id;
   if (pickOverlays) state.overlays = new Set(companions(state.layer).map((o) => o.variable));
   fillRuns();
   fillOverlays();
@@ -376,10 +434,42 @@ function overlayName(o) {
   return { wind_arrows: "Wind arrows", isobars: "Isobars" }[o.variable] ?? o.long_name;
 }
 
+/** A run older than this is marked stale beside the run menu. */
+const STALE_HOURS = 24;
+const DAY_MS = 86_400_000;
+const utcMs = (iso) => Date.parse(/(Z|[+-]\d\d:?\d\d)$/i.test(iso) ? iso : `${iso}Z`);
+
+/** "latest run is N hours old" (days past two), marked stale past STALE_HOURS. */
+function showRunAge() {
+  if (!state.layer) return;
+  const newest = newestRun(state.layer);
+  const hours = Math.max(0, Math.floor((Date.now() - utcMs(newest.run)) / 3_600_000));
+  const age = hours < 48 ? `${hours} hour${hours === 1 ? "" : "s"}` : `${Math.floor(hours / 24)} days`;
+  ui.runAge.textContent = `latest run is ${age} old`;
+  ui.runAge.classList.toggle("stale", hours > STALE_HOURS);
+  ui.runAge.dataset.hours = String(hours);
+}
+setInterval(showRunAge, 60_000);
+
+/** Tick marks on the lead slider at the first lead of each UTC day, labelled with the day. */
+function fillDayTicks(run) {
+  const day = new Intl.DateTimeFormat("en-GB", { weekday: "short", day: "numeric", timeZone: "UTC" });
+  let last = Number.NaN;
+  const marks = [];
+  run.leads.forEach((l, i) => {
+    const d = Math.floor(utcMs(l.valid_time) / DAY_MS);
+    if (d !== last) marks.push(new Option(day.format(new Date(d * DAY_MS)), String(i)));
+    last = d;
+  });
+  ui.leadDays.replaceChildren(...marks);
+}
+
 function selectRun(token, leadHours = state.lead?.hours) {
   state.run = state.layer.runs.find((r) => r.token === token);
   ui.run.value = token;
   ui.lead.max = String(state.run.leads.length - 1);
+  fillDayTicks(state.run);
+  showRunAge();
   let i = state.run.leads.findIndex((l) => l.hours === leadHours);
   // An accumulated amount at +0 h covers no time at all: open on the first lead that has one.
   if (state.layer.temporal?.kind === "accumulated" && (i < 0 || state.run.leads[i].hours === 0)) {
@@ -419,11 +509,20 @@ function matching(layer) {
  */
 function showTiles(leadChanged) {
   const wanted = new Map([["base", { layer: state.layer, run: state.run, lead: state.lead }]]);
-  const under = underlay();
-  if (under) wanted.set("under", under);
+  const shownPatches = patches();
+  shownPatches.forEach((p, i) => {
+    wanted.set(`patch:${p.layer.id}`, { ...p, order: i + 1, holes: holesFor(p.layer, shownPatches) });
+  });
   for (const o of overlaysOf(state.layer)) {
-    const m = state.overlays.has(o.variable) && matching(o);
-    if (m) wanted.set(o.variable, { layer: o, ...m });
+    if (!state.overlays.has(o.variable)) continue;
+    const m = matching(o);
+    if (m) wanted.set(o.variable, { layer: o, ...m, holes: holesFor(state.layer, shownPatches) });
+    // Each patch's own overlay inside it, the global one cut out there: one field of lines.
+    shownPatches.forEach((p) => {
+      const po = state.layers.find((x) => isOverlay(x) && x.group === p.layer.group && x.variable === o.variable);
+      const pm = po && atValidTime(po);
+      if (pm) wanted.set(`${o.variable}@${p.layer.id}`, { layer: po, ...pm, holes: holesFor(p.layer, shownPatches) });
+    });
   }
   for (const slot of new Set([...shown.keys(), ...pending.keys()])) {
     if (wanted.has(slot)) continue;
@@ -432,10 +531,10 @@ function showTiles(leadChanged) {
       m.delete(slot);
     }
   }
-  for (const [slot, { layer, run, lead }] of wanted) {
+  for (const [slot, { layer, run, lead, order, holes }] of wanted) {
     const url = tileUrl(layer, run, lead);
     if (!leadChanged && (pending.get(slot) ?? shown.get(slot))?.gridcastUrl === url) continue;
-    addTiles(slot, layer, lead, url);
+    addTiles(slot, layer, lead, url, order, holes);
   }
   yieldPlaceNames(wanted);
 }
@@ -456,16 +555,51 @@ function globalOf(l) {
 
 function underlay() {
   const g = globalOf(state.layer);
-  if (!g) return null;
-  for (const run of g.runs.toSorted((a, b) => b.run.localeCompare(a.run))) {
+  const at = g && atValidTime(g);
+  return at ? { layer: g, ...at } : null;
+}
+
+/** The newest run of a layer with the valid time shown, and that lead; null when it has none. */
+function atValidTime(l) {
+  for (const run of l.runs.toSorted((a, b) => b.run.localeCompare(a.run))) {
     const lead = run.leads.find((x) => x.valid_time === state.lead.valid_time);
-    if (lead) return { layer: g, run, lead };
+    if (lead) return { run, lead };
   }
   return null;
 }
 
-function addTiles(slot, l, lead, url) {
-  const overlay = slot !== "base" && slot !== "under";
+/**
+ * The patches of the shown parameter drawn over its global field, at the valid time shown: widest
+ * first, so the most local one lies on top (the choice /point makes at a place it covers).
+ */
+function patches() {
+  if (state.layer.kind !== "global") return [];
+  return state.layers
+    .filter((l) => l.kind === "regional" && !isOverlay(l) && paramKey(l) === paramKey(state.layer))
+    .toSorted((a, b) => area(b) - area(a))
+    .map((l) => ({ layer: l, ...atValidTime(l) }))
+    .filter((p) => p.run);
+}
+
+/** The areas of more local patches inside (or over) `l`: its overlay is cut out there. */
+function holesFor(l, shownPatches) {
+  const own = area(l);
+  const inner = shownPatches.filter((p) => p.layer !== l && area(p.layer) < own).map((p) => boundsOf(p.layer));
+  // Only the outermost: a hole inside another hole would show the cut-out overlay again.
+  return inner.filter((b, i) => !inner.some((o, j) => j !== i && o.contains(b) && !(b.contains(o) && j > i)));
+}
+
+/** The most local shown patch whose area holds the point (wrapped longitude), else null. */
+function patchAt(where) {
+  const hit = patches().filter((p) =>
+    [0, 360, -360].some((dx) => boundsOf(p.layer).contains([where.lat, where.lng + dx])),
+  );
+  return hit.at(-1) ?? null;
+}
+
+function addTiles(slot, l, lead, url, order = 0, holes = []) {
+  const patch = slot.startsWith("patch:");
+  const overlay = slot !== "base" && slot !== "under" && !patch;
   // The tile route when the API serves the page; from a CDN copy of the build, the lead's archive or files.
   const next = forecastTileLayer(
     { ...lead, route: url },
@@ -477,16 +611,19 @@ function addTiles(slot, l, lead, url) {
       noWrap: l.kind !== "global",
       attribution: FORECAST_ATTRIBUTION,
       className: overlay
-        ? `forecast-overlay overlay-${l.variable}`
+        ? `forecast-overlay overlay-${l.variable}${l.kind === "regional" ? " overlay-patch" : ""}`
         : slot === "under"
           ? "forecast-under"
-          : "forecast-tiles",
+          : patch
+            ? "forecast-patch"
+            : "forecast-tiles",
       ...(overlay ? { pane: "overlays" } : {}),
-      // The global field under a patch, the patch over it with its edge faded in.
-      zIndex: slot === "under" ? 0 : 1,
+      // The global field under the patches, each patch over it with its edge faded in, the most local on top.
+      zIndex: slot === "under" ? 0 : patch ? 1 + order : 1,
       hidpiMaxZoom: l.hidpi_maxzoom ?? -1,
       translucent: overlay || TRANSLUCENT_COLORMAPS.has(l.style?.colormap),
-      ...(slot === "base" && l.kind === "regional" ? { feather: boundsOf(l) } : {}),
+      ...((slot === "base" || patch) && l.kind === "regional" ? { feather: boundsOf(l) } : {}),
+      ...(overlay && holes.length ? { holes } : {}),
     },
   );
   next.gridcastUrl = url;
@@ -667,6 +804,79 @@ new ResizeObserver(() => {
   if (ticks) fitTicks(ticks);
 }).observe(legend.getContainer());
 
+/** The layer, run and lead drawn at a place: the most local patch there, else the shown layer or the global field under it. */
+function drawnAt(where) {
+  const inside = (l) => [0, 360].some((dx) => boundsOf(l).contains([where.lat, where.lng + dx]));
+  const local = patchAt(where);
+  if (local) return local;
+  if (inside(state.layer)) return { layer: state.layer, run: state.run, lead: state.lead };
+  const under = underlay();
+  return under && inside(under.layer) ? under : null;
+}
+
+/** Pause of the pointer before the value under it is read (one request in flight at most). */
+const HOVER_MS = 250;
+const hover = new Control({ position: "topright" });
+hover.onAdd = () => {
+  const box = DomUtil.create("div", "hover-readout");
+  box.setAttribute("aria-live", "off");
+  box.hidden = true;
+  return box;
+};
+let hoverTimer = 0;
+let hoverSeq = 0;
+let hoverBusy = false;
+// Only where a pointer can hover (not on touch screens, where a tap opens the popup).
+if (matchMedia("(hover: hover)").matches) {
+  hover.addTo(map);
+  map.on("mousemove", (e) => {
+    clearTimeout(hoverTimer);
+    hoverTimer = setTimeout(() => readHover(e.latlng), HOVER_MS);
+  });
+  // The container's own event: Leaflet's mouseout is not sent for every way out of the map.
+  map.getContainer().addEventListener("mouseleave", () => {
+    clearTimeout(hoverTimer);
+    hoverSeq++;
+    hover.getContainer().hidden = true;
+  });
+}
+
+/** The value under the pointer, in the legend's unit, in the readout box. */
+async function readHover(latlng) {
+  if (!state.layer || hoverBusy) return;
+  const seq = ++hoverSeq;
+  const where = latlng.wrap();
+  const box = hover.getContainer();
+  const at = drawnAt(where);
+  if (!at) {
+    box.hidden = true;
+    return;
+  }
+  const q = new URLSearchParams({
+    layer: at.layer.id,
+    run: at.run.token,
+    lead: String(at.lead.hours),
+    lat: where.lat.toFixed(4),
+    lon: where.lng.toFixed(4),
+  });
+  hoverBusy = true;
+  try {
+    const res = await fetch(`${API}value?${q}`);
+    if (!res.ok || seq !== hoverSeq) return;
+    const v = await res.json();
+    if (seq !== hoverSeq) return;
+    const has = v.value !== null && v.value !== undefined;
+    box.textContent = `${has ? shownValue(at.layer, v) : "no data"} · ${formatLatLon(where.lat, where.lng)}`;
+    box.dataset.layer = at.layer.id;
+    box.dataset.value = has ? String(v.value) : "";
+    box.hidden = false;
+  } catch {
+    // A failed read leaves the last readout; the popup on click says what went wrong.
+  } finally {
+    hoverBusy = false;
+  }
+}
+
 async function showValue(clicked) {
   const seq = ++clickSeq;
   const where = clicked.wrap();
@@ -682,6 +892,9 @@ async function showValue(clicked) {
   };
   if (!state.layer) return show(el("div", "", "No forecast layer is shown."));
   const inside = (l) => [0, 360].some((dx) => boundsOf(l).contains([where.lat, where.lng + dx]));
+  // Where a patch is drawn the popup reads it: the most local one holding the point.
+  const local = patchAt(where);
+  if (local) ({ layer, run, lead } = local);
   if (!inside(layer)) {
     // Around a patch the map shows the global field: so does the popup.
     const under = underlay();
@@ -726,6 +939,38 @@ async function showValue(clicked) {
       ? [el("div", "value-node", `grid node ${formatLatLon(v.grid_lat, v.grid_lon)}`)]
       : []),
   );
+}
+
+/** Zoom a found place is shown at: its own name and the towns round it. */
+const SEARCH_ZOOM = 8;
+$("search").addEventListener("submit", (e) => e.preventDefault());
+placeSearch($("place-search"), $("place-list"), (p) => map.setView([p.lat, p.lon], SEARCH_ZOOM));
+
+const meteogram = meteogramPanel(document.querySelector("main"), () => {
+  meteogramSeq++;
+});
+let meteogramSeq = 0;
+
+/** The clicked place's forecast across every lead: the meteogram panel (public series route). */
+async function showMeteogram(clicked) {
+  const seq = ++meteogramSeq;
+  const where = clicked.wrap();
+  const { panel } = meteogram;
+  const sources = meteogramSources(state.layers);
+  panel.hidden = false;
+  panel.dataset.state = "loading";
+  panel.querySelector(".meteogram-place").textContent = formatLatLon(where.lat, where.lng);
+  panel.querySelector(".meteogram-meta").textContent = sources.length ? "Loading…" : "No forecast layers to read.";
+  panel.querySelector(".meteogram-rows").replaceChildren();
+  if (!sources.length) return;
+  // In the units the legends show: a unit the user picked (km/h, °F) applies to the meteogram too.
+  const units = (l) => {
+    const u = unitOf(l).units;
+    return l.units_options?.length > 1 && u !== l.units_options[0].units ? u : "display";
+  };
+  const rows = await loadMeteogram(sources, where.lat, where.lng, state.run?.run, units);
+  if (seq !== meteogramSeq) return; // another click, or closed
+  drawMeteogram(panel, { lat: where.lat, lon: where.lng, rows, place: formatLatLon(where.lat, where.lng) });
 }
 
 /** The value in the chosen unit; a store in other units than the catalog's is shown as the server says. */

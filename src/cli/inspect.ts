@@ -49,7 +49,7 @@ export function registerInspect(program: Command): void {
         }
         for (const v of g.variables) {
           lines.push(
-            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}${g.grids ? `  on grid ${v.grid_coordinates.lat},${v.grid_coordinates.lon}` : ""}${v.recognised_by ? `  (by its ${v.recognised_by})` : ""}${v.squeezed ? `  (squeezed ${v.squeezed.join(",")})` : ""}${v.level ? `  (at level ${v.level.value}${v.level.units ? ` ${v.level.units}` : ""})` : ""}${v.turned_with ? `  (grid-relative: turned to true north with ${v.turned_with})` : ""}`,
+            `  ${v.name.padEnd(6)} stored ${v.stored}  ${v.dtype} [${v.dims.join(",")}] shape ${v.shape.join("x")} chunks ${v.chunks.join("x")} ${v.codecs.join("+")} ${v.units}${v.stored_units !== v.units ? ` (stored ${v.stored_units})` : ""}${v.packed ? " (packed)" : ""}  ${v.temporal.description}${g.grids ? `  on grid ${v.grid_coordinates.lat},${v.grid_coordinates.lon}` : ""}${v.recognised_by ? `  (by its ${v.recognised_by})` : ""}${v.squeezed ? `  (squeezed ${v.squeezed.join(",")})` : ""}${v.level ? `  (at level ${v.level.value}${v.level.units ? ` ${v.level.units}` : ""})` : ""}${v.turned_with ? `  (grid-relative: turned to true north with ${v.turned_with})` : ""}${v.summed_with ? `  (the sum of ${v.stored} and ${v.summed_with})` : ""}${v.member !== undefined ? `  (member ${v.member} alone)` : ""}`,
           );
         }
         for (const u of g.unregistered) {

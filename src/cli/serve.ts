@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import type { Command } from "commander";
 import type { Settings } from "../config.ts";
 import { lineLog } from "../http/log-lines.ts";
-import { closeOnSignals, type Running, startServer } from "../http/server.ts";
+import type { Running } from "../http/server.ts";
 import { nativeDecoderInUse } from "../native.ts";
 import { asListenError, requireStore, requireWritableDir } from "./preflight.ts";
 import { settingDefault, settingsFor } from "./settings.ts";
@@ -58,11 +58,19 @@ export function accessLogSink(opts: ServeFlags, file = opts.accessLog): LogSink 
 
 /** startServer with a taken port or a foreign address reported as one clear line. */
 export async function listen(settings: Settings, log: LogSink | undefined): Promise<Running> {
+  // The HTTP stack is loaded by the commands that serve only: build, publish and keys start
+  // without it (a "nothing new" build is over in the time it would take to load).
+  const { startServer } = await import("../http/server.ts");
   try {
     return await startServer(settings, log ? { log } : {});
   } catch (e) {
     throw asListenError(e, settings.host, settings.port);
   }
+}
+
+/** Closes the server on SIGINT/SIGTERM (http/server.ts), loaded with the server. */
+export async function closeOnSignals(running: Running, say: (s: string) => void): Promise<void> {
+  (await import("../http/server.ts")).closeOnSignals(running, say);
 }
 
 export function registerServe(program: Command): void {
@@ -73,7 +81,7 @@ export function registerServe(program: Command): void {
       requireStore(settings.store);
       const running = await listen(settings, accessLogSink(opts));
       process.stderr.write(`gridcast serving on ${running.url} (Blosc decoder: ${nativeDecoderInUse()})\n`);
-      closeOnSignals(running, (s) => process.stderr.write(`${s}\n`));
+      await closeOnSignals(running, (s) => process.stderr.write(`${s}\n`));
     },
   );
 }

@@ -8,10 +8,11 @@ import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULTS, type Settings } from "../config.ts";
 import { ConfigError } from "../errors.ts";
-import { closeOnSignals } from "../http/server.ts";
 import type { Ledger } from "../ledger/types.ts";
 import { nativeDecoderInUse } from "../native.ts";
 import { CoverageCache } from "../pipeline/coverage.ts";
+import { estimateBuild } from "../pipeline/estimate.ts";
+import { DEFAULT_WEB_DIR } from "../pipeline/finalize.ts";
 import { planBuild, planFiles } from "../pipeline/plan.ts";
 import { currentBuild } from "../pipeline/publish.ts";
 import { type BuildReport, runBuild } from "../pipeline/run.ts";
@@ -21,11 +22,15 @@ import { buildHidpiMax, MAX_ZOOM } from "../render/tiles.ts";
 import { writeSample } from "../sample/index.ts";
 import { Store } from "../store/store.ts";
 import { requireFreePort, requireWritableDir, storeProblem } from "./preflight.ts";
-import { accessLogSink, listen, type ServeFlags, serverOptions, serverSettings } from "./serve.ts";
+import { accessLogSink, closeOnSignals, listen, type ServeFlags, serverOptions, serverSettings } from "./serve.ts";
 
 const DEMO_KEY_NAME = "demo (gridcast start)";
-/** `gridcast sample --preset demo --seed 1` writes 138.7 MiB (4080 files); the writer is deterministic. */
-const DEMO_STORE_MIB = 139;
+/**
+ * What `gridcast sample --preset demo --seed 1` takes on disk: 169.5 MiB in 4 KiB blocks (157.8 MiB
+ * of bytes, 4080 files); the writer is deterministic. test/cli/demo-store-size.test.ts writes it
+ * and measures.
+ */
+export const DEMO_STORE_MIB = 170;
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MiB`;
@@ -44,20 +49,30 @@ function diskOf(dir: string): { free: number; block: number } | undefined {
 const freeBytes = (dir: string) => diskOf(dir)?.free;
 
 /**
- * Before rendering: tiles are small files (the demo's average well under 1 KiB), so each takes
- * about one file-system block; one-colour tiles are hard links and take none. Tiles × block is
- * the estimate, slightly high.
+ * What start's full build will take on disk, from the plan that build runs (pipeline/estimate.ts):
+ * tiles and @2x tiles measured on a few drawn per layer and zoom, the tile tree's folders, the
+ * point copies and the documents, each in whole file-system blocks.
  */
-async function buildEstimate(store: string, out: string): Promise<string> {
-  const { tiles, hidpi, entries } = await startFiles(store);
+async function buildEstimate(store: string, out: string, webDir: string): Promise<string> {
   const disk = diskOf(out);
   const block = disk?.block ?? 4096;
+  const s = new Store(store);
+  const coverage = new CoverageCache();
+  const plan = await planBuild(s, START_SELECTION, coverage);
+  const { tiles, hidpi } = planFiles(plan, buildHidpiMax(MAX_ZOOM));
+  const entries = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
+  const e = await estimateBuild(plan, { store: s, coverage, block, hidpiMax: buildHidpiMax(MAX_ZOOM), webDir });
   return (
-    `building ${tiles.toLocaleString("en")} tiles and ${hidpi.toLocaleString("en")} @2x tiles (${entries} layer-lead times, ` +
-    `zoom 0..${MAX_ZOOM}) into ${out}: up to about ${mib((tiles + hidpi) * block)} on disk (one ${block}-byte block a tile)` +
+    `the full build: ${tiles.toLocaleString("en")} tiles and ${hidpi.toLocaleString("en")} @2x tiles (${entries} layer-lead times, ` +
+    `zoom 0..${MAX_ZOOM}) into ${out}: about ${mib(e.total)} on disk (tiles ${mib(e.tiles)}, @2x ${mib(e.hidpi)}, ` +
+    `folders ${mib(e.dirs)}, point copies ${mib(e.point_copies)}, documents ${mib(e.documents)}; ` +
+    `measured on ${e.sampled} tiles drawn)` +
     (disk ? `; ${mib(disk.free)} free there` : "")
   );
 }
+
+/** What start's full build selects: every layer, the orientation layer, the latest run, every zoom. */
+const START_SELECTION = { runs: "latest" as const, maxZoom: MAX_ZOOM, orientation: true };
 
 /**
  * What start's full build writes (every layer, the orientation layer, the latest run, zoom
@@ -65,8 +80,7 @@ async function buildEstimate(store: string, out: string): Promise<string> {
  * the demo store are checked against it (test/docs/readme-figures.test.ts).
  */
 export async function startFiles(store: string): Promise<{ tiles: number; hidpi: number; entries: number }> {
-  const sel = { runs: "latest" as const, maxZoom: MAX_ZOOM, orientation: true };
-  const plan = await planBuild(new Store(store), sel, new CoverageCache());
+  const plan = await planBuild(new Store(store), START_SELECTION, new CoverageCache());
   const entries = plan.jobs.reduce((n, j) => n + j.leads.length, 0);
   return { ...planFiles(plan, buildHidpiMax(MAX_ZOOM)), entries };
 }
@@ -272,12 +286,24 @@ export function registerStart(program: Command): void {
         .filter((line, i, all) => line !== "" || all[i - 1] !== "")
         .join("\n"),
     );
-    closeOnSignals(running, say);
+    await closeOnSignals(running, say);
 
     if (published) say(`serving the published build ${published.id} while a new one renders`);
-    else say(await buildEstimate(settings.store, settings.out).catch((e) => `build size unknown: ${e.message}`));
     const stages = await stagesFor(settings, published === undefined);
+    // Measured by drawing a few tiles of every layer and zoom: said once the first map is up (or
+    // before the first stage when it is the whole build), so the first map does not wait for it.
+    let estimated = published !== undefined;
+    const estimate = async () => {
+      if (estimated) return;
+      estimated = true;
+      say(
+        await buildEstimate(settings.store, settings.out, DEFAULT_WEB_DIR).catch(
+          (e: Error) => `build size unknown: ${e.message}`,
+        ),
+      );
+    };
     for (const [i, stage] of stages.entries()) {
+      if (i > 0 || stages.length === 1) await estimate();
       const plan = await planOf(settings, stage).catch((e: Error) => ({
         line: `plan: ${stage.what}: unknown (${e.message})`,
         render: -1,

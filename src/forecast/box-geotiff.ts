@@ -6,6 +6,7 @@
 import { InvalidParameterError } from "../errors.ts";
 import { type GeoTiffHead, geoTiffHead } from "../geotiff.ts";
 import { type GeoKey, projectedKeys, wgs84Keys } from "../geotiff-keys.ts";
+import { inSlices } from "../loop-turns.ts";
 import type { BoxPlan } from "./box.ts";
 
 interface RegularAxis {
@@ -113,16 +114,20 @@ export async function* northUp(plan: BoxPlan, slabs: AsyncIterable<Float32Array>
     if (slab.length % nx !== 0) throw new Error("box export: a slab of the GeoTIFF is not whole rows");
     // Whole leads flip each lead; a band (part of one lead) flips its own rows.
     const block = slab.length % plane === 0 ? ny : slab.length / nx;
-    for (let at = 0; at < slab.length; at += block * nx) {
-      // Row r (the r-th from the south) swaps with row block-1-r.
-      for (let r = 0; r < block >> 1; r++) {
-        const low = at + r * nx;
-        const high = at + (block - 1 - r) * nx;
+    const half = block >> 1;
+    // Each swap of two rows, in paced slices (loop-turns.ts): a slab is megabytes.
+    await inSlices((slab.length / (block * nx)) * half, 2 * nx * 4, (from, to) => {
+      for (let p = from; p < to; p++) {
+        // Row r (the r-th from the south) of block b swaps with row block-1-r.
+        const b = Math.floor(p / half);
+        const r = p - b * half;
+        const low = b * block * nx + r * nx;
+        const high = b * block * nx + (block - 1 - r) * nx;
         row.set(slab.subarray(low, low + nx));
         slab.copyWithin(low, high, high + nx);
         slab.set(row, high);
       }
-    }
+    });
     rowsSeen += slab.length / nx;
     yield slab;
   }

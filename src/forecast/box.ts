@@ -2,8 +2,9 @@
 // produce the float32 field one lead time at a time, lat ascending and lon eastward.
 import { MIB } from "../config.ts";
 import { InvalidParameterError, TooLargeError } from "../errors.ts";
+import { inSlices, pace, TURN_BYTES } from "../loop-turns.ts";
 import { npyHeader } from "../npy.ts";
-import { readAhead, slab, slabParts } from "../read-ahead.ts";
+import { pacedSlab, readAhead, slab, slabParts } from "../read-ahead.ts";
 import type { Registry } from "../registry/registry.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Placement, Range } from "../store/region.ts";
@@ -171,13 +172,14 @@ export async function planBox(store: Store, registry: Registry, req: BoxRequest,
     ...(variable.squeezed.length ? { squeezed: variable.squeezed } : {}),
     // A component stored along the grid's axes, turned to east/north with its partner.
     ...(variable.turn ? { turned_with: variable.turn.partner.stored } : {}),
+    ...(variable.plus ? { summed_with: variable.plus.stored } : {}),
     shape,
     dtype: "float32",
     units: variable.units,
     stored_units: variable.storedUnits,
     temporal: variable.temporal,
     intervals: intervalsOf(group, variable, req.time_index)?.slice(req.lead_start, req.lead_stop + 1) ?? null,
-    member: member === undefined ? null : group.members![member],
+    member: member === undefined ? (variable.scalarMember ?? null) : group.members![member],
     run: isoNoZone(runTime),
     time_index: req.time_index,
     lead_time: { hours: leadHours, valid_times: leadHours.map((h) => isoNoZone(runTime + h * 3_600_000)) },
@@ -345,21 +347,38 @@ export async function readBoxSlab(
   const plane = gather ? sel.width! : nLat * nLon;
   // readStoredInto writes every value of its regions (a chunk not stored as its fill value), so
   // a direct slab of a field with a lead axis needs no NaN first.
-  const out = gather ? new Float32Array((l1 - l0) * plane) : slab((l1 - l0) * plane, !(direct && hasLead));
+  // Every loop over the slab on the main thread goes in paced slices (loop-turns.ts).
+  const out = gather ? new Float32Array((l1 - l0) * plane) : await pacedSlab((l1 - l0) * plane, !(direct && hasLead));
   await Promise.all(
     slabPlacements(plan, l0, l1).map(({ region, place }) =>
       direct ? v.array.readStoredInto(region, out, place) : (scan ?? v.array).readInto(region, out, place),
     ),
   );
-  // A field without a lead axis is the same at every lead.
-  if (!hasLead) for (let l = 1; l < l1 - l0; l++) out.copyWithin(l * plane, 0, plane);
+  // A field without a lead axis is the same at every lead: the first lead copied to the others.
+  if (!hasLead) {
+    await inSlices((l1 - l0 - 1) * plane, 4, (from, to) => {
+      for (let i = from; i < to; ) {
+        const src = i % plane;
+        const n = Math.min(to - i, plane - src);
+        out.copyWithin(plane + i, src, src + n);
+        i += n;
+      }
+    });
+  }
   const f = v.convert;
-  if (f) for (let i = 0; i < out.length; i++) out[i] = f(out[i]);
+  if (f) {
+    await inSlices(out.length, CALL_BYTES, (from, to) => {
+      for (let i = from; i < to; i++) out[i] = f(out[i]);
+    });
+  }
   return gather ? gathered(out, gather, plane, l1 - l0) : out;
 }
 
-/** Values of a box (every node, every lead of the copy) above which the store is read, not the copy. */
-export const COPY_BOX_MAX_BYTES = 4 * MIB;
+/**
+ * Values of a box (every node, every lead of the copy) above which the store is read, not the copy:
+ * one turn's bulk work (loop-turns.ts), as the copy's blocks are decoded in one go.
+ */
+export const COPY_BOX_MAX_BYTES = TURN_BYTES;
 
 /**
  * Leads [l0, l1) of a small box from the build's point copy, in the units readBoxSlab gives; undefined
@@ -368,23 +387,36 @@ export const COPY_BOX_MAX_BYTES = 4 * MIB;
  */
 async function copySlab(plan: BoxPlan, copies: PointCopies, l0: number, l1: number): Promise<Float32Array | undefined> {
   const { variable: v, sel } = plan;
-  if (!copies.box || sel.gather || v.turn) return undefined;
+  if (!copies.box || sel.gather || v.turn || v.plus) return undefined;
   const [, nLat, nLon] = plan.shape;
   const perNode = copyLayout(v).perNode;
   const bytes = nLat * nLon * perNode * (v.array.dtype === "float64" ? 8 : 4);
   if (bytes > COPY_BOX_MAX_BYTES) return undefined;
   const hasLead = v.roles.includes("lead");
   const plane = nLat * nLon;
-  const out = slab((l1 - l0) * plane, false);
+  const out = await pacedSlab((l1 - l0) * plane, false);
   const q = { group: plan.group, v, run: plan.run, level: plan.level, member: plan.member };
-  const ok = await copies.box({ ...q, parts: slabPlacements(plan, hasLead ? l0 : 0, hasLead ? l1 : 1) }, out);
-  if (!ok) return undefined;
+  const parts = slabPlacements(plan, hasLead ? l0 : 0, hasLead ? l1 : 1);
+  const wait = pace(bytes);
+  if (wait) await wait;
+  if (!(await copies.box({ ...q, parts }, out))) return undefined;
   // A field without a lead axis is the same at every lead.
-  if (!hasLead) for (let l = 1; l < l1 - l0; l++) out.copyWithin(l * plane, 0, plane);
+  if (!hasLead) {
+    await inSlices((l1 - l0 - 1) * plane, 4, (from, to) => {
+      for (let i = from; i < to; i++) out[plane + i] = out[i % plane];
+    });
+  }
   const f = v.convert;
-  if (f) for (let i = 0; i < out.length; i++) out[i] = f(out[i]);
+  if (f) {
+    await inSlices(out.length, CALL_BYTES, (from, to) => {
+      for (let i = from; i < to; i++) out[i] = f(out[i]);
+    });
+  }
   return out;
 }
+
+/** What a value costs in a loop that calls a function for it, counted as bytes of bulk work. */
+const CALL_BYTES = 16;
 
 /**
  * A slab of a grid-relative wind component (GroupVariable.turn) turned to east/north: the slab of
@@ -402,24 +434,41 @@ async function turnedSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float3
   const [, nLat, nLon] = plan.shape;
   // Output column → storage column, across the column runs in output order.
   const colAt = cols.flatMap(([c0, c1]) => Array.from({ length: c1 - c0 }, (_, i) => c0 + i));
-  for (let k = 0; k < mine.length; k++) {
-    const rr = Math.floor(k / nLon) % nLat;
-    const iy = flipRows ? rows[0] + (nLat - 1 - rr) : rows[0] + rr;
-    const [e, n] = rotateOne(p, colAt[k % nLon], iy, u[k], w[k]);
-    mine[k] = along === "x" ? e : n;
-  }
+  // A rotation per node (trigonometry), in paced slices.
+  await inSlices(mine.length, 4 * CALL_BYTES, (from, to) => {
+    for (let k = from; k < to; k++) {
+      const rr = Math.floor(k / nLon) % nLat;
+      const iy = flipRows ? rows[0] + (nLat - 1 - rr) : rows[0] + rr;
+      const [e, n] = rotateOne(p, colAt[k % nLon], iy, u[k], w[k]);
+      mine[k] = along === "x" ? e : n;
+    }
+  });
   return mine;
 }
 
+/** A slab of a variable stored in two parts (GroupVariable.plus): each part's slab read alike, added. */
+async function summedSlab(plan: BoxPlan, l0: number, l1: number): Promise<Float32Array> {
+  const [total, other] = await Promise.all([
+    readBoxSlab(plan, l0, l1),
+    readBoxSlab({ ...plan, variable: plan.variable.plus! }, l0, l1),
+  ]);
+  await inSlices(total.length, 8, (from, to) => {
+    for (let k = from; k < to; k++) total[k] += other[k];
+  });
+  return total;
+}
+
 /** Each output node's value from the cells read (`width` a lead), NaN where it has none. */
-function gathered(read: Float32Array, gather: Int32Array, width: number, leads: number): Float32Array {
+async function gathered(read: Float32Array, gather: Int32Array, width: number, leads: number): Promise<Float32Array> {
   const nodes = gather.length;
   const out = slab(leads * nodes, false);
-  for (let l = 0; l < leads; l++) {
-    const from = l * width;
-    const to = l * nodes;
-    for (let k = 0; k < nodes; k++) out[to + k] = gather[k] < 0 ? Number.NaN : read[from + gather[k]];
-  }
+  await inSlices(leads * nodes, 8, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const l = Math.floor(i / nodes);
+      const g = gather[i - l * nodes];
+      out[i] = g < 0 ? Number.NaN : read[l * width + g];
+    }
+  });
   return out;
 }
 
@@ -471,6 +520,11 @@ export async function* boxLeads(
   // A wind component stored along a projected grid's axes: both components read, turned to east/north.
   if (plan.variable.turn) {
     yield* readAhead(slabs, ([a, b]) => turnedSlab(plan, a, b));
+    return;
+  }
+  // A variable stored in two parts (WRF's RAINC + RAINNC): both read alike and added.
+  if (plan.variable.plus) {
+    yield* readAhead(slabs, ([a, b]) => summedSlab(plan, a, b));
     return;
   }
   // Slabs of whole chunk steps along the lead axis need each chunk once, and float32 values
@@ -545,7 +599,12 @@ async function* rowBands(plan: BoxPlan, slabBytes: number, northFirst: boolean):
   const array = plan.variable.array;
   yield* readAhead(
     parts,
-    ([b, l]) => (plan.variable.turn ? turnedSlab(b, l, l + 1) : readBoxSlab(b, l, l + 1)),
+    ([b, l]) =>
+      plan.variable.turn
+        ? turnedSlab(b, l, l + 1)
+        : plan.variable.plus
+          ? summedSlab(b, l, l + 1)
+          : readBoxSlab(b, l, l + 1),
     async ([b, l]) => {
       await Promise.all(slabRegions(b, l, l + 1).map((r) => array.warm(r)));
     },

@@ -27,6 +27,19 @@ export function nodeLatLon(p: GridProjection, ix: number, iy: number): [number, 
   return [lat, w];
 }
 
+/**
+ * Where a node of a projected or curvilinear grid lies, as /point names it (lat, lon rounded to a
+ * nanodegree): through the CRS, or the stored 2-D coordinates of a curvilinear grid.
+ */
+export function nodePosition(p: GridProjection, ix: number, iy: number): [number, number] {
+  if (p.nodes) {
+    const cell = iy * p.nodes.nx + ix;
+    return [round9(p.nodes.lat[cell]), round9(p.nodes.lon[cell])];
+  }
+  const [lat, lon] = nodeLatLon(p, ix, iy);
+  return [round9(lat), round9(lon)];
+}
+
 /** True when the point falls in a cell of the grid (half a cell beyond the outer nodes, as for lat/lon grids). */
 export function coversProjected(p: GridProjection, lat: number, lon: number): boolean {
   const [fx, fy] = gridIndex(p, lat, lon);
@@ -197,6 +210,8 @@ const bearings = new WeakMap<GridProjection, Float32Array>();
  * from the node to a point a small step up the grid, on the sphere. Made once per grid.
  */
 export function gridNorthBearings(p: GridProjection): Float32Array {
+  // Stated by the store (WRF's COSALPHA/SINALPHA): taken as it is.
+  if (p.gridNorth) return p.gridNorth;
   let b = bearings.get(p);
   if (b) return b;
   b = new Float32Array(p.nx * p.ny);

@@ -57,6 +57,7 @@ export function gridDescription(group: ForecastGroup) {
       rows: p.ny,
       columns: p.nx,
       node_spacing_deg: Math.round((p.nodes.spacing * 180 * 1e6) / Math.PI) / 1e6,
+      winds_turned_by: p.rotationFrom,
     };
   }
   return {
@@ -68,6 +69,8 @@ export function gridDescription(group: ForecastGroup) {
     latlon_check_cells: p.checkedCells,
     // No x/y values stored: the axes were rebuilt from the projection read from here.
     axes_recovered_from: p.recovered,
+    // Where the store states its grid's rotation (WRF's COSALPHA/SINALPHA): winds are turned by it.
+    winds_turned_by: p.rotationFrom,
   };
 }
 
@@ -133,6 +136,8 @@ export function exportEntry(group: ForecastGroup) {
       ...(v.scalarLevel ? { level: v.scalarLevel } : {}),
       // Stored along a projected grid's axes: exported turned to true north with this partner.
       ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
+      ...(v.plus ? { summed_with: v.plus.stored } : {}),
+      ...(v.scalarMember !== undefined ? { member: v.scalarMember } : {}),
       ...(grids ? { grid_coordinates: v.gridCoords } : {}),
       stored_units: v.storedUnits,
       members: v.roles.includes("member") ? group.members : undefined,

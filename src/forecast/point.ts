@@ -162,7 +162,7 @@ function atNode(
     return out;
   };
   // The build's point copy answers when it holds exactly what the store holds now; else the store.
-  if (!copies || v.turn) return fromStore();
+  if (!copies || v.turn || v.plus) return fromStore();
   const q = { group, v, run, level, member: v.roles.includes("member") ? memberRange : undefined, ...node };
   const copied = copies.column(q);
   if (!isPending(copied)) {
@@ -241,7 +241,8 @@ function answer(
     run: text.run,
     lead_hours: leads,
     level: level === undefined ? (v.scalarLevel?.value ?? null) : group.levels![level],
-    member: memberIndex === undefined ? null : group.members![memberIndex],
+    // A variable holding one member without a member dimension names it (a scalar realization).
+    member: memberIndex === undefined ? (v.scalarMember ?? null) : group.members![memberIndex],
     temporal: v.temporal,
   };
   if (all) out.members = group.members!.map((m, i) => ({ member: m, values: series(i) }));

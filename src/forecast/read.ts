@@ -57,6 +57,7 @@ export function regionOf(group: ForecastGroup, v: GroupVariable, p: Pick): Range
  */
 export function readValues(v: GroupVariable, region: Range[]): Soon<Float32Array | Float64Array> {
   if (v.turn) return turned(v, region);
+  if (v.plus) return summed(v, v.plus, region);
   return then(v.array.read(region), (values) => inAnswerUnits(v, values));
 }
 
@@ -72,6 +73,18 @@ async function turned(v: GroupVariable, region: Range[]): Promise<Float32Array |
   const [u, w] = along === "x" ? [mine, other] : [other, mine];
   turnInPlace(v, region, u, w, along === "x" ? u : w);
   return mine;
+}
+
+/**
+ * A variable stored in two parts (GroupVariable.plus: WRF's RAINC + RAINNC): both parts of the
+ * region read and added, each in answer units; a node missing in either part is missing (NaN).
+ */
+async function summed(v: GroupVariable, part: GroupVariable, region: Range[]): Promise<Float32Array | Float64Array> {
+  const [a, b] = await Promise.all([v.array.read(region), part.array.read(region)]);
+  const total = inAnswerUnits(v, a);
+  const other = inAnswerUnits(part, b);
+  for (let i = 0; i < total.length; i++) total[i] += other[i];
+  return total;
 }
 
 /**
@@ -115,7 +128,7 @@ export function inAnswerUnits<T extends Float32Array | Float64Array>(v: GroupVar
  * part of it); otherwise as readValues.
  */
 export async function readBulk(v: GroupVariable, region: Range[]): Promise<Float32Array | Float64Array> {
-  if (v.turn || !v.array.readsPhysicalInPlace()) return readValues(v, region);
+  if (v.turn || v.plus || !v.array.readsPhysicalInPlace()) return readValues(v, region);
   const shape = region.map(([a, b]) => b - a);
   const n = shape.reduce((a, b) => a * b, 1);
   // Not zero-filled: readStoredInto writes every value (a chunk not stored as its fill value).

@@ -59,7 +59,17 @@ export function resolveMember(
   member: string | undefined,
 ): number | "all" | undefined {
   if (!v.roles.includes("member")) {
-    if (member !== undefined) throw new InvalidParameterError("member", `${v.name} has no ensemble member dimension`);
+    // One member saved alone (a scalar realization coordinate): asking for it is asking for all there is.
+    const only = v.scalarMember;
+    if (member !== undefined && !(only !== undefined && /^-?\d+$/.test(member.trim()) && Number(member) === only)) {
+      throw new InvalidParameterError(
+        "member",
+        only === undefined
+          ? `${v.name} has no ensemble member dimension`
+          : `${v.name} holds only member ${only} (a scalar member coordinate)`,
+        only === undefined ? {} : { available: [only] },
+      );
+    }
     return undefined;
   }
   const members = group.members ?? [];
@@ -120,7 +130,8 @@ export function entryIn(registry: Registry, group: ForecastGroup, name: string):
   const known = registry.lookup(name);
   if (known) return known;
   const key = name.trim().toLowerCase();
-  for (const v of group.variables.values()) if (v.stored.toLowerCase() === key) return v.entry;
+  // A total in two parts (WRF's RAINC + RAINNC) answers to its canonical name, not to one part's.
+  for (const v of group.variables.values()) if (v.stored.toLowerCase() === key && !v.plus) return v.entry;
   const suggestions = servedSuggestions(group, name);
   throw new UnknownVariableError(`"${name}" is not a variable of ${group.id}${didYouMean(suggestions)}`, {
     param: "var",

@@ -79,7 +79,7 @@ export async function layerValue(store: Store, req: ValueRequest, copies?: Point
       // The build's point copy holds the node's series when it holds what the store holds now.
       const member = gv.roles.includes("member") ? (group.controlMember ?? 0) : undefined;
       const q = { group, v: gv, run, level: levelIndex ?? undefined, member, iy: n.iy, ix: n.ix };
-      const series = copies && !gv.turn ? await copies.column(q) : undefined;
+      const series = copies && !gv.turn && !gv.plus ? await copies.column(q) : undefined;
       if (series) return inAnswerUnits(gv, series)[gv.roles.includes("lead") ? lead : 0];
       const region = regionOf(group, gv, { run, lead, level: levelIndex ?? undefined, lat: n.iy, lon: n.ix });
       return (await readValues(gv, region))[0];
@@ -119,7 +119,8 @@ export async function layerValue(store: Store, req: ValueRequest, copies?: Point
     level,
     grid_lat: node?.lat ?? null,
     grid_lon: node?.lon ?? null,
-    member: group.members && v.roles.includes("member") ? group.members[group.controlMember ?? 0] : null,
+    member:
+      group.members && v.roles.includes("member") ? group.members[group.controlMember ?? 0] : (v.scalarMember ?? null),
     temporal: def ? def.temporal : v.temporal,
   };
   if (def?.sources.length === 2) out.direction_deg = direction;

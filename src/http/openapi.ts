@@ -5,6 +5,7 @@ import { STATUS_TABLE, TITLES } from "./problem.ts";
 import { EXPOSED_HEADERS } from "./request-intake.ts";
 import type { RouteDef } from "./route.ts";
 import { Problem } from "./schemas/common.ts";
+import { EDR_CONVENTIONS } from "./schemas/edr.ts";
 
 type Json = Record<string, unknown>;
 
@@ -55,6 +56,7 @@ function parameters(def: RouteDef): Json[] {
         required: where === "path" || (s?.required ?? []).includes(name),
         ...(description ? { description } : {}),
         schema: rest,
+        ...(where === "query" && def.formLists?.includes(name) ? { style: "form", explode: false } : {}),
       });
     }
   };
@@ -168,6 +170,12 @@ export function openapiDocument(routes: RouteDef[], info: { version: string; pub
           "item search (GET and POST). Keyed like /api/embeddings; the assets are the metered embedding routes",
       },
       { name: "catalog", description: "Models and variable registry" },
+      {
+        name: "edr",
+        description:
+          "OGC API – Environmental Data Retrieval over every forecast group (/edr): positions, radius, areas, " +
+          `cubes and trajectories in CoverageJSON, GeoJSON and CSV. ${EDR_CONVENTIONS}`,
+      },
       { name: "operations", description: "Health, readiness, metrics and documentation" },
     ],
     paths,

@@ -79,6 +79,7 @@ export function problemFor(err: unknown, instance?: string): Problem {
           status,
           detail: err.message,
           ...(instance ? { instance } : {}),
+          ...edrCode(instance, slug),
           ...err.extensions,
         };
       }
@@ -90,7 +91,13 @@ export function problemFor(err: unknown, instance?: string): Problem {
     status: 500,
     detail: "the server could not complete the request",
     ...(instance ? { instance } : {}),
+    ...edrCode(instance, "internal"),
   };
+}
+
+/** OGC API – EDR's exception schema requires a `code`: its problems carry the type's slug as one. */
+function edrCode(instance: string | undefined, slug: string): { code?: string } {
+  return instance === "/edr" || instance?.startsWith("/edr/") ? { code: slug } : {};
 }
 
 export function simpleProblem(

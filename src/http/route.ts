@@ -79,6 +79,8 @@ export interface RouteDef<Q = any, P = any> {
   /** Item name recorded in the usage log for metered routes. */
   item?: (ctx: RequestContext<Q, P>) => string;
   query?: object;
+  /** Query parameters that take comma-separated lists (OpenAPI style form, explode false). */
+  formLists?: string[];
   pathParams?: object;
   responses: Record<number, ResponseDoc>;
   /** Extra OpenAPI bits (e.g. HEAD support) */

@@ -49,7 +49,7 @@ async function run(app: AppContext, state: WarmUp): Promise<void> {
     if (group.runs.length === 0) continue;
     const run = latestRun(group);
     for (const v of group.variables.values()) {
-      if (v.turn) continue;
+      if (v.turn || v.plus) continue;
       // Any node does: the header is the copy's, and every node of a whole-field chunk shares it.
       const held = await copies.holds({
         group,

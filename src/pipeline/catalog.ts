@@ -24,11 +24,12 @@ import { type BuildManifest, type LayerSpec, layerHidpiMax } from "./layer-spec.
 const TILE_FILE = "{z}/{x}/{y}.png";
 const TILE_FILE_2X = `{z}/{x}/{y}${HIDPI_SUFFIX}.png`;
 
-function routeFor(layer: string, token: string, hours: number): string {
-  return TILE_ROUTE_TEMPLATE.slice(1)
+function routeFor(layer: string, token: string, hours: number, drawing: string | undefined): string {
+  const route = TILE_ROUTE_TEMPLATE.slice(1)
     .replace("{layer}", encodeURIComponent(layer))
     .replace("{run}", token)
     .replace("{lead}", String(hours));
+  return drawing ? route.replace("{drawing}", drawing) : route.replace("&drawing={drawing}", "");
 }
 
 /**
@@ -44,6 +45,7 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number, base:
   const hidpi = layerHidpiMax(l.recipe.kind, hidpiMaxZoom);
   return {
     id: l.id,
+    ...(l.drawing ? { drawing: l.drawing } : {}),
     group: l.group,
     ...(l.group_stored_name !== undefined ? { group_stored_name: l.group_stored_name } : {}),
     variable: l.variable,
@@ -73,16 +75,18 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number, base:
         hours: ld.hours,
         valid_time: ld.valid_time,
         interval: ld.interval ?? null,
-        tiles: `${base}/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE}`,
-        route: `${base}/${routeFor(l.id, r.token, ld.hours)}`,
+        tiles: `${base}/${tileDir(l.id, r.token, ld.hours, l.drawing)}/${TILE_FILE}`,
+        route: `${base}/${routeFor(l.id, r.token, ld.hours, l.drawing)}`,
         ...(hidpi >= 0
           ? {
-              tiles_2x: `${base}/${tileDir(l.id, r.token, ld.hours)}/${TILE_FILE_2X}`,
-              route_2x: `${base}/${routeFor(l.id, r.token, ld.hours)}&scale=2`,
+              tiles_2x: `${base}/${tileDir(l.id, r.token, ld.hours, l.drawing)}/${TILE_FILE_2X}`,
+              route_2x: `${base}/${routeFor(l.id, r.token, ld.hours, l.drawing)}&scale=2`,
             }
           : {}),
         tilejson: `${base}/${tilejsonPath(l.id, r.token, ld.hours)}`,
-        ...(l.recipe.kind === "arrows" ? { wind: `${base}/${windPaths(tileDir(l.id, r.token, ld.hours)).json}` } : {}),
+        ...(l.recipe.kind === "arrows"
+          ? { wind: `${base}/${windPaths(tileDir(l.id, r.token, ld.hours, l.drawing)).json}` }
+          : {}),
       })),
     })),
   };

@@ -12,8 +12,10 @@ import { markArchives } from "../published/catalog-fields.ts";
 import { MANIFEST } from "../published/layout.ts";
 import { type Manifest, mergeShards, readManifest, writeJsonAtomic } from "../published/manifest.ts";
 import { type BuildOutput, measureBuild } from "../published/measure.ts";
+import { writePlaces } from "../published/places.ts";
 import { precompressBuild } from "../published/precompress.ts";
 import { copyViewerVendor } from "../published/vendor.ts";
+import { loadPlaces, ORIENTATION_LAYER_ID } from "../render/orientation.ts";
 import { Store } from "../store/store.ts";
 import { writeBuildDocs } from "./catalog.ts";
 import type { BuildManifest, LayerSpec } from "./layer-spec.ts";
@@ -138,6 +140,8 @@ export async function finalizeBuild(
     throw storeError(store.root, e);
   }
   if (mapless) checkPublishable(out, manifest.layers, manifest.entries.length, true, embeddings.items > 0);
+  // The viewer's place search: the places the orientation layer labels, when the build has it.
+  if (manifest.layers.some((l) => l.id === ORIENTATION_LAYER_ID)) writePlaces(partial, loadPlaces());
   copyViewer(opts.webDir, partial);
   for (const rel of opts.drop ?? []) rmSync(join(partial, rel), { force: true });
   // Last of the writes: every document the build will serve gets its compressed twins.

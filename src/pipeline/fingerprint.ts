@@ -13,6 +13,17 @@ export const sha = (value: unknown): string =>
   createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
 
 /**
+ * The drawing segment of a layer's tile paths and pinned tile URLs ("r6-0c1d2e3f"): the renderer
+ * version and a digest of what else decides the pixels of a layer (its style and recipe). Run
+ * tiles are cached for a year (immutable), so tiles drawn anew after an upgrade (or a restyle)
+ * must come under new URLs, never the old ones a CDN or browser keeps; the same renderer and
+ * style keep the same URLs, and later builds hard-link the tiles.
+ */
+export function drawingOf(style: unknown, recipe: unknown, renderer: string = RENDERER_VERSION): string {
+  return `r${renderer}-${sha({ renderer, style, recipe }).slice(0, 8)}`;
+}
+
+/**
  * What the pixels of a variable depend on in the store's metadata (chunk bytes are not read: that
  * would cost as much as rendering on an HTTP store). The lengths of the run and lead axes are left
  * out on purpose: a new cycle appends a run, and the runs already published keep their

@@ -1,12 +1,12 @@
 // The work of a build: one Job per layer × run holding that run's leads (one worker renders them
 // all while the chunk cache still holds the run), sorted by id, and the plan hash shards compare.
-import { tileDir } from "../published/layout.ts";
+import { runPart, tileDir } from "../published/layout.ts";
 import type { MapStyle } from "../registry/registry.ts";
 import { sha } from "./fingerprint.ts";
 import type { LayerSpec, Recipe } from "./layer-spec.ts";
 
 export interface LeadJob {
-  /** <layer>/<run token>/<lead hours>: the manifest key and the tile directory below tiles/. */
+  /** <layer>/<run token>.<drawing>/<lead hours>: the manifest key and the tile directory below tiles/. */
   key: string;
   index: number;
   hours: number;
@@ -50,11 +50,12 @@ export function jobsOf(layers: LayerSpec[]): Job[] {
         recipe: l.recipe,
         tilesPerLead: l.tilesPerLead,
         leads: r.leads.map((ld) => ({
-          key: `${l.id}/${r.token}/${ld.hours}`,
+          // The drawing is part of the key: tiles of another renderer are other tiles.
+          key: `${l.id}/${runPart(r.token, l.drawing)}/${ld.hours}`,
           index: ld.index,
           hours: ld.hours,
           fingerprint: ld.fingerprint,
-          dir: tileDir(l.id, r.token, ld.hours),
+          dir: tileDir(l.id, r.token, ld.hours, l.drawing),
         })),
       });
     }

@@ -9,12 +9,13 @@ import { runToken } from "../published/layout.ts";
 import type { Manifest } from "../published/manifest.ts";
 import type { DerivedKind } from "../registry/derived.ts";
 import type { MapStyle, Temporal } from "../registry/registry.ts";
+import { LABEL_RANK_VERSION } from "../render/label-rank.ts";
 import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../render/orientation.ts";
 import type { Resample } from "../render/resample.ts";
 import { type BBox, ORIENTATION_HIDPI_BELOW, overlayHidpiMax } from "../render/tiles.ts";
 import { isoNoZone } from "../store/describe.ts";
 import type { Grid } from "../store/store.ts";
-import { RENDERER_VERSION, sha } from "./fingerprint.ts";
+import { drawingOf, RENDERER_VERSION, sha } from "./fingerprint.ts";
 
 export interface Selection {
   /** Group ids (forecast/global) or names (global); default every group. */
@@ -33,6 +34,8 @@ export interface Selection {
   allowMissingGroups?: boolean;
   /** Build the others when a lead of `leads` is in no selected layer (--allow-missing-leads). */
   allowMissingLeads?: boolean;
+  /** The renderer version the tiles are fingerprinted and filed under (default RENDERER_VERSION). */
+  renderer?: string;
 }
 
 /** How the tiles of a layer are made from the store: which variables, and what is drawn. */
@@ -46,6 +49,13 @@ export interface Recipe {
   spacing_px?: number;
   /** Contours: interval in canonical units. */
   interval?: number;
+  /**
+   * Arrows and contours: the big places' names they give way to (label-rank.ts), named by the
+   * versions that decide them, so a change re-renders them. Set whether or not the build draws the
+   * orientation layer: `gridcast start`'s quick stages (without it) and its full build (with it)
+   * then draw the same overlays, and the full build reuses them.
+   */
+  keep_names?: string;
 }
 
 export interface LeadSpec {
@@ -95,6 +105,11 @@ export interface LayerSpec {
   bounds: BBox;
   /** Tiles one layer-run-lead writes (coverage z0..max zoom). */
   tilesPerLead: number;
+  /**
+   * The renderer and style the tiles are drawn with (drawingOf), a segment of their paths and
+   * pinned URLs (published/layout.ts runPart); absent in manifests of builds made before it was.
+   */
+  drawing?: string;
   runs: RunSpec[];
 }
 
@@ -116,6 +131,9 @@ function recipeOf(ref: MapLayerRef): Recipe {
   const recipe: Recipe = { kind: d.kind, sources: d.sources, resample: d.style.resample ?? "bilinear" };
   if (d.spacing_px !== undefined) recipe.spacing_px = d.spacing_px;
   if (d.interval !== undefined) recipe.interval = d.interval;
+  if (d.kind === "arrows" || d.kind === "contours") {
+    recipe.keep_names = `orientation ${ORIENTATION_VERSION}, rank ${LABEL_RANK_VERSION}`;
+  }
   return recipe;
 }
 
@@ -157,7 +175,7 @@ export function layerSpec(
               level: ref.level,
               style,
               recipe,
-              renderer: RENDERER_VERSION,
+              renderer: sel.renderer ?? RENDERER_VERSION,
               maxZoom: sel.maxZoom,
             });
             const interval = spans?.[li] ?? null;
@@ -187,6 +205,7 @@ export function layerSpec(
     kind: v.grid.global ? "global" : "regional",
     bounds: boundsOf(v.grid),
     tilesPerLead,
+    drawing: drawingOf(style, recipe, sel.renderer ?? RENDERER_VERSION),
     runs,
   };
 }
@@ -223,6 +242,8 @@ export function orientationLayer(
   const run = staticRunOf(versions);
   let tiles = 0;
   for (let z = 0; z <= maxZoom; z++) tiles += 4 ** z;
+  const style: MapStyle = { colormap: "overlay", min: 0, max: 1, resample: "nearest" };
+  const recipe: Recipe = { kind: "orientation", sources: [], resample: "nearest" };
   return {
     id: ORIENTATION_LAYER_ID,
     group: "",
@@ -233,14 +254,15 @@ export function orientationLayer(
     long_name: "Places, state and province borders, rivers and lakes",
     units: "1",
     temporal: { kind: "instantaneous" },
-    style: { colormap: "overlay", min: 0, max: 1, resample: "nearest" },
+    style,
     style_range: "registry",
     member: null,
-    recipe: { kind: "orientation", sources: [], resample: "nearest" },
+    recipe,
     role: "orientation",
     kind: "global",
     bounds: [-180, -85.051129, 180, 85.051129],
     tilesPerLead: tiles,
+    drawing: drawingOf(style, recipe, versions.renderer),
     runs: [
       {
         index: 0,

@@ -9,7 +9,7 @@ import { readValues, regionOf } from "../forecast/read.ts";
 import { latestRun } from "../forecast/select.ts";
 import { DERIVED_LAYERS } from "../registry/derived.ts";
 import { didYouMean, MAX_SUGGESTIONS, type Suggestible, suggestAmong } from "../registry/suggest.ts";
-import { ORIENTATION_LAYER_ID } from "../render/orientation.ts";
+import { ORIENTATION_LAYER_ID, ORIENTATION_VERSION } from "../render/orientation.ts";
 import type { ForecastGroup, Store } from "../store/store.ts";
 import { type CoverageCache, coverageKey } from "./coverage.ts";
 import { sourceRevision } from "./fingerprint.ts";
@@ -28,6 +28,11 @@ export interface Plan {
   hash: string;
   /** 512 px @2x tiles one lead of a layer writes with @2x tiles up to zoom `hidpiMax` (-1: none). */
   hidpiPerLead: (layerId: string, hidpiMax: number) => number;
+  /**
+   * The tiles one lead of a layer writes at zoom z, as x * 2^z + y in the order they are drawn;
+   * a number when every tile of the zoom is (the orientation layer).
+   */
+  tileLevel: (layerId: string, z: number) => Uint32Array | number;
 }
 
 /**
@@ -149,6 +154,7 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   const layers: LayerSpec[] = [];
   // How to count a base layer's @2x tiles (render-job.ts draws one per covered tile up to the zoom).
   const hidpiCount = new Map<string, (hidpiMax: number) => number>();
+  const levels = new Map<string, (z: number) => Uint32Array>();
   for (const group of groups) {
     // A derived layer comes along when it is named or when every variable it is made of is.
     const picked = (l: MapLayerRef, wanted: string[]) =>
@@ -192,6 +198,7 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
         // render-job.ts draws a base field over its variable's grid, an overlay over its first source's.
         const over = spec.recipe.kind === "field" || spec.recipe.kind === "speed" ? v : sources[0];
         const key = coverageKey(group, over);
+        levels.set(spec.id, (z) => coverage.level(key, over.grid, z).tiles);
         hidpiCount.set(spec.id, (h) => {
           const top = layerHidpiMax(spec.recipe.kind, Math.min(h, sel.maxZoom));
           return top < 0 ? 0 : coverage.pyramidCount(key, over.grid, top);
@@ -241,7 +248,13 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
   // Global layers first, then the patches drawn over them.
   layers.sort((a, b) => (a.kind === b.kind ? (a.id < b.id ? -1 : 1) : a.kind === "global" ? -1 : 1));
   // Only with forecast layers to orient on.
-  if (sel.orientation && layers.length > 0) layers.push(orientationLayer(sel.maxZoom));
+  if (sel.orientation && layers.length > 0)
+    layers.push(
+      orientationLayer(
+        sel.maxZoom,
+        sel.renderer === undefined ? undefined : { orientation: ORIENTATION_VERSION, renderer: sel.renderer },
+      ),
+    );
   const jobs = jobsOf(layers);
   const hidpiPerLead = (id: string, hidpiMax: number): number => {
     const top = Math.min(hidpiMax, sel.maxZoom);
@@ -252,5 +265,6 @@ export async function planBuild(store: Store, sel: Selection, coverage: Coverage
     }
     return top < 0 ? 0 : (hidpiCount.get(id)?.(top) ?? 0);
   };
-  return { maxZoom: sel.maxZoom, layers, skipped, warnings, jobs, hash: planHash(jobs), hidpiPerLead };
+  const tileLevel = (id: string, z: number): Uint32Array | number => levels.get(id)?.(z) ?? 4 ** z;
+  return { maxZoom: sel.maxZoom, layers, skipped, warnings, jobs, hash: planHash(jobs), hidpiPerLead, tileLevel };
 }

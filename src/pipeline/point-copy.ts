@@ -7,13 +7,14 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { MIB } from "../config.ts";
 import { ConfigError } from "../errors.ts";
-import { blockOf, type CopyLayout, copyLayout, copyRevision } from "../forecast/point-copy.ts";
+import { blockCount, blockOf, type CopyLayout, copyLayout, copyRevision } from "../forecast/point-copy.ts";
 import { regionOf } from "../forecast/read.ts";
 import {
   linkPointCopy,
   POINT_DIR,
   type PointCopyHeader,
   PointCopyWriter,
+  packBlock,
   pointCopyKey,
   readPointCopyHeader,
 } from "../published/point-copy.ts";
@@ -73,6 +74,7 @@ async function copyJobs(store: Store, layers: LayerSpec[]): Promise<CopyJob[]> {
 /** Why a variable is left to the store, or undefined when it is copied. */
 function refusal(v: GroupVariable): string | undefined {
   if (v.turn) return "a grid-relative wind turned with its partner at read time";
+  if (v.plus) return "a variable stored in two parts, added at read time";
   if (v.array.packing.problem) return `its encoding cannot be decoded (${v.array.packing.problem})`;
   return undefined;
 }
@@ -110,6 +112,69 @@ async function readLead(
   return out;
 }
 
+/** Rows y0..y1 of a copy's values, node-major: every level, member and lead of a node together. */
+async function readBand(j: CopyJob, l: CopyLayout, y0: number, y1: number): Promise<Float32Array | Float64Array> {
+  const { group, v, run } = j;
+  const lDim = v.roles.indexOf("lead");
+  const mDim = v.roles.indexOf("member");
+  const yDim = v.roles.indexOf("lat");
+  const xDim = v.roles.indexOf("lon");
+  const Values = l.bytes === 8 ? Float64Array : Float32Array;
+  const h = y1 - y0;
+  const band = new Values(h * l.nx * l.perNode);
+  for (let li = 0; li < l.nLevel; li++) {
+    for (let t = 0; t < l.nLead; t++) {
+      const region = regionOf(group, v, {
+        run,
+        lead: lDim < 0 ? undefined : t,
+        level: v.roles.includes("level") ? li : undefined,
+        member: mDim < 0 ? undefined : [0, l.nMember],
+        lat: yDim < 0 ? undefined : [y0, y1],
+      });
+      const shape = region.map(([a, b]) => b - a);
+      const st = strides(shape);
+      const got = await readLead(v, region, shape, st);
+      const sm = mDim < 0 ? 0 : st[mDim];
+      const sy = yDim < 0 ? 0 : st[yDim];
+      const sx = xDim < 0 ? 0 : st[xDim];
+      for (let m = 0; m < l.nMember; m++) {
+        const at = (li * l.nMember + m) * l.nLead + t;
+        for (let y = 0; y < h; y++) {
+          const src = m * sm + y * sy;
+          const dst = y * l.nx * l.perNode + at;
+          for (let x = 0; x < l.nx; x++) band[dst + x * l.perNode] = got[src + x * sx];
+        }
+      }
+    }
+  }
+  return band;
+}
+
+/** The blocks of a band starting at row y0 (whole block rows), in block order: left to right. */
+function eachBlock(
+  l: CopyLayout,
+  band: Float32Array | Float64Array,
+  y0: number,
+  add: (block: Float32Array | Float64Array) => void,
+): void {
+  const h = band.length / (l.nx * l.perNode);
+  const Values = l.bytes === 8 ? Float64Array : Float32Array;
+  for (let by0 = 0; by0 < h; by0 += l.by) {
+    for (let bx0 = 0; bx0 < l.nx; bx0 += l.bx) {
+      const { nodes } = blockOf(l, y0 + by0, bx0);
+      const w = Math.min(l.bx, l.nx - bx0);
+      const block = new Values(nodes * l.perNode);
+      for (let n = 0; n < nodes; n++) {
+        const y = by0 + Math.floor(n / w);
+        const x = bx0 + (n % w);
+        const from = (y * l.nx + x) * l.perNode;
+        block.set(band.subarray(from, from + l.perNode), n * l.perNode);
+      }
+      add(block);
+    }
+  }
+}
+
 /** Writes one copy; returns its header and the number of bands (passes over the leads). */
 async function writeCopy(
   j: CopyJob,
@@ -124,58 +189,12 @@ async function writeCopy(
   // Whole block rows per band; at least one, whatever the budget.
   const rows = Math.min(l.ny, Math.max(l.by, Math.floor(budget / rowBytes / l.by) * l.by));
   const writer = new PointCopyWriter(buildDir, key, l);
-  const lDim = v.roles.indexOf("lead");
-  const mDim = v.roles.indexOf("member");
-  const yDim = v.roles.indexOf("lat");
-  const xDim = v.roles.indexOf("lon");
-  const Values = l.bytes === 8 ? Float64Array : Float32Array;
   let passes = 0;
   try {
     for (let y0 = 0; y0 < l.ny; y0 += rows) {
       const y1 = Math.min(l.ny, y0 + rows);
-      const h = y1 - y0;
-      const band = new Values(h * l.nx * l.perNode);
       passes++;
-      for (let li = 0; li < l.nLevel; li++) {
-        for (let t = 0; t < l.nLead; t++) {
-          const region = regionOf(group, v, {
-            run,
-            lead: lDim < 0 ? undefined : t,
-            level: v.roles.includes("level") ? li : undefined,
-            member: mDim < 0 ? undefined : [0, l.nMember],
-            lat: yDim < 0 ? undefined : [y0, y1],
-          });
-          const shape = region.map(([a, b]) => b - a);
-          const st = strides(shape);
-          const got = await readLead(v, region, shape, st);
-          const sm = mDim < 0 ? 0 : st[mDim];
-          const sy = yDim < 0 ? 0 : st[yDim];
-          const sx = xDim < 0 ? 0 : st[xDim];
-          for (let m = 0; m < l.nMember; m++) {
-            const at = (li * l.nMember + m) * l.nLead + t;
-            for (let y = 0; y < h; y++) {
-              const src = m * sm + y * sy;
-              const dst = y * l.nx * l.perNode + at;
-              for (let x = 0; x < l.nx; x++) band[dst + x * l.perNode] = got[src + x * sx];
-            }
-          }
-        }
-      }
-      // The band's blocks, in block order: whole block rows, left to right.
-      for (let by0 = 0; by0 < h; by0 += l.by) {
-        for (let bx0 = 0; bx0 < l.nx; bx0 += l.bx) {
-          const { nodes } = blockOf(l, y0 + by0, bx0);
-          const w = Math.min(l.bx, l.nx - bx0);
-          const block = new Values(nodes * l.perNode);
-          for (let n = 0; n < nodes; n++) {
-            const y = by0 + Math.floor(n / w);
-            const x = bx0 + (n % w);
-            const from = (y * l.nx + x) * l.perNode;
-            block.set(band.subarray(from, from + l.perNode), n * l.perNode);
-          }
-          writer.add(block);
-        }
-      }
+      eachBlock(l, await readBand(j, l, y0, y1), y0, (block) => writer.add(block));
     }
   } catch (e) {
     writer.abort();
@@ -191,6 +210,48 @@ async function writeCopy(
   });
   return { header, passes };
 }
+
+/** Block rows of a copy packed to measure its size before it is written (estimateCopyFiles). */
+const SAMPLED_BLOCK_ROWS = 3;
+
+/**
+ * The sizes of the files the build's point copies of these layers will take, before any is written: each copy's
+ * blocks packed as the writer packs them, measured on a few block rows spread over the grid (the
+ * top, middle and bottom) and scaled to all of them, plus its index and header. Variables a build
+ * leaves to the store are not counted.
+ */
+export async function estimateCopyFiles(store: Store, layers: LayerSpec[]): Promise<number[]> {
+  const files: number[] = [];
+  for (const j of await copyJobs(store, layers)) {
+    if (refusal(j.v)) continue;
+    const l = copyLayout(j.v);
+    const rows = Math.ceil(l.ny / l.by);
+    const picked = [
+      ...new Set(
+        Array.from({ length: Math.min(rows, SAMPLED_BLOCK_ROWS) }, (_, i) =>
+          Math.floor(((i + 0.5) * rows) / Math.min(rows, SAMPLED_BLOCK_ROWS)),
+        ),
+      ),
+    ];
+    let nodes = 0;
+    let packed = 0;
+    for (const r of picked) {
+      const y0 = r * l.by;
+      const band = await readBand(j, l, y0, Math.min(l.ny, y0 + l.by));
+      eachBlock(l, band, y0, (block) => {
+        packed += packBlock(block, l.bytes).length;
+        nodes += block.length / l.perNode;
+      });
+    }
+    const blocks = blockCount(l);
+    // The data with the block index before it (one offset per block and one more), and the header.
+    files.push(Math.round((packed / Math.max(1, nodes)) * l.ny * l.nx) + 8 * (blocks + 1), POINT_HEADER_BYTES);
+  }
+  return files;
+}
+
+/** About what a copy's JSON header takes (its layout, revision and chunk versions). */
+const POINT_HEADER_BYTES = 1024;
 
 export interface PointCopyOptions {
   buildDir: string;

@@ -14,6 +14,7 @@ import { arrowSpacing, renderArrows } from "../render/arrows.ts";
 import { buildPalette, onAxis, type Palette } from "../render/colormap.ts";
 import { finiteRange, prepareContourText } from "../render/contour-labels.ts";
 import { renderContours } from "../render/contours.ts";
+import { KeptNames } from "../render/label-rank.ts";
 import { hatchMissing, MISSING_PALETTE, missingNodes, withHatch } from "../render/no-data.ts";
 import { OVERLAY_BYTES } from "../render/overlay-paint.ts";
 import { OVERLAY_PALETTE, quantizeOverlay } from "../render/overlay-palette.ts";
@@ -112,8 +113,19 @@ type TilePainter = (
 function painterOf(
   job: Job,
   cellDeg: number,
+  maxZoom: number,
 ): { palette: Pick<Palette, "rgba">; prepare: (fields: Field[]) => Promise<Field[]>; paint: TilePainter } {
   const { recipe } = job;
+  // The big places' names overlays give way to, per screen zoom, at scale 1 and 2 (@2x quarters):
+  // placed before the first lead is drawn (once per thread), looked up synchronously while painting.
+  const names = new Map<string, KeptNames>();
+  const keepReady = async () => {
+    if (!recipe.keep_names) return;
+    for (let z = 0; z <= maxZoom; z++) {
+      for (const k of [1, 2]) if (!names.has(`${z}@${k}`)) names.set(`${z}@${k}`, await KeptNames.of(z, k));
+    }
+  };
+  const keepAt = (screenZ: number, k: number) => (recipe.keep_names ? names.get(`${screenZ}@${k}`) : undefined);
   const ramp = buildPalette(job.style);
   const overlay = { rgba: OVERLAY_PALETTE };
   const rgba = new Uint8Array(OVERLAY_BYTES);
@@ -156,14 +168,17 @@ function painterOf(
       const base = recipe.spacing_px ?? 40;
       return {
         palette: overlay,
-        prepare: async (f) => f,
+        prepare: async (f) => {
+          await keepReady();
+          return f;
+        },
         // At scale 2 the sampler is the next zoom's: the lattice of the zoom on screen, twice as wide.
         // The arrow heads' boxes ride in the PNG, as the isobars' marks do.
         paint: (s, x, y, [u, v], out, k = 1) => {
           const screenZ = s.z - Math.log2(k);
           const spacing = k * arrowSpacing(base, screenZ, cellPx(screenZ));
           const heads: TileBoxes = [];
-          renderArrows(s, x, y, u, v, { spacing, scale: k }, rgba, heads);
+          renderArrows(s, x, y, u, v, { spacing, scale: k, keep: keepAt(screenZ, k) }, rgba, heads);
           quantizeOverlay(rgba, out);
           return heads;
         },
@@ -183,11 +198,13 @@ function painterOf(
         prepare: async ([f]) => {
           const [min, max] = finiteRange(f);
           await prepareContourText(min, max, { interval, label }, [1, 2]);
+          await keepReady();
           return [f];
         },
         paint: (s, x, y, [f], out, k = 1) => {
           const marks: TileBoxes = [];
-          renderContours(s, x, y, f, { interval, label, step: step(s.z), scale: k }, rgba, marks);
+          const keep = keepAt(s.z - Math.log2(k), k);
+          renderContours(s, x, y, f, { interval, label, step: step(s.z), scale: k, keep }, rgba, marks);
           quantizeOverlay(rgba, out);
           return marks;
         },
@@ -206,7 +223,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
   // Each variable is drawn over its own grid (a group may hold several).
   const grid = sources[0].grid;
   const coverage = coverageKey(group, sources[0]);
-  const { palette, prepare, paint } = painterOf(job, grid.dlon);
+  const { palette, prepare, paint } = painterOf(job, grid.dlon, ctx.maxZoom);
   const indices = new Uint8Array(TILE_SIZE * TILE_SIZE);
   // Base layers as far as the build's @2x zoom; overlays, drawn at twice the scale, less far.
   const overlay2x = job.recipe.kind === "arrows" || job.recipe.kind === "contours";

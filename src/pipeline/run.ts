@@ -9,7 +9,7 @@ import { type SkippedEmbedding, writeEmbeddingIndexes } from "../embeddings/inde
 import { ConfigError } from "../errors.ts";
 import { verifyBuildArchives } from "../published/archive-verify.ts";
 import type { TileFormat } from "../published/format.ts";
-import { BUILDS, MANIFEST, shardManifestName } from "../published/layout.ts";
+import { BUILDS, MANIFEST, runToken, shardManifestName, tileDir } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
 import { type Manifest, type ManifestEntry, readManifest, totalsOf, writeJsonAtomic } from "../published/manifest.ts";
 import type { BuildOutput } from "../published/measure.ts";
@@ -45,6 +45,11 @@ export interface Shard {
 export interface BuildOptions {
   store: string;
   out: string;
+  /**
+   * The renderer version the tiles are fingerprinted and filed under (default RENDERER_VERSION,
+   * the one this code draws with). Not a flag: tests rehearse an upgrade with it.
+   */
+  renderer?: string;
   /** Build the other layers when a variable of `vars` has none (else the build fails naming it). */
   allowMissingVars?: boolean;
   /** Build the others when a group of `groups` cannot be read or draws nothing (else the build fails naming it). */
@@ -140,17 +145,25 @@ function checkOptions(o: BuildOptions): { maxZoom: number; concurrency: number }
   return { maxZoom, concurrency };
 }
 
-/** Marks each lead whose fingerprint the published build already rendered. */
+/**
+ * Marks each lead whose fingerprint the published build already rendered. A build made before
+ * tile paths held the drawing filed the same tiles under the bare run token (its layers have no
+ * drawing): the same fingerprint there is the same pixels, linked into the new paths.
+ */
 function markReuse(jobs: Job[], out: string): void {
   const prev = currentBuild(out);
   const manifest = prev && readManifest<LayerSpec>(join(prev.dir, MANIFEST));
   if (!prev || !manifest) return;
   const byKey = new Map(manifest.entries.map((e) => [e.key, e]));
+  const undrawn = new Set(manifest.layers.filter((l) => l.drawing === undefined).map((l) => l.id));
   for (const job of jobs) {
+    const token = runToken(job.runIso);
     for (const lead of job.leads) {
-      const e = byKey.get(lead.key);
+      const legacy = undrawn.has(job.layer);
+      const e = byKey.get(legacy ? `${job.layer}/${token}/${lead.hours}` : lead.key);
       if (e && e.fingerprint === lead.fingerprint) {
-        lead.reuse = { dir: join(prev.dir, lead.dir), uniform: e.uniform, bytes: e.bytes, hidpi: e.hidpi };
+        const dir = legacy ? tileDir(job.layer, token, lead.hours) : lead.dir;
+        lead.reuse = { dir: join(prev.dir, dir), uniform: e.uniform, bytes: e.bytes, hidpi: e.hidpi };
       }
     }
   }
@@ -192,20 +205,26 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
   let pool: TilePool | undefined;
   let cleanup: Promise<void> = Promise.resolve();
   try {
-    // Started before planning: the threads load while the store's metadata is read.
-    pool = new TilePool(
-      {
-        store: o.store,
-        cacheMb: o.cacheMb ?? 256,
-        cellGridMb: o.cellGridMb,
-        rootGroupName: o.rootGroupName,
-        buildDir: partial,
-        maxZoom,
-        tiles: o.tiles ?? "zxy",
-        hidpiMaxZoom: hidpiMax,
-      },
-      concurrency,
-    );
+    const startPool = () =>
+      new TilePool(
+        {
+          store: o.store,
+          cacheMb: o.cacheMb ?? 256,
+          cellGridMb: o.cellGridMb,
+          rootGroupName: o.rootGroupName,
+          buildDir: partial,
+          maxZoom,
+          tiles: o.tiles ?? "zxy",
+          hidpiMaxZoom: hidpiMax,
+        },
+        concurrency,
+      );
+    // With nothing published, started before planning: the threads load while the store's
+    // metadata is read. With a build published the answer may be "nothing new", decided in well
+    // under a second: threads loading their modules beside it would only take the cores it runs
+    // on, so they start once the build goes on.
+    const mayBeUnchanged = !shard && o.reuse !== false && currentBuild(out) !== undefined;
+    if (!mayBeUnchanged) pool = startPool();
     // Progress lines go where the progress bar goes (stderr unless told otherwise).
     const stream = o.progress === false ? undefined : (o.progress ?? process.stderr);
     const say = stream ? (line: string) => stream.write(`${line}\n`) : undefined;
@@ -222,6 +241,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       allowMissingVars: o.allowMissingVars,
       allowMissingGroups: o.allowMissingGroups,
       allowMissingLeads: o.allowMissingLeads,
+      renderer: o.renderer,
     };
     const plan = await store
       .ping()
@@ -255,7 +275,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
             {
               max_zoom: maxZoom,
               hidpi_max_zoom: hidpiMax,
-              renderer: RENDERER_VERSION,
+              renderer: o.renderer ?? RENDERER_VERSION,
               plan: plan.hash,
               layers: plan.layers,
             },
@@ -315,6 +335,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
     const label = shard ? `build ${id} shard ${shard.index}/${shard.count}` : `build ${id}`;
     const progress = o.progress === false ? undefined : createProgress({ total, label, stream: o.progress });
     const renderStarted = performance.now();
+    pool ??= startPool();
     const results = await pool
       .run(splitForThreads(jobs, concurrency), (n) => progress?.add(n))
       .finally(() => progress?.finish()); // ends the progress line before any error line
@@ -346,7 +367,7 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       ...(shard ? { store: o.store } : {}),
       max_zoom: maxZoom,
       hidpi_max_zoom: hidpiMax,
-      renderer: RENDERER_VERSION,
+      renderer: o.renderer ?? RENDERER_VERSION,
       plan: plan.hash,
       shard,
       shards: 1,

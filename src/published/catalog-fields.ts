@@ -17,7 +17,7 @@ export function markArchives(dir: string, catalog: Catalog): void {
         leads: r.leads.map(({ tiles_2x: _t, route_2x: _r, ...ld }) => ({
           ...ld,
           // On public_url like the catalog's other URLs, when it is set.
-          archive: `${catalog.public_url ?? ""}/${archivePath(l.id, r.token, ld.hours)}`,
+          archive: `${catalog.public_url ?? ""}/${archivePath(l.id, r.token, ld.hours, l.drawing)}`,
         })),
       })),
     })),

@@ -3,8 +3,9 @@
 //   <out>/builds/<build-id>/            one complete build
 //     manifest.json                     build id, layer fingerprints, shard info
 //     catalog.json                      forecast catalog (Catalog below)
-//     tiles/<layer>/<run>/<lead>/{z}/{x}/{y}.png
-//     tiles/<layer>/<run>/<lead>.wind.json, .wind.png   10 m wind of wind-arrow layers (wind-field.ts)
+//     places.json                       the viewer's place search (places.ts), with the orientation layer
+//     tiles/<layer>/<run>.<drawing>/<lead>/{z}/{x}/{y}.png   (runPart below)
+//     tiles/<layer>/<run>.<drawing>/<lead>.wind.json, .wind.png   10 m wind of wind-arrow layers (wind-field.ts)
 //     tilejson/<layer>/<run>/<lead>.json
 //     legends/<layer>.png, legends/<layer>.json
 //     embeddings/items.json             sorted item names (the catalogue listing)
@@ -23,8 +24,12 @@ export const CATALOG = "catalog.json";
 export const HIDPI_SUFFIX = "@2x";
 /** The one transparent tile the route answers with outside a layer's coverage. */
 export const EMPTY_TILE = "tiles/empty.png";
-/** The tile route, with {layer}, {run} and {lead} to fill in besides {z}/{x}/{y}. */
-export const TILE_ROUTE_TEMPLATE = "/api/forecast/tile/{z}/{x}/{y}?layer={layer}&run={run}&lead={lead}";
+/**
+ * The tile route, with {layer}, {run}, {lead} and {drawing} (the layer's drawing in the catalog)
+ * to fill in besides {z}/{x}/{y}.
+ */
+export const TILE_ROUTE_TEMPLATE =
+  "/api/forecast/tile/{z}/{x}/{y}?layer={layer}&run={run}&lead={lead}&drawing={drawing}";
 
 /** "2026-11-20T12:00:00" → "20261120T1200" (safe in paths, sorts like time). */
 export function runToken(iso: string): string {
@@ -34,9 +39,19 @@ export function runToken(iso: string): string {
 /** Lead directory name: hours as written by String(), e.g. "3" or "1.5". */
 export const leadName = (hours: number): string => String(hours);
 
+/**
+ * The run segment of a tile path: the run token and the layer's drawing (renderer and style,
+ * pipeline/fingerprint.ts drawingOf), e.g. "20261120T1200.r6-0c1d2e3f". Run tiles are immutable
+ * for a year, so tiles drawn by another renderer come under another path. A build made before
+ * the drawing was recorded has the bare token.
+ */
+export function runPart(token: string, drawing: string | undefined): string {
+  return drawing ? `${token}.${drawing}` : token;
+}
+
 /** Directory of one layer-run-lead below the build root (no leading slash). */
-export function tileDir(layer: string, token: string, hours: number): string {
-  return `tiles/${layer}/${token}/${leadName(hours)}`;
+export function tileDir(layer: string, token: string, hours: number, drawing?: string): string {
+  return `tiles/${layer}/${runPart(token, drawing)}/${leadName(hours)}`;
 }
 
 /**
@@ -65,7 +80,7 @@ export interface CatalogLead {
   valid_time: string;
   /** The interval the drawn value covers; null when instantaneous or when the window is undecided. */
   interval?: { start: string; end: string } | null;
-  /** Static tile template below the build root, e.g. /tiles/global.t2m/20261120T1200/3/{z}/{x}/{y}.png */
+  /** Static tile template below the build root, e.g. /tiles/global.t2m/20261120T1200.r6-0c1d2e3f/3/{z}/{x}/{y}.png */
   tiles: string;
   /** The same tiles through the tile route, e.g. /api/forecast/tile/{z}/{x}/{y}?layer=global.t2m&run=…&lead=3 */
   route: string;
@@ -86,6 +101,8 @@ export interface CatalogRun {
 export interface CatalogLayer {
   /** <group name>.<variable>[.<level>] */
   id: string;
+  /** The renderer and style its tiles are drawn with: a segment of their paths and pinned URLs (runPart). */
+  drawing?: string;
   group: string;
   /** The group's name as stored, when its URL-safe id spells it otherwise. */
   group_stored_name?: string;

@@ -91,6 +91,12 @@ function shuffle(src: Uint8Array, size: number): Uint8Array {
 }
 
 /** Writes one copy's .bin block by block (in block order), then its header. */
+/** One block as a copy stores it: byte-shuffled, then zstd. */
+export function packBlock(values: Float32Array | Float64Array, bytes: number): Uint8Array {
+  const raw = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  return zstdCompressSync(shuffle(raw, bytes), { params: { [z.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+}
+
 export class PointCopyWriter {
   readonly #fd: number;
   readonly #offsets: BigUint64Array;
@@ -111,10 +117,7 @@ export class PointCopyWriter {
   }
 
   add(values: Float32Array | Float64Array): void {
-    const raw = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
-    const packed = zstdCompressSync(shuffle(raw, this.#layout.bytes), {
-      params: { [z.ZSTD_c_compressionLevel]: ZSTD_LEVEL },
-    });
+    const packed = packBlock(values, this.#layout.bytes);
     writeSync(this.#fd, packed, 0, packed.length, this.#at);
     this.#at += packed.length;
     this.#offsets[++this.#next] = BigInt(this.#at - this.#offsets.byteLength);

@@ -10,7 +10,7 @@ import { readBelow } from "../confined.ts";
 import { CorruptDataError, GridcastError } from "../errors.ts";
 import { archiveTile, refuseDamagedArchive } from "./archive-reader.ts";
 import { ARCHIVE_EXT, type ArchiveCatalogFields, archivePath, type TileFormat } from "./format.ts";
-import { type Catalog, CURRENT, EMPTY_TILE, HIDPI_SUFFIX, tileDir } from "./layout.ts";
+import { type Catalog, CURRENT, EMPTY_TILE, HIDPI_SUFFIX, runPart, tileDir } from "./layout.ts";
 import { IMMUTABLE, type LocationCheck, pathParts, SHORT, sendBytes, sendFile } from "./static.ts";
 import { type CachedFile, StaticCache } from "./static-cache.ts";
 import { sendCached } from "./static-reply.ts";
@@ -36,6 +36,8 @@ export class Snapshot {
    * route's): an entry holds what a confined open under that very check returned.
    */
   readonly #caches = new Map<LocationCheck | undefined, StaticCache>();
+  /** Each layer's drawing (the run segment of its tile paths), by layer id; made on first use. */
+  #drawings: Map<string, string> | undefined;
 
   constructor(dir: string, buildId: string, catalog: PublishedCatalog | undefined) {
     this.dir = dir;
@@ -75,6 +77,18 @@ export class Snapshot {
       return;
     }
     const { parts, key } = named;
+    const moved = this.#movedTile(parts);
+    if (moved !== undefined) {
+      // A tile path pinned under another drawing (an older renderer's URL, or one made before the
+      // drawing was in paths): the tile as drawn now, under its own URL. Briefly cached: the
+      // next upgrade moves it again.
+      res.statusCode = 307;
+      res.setHeader("Location", moved);
+      res.setHeader("Cache-Control", SHORT);
+      res.setHeader(BUILD_HEADER, this.buildId);
+      res.end();
+      return;
+    }
     const cache = cacheControlOf(parts);
     res.setHeader(BUILD_HEADER, this.buildId);
     const archived = this.format === "pmtiles" && isTilePath(parts);
@@ -113,6 +127,24 @@ export class Snapshot {
   warmStatic(parts: readonly string[], key: string, isPublic?: LocationCheck): CachedFile | undefined {
     if (this.format === "pmtiles" && isTilePath(parts)) return undefined;
     return this.#caches.get(isPublic)?.warm(key);
+  }
+
+  /**
+   * Where a tile path of a layer of this build lives when its run segment names another drawing
+   * (or none) than the layer's: the same path under the layer's drawing; undefined when it is
+   * the layer's own, or not a tile path of a layer with a drawing.
+   */
+  #movedTile(parts: readonly string[]): string | undefined {
+    if (parts[0] !== "tiles" || parts.length < 4) return undefined;
+    this.#drawings ??= new Map(
+      (this.catalog?.layers ?? []).flatMap((l) => (l.drawing ? [[l.id, l.drawing] as const] : [])),
+    );
+    const drawing = this.#drawings.get(parts[1]);
+    if (drawing === undefined) return undefined;
+    const dot = parts[2].indexOf(".");
+    const own = runPart(dot < 0 ? parts[2] : parts[2].slice(0, dot), drawing);
+    if (parts[2] === own) return undefined;
+    return `/${["tiles", parts[1], own, ...parts.slice(3)].map(encodeURIComponent).join("/")}`;
   }
 
   #cache(isPublic: LocationCheck | undefined): StaticCache {
@@ -216,10 +248,11 @@ export class Snapshot {
     x: number,
     y: number,
     hidpi = false,
+    drawing?: string,
   ): Promise<Buffer | undefined> {
     if (hidpi && this.format === "pmtiles") return undefined;
     if (this.format === "pmtiles") {
-      const path = await this.#archive(archivePath(layer, token, hours));
+      const path = await this.#archive(archivePath(layer, token, hours, drawing));
       const tile = path === null ? null : await archiveTile(path, z, x, y);
       // The catalog lists this lead: a build without its archive is broken, not empty there.
       if (tile === null)
@@ -227,7 +260,7 @@ export class Snapshot {
       return tile;
     }
     const file = `${y}${hidpi ? HIDPI_SUFFIX : ""}.png`;
-    return this.#bytes(`${tileDir(layer, token, hours)}/${z}/${x}/${file}`);
+    return this.#bytes(`${tileDir(layer, token, hours, drawing)}/${z}/${x}/${file}`);
   }
 
   /**

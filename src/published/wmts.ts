@@ -21,11 +21,15 @@ function esc(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
-/** The tile route template of one layer and run, the lead chosen by {Time}. */
+/**
+ * The tile route template of one layer and run, the lead chosen by {Time}; with the layer's
+ * drawing, so the tiles it names are cached for a year only as that renderer drew them.
+ */
 function resourceTemplate(base: string, layer: CatalogLayer, token: string): string {
   return (
     `${base}/api/forecast/tile/{TileMatrix}/{TileCol}/{TileRow}` +
-    `?layer=${encodeURIComponent(layer.id)}&run=${token}&time={Time}`
+    `?layer=${encodeURIComponent(layer.id)}&run=${token}&time={Time}` +
+    (layer.drawing ? `&drawing=${layer.drawing}` : "")
   );
 }
 

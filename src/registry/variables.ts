@@ -113,6 +113,18 @@ export const VARIABLES: readonly VariableEntry[] = [
     sources: "GFS/GEFS cfgrib, ECMWF (2r), dynamical, COSMO/ICON (RELHUM_2M)",
   },
   {
+    // WRF's Q2 is a mixing ratio (vapour per dry air), not a specific humidity (per moist air):
+    // about 1 % apart at 2 m, so no specific-humidity name resolves to it.
+    name: "q2",
+    long_name: "2 metre water vapour mixing ratio",
+    units: "kg kg-1",
+    standard_name: "humidity_mixing_ratio",
+    aliases: ["2m_humidity_mixing_ratio", "mixing_ratio_2m"],
+    temporal: instant,
+    style: { colormap: "clouds", min: 0, max: 0.025, display: { units: "g/kg", scale: 1000, offset: 0 } },
+    sources: "WRF (Q2)",
+  },
+  {
     name: "u10",
     long_name: "10 metre U wind component",
     units: "m s-1",
@@ -211,7 +223,9 @@ export const VARIABLES: readonly VariableEntry[] = [
       transparent_below: 0.0001,
       display: { units: "mm", scale: 1000, offset: 0 },
     },
-    sources: "ECMWF open data, GFS/GEFS cfgrib (tp, in kg m-2), ERA5 (hourly: see time axes), COSMO/ICON (TOT_PREC)",
+    sources:
+      "ECMWF open data, GFS/GEFS cfgrib (tp, in kg m-2), ERA5 (hourly: see time axes), COSMO/ICON (TOT_PREC), " +
+      "WRF (RAINC + RAINNC, summed)",
   },
   {
     name: "tp_1h",

@@ -24,6 +24,12 @@ export interface ArrowOptions {
   full?: number;
   /** Pixels per screen pixel (default 1; 2 for an @2x quarter): strokes and heads grow with it. */
   scale?: number;
+  /**
+   * Names the lattice gives way to (label-rank.ts), in the sampler's world pixels: an arrow whose
+   * ink, halo included, would come near one is left out, on every tile alike (the test looks only
+   * at the arrow's own site and data).
+   */
+  keep?: { meets(x0: number, y0: number, x1: number, y1: number): boolean };
 }
 
 /** Arrow length in pixels for a speed: from a quarter of the spacing (calm) to 0.95 of it at `full`. */
@@ -95,11 +101,16 @@ export function renderArrows(
     const cx = site.x - left + 0.5;
     const cy = site.y - top + 0.5;
     const speed = Math.hypot(ue, vn);
+    if (options.keep) {
+      const [x0, y0, x1, y1] = arrowExtent(ue, vn, s, calm, full, k);
+      if (options.keep.meets(site.x + 0.5 + x0, site.y + 0.5 + y0, site.x + 0.5 + x1, site.y + 0.5 + y1)) continue;
+    }
     if (speed < calm) {
       // A small ring marks calm air.
-      for (let k = 0; k < 12; k++) {
-        const a0 = (k * Math.PI) / 6;
-        const a1 = ((k + 1) * Math.PI) / 6;
+      // (Its own index, i: the scale k sizes the ring; the loop once counted in k, a spiral.)
+      for (let i = 0; i < 12; i++) {
+        const a0 = (i * Math.PI) / 6;
+        const a1 = ((i + 1) * Math.PI) / 6;
         const r = 3 * k;
         const seg = [cx + r * Math.cos(a0), cy + r * Math.sin(a0), cx + r * Math.cos(a1), cy + r * Math.sin(a1)];
         strokeSegment(halo, seg[0], seg[1], seg[2], seg[3], 1.9 * k);
@@ -146,6 +157,38 @@ export function renderArrows(
     if (ink) heads?.push(ink);
   }
   return out;
+}
+
+/**
+ * The box round an arrow's ink and halo relative to its centre, [left, top, right, bottom] in
+ * pixels: the calm ring's, or the shaft's and head's as renderArrows draws them.
+ */
+export function arrowExtent(
+  ue: number,
+  vn: number,
+  spacing: number,
+  calm: number,
+  full: number,
+  k: number,
+): [number, number, number, number] {
+  const speed = Math.hypot(ue, vn);
+  if (speed < calm) {
+    const r = 3 * k + 1.9 * k + 1;
+    return [-r, -r, r, r];
+  }
+  const strength = Math.min(1, speed / full);
+  const half = arrowLength(speed, spacing, full) / 2;
+  const ux = ue / speed;
+  const uy = -vn / speed;
+  const head = (5 + 3 * strength) * k;
+  const wing = head * 0.6;
+  // Halo (1.3 px × scale) beyond the shaft's half width and the head's edges, and a pixel of anti-aliasing.
+  const grow = (0.55 + 0.55 * strength) * k + 1.3 * k + 1;
+  const bx = ux * (half - head);
+  const by = uy * (half - head);
+  const xs = [ux * half, -ux * half, bx - uy * wing, bx + uy * wing];
+  const ys = [uy * half, -uy * half, by + ux * wing, by - ux * wing];
+  return [Math.min(...xs) - grow, Math.min(...ys) - grow, Math.max(...xs) + grow, Math.max(...ys) + grow];
 }
 
 /** The bounding box of the pixels of `rgba` (a tile) with alpha inside the box, clipped to the tile. */

@@ -240,6 +240,9 @@ export function placeLabels(
     if (!mask) return;
     const hw = mask.width / 2;
     const hh = mask.height / 2;
+    const ex = Math.abs(hw * Math.cos(angle)) + Math.abs(hh * Math.sin(angle));
+    const ey = Math.abs(hw * Math.sin(angle)) + Math.abs(hh * Math.cos(angle));
+    if (options.keep?.meets(x - ex, y - ey, x + ex, y + ey)) return;
     candidates.push({
       level: l,
       text,
@@ -247,8 +250,8 @@ export function placeLabels(
       y,
       angle,
       priority: hash(l, posMod(Math.round(x), world), Math.round(y)),
-      ex: Math.abs(hw * Math.cos(angle)) + Math.abs(hh * Math.sin(angle)),
-      ey: Math.abs(hw * Math.sin(angle)) + Math.abs(hh * Math.cos(angle)),
+      ex,
+      ey,
     });
   };
   const crossings = (fixed: number, along0: number, along1: number, columns: boolean, family: number) => {

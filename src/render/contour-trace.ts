@@ -33,6 +33,11 @@ export interface ContourOptions {
    * shows at the same size on screen, sharp.
    */
   scale?: number;
+  /**
+   * Names the line labels give way to (label-rank.ts), in the sampler's world pixels: a label
+   * position whose box would come near one is no candidate, on every tile alike.
+   */
+  keep?: { meets(x0: number, y0: number, x1: number, y1: number): boolean };
 }
 
 /** A polyline in world pixel coordinates, x0 y0 x1 y1 …; `closed` when it returns to its start. */

@@ -287,10 +287,13 @@ export function zoomLayout(z: number): Promise<ZoomLayout> {
   return made;
 }
 
-async function makeLayout(z: number): Promise<ZoomLayout> {
-  const n = 2 ** z;
-  const ordered = candidates(loadPlaces(), z);
-  // Each label's text is rendered only when its lower bound fits; placement uses the real size.
+/**
+ * The labels of `ordered` (candidates(…) or a prefix of its order) the layer keeps at zoom z, with
+ * their text masks. Each label's text is rendered only when its lower bound fits; placement uses
+ * the real size. Placement is greedy in order, so the labels kept from a list's first k candidates
+ * are the same whatever follows them: the weather's marks use that (label-rank.ts).
+ */
+export async function placeWithMasks(ordered: Place[], z: number): Promise<(LabelBox & { mask: LabelMask })[]> {
   const masks = new Map<Place, LabelMask>();
   const placed = await placeLabels(
     ordered,
@@ -302,7 +305,12 @@ async function makeLayout(z: number): Promise<ZoomLayout> {
     },
     (p, size) => lowerBound(p, size, HALO_PAD),
   );
-  const labels = placed.map((b) => ({ ...b, mask: masks.get(b.place)! }));
+  return placed.map((b) => ({ ...b, mask: masks.get(b.place)! }));
+}
+
+async function makeLayout(z: number): Promise<ZoomLayout> {
+  const n = 2 ** z;
+  const labels = await placeWithMasks(candidates(loadPlaces(), z), z);
   const labelsByTile = new Map<number, number[]>();
   // A label's @2x mask may reach a pixel or so past twice its 1x box: bucket with that margin.
   labels.forEach((l, i) => {

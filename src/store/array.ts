@@ -5,6 +5,7 @@
 // view of the backend zarrita-store.ts's, and the errors a read ends in chunk-errors.ts's.
 import * as zarr from "zarrita";
 import { CorruptDataError, UnsupportedEncodingError } from "../errors.ts";
+import { fitsNow, pace, TURN_BYTES } from "../loop-turns.ts";
 import { nativeAddon } from "../native.ts";
 import { type Soon, then } from "../soon.ts";
 import type { Backend } from "./backend.ts";
@@ -22,6 +23,7 @@ import type { NodeMeta } from "./metadata.ts";
 import {
   type Chunk,
   checkPlacement,
+  chunkPieces,
   copyRegion,
   type OutValues,
   type Placement,
@@ -352,6 +354,28 @@ export class StoredArray {
   ): void {
     if (packing === this.packing) this.#decodable();
     copyRegion(ch, coords, this.chunks, region, place, out, packing);
+  }
+
+  /**
+   * copyChunk for a bulk read (an export's slab): the copy cut into pieces of at most a turn's
+   * bytes, each paced (loop-turns.ts), so a large chunk, or many exports copying at once, never
+   * hold the event loop for longer than a turn.
+   */
+  async copyChunkPaced(
+    ch: Chunk,
+    coords: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Decoding | null = this.packing,
+  ): Promise<void> {
+    if (packing === this.packing) this.#decodable();
+    const size = out.BYTES_PER_ELEMENT;
+    for (const piece of chunkPieces(coords, this.chunks, region, place, Math.floor(TURN_BYTES / size))) {
+      const wait = pace(piece.values * size);
+      if (wait) await wait;
+      copyRegion(ch, coords, this.chunks, piece.region, piece.place, out, packing);
+    }
   }
 
   /**
@@ -761,7 +785,7 @@ export class StoredArray {
     // A region inside one chunk (a point series): no chunk list to build, nothing to gather.
     const one = this.#soleChunk(region);
     if (one) {
-      copyRegion(await this.chunk(one), one, this.chunks, region, place, out, packing);
+      await this.#copyOut(await this.chunk(one), one, region, out, place, packing);
       return;
     }
     const list = this.chunksFor(region);
@@ -769,12 +793,41 @@ export class StoredArray {
       await this.#readPassing(list, region, out, place, packing);
       return;
     }
-    await Promise.all(
-      list.map(async (cc) => {
-        const ch = await this.chunk(cc);
-        copyRegion(ch, cc, this.chunks, region, place, out, packing);
-      }),
-    );
+    await Promise.all(list.map(async (cc) => this.#copyOut(await this.chunk(cc), cc, region, out, place, packing)));
+  }
+
+  /**
+   * A chunk's part of a region copied from a chunk answered for use at once: at once when it fits
+   * in this turn of the event loop (a point's few values); a larger one, or one that must wait for
+   * a later turn, holds the chunk leased across its waits and copies in paced pieces (loop-turns.ts).
+   */
+  async #copyOut(
+    ch: Chunk,
+    cc: number[],
+    region: Range[],
+    out: OutValues,
+    place: Placement,
+    packing: Decoding | null,
+  ): Promise<void> {
+    const size = out.BYTES_PER_ELEMENT;
+    // A few values (a point's series) are copied at once, never queued behind bulk work.
+    let values = size;
+    for (const [a, b] of region) values *= b - a;
+    if (values <= SMALL_COPY_BYTES) {
+      copyRegion(ch, cc, this.chunks, region, place, out, packing);
+      return;
+    }
+    const pieces = chunkPieces(cc, this.chunks, region, place, Math.floor(TURN_BYTES / size));
+    if (pieces.length <= 1 && fitsNow((pieces[0]?.values ?? 0) * size)) {
+      copyRegion(ch, cc, this.chunks, region, place, out, packing);
+      return;
+    }
+    const held = await this.leaseChunk(cc);
+    try {
+      await this.copyChunkPaced(held, cc, region, out, place, packing);
+    } finally {
+      this.releaseChunk(held);
+    }
   }
 
   /**
@@ -889,6 +942,27 @@ export class StoredArray {
   }
 
   /** Raw stored values of a small whole array (coordinates), without unpacking. */
+  /**
+   * Every stored value (no CF decoding) as float64, for a coordinate of millions of values (a cell
+   * grid's centres): the chunks read one at a time, each leased while its values are copied in
+   * pieces paced by the event loop's turns (loop-turns.ts), so reading it never holds the loop for
+   * more than a turn's bytes; what it holds is the output and one chunk.
+   */
+  async readValues(): Promise<Float64Array> {
+    const region: Range[] = this.shape.map((n) => [0, n]);
+    const out = new Float64Array(this.shape.reduce((a, b) => a * b, 1));
+    const place = { offset: 0, strides: strides(this.shape) };
+    for (const cc of this.chunksFor(region)) {
+      const ch = await this.leaseChunk(cc);
+      try {
+        await this.copyChunkPaced(ch, cc, region, out, place, null);
+      } finally {
+        this.releaseChunk(ch);
+      }
+    }
+    return out;
+  }
+
   async readRaw(): Promise<number[]> {
     const region: Range[] = this.shape.map((n) => [0, n]);
     const size = this.shape.reduce((a, b) => a * b, 1);
@@ -901,6 +975,9 @@ export class StoredArray {
     return out;
   }
 }
+
+/** Bytes a read copies out of a chunk at once, unpaced by the loop's turns: a point's series. */
+const SMALL_COPY_BYTES = 16 * 1024;
 
 function cartesian(lists: number[][]): number[][] {
   let acc: number[][] = [[]];

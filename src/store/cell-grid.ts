@@ -9,10 +9,11 @@
 // its centres and nearest pixels are computed (healpix.ts), at any nside up to MAX_HEALPIX_NSIDE.
 import { BoundedMap } from "../bounded-map.ts";
 import { CorruptDataError, TooLargeError } from "../errors.ts";
-import { CellIndex, INDEX_SLICE } from "./cell-index.ts";
+import { inSlices, pace } from "../loop-turns.ts";
+import { CellIndex } from "./cell-index.ts";
 import type { CellAxes, CellLayout } from "./cell-layouts.ts";
-import { smallestArc, wrap180 } from "./grid.ts";
-import { healpixCentre, healpixCentres, healpixNearest } from "./healpix.ts";
+import { wrap180 } from "./grid.ts";
+import { centresInto, healpixCentre, healpixCentres, healpixNearest } from "./healpix.ts";
 
 /** Cells sampled for the grid's spacing (the largest distance from a cell to its nearest neighbour). */
 export const SPACING_SAMPLES = 2048;
@@ -57,6 +58,12 @@ export interface CellGrid {
    */
   readonly lat: Float64Array;
   readonly lon: Float64Array;
+  /**
+   * Every centre made ready without holding the event loop: a whole HEALPix grid's computed once in
+   * paced slices (what lat/lon otherwise compute in one go); nothing to do for centres read at
+   * discovery, nor for a grid past its budget (lat/lon then refuse it by name).
+   */
+  centresReady(): Promise<void>;
   /** Whether per-cell tables (centres, the index) fit the grid's budget, and that budget (MiB). */
   readonly tablesFit: boolean;
   readonly budgetMb: number;
@@ -80,27 +87,30 @@ export interface CellGrid {
 }
 
 const RAD = Math.PI / 180;
-/** One turn of the event loop: work over millions of cells is done in slices between them. */
-const turn = () => new Promise<void>((ok) => setImmediate(ok));
 const round9 = (x: number) => Math.round(x * 1e9) / 1e9;
+// Work over millions of cells goes in slices paced by the event loop's turns (loop-turns.ts), each
+// counted as bytes of bulk work: a coordinate converted or compared, a centre computed (two
+// trigonometric calls), a nearest-cell search.
+export const VALUE_BYTES = 16;
+export const CENTRE_BYTES = 64;
+export const QUERY_BYTES = 16 * 1024;
 
+/** A coordinate's values read (paced, store/array.ts readValues) and turned into degrees in place. */
 async function degrees(c: {
   name: string;
-  array: { readRaw(): Promise<number[]>; packing: { scale: number; offset: number } };
+  array: { readValues(): Promise<Float64Array>; packing: { scale: number; offset: number } };
   toDegrees: number;
-}) {
+}): Promise<Float64Array> {
   const { scale, offset } = c.array.packing;
-  const raw = await c.array.readRaw();
-  // A plain loop: a typed array's from() with a mapping function costs several times as much on
-  // a million coordinates.
-  const out = new Float64Array(raw.length);
-  for (let i = 0; i < raw.length; i++) {
-    const v = (raw[i] * scale + offset) * c.toDegrees;
-    if (!Number.isFinite(v)) throw new CorruptDataError(`the cell coordinate ${c.name} has a missing value at ${i}`);
-    out[i] = v;
-    if (i % INDEX_SLICE === INDEX_SLICE - 1) await turn();
-  }
-  return out;
+  const v = await c.array.readValues();
+  await inSlices(v.length, VALUE_BYTES, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const d = (v[i] * scale + offset) * c.toDegrees;
+      if (!Number.isFinite(d)) throw new CorruptDataError(`the cell coordinate ${c.name} has a missing value at ${i}`);
+      v[i] = d;
+    }
+  });
+  return v;
 }
 
 /**
@@ -132,25 +142,31 @@ async function centres(axes: CellAxes): Promise<{ lat: Float64Array; lon: Float6
   if (axes.healpix) {
     const h = axes.healpix;
     const total = 12 * h.nside * h.nside;
-    const ids = await h.ids!.array.readRaw();
-    for (const [k, id] of ids.entries()) {
-      if (!(Number.isInteger(id) && id >= 0 && id < total)) {
-        throw new CorruptDataError(
-          `HEALPix cell id ${id} at ${h.ids!.name}[${k}] is outside 0..${total - 1} for nside ${h.nside}`,
-        );
+    const ids = await h.ids!.array.readValues();
+    await inSlices(ids.length, VALUE_BYTES, (from, to) => {
+      for (let k = from; k < to; k++) {
+        const id = ids[k];
+        if (!(Number.isInteger(id) && id >= 0 && id < total)) {
+          throw new CorruptDataError(
+            `HEALPix cell id ${id} at ${h.ids!.name}[${k}] is outside 0..${total - 1} for nside ${h.nside}`,
+          );
+        }
       }
-    }
-    return { ...healpixCentres(h.nside, h.order, ids), ids: Float64Array.from(ids) };
+    });
+    const out = { lat: new Float64Array(ids.length), lon: new Float64Array(ids.length) };
+    await inSlices(ids.length, CENTRE_BYTES, (from, to) => centresInto(h.nside, h.order, ids, out, from, to));
+    return { ...out, ids };
   }
   const [lat, lon] = await Promise.all([degrees(axes.lat!), degrees(axes.lon!)]);
   if (lat.length !== lon.length) throw new CorruptDataError(`${axes.lat!.name} and ${axes.lon!.name} differ in length`);
-  for (let i = 0; i < lat.length; i++) {
-    if (lat[i] < -90.000001 || lat[i] > 90.000001) {
-      throw new CorruptDataError(`${axes.lat!.name}[${i}] = ${lat[i]}° lies outside -90..90`);
+  await inSlices(lat.length, VALUE_BYTES, (from, to) => {
+    for (let i = from; i < to; i++) {
+      if (lat[i] < -90.000001 || lat[i] > 90.000001) {
+        throw new CorruptDataError(`${axes.lat!.name}[${i}] = ${lat[i]}° lies outside -90..90`);
+      }
+      lon[i] = wrap180(lon[i]);
     }
-    lon[i] = wrap180(lon[i]);
-    if (i % INDEX_SLICE === INDEX_SLICE - 1) await turn();
-  }
+  });
   return { lat, lon };
 }
 
@@ -190,7 +206,7 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
   const memoKey = `${axes.layout}\0${axes.dim}\0${n}\0${budgetMb}`;
   if (read) {
     const known = madeFor.get(memoKey);
-    if (known && sameCentres(known.cells, read)) return known;
+    if (known && (await sameCentres(known.cells, read))) return known;
   }
   const ids = read?.ids;
   let all: { lat: Float64Array; lon: Float64Array } | undefined = read;
@@ -201,6 +217,16 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
       all = healpixCentres(whole!.nside, whole!.order);
     }
     return all;
+  };
+  let making: Promise<void> | undefined;
+  const centresReady = (): Promise<void> => {
+    if (all || !fit || !whole) return Promise.resolve();
+    making ??= (async () => {
+      const made = { lat: new Float64Array(n), lon: new Float64Array(n) };
+      await inSlices(n, CENTRE_BYTES, (from, to) => centresInto(whole.nside, whole.order, undefined, made, from, to));
+      all ??= made;
+    })();
+    return making;
   };
   // A grid with tables has its index made now, in slices between turns of the event loop (a whole
   // HEALPix grid's, for tiles only, when they ask).
@@ -215,6 +241,7 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
     get lon() {
       return table().lon;
     },
+    centresReady,
     tablesFit: fit,
     budgetMb,
     centre: whole ? (k) => healpixCentre(whole.nside, whole.order, k) : (k) => [read!.lat[k], read!.lon[k]],
@@ -235,6 +262,8 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
   const step = Math.max(1, Math.floor(n / SPACING_SAMPLES));
   let spacing = 0;
   for (let i = 0; i < n; i += step) {
+    const wait = pace(QUERY_BYTES);
+    if (wait) await wait;
     const [lat, lon] = cells.centre(i);
     spacing = Math.max(spacing, cells.nearest(lat, lon, i).angle);
   }
@@ -243,6 +272,8 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
   let global = true;
   if (!whole) {
     for (const [plat, plon] of spread(GLOBAL_PROBES)) {
+      const wait = pace(QUERY_BYTES);
+      if (wait) await wait;
       if (cells.nearest(plat, plon).angle > spacing) {
         global = false;
         break;
@@ -253,7 +284,7 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
   const spacingDeg = roundStep(spacing / RAD);
   const geo: CellGridGeometry = {
     cells,
-    bbox: global ? [-180, -90, 180, 90] : boundsOf(read!.lat, read!.lon, spacingDeg),
+    bbox: global ? [-180, -90, 180, 90] : await boundsOf(read!.lat, read!.lon, spacingDeg),
     global,
     spacingDeg,
   };
@@ -270,16 +301,22 @@ export async function cellGridOf(axes: CellAxes, budgetMb = CELL_GRID_MB): Promi
 export const MEMO_GRIDS = 4;
 const madeFor = new BoundedMap<string, CellGridGeometry>(MEMO_GRIDS);
 
-/** Whether a grid with tables has exactly these centres (and cell ids). */
-function sameCentres(cells: CellGrid, read: { lat: Float64Array; lon: Float64Array; ids?: Float64Array }): boolean {
+/** Whether a grid with tables has exactly these centres (and cell ids), compared in paced slices. */
+async function sameCentres(
+  cells: CellGrid,
+  read: { lat: Float64Array; lon: Float64Array; ids?: Float64Array },
+): Promise<boolean> {
   if (!cells.tablesFit || cells.n !== read.lat.length) return false;
-  const same = (a: Float64Array | undefined, b: Float64Array | undefined) => {
+  const same = async (a: Float64Array | undefined, b: Float64Array | undefined) => {
     if (!a || !b) return a === b;
     if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-    return true;
+    let differ = false;
+    await inSlices(a.length, VALUE_BYTES, (from, to) => {
+      for (let i = from; i < to && !differ; i++) differ = a[i] !== b[i];
+    });
+    return !differ;
   };
-  return same(cells.lat, read.lat) && same(cells.lon, read.lon) && same(cells.ids, read.ids);
+  return (await same(cells.lat, read.lat)) && (await same(cells.lon, read.lon)) && (await same(cells.ids, read.ids));
 }
 
 /** The largest of 1, 2 and 5 × 10^k not above `deg`: export nodes on round multiples of it. */
@@ -292,14 +329,16 @@ export function roundStep(deg: number): number {
 }
 
 /** Latitude extent and the smallest longitude arc holding every cell, widened by the spacing. */
-function boundsOf(lat: Float64Array, lon: Float64Array, pad: number): [number, number, number, number] {
+async function boundsOf(lat: Float64Array, lon: Float64Array, pad: number): Promise<[number, number, number, number]> {
   let south = 90;
   let north = -90;
-  for (const f of lat) {
-    south = Math.min(south, f);
-    north = Math.max(north, f);
-  }
-  const arc = smallestArc(lon);
+  await inSlices(lat.length, VALUE_BYTES, (from, to) => {
+    for (let i = from; i < to; i++) {
+      south = Math.min(south, lat[i]);
+      north = Math.max(north, lat[i]);
+    }
+  });
+  const arc = await arcOf(lon);
   const west = arc.west;
   const span = Math.min(360, arc.span + 2 * pad);
   const w = span >= 360 ? -180 : wrap180(west - pad);
@@ -309,4 +348,50 @@ function boundsOf(lat: Float64Array, lon: Float64Array, pad: number): [number, n
     round9(span >= 360 ? 180 : w + span),
     round9(Math.min(90, north + pad)),
   ];
+}
+
+/** Longitude bins arcOf sorts the cells into (1 MiB of bounds): 0.0055° each. */
+export const ARC_BINS = 65_536;
+
+/**
+ * The smallest arc of longitude (-180..180) holding every one of `lons`, its west end and span:
+ * the complement of the largest gap between neighbouring longitudes around the circle. Found
+ * without sorting (millions of cells, in paced slices): each bin of ARC_BINS keeps its least and
+ * greatest longitude, and the largest gap is between one occupied bin's greatest and the next
+ * one's least. A gap inside a bin is narrower than a bin: when no gap between bins is wider, the
+ * arc is found within a bin's width of the whole circle.
+ */
+export async function arcOf(lons: Float64Array): Promise<{ west: number; span: number }> {
+  const least = new Float64Array(ARC_BINS).fill(Number.POSITIVE_INFINITY);
+  const most = new Float64Array(ARC_BINS).fill(Number.NEGATIVE_INFINITY);
+  await inSlices(lons.length, VALUE_BYTES, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const l = wrap180(lons[i]);
+      const b = Math.min(ARC_BINS - 1, Math.max(0, Math.floor(((l + 180) / 360) * ARC_BINS)));
+      if (l < least[b]) least[b] = l;
+      if (l > most[b]) most[b] = l;
+    }
+  });
+  let first = -1;
+  let last = -1;
+  for (let b = 0; b < ARC_BINS; b++) {
+    if (most[b] === Number.NEGATIVE_INFINITY) continue;
+    if (first < 0) first = b;
+    last = b;
+  }
+  if (first < 0) return { west: -180, span: 0 };
+  // As around a sorted list: the gap from the last longitude round to the first, then each
+  // gap in turn, the first largest kept.
+  let gap = 360 - (most[last] - least[first]);
+  let west = least[first];
+  let prev = first;
+  for (let b = first + 1; b <= last; b++) {
+    if (most[b] === Number.NEGATIVE_INFINITY) continue;
+    if (least[b] - most[prev] > gap) {
+      gap = least[b] - most[prev];
+      west = least[b];
+    }
+    prev = b;
+  }
+  return { west, span: 360 - gap };
 }

@@ -306,7 +306,7 @@ export interface Neighbourhood {
 }
 
 /** Cells an index is made over between two turns of the event loop (CellIndex.build): a few milliseconds' work. */
-export const INDEX_SLICE = 65_536;
+export const INDEX_SLICE = 16_384;
 
 interface IndexParts {
   x: Float64Array;
@@ -347,7 +347,10 @@ function* indexParts(lat: Float64Array, lon: Float64Array): Generator<void, Inde
   }
   const buckets = layout.first[layout.nBands];
   const count = new Int32Array(buckets + 1);
-  for (let i = 0; i < n; i++) count[layout.bucketOf[i] + 1]++;
+  for (let i = 0; i < n; i++) {
+    count[layout.bucketOf[i] + 1]++;
+    if (i % INDEX_SLICE === INDEX_SLICE - 1) yield;
+  }
   for (let k = 0; k < buckets; k++) count[k + 1] += count[k];
   yield;
   const start = count.slice();

@@ -57,6 +57,8 @@ export function describeGroup(g: ForecastGroup) {
       ...(v.scalarLevel ? { level: v.scalarLevel } : {}),
       // A grid-relative wind component: answered turned to true north with this partner.
       ...(v.turn ? { turned_with: v.turn.partner.stored } : {}),
+      ...(v.plus ? { summed_with: v.plus.stored } : {}),
+      ...(v.scalarMember !== undefined ? { member: v.scalarMember } : {}),
     })),
     unregistered: g.unregistered,
   };

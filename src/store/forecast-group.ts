@@ -27,6 +27,7 @@ import {
   ingestedHours,
   levelsIn,
   scalarLevelOf,
+  scalarMemberOf,
   strAttr,
 } from "./group-coordinates.ts";
 import { checkAxis, circularLon, type Grid, gridOf, readAxis } from "./lat-lon-grid.ts";
@@ -34,6 +35,7 @@ import type { Json } from "./metadata.ts";
 import { findProjectedAxes, gridRelative, type ProjectedAxes, projectionOf } from "./projected-grid.ts";
 import { timeAxesOf } from "./time-axes.ts";
 import { type Claim, servedClaims } from "./variable-claims.ts";
+import { checkFixedNodes, isWrf, WRF_RAIN_PARTS, WRF_ROTATION, wrfGridNorth, wrfPrecipitation } from "./wrf.ts";
 
 export interface GroupVariable {
   /** Canonical registry name. */
@@ -54,6 +56,11 @@ export interface GroupVariable {
    * (a pressure-level file after ds.squeeze(): isobaricInhPa = 850 in its `coordinates`).
    */
   scalarLevel?: { value: number; units: string | undefined };
+  /**
+   * The one ensemble member a variable without a member dimension holds, from a scalar member
+   * coordinate (a scalar realization or number in its `coordinates`): answers name it.
+   */
+  scalarMember?: number;
   /**
    * How the array was recognised when its name is not a registered one: the CF rule that matched
    * ("standard_name air_temperature at 2 m"). Undefined for arrays known by name.
@@ -85,6 +92,12 @@ export interface GroupVariable {
    * this component lies along: "x" answers as the eastward component, "y" as the northward one.
    */
   turn?: { partner: GroupVariable; along: "x" | "y" };
+  /**
+   * Set for WRF's total precipitation (wrf.ts): this array is RAINC, the cumulus scheme's part,
+   * and `plus` RAINNC, the grid-scale part on the same dimensions, added on every read so that
+   * tp is never answered as one of the two alone.
+   */
+  plus?: GroupVariable;
 }
 
 /** One horizontal grid of a group, keyed by the stored names of its latitude and longitude coordinates. */
@@ -212,7 +225,11 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   if (!cellAxes && (!coordNames.lat || !coordNames.lon)) {
     throw new CorruptDataError("no 1-D latitude and longitude coordinates (lat/latitude, lon/longitude)");
   }
-  const axes = await timeAxesOf(input.arrays, { time: coordNames.time, lead: coordNames.lead, scalar });
+  // WRF's XLAT/XLONG on Time are read at the first time: only where they stay put.
+  if (projected?.lat2d && projected.lon2d && projected.latLonLead > 0) {
+    await checkFixedNodes(projected.lat2d, projected.lon2d);
+  }
+  const axes = await timeAxesOf(input.arrays, { time: coordNames.time, lead: coordNames.lead, scalar }, input.attrs);
   const { runs, leads, analysis } = axes;
   coordNames.time = axes.coords.time;
   if (axes.coords.lead) coordNames.lead = axes.coords.lead;
@@ -263,6 +280,15 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     grid.lat = latRaw as Float64Array;
     grid.lon = lonRaw as Float64Array;
     grid.latAscending = projection.dy > 0;
+    // WRF states its grid's rotation to true north at every node: winds are turned by it.
+    const gridNorth = isWrf(input.attrs)
+      ? await wrfGridNorth(input.arrays, dimOf(projected.yName), dimOf(projected.xName))
+      : undefined;
+    if (gridNorth) {
+      projection.gridNorth = gridNorth;
+      projection.rotationFrom = WRF_ROTATION.join("/");
+      for (const n of WRF_ROTATION) projected.auxiliary.push(n);
+    }
     grid.global = false;
     grid.lon360 = false;
   } else {
@@ -352,6 +378,8 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
   // Variables found by name and by CF meaning, served once the loop has seen every claimant.
   const byName: Claim<GroupVariable>[] = [];
   const byMeaning: Claim<GroupVariable>[] = [];
+  // WRF's parts of total precipitation, paired once every array has been seen.
+  const rain = new Map<string, Claim<GroupVariable>>();
   const coordSet = new Set(Object.values(coordNames));
   const aux = auxiliaryNames(input.arrays);
   for (const n of projected?.auxiliary ?? cellAxes?.auxiliary ?? []) aux.add(n);
@@ -441,7 +469,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       continue;
     }
     const squeezed = arr.dims.filter((_, i) => roles[i] === "single");
-    let entry = entryOf(registry, stored, attrs);
+    // WRF's RAINC and RAINNC are each part of tp: served only as their sum (wrfPrecipitation).
+    const rainPart = WRF_RAIN_PARTS.has(stored) && isWrf(input.attrs);
+    let entry = rainPart ? registry.lookup("tp") : entryOf(registry, stored, attrs);
     let meaning: string | undefined;
     if (!entry) {
       // Not a name the registry knows: what its CF description says it is, else why not.
@@ -474,6 +504,9 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     const scalarLevel = roles.includes("level")
       ? undefined
       : await scalarLevelOf(input.arrays, arr, squeezed, input.attrs);
+    const scalarMember = roles.includes("member")
+      ? undefined
+      : await scalarMemberOf(input.arrays, arr, squeezed, input.attrs);
     const v: GroupVariable = {
       name: entry.name,
       stored,
@@ -482,6 +515,7 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       roles: roles as DimRole[],
       squeezed,
       ...(scalarLevel ? { scalarLevel } : {}),
+      ...(scalarMember !== undefined ? { scalarMember } : {}),
       ...(meaning ? { meaning } : {}),
       units: convert ? entry.units : storedUnits,
       storedUnits,
@@ -492,8 +526,12 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
       gridCoords: { lat: on.lat, lon: on.lon },
       ...(fixed ? { fixed } : {}),
     };
-    (meaning ? byMeaning : byName).push({ v, skip: (reason) => skip(reason, undefined, v.name) });
+    const claim = { v, skip: (reason: string) => skip(reason, undefined, v.name) };
+    if (rainPart) rain.set(stored, claim);
+    else (meaning ? byMeaning : byName).push(claim);
   }
+  const total = wrfPrecipitation(rain, input.arrays);
+  if (total) byName.push(total);
   for (const v of servedClaims(byName, byMeaning)) variables.set(v.name, v);
   pairGridRelative(variables, new Map([...byName, ...byMeaning].map((c) => [c.v, c.skip])), input.attrs);
   for (const v of variables.values()) {
@@ -502,7 +540,12 @@ async function build(input: GroupInput, registry: Registry): Promise<ForecastGro
     }
     if (ecmwfAccumulation(v.array.meta.attrs, input.attrs)) continue;
     const latest = runs.indexOf(Math.max(...runs));
-    v.temporal = withDataWindow(v.temporal, await accumulationWindow(v, latest, controlMember ?? 0, leads));
+    let window = await accumulationWindow(v, latest, controlMember ?? 0, leads);
+    // A total in two parts runs from the start only when both parts do.
+    if (v.plus && window.window === "since_start") {
+      window = await accumulationWindow(v.plus, latest, controlMember ?? 0, leads);
+    }
+    v.temporal = withDataWindow(v.temporal, window);
   }
   const ingested = await ingestedHours(input.arrays, input.arrays.get(coordNames.time!)!, runs.length);
   const name = input.id.slice(input.id.indexOf("/") + 1);

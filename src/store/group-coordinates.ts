@@ -100,6 +100,15 @@ export function entryOf(registry: Registry, stored: string, attrs: Json): Variab
 }
 
 /**
+ * Where a variable's scalar coordinates are named, nearest first: its squeezed dimensions, its own
+ * CF `coordinates` attribute, then the group's (where xarray writes those no variable lists).
+ */
+function scalarCoordinateLists(arr: StoredArray, squeezed: string[], groupAttrs: Json): string[][] {
+  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  return [squeezed, listed(arr.meta.attrs), listed(groupAttrs)];
+}
+
+/**
  * The height above the surface (metres) a variable's height coordinate gives: a squeezed
  * dimension's one-entry coordinate (MET Norway's height1 = 2 m), else a scalar coordinate its CF
  * `coordinates` attribute names (the Met Office's height = 1.5 m), else one the group's own
@@ -114,8 +123,7 @@ export async function heightOf(
   squeezed: string[],
   groupAttrs: Json = {},
 ): Promise<number | undefined> {
-  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
-  for (const names of [squeezed, listed(arr.meta.attrs), listed(groupAttrs)]) {
+  for (const names of scalarCoordinateLists(arr, squeezed, groupAttrs)) {
     const heights: number[] = [];
     for (const name of names) {
       const h = await scalarHeight(arrays.get(name));
@@ -169,6 +177,36 @@ export async function scalarLevelOf(
       if (levels && Number.isFinite(levels[0]) && !found.some((f) => f.value === levels[0])) {
         found.push({ value: levels[0], units: levelUnits });
       }
+    }
+    if (found.length === 1) return found[0];
+    if (found.length > 1) return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The one ensemble member a variable without a member dimension holds, from a one-value member
+ * coordinate (by name: realization, number, ensemble_member, ...; or standard_name realization)
+ * among its squeezed dimensions, its CF `coordinates` or the group's: one member of an ensemble
+ * saved alone (the Met Office's scalar realization, cfgrib's scalar number, MET Norway's
+ * ensemble_member after isel). Undefined when none, or when a list names several different ones.
+ */
+export async function scalarMemberOf(
+  arrays: Map<string, StoredArray>,
+  arr: StoredArray,
+  squeezed: string[],
+  groupAttrs: Json = {},
+): Promise<number | undefined> {
+  for (const names of scalarCoordinateLists(arr, squeezed, groupAttrs)) {
+    const found: number[] = [];
+    for (const name of names) {
+      const c = arrays.get(name);
+      if (c?.shape.reduce((a, b) => a * b, 1) !== 1) continue;
+      const std = strAttr(c.meta.attrs, "standard_name")?.toLowerCase();
+      if (roleOf(name) !== "member" && std !== "realization") continue;
+      const raw = c.shape.length === 0 ? [Number((await c.chunk([])).data[0])] : await c.readRaw();
+      const m = Number(raw[0]);
+      if (Number.isSafeInteger(m) && !found.includes(m)) found.push(m);
     }
     if (found.length === 1) return found[0];
     if (found.length > 1) return undefined;

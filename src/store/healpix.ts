@@ -87,16 +87,28 @@ export function healpixCentres(
   ids?: ArrayLike<number>,
 ): { lat: Float64Array; lon: Float64Array } {
   const n = ids ? ids.length : 12 * nside * nside;
-  const lat = new Float64Array(n);
-  const lon = new Float64Array(n);
+  const out = { lat: new Float64Array(n), lon: new Float64Array(n) };
+  centresInto(nside, order, ids, out, 0, n);
+  return out;
+}
+
+/** healpixCentres of cells [from, to) (of `ids`, or pixels from..to-1 without), written into `out`. */
+export function centresInto(
+  nside: number,
+  order: HealpixOrder,
+  ids: ArrayLike<number> | undefined,
+  out: { lat: Float64Array; lon: Float64Array },
+  from: number,
+  to: number,
+): void {
+  const { lat, lon } = out;
   const centre = order === "nested" ? nestedCentre : ringCentre;
-  for (let k = 0; k < n; k++) {
+  for (let k = from; k < to; k++) {
     const [z, phi] = centre(nside, ids ? ids[k] : k);
     lat[k] = (Math.asin(z) * 180) / Math.PI;
     const deg = (phi * 180) / Math.PI;
     lon[k] = deg >= 180 ? deg - 360 : deg;
   }
-  return { lat, lon };
 }
 
 // ---- The nearest pixel centre to a point, by HEALPix's own indexing ----

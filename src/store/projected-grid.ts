@@ -63,6 +63,13 @@ export interface GridProjection {
   nodes?: CurvilinearNodes;
   /** Geographic (lon, lat in degrees, on the CRS's own figure) ↔ grid coordinates. */
   converter: proj4.Converter;
+  /**
+   * The bearing of grid north at each node (degrees, row-major), when the store states it (WRF's
+   * COSALPHA/SINALPHA): winds along the grid are turned by it instead of one derived from the
+   * projection or the nodes. `rotationFrom` names the arrays.
+   */
+  gridNorth?: Float32Array;
+  rotationFrom?: string;
 }
 
 export interface ProjectedAxes {
@@ -177,16 +184,26 @@ export async function findProjectedAxes(
     if (k === "lat" && !lat2d) lat2d = [name, arr];
     if (k === "lon" && !lon2d) lon2d = [name, arr];
   }
-  const mapping = findMapping(arrays);
+  let mapping = findMapping(arrays);
   if (!x || !y) {
     if (lat2d && lon2d) return recoveredAxes(arrays, groupAttrs, mapping, lat2d, lon2d);
     return undefined;
   }
   if (!mapping) {
-    throw new CorruptDataError(
-      `projected coordinates ${x[0]}/${y[0]} without a CF grid mapping (grid_mapping attribute, crs_wkt): ` +
-        "gridcast cannot tell where the nodes lie",
-    );
+    // No CF grid mapping beside stored x/y values (xwrf's output, whose wrf_projection holds a
+    // pyproj object no Zarr writer keeps): the projection the producer's own keys state, if any.
+    const onGrid = [...arrays.values()].filter((a) => a.dims.includes(y[0]) && a.dims.includes(x[0]));
+    const found = recoverCrs(onGrid, undefined, groupAttrs);
+    if (typeof found === "string") {
+      throw new CorruptDataError(`projected coordinates ${x[0]}/${y[0]} without a CF grid mapping, and ${found}`);
+    }
+    if (!found) {
+      throw new CorruptDataError(
+        `projected coordinates ${x[0]}/${y[0]} without a CF grid mapping (grid_mapping attribute, crs_wkt): ` +
+          "gridcast cannot tell where the nodes lie",
+      );
+    }
+    mapping = { name: found.from, attrs: found.attrs };
   }
   const crs = crsOf(mapping.attrs);
   if (!crs) {

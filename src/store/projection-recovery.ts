@@ -98,6 +98,9 @@ function fromGrib(a: Json): RecoveredCrs | string | undefined {
 function fromWrf(g: Json): RecoveredCrs | string | undefined {
   const proj = num(g.MAP_PROJ);
   if (proj === undefined) return undefined;
+  // WRF's latitude-longitude grid (6; rotated by POLE_LAT/POLE_LON): not rebuilt, its stored nodes
+  // place it as a curvilinear grid (winds turned by COSALPHA/SINALPHA where the store has them).
+  if (proj === 6) return undefined;
   const t1 = num(g.TRUELAT1);
   const t2 = num(g.TRUELAT2) ?? t1;
   const lon0 = num(g.STAND_LON);
@@ -125,7 +128,7 @@ function fromWrf(g: Json): RecoveredCrs | string | undefined {
   } else if (proj === 3) {
     attrs = { grid_mapping_name: "mercator", longitude_of_projection_origin: lon0, standard_parallel: t1, ...earth };
   } else {
-    return `WRF MAP_PROJ ${proj} is not a projection gridcast rebuilds (1 Lambert, 2 polar stereographic, 3 Mercator)`;
+    return `WRF MAP_PROJ ${proj} is not a projection gridcast rebuilds (1 Lambert, 2 polar stereographic, 3 Mercator; 6 is served from its nodes)`;
   }
   const crs = crsOf(attrs)!;
   return { attrs, crs, dx, dy, from: `the WRF globals (MAP_PROJ ${proj})` };

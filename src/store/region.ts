@@ -106,6 +106,53 @@ export function runsOf(
   return { src, dst, lo, hi, cStride, oStride };
 }
 
+/**
+ * The part of a region one chunk holds, cut into sub-regions of at most `maxValues` values each
+ * (one row of the innermost dimension at least), each with its placement: a copy out of a large
+ * chunk done in pieces the caller can pace (loop-turns.ts). Along the outermost dimension with
+ * more than one index whose inner part fits, or deeper when it does not.
+ */
+export function chunkPieces(
+  cc: number[],
+  chunkShape: number[],
+  region: Range[],
+  place: Placement,
+  maxValues: number,
+): { region: Range[]; place: Placement; values: number }[] {
+  const box = region.map(([a, b], d): Range => {
+    const c0 = cc[d] * chunkShape[d];
+    return [Math.max(a, c0), Math.min(b, c0 + chunkShape[d])];
+  });
+  if (box.some(([a, b]) => b <= a)) return [];
+  let offset = place.offset;
+  for (let d = 0; d < box.length; d++) offset += (box[d][0] - region[d][0]) * place.strides[d];
+  const pieces: { region: Range[]; place: Placement; values: number }[] = [];
+  const cut = (r: Range[], at: number, from: number) => {
+    let values = 1;
+    for (const [a, b] of r) values *= b - a;
+    if (values <= maxValues || from >= r.length - 1) {
+      pieces.push({ region: r, place: { offset: at, strides: place.strides }, values });
+      return;
+    }
+    let inner = values;
+    for (let d = from; d < r.length - 1; d++) {
+      const [a, b] = r[d];
+      inner /= b - a;
+      if (b - a === 1) continue;
+      const per = Math.max(1, Math.floor(maxValues / inner));
+      for (let s = a; s < b; s += per) {
+        const sub = r.slice();
+        sub[d] = [s, Math.min(b, s + per)];
+        cut(sub, at + (s - a) * place.strides[d], d + 1);
+      }
+      return;
+    }
+    pieces.push({ region: r, place: { offset: at, strides: place.strides }, values });
+  };
+  cut(box, offset, 0);
+  return pieces;
+}
+
 /** Copy the intersection of one decoded chunk with a region into its place in the output. */
 export function copyRegion(
   ch: Chunk,

@@ -109,7 +109,15 @@ export class ChunkScan {
         h.pins++;
         try {
           const ch = await h.loaded;
-          this.array.copyChunk(ch, cc, region, out, place, packing === undefined ? this.array.packing : packing);
+          // In pieces of at most a turn's bytes, paced: the chunk stays pinned across the waits.
+          await this.array.copyChunkPaced(
+            ch,
+            cc,
+            region,
+            out,
+            place,
+            packing === undefined ? this.array.packing : packing,
+          );
         } finally {
           h.pins--;
           this.#release(h);

@@ -10,6 +10,7 @@
 //   - a reference time and a lead that are coordinates along one concatenated dimension (kerchunk's
 //     MultiZarrToZarr of GRIB messages along valid_time): one run whose leads lie along it, or, when
 //     the reference time varies and the lead does not, each entry a run with that one lead;
+//   - WRF output (SIMULATION_START_DATE among the globals): one run, its XTIME the leads (wrf.ts);
 //   - times alone (ERA5, analyses): each time is a run with the single lead 0.
 // A group that carries any reference-time information is never read as an analysis: when the
 // valid times cannot be told, it is refused with the reason.
@@ -18,6 +19,8 @@ import type { StoredArray } from "./array.ts";
 import { decodeTimes, unitMs } from "./cf.ts";
 import type { Role } from "./dims.ts";
 import { leadHours, strAttr, timeUnits } from "./group-coordinates.ts";
+import type { Json } from "./metadata.ts";
+import { wrfTimeAxes } from "./wrf.ts";
 
 /** The furthest instant from 1970 a JavaScript date can name (±100 million days), in ms. */
 const MAX_DATE_MS = 8.64e15;
@@ -111,7 +114,14 @@ function sameEverywhere(values: number[], what: string): number {
  * (standard_name, units) of the others. Throws CorruptDataError naming the coordinates and the
  * reason when they say nothing gridcast can serve without guessing.
  */
-export async function timeAxesOf(arrays: Map<string, StoredArray>, named: NamedTimeCoords): Promise<TimeAxes> {
+export async function timeAxesOf(
+  arrays: Map<string, StoredArray>,
+  named: NamedTimeCoords,
+  groupAttrs: Json = {},
+): Promise<TimeAxes> {
+  // WRF: one simulation, its times the leads of the run SIMULATION_START_DATE names.
+  const wrf = await wrfTimeAxes(arrays, groupAttrs);
+  if (wrf) return wrf;
   const entries = [...arrays.entries()];
   const reference = entries.find(
     ([n, a]) =>

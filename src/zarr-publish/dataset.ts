@@ -120,8 +120,14 @@ export function buildDataset(id: string, group: ForecastGroup, nodes: Map<string
     // A wind component along a projected grid's axes: /data passes stored chunks through and does
     // not turn them to east/north as the other routes do, so it keeps its stored name (and its
     // standard_name x_wind/y_wind, and the grid mapping to turn it by), never u10 or v10.
-    const name = v.turn ? v.stored : v.name;
+    // Likewise a variable stored in two parts (WRF's RAINC + RAINNC): /data cannot add them, so
+    // each part is published under its stored name, never as the total.
+    const name = v.turn || v.plus ? v.stored : v.name;
     arrays.set(name, withFlip(storedArray(name, v.array, dims, grid.variableAttrs), flipped));
+    if (v.plus) {
+      const p = v.plus.stored;
+      arrays.set(p, withFlip(storedArray(p, v.plus.array, dims, grid.variableAttrs), flipped));
+    }
   }
   for (const u of group.unregistered) skipped.push({ stored: u.stored, reason: u.reason });
   const attrs = { ...group.attrs };

@@ -44,7 +44,10 @@ export class Publisher {
     let built = this.#built.get(group);
     if (!built) {
       // The nodes the group was built from: a revalidation in between must not mix two cycles.
-      built = Promise.resolve(this.store.nodesOf(group)).then((nodes) => {
+      built = Promise.resolve(this.store.nodesOf(group)).then(async (nodes) => {
+        // A whole HEALPix grid's centres (the latitude/longitude arrays) computed without holding
+        // the event loop, before the dataset, which takes them as they are, is built.
+        await group.grid.cells?.centresReady();
         const dataset = buildDataset(id, group, nodes);
         return { dataset, documents: metadataDocuments(dataset) };
       });

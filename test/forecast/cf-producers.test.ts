@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
+import { runPart } from "../../src/published/layout.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { pixelLat, pixelLon } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
@@ -652,7 +653,16 @@ describe("one build of every layout: tiles and the build output", () => {
   const manifest = () => JSON.parse(readFileSync(join(current, "manifest.json"), "utf8")) as { layers: LayerSpec[] };
   const tilePath = (spec: LayerSpec, z: number, x: number, y: number) => {
     const run = spec.runs.at(-1)!;
-    return join(current, "tiles", spec.id, run.token, String(run.leads[0].hours), String(z), String(x), `${y}.png`);
+    return join(
+      current,
+      "tiles",
+      spec.id,
+      runPart(run.token, spec.drawing),
+      String(run.leads[0].hours),
+      String(z),
+      String(x),
+      `${y}.png`,
+    );
   };
 
   for (const L of EVERY) {

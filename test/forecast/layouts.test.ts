@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
+import { runPart } from "../../src/published/layout.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
@@ -174,7 +175,16 @@ describe("a regional grid across the antimeridian, stored 170..178, -180..-120",
       const lastRun = spec.runs.at(-1)!;
       const lead = lastRun.leads[0];
       for (const tx of [0, 3]) {
-        const file = join(current, "tiles", spec.id, lastRun.token, String(lead.hours), "2", String(tx), "1.png");
+        const file = join(
+          current,
+          "tiles",
+          spec.id,
+          runPart(lastRun.token, spec.drawing),
+          String(lead.hours),
+          "2",
+          String(tx),
+          "1.png",
+        );
         const img = await decodeRgba(readFileSync(file));
         let drawn = 0;
         for (let row = 1; row < 256; row += 5) {

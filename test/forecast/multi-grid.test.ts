@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
+import { runPart } from "../../src/published/layout.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, get, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
@@ -262,7 +263,16 @@ describe("cfgrib hypercubes merged (v2): t2m on latitude/longitude, msl on lat_1
       [0, 1],
       [1, 0],
     ]) {
-      const file = join(current, "tiles", msl.id, runSpec.token, String(lead.hours), "1", String(tx), `${ty}.png`);
+      const file = join(
+        current,
+        "tiles",
+        msl.id,
+        runPart(runSpec.token, msl.drawing),
+        String(lead.hours),
+        "1",
+        String(tx),
+        `${ty}.png`,
+      );
       const img = await decodeRgba(readFileSync(file));
       let drawn = 0;
       for (let row = 3; row < 256; row += 9) {

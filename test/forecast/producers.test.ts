@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { pointSeries } from "../../src/forecast/point.ts";
 import type { LayerSpec } from "../../src/pipeline/layer-spec.ts";
+import { runPart } from "../../src/published/layout.ts";
 import { registry } from "../../src/registry/registry.ts";
 import { buildPalette } from "../../src/render/colormap.ts";
 import { Store } from "../../src/store/store.ts";
@@ -549,7 +550,16 @@ describe("build", () => {
         [0, 0, 0],
         [2, 2, 1],
       ]) {
-        const file = join(current, "tiles", id, run.token, String(lead.hours), String(z), String(x0), `${y0}.png`);
+        const file = join(
+          current,
+          "tiles",
+          id,
+          runPart(run.token, spec.drawing),
+          String(lead.hours),
+          String(z),
+          String(x0),
+          `${y0}.png`,
+        );
         let png: Buffer;
         try {
           png = readFileSync(file);
@@ -580,7 +590,18 @@ describe("build", () => {
     const r2 = layer("cosmo.r2");
     const run = r2.runs.at(-1)!;
     const img = await decodeRgba(
-      readFileSync(join(current, "tiles", "cosmo.r2", run.token, String(run.leads[0].hours), "2", "2", "1.png")),
+      readFileSync(
+        join(
+          current,
+          "tiles",
+          "cosmo.r2",
+          runPart(run.token, r2.drawing),
+          String(run.leads[0].hours),
+          "2",
+          "2",
+          "1.png",
+        ),
+      ),
     );
     const colours = new Set<string>();
     for (let i = 0; i < 256 * 256; i++) if (img.data[i * 4 + 3] > 0) colours.add(pixel(img.data, i).join());

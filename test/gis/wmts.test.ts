@@ -58,7 +58,9 @@ test("TileJSON 3.0.0 with absolute tile URLs on public_url, bounds where the reg
   const lead = europe.runs.at(-1).leads[0];
   const tj = JSON.parse(readFileSync(fileOf(lead.tilejson), "utf8"));
   assert.equal(tj.tilejson, "3.0.0");
-  assert.deepEqual(tj.tiles, [`${PUBLIC}/tiles/europe.t2m/${europe.runs.at(-1).token}/0/{z}/{x}/{y}.png`]);
+  assert.deepEqual(tj.tiles, [
+    `${PUBLIC}/tiles/europe.t2m/${europe.runs.at(-1).token}.${europe.drawing}/0/{z}/{x}/{y}.png`,
+  ]);
   assert.ok(new URL(tj.tiles[0]).protocol === "https:");
   assert.equal(tj.public_url_missing, undefined);
   assert.equal(tj.legend, `${PUBLIC}/legends/europe.t2m.json`);

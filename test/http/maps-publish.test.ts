@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Catalog } from "../../src/published/layout.ts";
+import { runPart } from "../../src/published/layout.ts";
 import { cleanup, get, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
 import { build } from "../pipeline/build-fixture.ts";
 
@@ -58,7 +59,7 @@ test("readers never see a half-published build", async () => {
         continue;
       }
       const listed = catalog.layers.flatMap((l) =>
-        l.runs.flatMap((run) => run.leads.map((ld) => `${l.id}/${run.token}/${ld.hours}`)),
+        l.runs.flatMap((run) => run.leads.map((ld) => `${l.id}/${runPart(run.token, l.drawing)}/${ld.hours}`)),
       );
       if (listed.sort().join() !== entriesOf(catalog.build_id).join())
         failures.push(`catalog of ${catalog.build_id} is not its build's`);

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Value from "typebox/value";
 import type { Catalog } from "../../src/published/layout.ts";
+import { runPart } from "../../src/published/layout.ts";
 import { lonLatToTile, pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, type Got, get, rawGet, sampleStore, type TestServer, testServer, until } from "../helpers/harness.ts";
@@ -100,30 +101,66 @@ describe("map routes", () => {
     assert.equal((await api("catalog", { "If-None-Match": etag })).status, 304);
   });
 
-  test("tile: the build's PNG through the route and the static path; pinned runs are immutable", async () => {
-    const file = readFileSync(join(dir, "tiles", "global.t2m", OLD, "3", "2", "1", "1.png"));
-    const pinned = await api(`tile/2/1/1?layer=global.t2m&run=${OLD}&lead=3`);
+  /** The run segment of a layer's tile paths: the run token and the layer's drawing. */
+  const runDir = (layer: string, token: string) => {
+    const drawing = catalog.layers.find((l) => l.id === layer)?.drawing;
+    assert.match(String(drawing), /^r\d+-[0-9a-f]{8}$/, `${layer} has a drawing`);
+    return runPart(token, drawing);
+  };
+
+  test("tile: the build's PNG through the route and the static path; pinned runs under their drawing are immutable", async () => {
+    const drawing = catalog.layers.find((l) => l.id === "global.t2m")!.drawing!;
+    const file = readFileSync(join(dir, "tiles", "global.t2m", runDir("global.t2m", OLD), "3", "2", "1", "1.png"));
+    const pinned = await api(`tile/2/1/1?layer=global.t2m&run=${OLD}&lead=3&drawing=${drawing}`);
     assert.equal(pinned.status, 200);
     assert.equal(pinned.headers.get("content-type"), "image/png");
     assert.ok(pinned.body.equals(file));
     assert.equal(pinned.headers.get("cache-control"), "public, max-age=31536000, immutable");
     assert.ok(pinned.headers.get("etag"));
     assert.equal(pinned.headers.get("access-control-allow-origin"), "*");
-    const stat = await get(`${srv.url}/tiles/global.t2m/${OLD}/3/2/1/1.png`);
+    // The catalog's route URL of the lead is that very URL.
+    const lead = catalog.layers.find((l) => l.id === "global.t2m")!.runs.find((r) => r.token === OLD)!.leads[1];
+    assert.equal(lead.route, `/api/forecast/tile/{z}/{x}/{y}?layer=global.t2m&run=${OLD}&lead=3&drawing=${drawing}`);
+    const stat = await get(`${srv.url}/tiles/global.t2m/${runDir("global.t2m", OLD)}/3/2/1/1.png`);
     assert.ok(stat.body.equals(file));
+    assert.equal(stat.headers.get("cache-control"), "public, max-age=31536000, immutable");
+    // A URL pinned without the drawing, or under another renderer's, is answered with the tile as
+    // drawn now, cached for a minute only: a year-long cache never holds it under an old URL.
+    for (const q of ["", "&drawing=r5-0123abcd"]) {
+      const other = await api(`tile/2/1/1?layer=global.t2m&run=${OLD}&lead=3${q}`);
+      assert.equal(other.status, 200);
+      assert.ok(other.body.equals(file));
+      assert.equal(other.headers.get("cache-control"), "public, max-age=60", q);
+    }
+    // A static path of another drawing (or of a build that had none) is redirected to this one.
+    for (const old of [OLD, `${OLD}.r5-0123abcd`]) {
+      const moved = await fetch(`${srv.url}/tiles/global.t2m/${old}/3/2/1/1.png`, { redirect: "manual" });
+      assert.equal(moved.status, 307, old);
+      assert.equal(moved.headers.get("location"), `/tiles/global.t2m/${runDir("global.t2m", OLD)}/3/2/1/1.png`);
+      assert.equal(moved.headers.get("cache-control"), "public, max-age=60");
+      const followed = await fetch(`${srv.url}/tiles/global.t2m/${old}/3/2/1/1.png`);
+      assert.ok(Buffer.from(await followed.arrayBuffer()).equals(file), old);
+    }
     // The same run named by ISO time, with and without seconds.
     for (const run of ["2026-11-20T00:00:00", "2026-11-20T00:00", "2026-11-20T00:00Z"]) {
       assert.ok((await api(`tile/2/1/1?layer=global.t2m&run=${run}&lead=3`)).body.equals(file), run);
     }
     // Defaults: the latest run and its first lead, cached briefly since "latest" moves.
     const latest = await api("tile/2/1/1?layer=global.t2m");
-    assert.ok(latest.body.equals(readFileSync(join(dir, "tiles", "global.t2m", NEW, "0", "2", "1", "1.png"))));
+    assert.ok(
+      latest.body.equals(
+        readFileSync(join(dir, "tiles", "global.t2m", runDir("global.t2m", NEW), "0", "2", "1", "1.png")),
+      ),
+    );
     assert.equal(latest.headers.get("cache-control"), "public, max-age=60");
     assert.ok(!latest.body.equals(file));
   });
 
   test("tile: outside a regional patch the answer is a transparent PNG, and no file was written", async () => {
-    assert.equal(existsSync(join(dir, "tiles", "europe.t2m", NEW, "0", "2", "0", "3.png")), false);
+    assert.equal(
+      existsSync(join(dir, "tiles", "europe.t2m", runDir("europe.t2m", NEW), "0", "2", "0", "3.png")),
+      false,
+    );
     const r = await api(`tile/2/0/3?layer=europe.t2m&run=${NEW}&lead=0`);
     assert.equal(r.status, 200);
     assert.equal(r.headers.get("content-type"), "image/png");
@@ -131,7 +168,11 @@ describe("map routes", () => {
     assert.equal(img.width, TILE_SIZE);
     for (let i = 0; i < TILE_SIZE * TILE_SIZE; i++) assert.equal(img.data[i * 4 + 3], 0);
     const inside = await api(`tile/2/2/1?layer=europe.t2m&run=${NEW}&lead=0`);
-    assert.ok(inside.body.equals(readFileSync(join(dir, "tiles", "europe.t2m", NEW, "0", "2", "2", "1.png"))));
+    assert.ok(
+      inside.body.equals(
+        readFileSync(join(dir, "tiles", "europe.t2m", runDir("europe.t2m", NEW), "0", "2", "2", "1.png")),
+      ),
+    );
   });
 
   test("tile errors: off-pyramid addresses 400, unknown layer, run or lead 404", async () => {

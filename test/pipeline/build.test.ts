@@ -15,6 +15,7 @@ import {
 import { join, sep } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Catalog } from "../../src/published/layout.ts";
+import { runPart } from "../../src/published/layout.ts";
 import { pixelLat, pixelLon, TILE_SIZE } from "../../src/render/tiles.ts";
 import { Store } from "../../src/store/store.ts";
 import { cleanup, sampleStore, tempDir } from "../helpers/harness.ts";
@@ -25,6 +26,9 @@ const RUN_TOKEN = "20261120T1200"; // latest run of the sample store
 const LATEST = 1;
 const dirs: string[] = [];
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8"));
+/** The run segment of a layer's tile paths in a build: the latest run's token and the layer's drawing. */
+const runOf = (buildDir: string, layer: string) =>
+  runPart(RUN_TOKEN, (json(join(buildDir, "catalog.json")) as Catalog).layers.find((l) => l.id === layer)?.drawing);
 
 after(() => cleanup(...dirs));
 
@@ -44,7 +48,16 @@ async function checkLayerPixels(
   for (let z = 0; z <= maxZoom; z++) {
     for (let x = 0; x < 2 ** z; x++) {
       for (let y = 0; y < 2 ** z; y++) {
-        const file = join(buildDir, "tiles", layer, RUN_TOKEN, String(lead), String(z), String(x), `${y}.png`);
+        const file = join(
+          buildDir,
+          "tiles",
+          layer,
+          runOf(buildDir, layer),
+          String(lead),
+          String(z),
+          String(x),
+          `${y}.png`,
+        );
         if (!existsSync(file)) continue;
         const img = await decodeRgba(readFileSync(file));
         assert.equal(img.width, TILE_SIZE);
@@ -135,7 +148,7 @@ describe("build output", () => {
             colIn ||= lon >= west && lon <= east;
             rowIn ||= lat >= south && lat <= north;
           }
-          const file = join(dir, "tiles", "europe.t2m", RUN_TOKEN, "0", `${z}/${x}/${y}.png`);
+          const file = join(dir, "tiles", "europe.t2m", runOf(dir, "europe.t2m"), "0", `${z}/${x}/${y}.png`);
           assert.equal(existsSync(file), colIn && rowIn, `z${z}/${x}/${y}`);
         }
       }
@@ -145,7 +158,7 @@ describe("build output", () => {
     assert.deepEqual(tj.bounds, europe.grid.bbox);
     assert.equal(tj.minzoom, 0);
     assert.equal(tj.maxzoom, 3);
-    assert.deepEqual(tj.tiles, [`/tiles/europe.t2m/${RUN_TOKEN}/0/{z}/{x}/{y}.png`]);
+    assert.deepEqual(tj.tiles, [`/tiles/europe.t2m/${runOf(dir, "europe.t2m")}/0/{z}/{x}/{y}.png`]);
     // The shared transparent tile the route falls back to is part of the build.
     const empty = await decodeRgba(readFileSync(join(dir, "tiles", "empty.png")));
     assert.ok(empty.data.every((_, i) => i % 4 !== 3 || empty.data[i] === 0));
@@ -176,12 +189,15 @@ describe("build output", () => {
           assert.ok(existsSync(join(dir, lead.tiles.replace("{z}/{x}/{y}", "0/0/0"))), lead.tiles);
           assert.equal(
             lead.route,
-            `/api/forecast/tile/{z}/{x}/{y}?layer=${layer.id}&run=${run.token}&lead=${lead.hours}`,
+            `/api/forecast/tile/{z}/{x}/{y}?layer=${layer.id}&run=${run.token}&lead=${lead.hours}&drawing=${layer.drawing}`,
           );
         }
       }
     }
-    assert.equal(catalog.tile_url_template, "/api/forecast/tile/{z}/{x}/{y}?layer={layer}&run={run}&lead={lead}");
+    assert.equal(
+      catalog.tile_url_template,
+      "/api/forecast/tile/{z}/{x}/{y}?layer={layer}&run={run}&lead={lead}&drawing={drawing}",
+    );
   });
 
   test("accumulated variables are drawn as amounts and their legend says so", () => {
@@ -208,7 +224,7 @@ describe("build output", () => {
     assert.equal(m.max_zoom, 3);
     assert.equal(m.shards, 1);
     assert.equal(m.entries.length, 8 * 7, "8 layers × 7 leads of the latest run");
-    const t2m0 = m.entries.find((e: { key: string }) => e.key === `global.t2m/${RUN_TOKEN}/0`);
+    const t2m0 = m.entries.find((e: { key: string }) => e.key === `global.t2m/${runOf(dir, "global.t2m")}/0`);
     assert.equal(t2m0.tiles, 1 + 4 + 16 + 64);
     assert.match(t2m0.fingerprint, /^[0-9a-f]{16}$/);
     assert.equal(new Set(m.entries.map((e: { fingerprint: string }) => e.fingerprint)).size, m.entries.length);
@@ -249,7 +265,7 @@ describe("the full pyramid", () => {
     const r = await build({ store: storeDir, out, groups: ["global"], vars: ["t2m"], leads: [2] });
     assert.equal(r.totals.tiles, 21845);
     const dir = realpathSync(join(out, "current"));
-    const all = listFiles(join(dir, "tiles", "global.t2m", RUN_TOKEN, "2"));
+    const all = listFiles(join(dir, "tiles", "global.t2m", runOf(dir, "global.t2m"), "2"));
     const files = all.filter((f) => !f.endsWith("@2x.png"));
     assert.equal(files.length, 21845);
     // 512 px @2x tiles beside every tile of z0..7: below the top each is the four z+1 tiles below
@@ -258,7 +274,7 @@ describe("the full pyramid", () => {
     assert.equal(hidpi.length, 21845);
     assert.equal(hidpi.filter((f) => f.startsWith("7/")).length, 128 * 128);
     assert.equal(r.totals.hidpi, 21845);
-    const tileDir = join(dir, "tiles/global.t2m", RUN_TOKEN, "2");
+    const tileDir = join(dir, "tiles/global.t2m", runOf(dir, "global.t2m"), "2");
     for (const [z, x, y] of [
       [6, 34, 22],
       [3, 4, 2],
@@ -310,7 +326,7 @@ describe("the full pyramid", () => {
     // A 2° grid leaves many z7 tiles one colour: they share inodes.
     const z7 = files
       .filter((f) => f.startsWith("7/"))
-      .map((f) => statSync(join(dir, "tiles/global.t2m", RUN_TOKEN, "2", f)));
+      .map((f) => statSync(join(dir, "tiles/global.t2m", runOf(dir, "global.t2m"), "2", f)));
     assert.ok(z7.some((s) => s.nlink > 1));
     const store = new Store(storeDir);
     const f = await layerField(store, "forecast/global", "t2m", LATEST, 2);
@@ -319,7 +335,9 @@ describe("the full pyramid", () => {
       [0, 60],
       [127, 90],
     ]) {
-      const img = await decodeRgba(readFileSync(join(dir, "tiles/global.t2m", RUN_TOKEN, "2", `7/${x}/${y}.png`)));
+      const img = await decodeRgba(
+        readFileSync(join(dir, "tiles/global.t2m", runOf(dir, "global.t2m"), "2", `7/${x}/${y}.png`)),
+      );
       for (const [col, row] of [
         [0, 0],
         [128, 77],

@@ -1,7 +1,7 @@
 # A store for the ramp, high-DPI and patch checks in the browser, written by xarray + zarr-python 2:
 #   forecast/global: 1° grid; t2m +5 °C west of 10° E and +10 °C east of it (outside 9..11° E the
 #     field is flat); tp_1h 0.2 mm over 40..60° N, 20° W..20° E and 0 elsewhere; tcc overcast
-#     (1) over 35..65° N, 10..60° E and clear (0) elsewhere.
+#     (1) over 35..65° N, 10..60° E, 20 % over Spain (36..43° N, 9° W..0°) and clear (0) elsewhere.
 #   forecast/alps: a regional 0.25° patch over 44..50° N, 5..15° E with t2m +20 °C.
 # usage: ramps_store.py ROOT
 import sys
@@ -33,7 +33,9 @@ t2m = np.broadcast_to(t2m, (1, 3, lat.size, lon.size)).astype("float32")
 wet = ((lat >= 40) & (lat <= 60))[:, None] & ((lon <= 20) | (lon >= 340))[None, :]
 tp = np.broadcast_to(np.where(wet, 0.0002, 0.0)[None, None], (1, 3, lat.size, lon.size)).astype("float32")
 cloudy = ((lat >= 35) & (lat <= 65))[:, None] & ((lon >= 10) & (lon <= 60))[None, :]
-tcc = np.broadcast_to(np.where(cloudy, 1.0, 0.0)[None, None], (1, 3, lat.size, lon.size)).astype("float32")
+thin = ((lat >= 36) & (lat <= 43))[:, None] & ((lon >= 351) & (lon <= 359))[None, :]
+tcc = np.where(cloudy, 1.0, np.where(thin, 0.2, 0.0))
+tcc = np.broadcast_to(tcc[None, None], (1, 3, lat.size, lon.size)).astype("float32")
 g = xr.Dataset(
     {
         "tcc": (dims, tcc, {"units": "1", "long_name": "Total cloud cover"}),

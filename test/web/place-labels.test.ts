@@ -18,6 +18,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { type Browser, chromium, type Page } from "playwright-core";
 import sharp from "sharp";
+import { keptLabels } from "../../src/render/label-rank.ts";
 import { type TileBoxes, tileBoxes } from "../../src/render/png.ts";
 import { cleanup, PYTHON, type TestServer, tempDir, testServer } from "../helpers/harness.ts";
 import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from "../helpers/prereqs.ts";
@@ -185,7 +186,19 @@ describe("place names yield to the weather's marks", () => {
     return out;
   }
 
-  async function check(dpr: number, z: number, overlay2x: boolean, minShown = 3, over: Overlay = "isobars") {
+  /**
+   * `big`: names that must be drawn (kept against the weather, label-rank.ts). With the arrows on,
+   * no name of that rank is ever hidden, and `minHidden` smaller names yield.
+   */
+  async function check(
+    dpr: number,
+    z: number,
+    overlay2x: boolean,
+    minShown = 3,
+    over: Overlay = "isobars",
+    big: string[] = [],
+    minHidden = 1,
+  ) {
     const k = overlay2x ? 2 : 1;
     const context = await browser.newContext({ viewport: { width: 1000, height: 700 }, deviceScaleFactor: dpr });
     const page = await context.newPage();
@@ -221,7 +234,14 @@ describe("place names yield to the weather's marks", () => {
     }
     for (const [w, ink] of shownInk) assert.ok(ink !== 0, `shown label ${w} is drawn`);
     for (const w of hiddenWorld) assert.ok(!shownWorld.has(w), `label ${w} hidden on one tile and shown on another`);
-    assert.ok(hidden >= 1, `some names yield to the weather at z${z} (${hidden} hidden, ${shown} shown)`);
+    if (over === "wind_arrows") {
+      // The arrows give way to the big places' names: none of those is hidden, the named ones are drawn.
+      const kept = new Map((await keptLabels(z)).map((b) => [[b.x, b.y, b.x + b.w, b.y + b.h].join(), b.place.name]));
+      for (const w of hiddenWorld) assert.ok(!kept.has(w), `${kept.get(w)} (kept against the weather) hidden at z${z}`);
+      const drawn = new Set([...shownWorld].map((w) => kept.get(w)));
+      for (const name of big) assert.ok(drawn.has(name), `${name} is drawn with the arrows on at z${z}, DPR ${dpr}`);
+    }
+    assert.ok(hidden >= minHidden, `names yield to the weather at z${z} (${hidden} hidden, ${shown} shown)`);
     assert.ok(shown >= minShown, `names away from the marks stay (${shown} shown)`);
     if (overlay2x) {
       const srcs = await page.evaluate(
@@ -250,12 +270,13 @@ describe("place names yield to the weather's marks", () => {
     await check(2, 2, true, 1);
   });
 
-  test("DPR 1, zoom 5: no place label meets a wind-arrow head", async () => {
-    await check(1, 5, false, 3, "wind_arrows");
+  test("DPR 1, zoom 5: no place label meets a wind-arrow head; the big cities stay", async () => {
+    await check(1, 5, false, 3, "wind_arrows", ["Munich", "Prague", "Vienna", "Berlin", "Hamburg"]);
   });
 
-  test("DPR 2, zoom 3 (@2x orientation and arrow tiles): no place label meets a wind-arrow head", async () => {
-    await check(2, 3, true, 1, "wind_arrows");
+  // At z3 every name shown is a city of two million or more: the arrows give way to all of them.
+  test("DPR 2, zoom 3 (@2x orientation and arrow tiles): arrows give way to every name", async () => {
+    await check(2, 3, true, 1, "wind_arrows", ["Berlin"], 0);
   });
 
   /** A tile's alpha over HTTP (`scale=2`: its @2x tile), as a square of side `size`. */

@@ -8,7 +8,7 @@
 //   - a regional patch sits on the global field: just outside its edge the global colour, just
 //     inside a blend (the feathered edge), deep inside the patch's own colour;
 //   - times in UTC and the reader's zone; legend labels inside the legend;
-//   - overcast cloud stands out from clear sky on the land (ΔE*ab, DPR 1 and 2), and the
+//   - overcast cloud, and 20 % cover too, stand out from clear sky on the land (ΔE*ab, DPR 1 and 2), and the
 //     translucent cloud layer's tiles meet without a seam at DPR 2 and 3.
 // The land fill and outlines are hidden before pixels are read, so "nothing drawn" is the map's
 // own background colour.
@@ -47,6 +47,8 @@ function rampColour(variable: string, value: number): Rgb {
  * (barely told apart); this ramp 41.7. Above 35 no one misses the difference.
  */
 const CLOUD_DELTA_E = 35;
+/** 20 % cover against clear sky on the land (issue 56): the pale veil gave 4, this ramp about 14. */
+const LOW_CLOUD_DELTA_E = 10;
 
 /** sRGB (0–255) to CIE L*a*b* (D65). */
 function lab([r, g, b]: Rgb): Rgb {
@@ -211,6 +213,11 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
       const overcast = median(shot, 50, 30);
       const dE = deltaE(clear, overcast);
       assert.ok(dE >= CLOUD_DELTA_E, `clear ${clear} overcast ${overcast}: ΔE*ab ${dE.toFixed(1)}`);
+      // Low cover is seen too: 20 % over Spain against the clear sky over France, both land.
+      const thin = median(shot, 39.5, -4.5);
+      const dThin = deltaE(clear, thin);
+      assert.ok(dThin >= LOW_CLOUD_DELTA_E, `clear ${clear} 20 % cover ${thin}: ΔE*ab ${dThin.toFixed(1)}`);
+      assert.ok(deltaE(thin, overcast) >= LOW_CLOUD_DELTA_E, "20 % is not drawn as overcast");
       await ctx.close();
     });
   }
@@ -307,7 +314,8 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
   });
 
   test("device pixel ratio 3: @2x tiles asked for and drawn, no seam between tiles", async () => {
-    const view = { z: 4, lat: 48, lon: 10 };
+    // North of the Alps patch (44..50° N), which the temperature layer draws over the global field.
+    const view = { z: 4, lat: 66, lon: 10 };
     const hash = `layer=global.t2m&lead=1&map=${view.z}/${view.lat}/${view.lon}`;
     const dense = await open(hash, 3);
     const base = (rs: string[]) => rs.filter((u) => u.includes("/api/forecast/tile/") && u.includes("global.t2m"));
@@ -324,14 +332,14 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
     // Drawn: the ramp's colours at device resolution.
     const shot = await shoot(dense.page, view, 3);
     assert.equal(shot.width, WIDTH * 3);
-    assert.ok(distance(shot.at(48, 2), rampColour("t2m", 278.15)) <= 3, `${shot.at(48, 2)}`);
-    assert.ok(distance(shot.at(48, 18), rampColour("t2m", 283.15)) <= 3, `${shot.at(48, 18)}`);
+    assert.ok(distance(shot.at(66, 2), rampColour("t2m", 278.15)) <= 3, `${shot.at(66, 2)}`);
+    assert.ok(distance(shot.at(66, 18), rampColour("t2m", 283.15)) <= 3, `${shot.at(66, 18)}`);
     // The map is covered by two flat colours (their bilinear step at 10° E aside): a seam between
     // tiles, darker (the background through a gap) or lighter (two tiles added where they overlap),
     // would be a line of device pixels in neither colour.
     const five = rampColour("t2m", 278.15);
     const ten = rampColour("t2m", 283.15);
-    const step = shot.at(48, 10);
+    const step = shot.at(66, 10);
     const controls = await dense.page.evaluate(() =>
       [".leaflet-control-zoom", ".legend", ".leaflet-control-attribution"].map((q) => {
         const r = document.querySelector(q)!.getBoundingClientRect();
@@ -343,7 +351,7 @@ describe("ramps, @2x tiles and patches in Chromium", () => {
     const m = 24;
     const covered = (x: number, y: number) =>
       !controls.some(([l, t, r, b]) => x >= l * 3 - m && x <= r * 3 + m && y >= t * 3 - m && y <= b * 3 + m);
-    const stepX = (shot.width / 3 / 2 + mercator(48, 10, 4).x - mercator(view.lat, view.lon, 4).x) * 3;
+    const stepX = (shot.width / 3 / 2 + mercator(66, 10, 4).x - mercator(view.lat, view.lon, 4).x) * 3;
     let seams = 0;
     for (let y = 0; y < shot.height; y++) {
       for (let x = 0; x < shot.width; x++) {

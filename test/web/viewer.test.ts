@@ -121,7 +121,7 @@ describe("map viewer in Chromium", () => {
     });
 
     // Accumulated precipitation opens on the first lead with an amount (+1 h), in mm.
-    await page.getByRole("combobox", { name: /^Layer/ }).selectOption("europe.tp_1h");
+    await page.getByRole("combobox", { name: /^Layer/ }).selectOption("global.tp_1h"); // the parameter: the Europe patch over the global field
     const tp = catalog.layers.find((l: { id: string }) => l.id === "europe.tp_1h");
     const newest = tp.runs.toSorted((a: { run: string }, b: { run: string }) => b.run.localeCompare(a.run))[0];
     assert.match(await text(page.locator("#lead-text")), /^\+1 h · /);
@@ -164,7 +164,7 @@ describe("map viewer in Chromium", () => {
     await slider.press("End");
 
     // Wind speed: the arrows overlay comes with it, drawn over the colour field.
-    await page.getByRole("combobox", { name: /^Layer/ }).selectOption("europe.wind_speed");
+    await page.getByRole("combobox", { name: /^Layer/ }).selectOption("global.wind_speed");
     const arrows = page.getByRole("checkbox", { name: "Wind arrows" });
     assert.equal(await arrows.isChecked(), true);
     await assertDrawn(page, "forecast-tiles", "wind speed", 0.3, 5); // Beaufort classes
@@ -192,7 +192,7 @@ describe("map viewer in Chromium", () => {
     assert.match(await text(legend.locator(".legend-title")), /\(km\/h\)$/);
 
     // Pressure with isobars, in hPa.
-    await page.getByRole("combobox", { name: /^Layer/ }).selectOption("europe.msl");
+    await page.getByRole("combobox", { name: /^Layer/ }).selectOption("global.msl");
     const isobars = page.getByRole("checkbox", { name: "Isobars" });
     assert.equal(await isobars.isChecked(), true);
     await legend.locator(".legend-title", { hasText: "(hPa)" }).waitFor();

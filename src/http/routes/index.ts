@@ -2,6 +2,7 @@
 import type { RouteDef } from "../route.ts";
 import { dataRoutes } from "./data.ts";
 import { docsRoutes } from "./docs.ts";
+import { edrRoutes } from "./edr.ts";
 import { embeddingRoutes } from "./embeddings.ts";
 import { healthRoutes } from "./health.ts";
 import { mapRoutes } from "./maps.ts";
@@ -19,6 +20,7 @@ export function allRoutes(): RouteDef[] {
     ...dataRoutes,
     ...embeddingRoutes,
     ...stacRoutes,
+    ...edrRoutes,
   );
   return routes;
 }

@@ -2,7 +2,9 @@
 // read live through the store. Nothing here exposes a raw array.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { InvalidParameterError, NotFoundError, StoreUnavailableError } from "../../errors.ts";
-import { parseRunParam } from "../../forecast/layers.ts";
+import { findMapLayer, parseRunParam } from "../../forecast/layers.ts";
+import { pointSeries } from "../../forecast/point.ts";
+import { UNITS_STORED } from "../../forecast/units-option.ts";
 import { layerValue } from "../../forecast/value.ts";
 import { catalogOnBase } from "../../published/catalog-base.ts";
 import { CATALOG, type Catalog as CatalogDoc, type CatalogLayer, runToken } from "../../published/layout.ts";
@@ -19,7 +21,16 @@ import { pointCopies } from "../point-copies.ts";
 import { baseFromRequest, publicBase, VARY_FORWARDED } from "../public-base.ts";
 import { route } from "../route.ts";
 import { Problem } from "../schemas/common.ts";
-import { Catalog, LayerValue, TilePath, TileQuery, ValueQuery, WmtsCapabilitiesQuery } from "../schemas/maps.ts";
+import {
+  Catalog,
+  LayerValue,
+  SeriesQuery,
+  TilePath,
+  TileQuery,
+  ValueQuery,
+  WmtsCapabilitiesQuery,
+} from "../schemas/maps.ts";
+import { PointSeries, pointReply } from "./weather.ts";
 
 /** A tile named by its run never changes; one that follows "latest" does at the next build. */
 const TILE_PINNED = "public, max-age=31536000, immutable";
@@ -247,7 +258,10 @@ export const mapRoutes = [
     summary: "A pre-rendered 256 px PNG map tile (Web Mercator, XYZ, zoom 0..7), or its 512 px @2x version",
     description:
       "Served from the published build. Outside a regional layer's coverage the answer is a transparent tile. " +
-      "Cached for a year (immutable) when the run is named, for a minute when it defaults to the latest run. " +
+      "Cached for a year (immutable) when the run is named and drawing is the layer's drawing in the catalog (the " +
+      "renderer and style the tiles are drawn with, which the catalog's route URLs carry); for a minute otherwise " +
+      "(the latest run by default, or a URL pinned under another drawing, answered with the tile as drawn now), so " +
+      "a tile drawn anew after an upgrade never sits under a URL a cache keeps for a year. " +
       "400 for a tile address off the z0..7 pyramid; 404 for an unknown layer, run or lead, or a zoom level " +
       "above the layer's maxzoom in the catalog. 500 corrupt-data (Cache-Control: no-store) when the build's tile " +
       "archive for the lead is damaged or missing: every field of an archive is checked before use, and the server " +
@@ -267,7 +281,14 @@ export const mapRoutes = [
     handler: async ({ app, params, query }) => {
       const { z, x, y } = params as unknown as { z: number; x: number; y: number };
       validateTile(z, x, y);
-      const q = query as { layer: string; run?: string; lead?: number; time?: string; scale?: number };
+      const q = query as {
+        layer: string;
+        run?: string;
+        lead?: number;
+        time?: string;
+        scale?: number;
+        drawing?: string;
+      };
       const snap = await published(app);
       const layer = catalogLayer(snap.catalog, q.layer);
       const hidpi = q.scale === 2;
@@ -287,12 +308,17 @@ export const mapRoutes = [
       }
       const { token, hours } = pick(layer, q.run, q.lead, q.time);
       const body =
-        (await snap.tile(q.layer, token, hours, z, x, y, hidpi)) ?? (await snap.emptyTile()) ?? emptyTilePng();
+        (await snap.tile(q.layer, token, hours, z, x, y, hidpi, layer.drawing)) ??
+        (await snap.emptyTile()) ??
+        emptyTilePng();
+      // Pinned for a year only under the drawing it was drawn with (a build made before drawings
+      // were recorded has none: its named runs are pinned as they were).
+      const pinned = q.run !== undefined && (layer.drawing === undefined || q.drawing === layer.drawing);
       return {
         body,
         type: "image/png",
         headers: { [BUILD_HEADER]: snap.buildId },
-        cache: q.run === undefined ? FOLLOWS_LATEST : TILE_PINNED,
+        cache: pinned ? TILE_PINNED : FOLLOWS_LATEST,
       };
     },
   }),
@@ -323,6 +349,48 @@ export const mapRoutes = [
         run = (await app.published.current())?.catalog?.layers.find((l) => l.id === q.layer)?.runs.at(-1)?.token;
       const value = await layerValue(app.store, { ...q, run }, pointCopies(app));
       return { json: value, cache: q.run === undefined ? FOLLOWS_LATEST : VALUE_PINNED };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/forecast/series",
+    operationId: "getForecastSeries",
+    summary: "A map layer's forecast at one place across all leads (the viewer's meteogram)",
+    description:
+      "The series form of /api/forecast/value for a layer of a stored variable: every lead of one run at the grid " +
+      "node nearest to the point, read by the same code as /point, so the numbers are /point's for the same place, " +
+      "variable and run. On a global layer the most local regional patch that covers the point and has the " +
+      "variable answers, as /point chooses it (source and region name it). Without run, the latest published run " +
+      "of the layer. Derived layers (wind speed, arrows, isobars) have no series of their own: ask their sources " +
+      "(u10 and v10, msl); asking one is a 400 naming them. The map's view only: no key, no member or level choice " +
+      "beyond the layer's own.",
+    tags: ["maps"],
+    auth: "public",
+    heavy: true,
+    query: SeriesQuery,
+    responses: { 200: { description: "Point series", content: { "application/json": { schema: PointSeries } } } },
+    handler: async ({ app, query }) => {
+      const q = query as { layer: string; run?: string; lat: number; lon: number; units?: string };
+      let run = q.run;
+      if (run === undefined)
+        run = (await app.published.current())?.catalog?.layers.find((l) => l.id === q.layer)?.runs.at(-1)?.token;
+      const { group, variable, level, derived } = await findMapLayer(app.store, q.layer);
+      if (derived) {
+        throw new InvalidParameterError(
+          "layer",
+          `${q.layer} is derived from ${derived.sources.map((s) => s.name).join(" and ")}: ask for the series of those layers`,
+        );
+      }
+      const series = await pointSeries(
+        app.store,
+        app.registry,
+        { lat: q.lat, lon: q.lon, var: variable.name, group: group.id, run, level: level ?? undefined },
+        pointCopies(app),
+      );
+      return {
+        ...pointReply(app.registry, series, q.units ?? UNITS_STORED),
+        cache: q.run === undefined ? FOLLOWS_LATEST : VALUE_PINNED,
+      };
     },
   }),
 ];

@@ -62,7 +62,7 @@ const PointQuery = Type.Object({
   units: Type.Optional(Type.String({ maxLength: 16, default: UNITS_STORED, description: unitsParamDescription })),
 });
 
-const PointSeries = Type.Object({
+export const PointSeries = Type.Object({
   var: Type.String(),
   lat: Type.Number(),
   lon: Type.Number(),
@@ -195,7 +195,7 @@ function inUnits(registry: Registry, s: Series, requested: string | undefined): 
   return out;
 }
 
-function pointReply(registry: Registry, series: Series, units: string | undefined): Reply {
+export function pointReply(registry: Registry, series: Series, units: string | undefined): Reply {
   const s = inUnits(registry, series, units);
   return { json: s, text: pointJson(s) };
 }

@@ -60,6 +60,17 @@ export const TileQuery = Type.Object({
         "at zooms up to it; 404 otherwise",
     }),
   ),
+  drawing: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: "^[A-Za-z0-9_-]+$",
+      description:
+        "The layer's drawing from the catalog (renderer version and style digest, r6-0c1d2e3f), as the catalog's " +
+        "route URLs carry it. With run, the answer is cached for a year only when it matches; another or none is " +
+        "answered with the tile as drawn now, cached for a minute",
+    }),
+  ),
 });
 
 export const ValueQuery = Type.Object({
@@ -68,6 +79,20 @@ export const ValueQuery = Type.Object({
   lead: Type.Optional(LeadParam),
   lat: Lat,
   lon: Lon,
+});
+
+export const SeriesQuery = Type.Object({
+  layer: LayerParam,
+  run: Type.Optional(RunParam),
+  lat: Lat,
+  lon: Lon,
+  units: Type.Optional(
+    Type.String({
+      maxLength: 16,
+      description:
+        "stored (the default) for the canonical units, display for the units the layer's legend shows, or another unit the maps offer for the variable (km/h, kn, °F)",
+    }),
+  ),
 });
 
 export const DisplayUnit = Type.Object(
@@ -152,6 +177,16 @@ const CatalogLead = Type.Object({
 
 const CatalogLayer = Type.Object({
   id: Type.String(),
+  drawing: Type.Optional(
+    Type.String({
+      description:
+        "The renderer version and a digest of the layer's style its tiles are drawn with (r6-0c1d2e3f). It is part " +
+        "of every tile path (tiles/<layer>/<token>.<drawing>/<lead>/…) and of the route URLs (drawing=…), so tiles " +
+        "drawn anew after an upgrade or restyle come under new URLs, and a year-long cache never keeps old pixels. " +
+        "A static tile path under another drawing, or none, is redirected (307, cached a minute) to this one. " +
+        "Absent in builds made before it was recorded",
+    }),
+  ),
   group: Type.String(),
   group_stored_name: Type.Optional(
     Type.String({ description: "The group's name as stored, when its URL-safe id spells it otherwise" }),
@@ -203,7 +238,9 @@ const CatalogLayer = Type.Object({
   runs: Type.Array(
     Type.Object({
       run: Type.String({ description: "Initialisation time, ISO 8601 without zone (UTC)" }),
-      token: Type.String({ description: "Run token used in tile paths and the run parameter" }),
+      token: Type.String({
+        description: "Run token used in the run parameter, and in tile paths followed by .<drawing>",
+      }),
       leads: Type.Array(CatalogLead),
     }),
     { description: "Published runs, oldest first" },
@@ -225,7 +262,9 @@ export const Catalog = Type.Object({
     Type.String({ description: "Present when public_url is unknown: what that means" }),
   ),
   generated_at: Type.String(),
-  tile_url_template: Type.String({ description: "Tile route template with {layer}, {run} and {lead} to fill in" }),
+  tile_url_template: Type.String({
+    description: "Tile route template with {layer}, {run}, {lead} and {drawing} (the layer's) to fill in",
+  }),
   tile_format: Type.Optional(
     Type.Union([Type.Literal("zxy"), Type.Literal("pmtiles")], {
       description: "How the build stores tiles: z/x/y PNG files (default) or one PMTiles archive per lead",

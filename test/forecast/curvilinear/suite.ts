@@ -73,12 +73,11 @@ const LAYOUTS: Record<string, Layout> = {
     from: /^the GRIB_\* keys/,
     points: HRRR_POINTS,
   },
-  // Each of WRF's times is a time of its own (an analysis-like axis): the latest answers.
+  // One WRF run from SIMULATION_START_DATE: every stored time is one of its leads.
   wrf: {
     t2m: "T2",
     lat: "XLAT",
     lon: "XLONG",
-    sel: { Time: 2 },
     proj4: WRF_PROJ,
     from: /^the WRF globals \(MAP_PROJ 1\)$/,
     points: [
@@ -198,7 +197,7 @@ export function curvilinearSuite(part: "recovered" | "nodes"): void {
           const l = LAYOUTS[name];
           const sel: Record<string, number> = name === "wrf" ? { Time: 2 } : { step: 1 };
           const ref = reference(name, { points: l.points }, sel);
-          const lead = name === "wrf" ? 0 : 3;
+          const lead = name === "wrf" ? 6 : 3;
           for (const [k, [lat, lon]] of l.points.entries()) {
             const r = await get(
               `${servers[name].url}/api/forecast/value?layer=${name}.t2m&lat=${lat}&lon=${lon}&lead=${lead}`,
@@ -281,11 +280,16 @@ export function curvilinearSuite(part: "recovered" | "nodes"): void {
 
   if (recovered) {
     describe("WRF's own names and fields", () => {
-      test("T2 and PSFC are served as t2m and sp; staggered U, V, W, PH are listed as not served, with the reason", async () => {
+      test("T2, PSFC, Q2 are served as t2m, sp, q2; staggered U, V, W, PH are listed as not served, with the reason", async () => {
         const models = (await get(`${servers.wrf.url}/api/models`)).json();
         const g = models.forecast[0];
-        assert.deepEqual(g.variables, ["sp", "t2m", "u10", "v10"]);
-        assert.deepEqual(g.runs, ["2024-07-01T00:00:00", "2024-07-01T03:00:00", "2024-07-01T06:00:00"]);
+        // Q2 as q2; RAINC + RAINNC as tp (test/forecast/wrf.test.ts checks their values).
+        assert.deepEqual(g.variables, ["q2", "sp", "t2m", "tp", "u10", "v10"]);
+        assert.equal(g.grid.winds_turned_by, "COSALPHA/SINALPHA");
+        // One run (SIMULATION_START_DATE), its leads from XTIME (0, 180, 360 minutes since the start).
+        assert.deepEqual(g.runs, ["2024-07-01T00:00:00"]);
+        assert.deepEqual(g.lead_hours, [0, 3, 6]);
+        assert.equal(g.analysis, false);
         const reasons = Object.fromEntries(
           g.unregistered.map((u: { stored: string; reason: string }) => [u.stored, u.reason]),
         );

@@ -217,6 +217,12 @@ elif mode == "wrfout":
     xt.stagger = b""
     grid3 = ("Time", "south_north", "west_east")
     var("T2", "f", grid3, field(ny, nx, nt, 5, 290.0), b"K", b"TEMP at 2 M")
+    # Q2, and total precipitation in WRF's two parts, each accumulated since the start (mm).
+    var("Q2", "f", grid3, (field(ny, nx, nt, 7, 20.0) / 2000).astype("float32"), b"kg kg-1", b"QV at 2 M")
+    var("RAINC", "f", grid3, np.maximum(field(ny, nx, nt, 8, 0.0), 0) * np.array([0, 1, 2])[:, None, None],
+        b"mm", b"ACCUMULATED TOTAL CUMULUS PRECIPITATION")
+    var("RAINNC", "f", grid3, np.maximum(field(ny, nx, nt, 9, 2.0), 0) * np.array([0, 2, 3])[:, None, None],
+        b"mm", b"ACCUMULATED TOTAL GRID SCALE PRECIPITATION")
     var("PSFC", "f", grid3, field(ny, nx, nt, 6, 0.0) * 10 + 95000, b"Pa", b"SFC PRESSURE")
     var("U10", "f", grid3, np.full((nt, ny, nx), 2.0, "float32"), b"m s-1", b"U at 10 M")
     var("V10", "f", grid3, np.full((nt, ny, nx), 10.0, "float32"), b"m s-1", b"V at 10 M")
@@ -225,7 +231,9 @@ elif mode == "wrfout":
 
     cone = (np.log(np.cos(radians(WRF["t1"]))) - np.log(np.cos(radians(WRF["t2"])))) / (
         np.log(np.tan(radians(45 - WRF["t1"] / 2))) - np.log(np.tan(radians(45 - WRF["t2"] / 2))))
-    alpha = np.radians(((lon - WRF["stand_lon"] + 180) % 360 - 180) * cone)
+    # WRF turns winds as u cos a - v sin a (east), v cos a + u sin a (north): east of STAND_LON the
+    # grid's +x points south of east in the northern hemisphere, so a = -cone * (lon - STAND_LON).
+    alpha = -np.radians(((lon - WRF["stand_lon"] + 180) % 360 - 180) * cone)
     var("COSALPHA", "f", grid3, np.broadcast_to(np.cos(alpha), (nt, ny, nx)), b"", b"Local cosine of map rotation")
     var("SINALPHA", "f", grid3, np.broadcast_to(np.sin(alpha), (nt, ny, nx)), b"", b"Local sine of map rotation")
     var("U", "f", ("Time", "bottom_top", "south_north", "west_east_stag"), np.zeros((nt, nz, ny, nx + 1)), b"m s-1",

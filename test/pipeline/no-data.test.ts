@@ -54,8 +54,13 @@ describe("missing nodes are hatched", () => {
     dir = realpathSync(join(out, "current"));
   });
 
-  const tile = async (layer: string, x: number, y: number) =>
-    decodeRgba(readFileSync(join(dir, "tiles", layer, RUN_TOKEN, "0", String(Z), String(x), `${y}.png`)));
+  /** Tile z/x/y of lead 0 of the latest run, where the catalog says it lies. */
+  const tile = async (layer: string, x: number, y: number) => {
+    const catalog = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8")) as Catalog;
+    const run = catalog.layers.find((l) => l.id === layer)!.runs.find((r) => r.token === RUN_TOKEN)!;
+    const path = run.leads.find((l) => l.hours === 0)!.tiles.replace("{z}/{x}/{y}", `${Z}/${x}/${y}`);
+    return decodeRgba(readFileSync(join(dir, path)));
+  };
 
   test("the missing block is drawn in diagonal stripes, the rest in the ramp's colours", async () => {
     let inked = 0;

@@ -1,7 +1,7 @@
 // The documents of a build besides its tiles, all derived from the manifest's layer specs:
 // catalog.json, one TileJSON 3.0.0 per layer-run-lead, one legend (PNG + JSON) per layer, and the
 // shared transparent tile.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   CATALOG,
@@ -170,6 +170,14 @@ export function writeBuildDocs(dir: string, manifest: BuildManifest, rendering?:
       put(dir, legend.json, `${JSON.stringify(legendJson(source, 11, spec.role === "base"), null, 1)}\n`);
     for (const run of layer.runs) {
       for (const lead of run.leads) {
+        // The wind file is written only where the grid allows it (evenly spaced axes): a lead
+        // without one names none, never a file that is not there.
+        if (
+          lead.wind &&
+          !existsSync(join(dir, windPaths(tileDir(spec.id, run.token, lead.hours, spec.drawing)).json))
+        ) {
+          delete lead.wind;
+        }
         put(
           dir,
           tilejsonPath(spec.id, run.token, lead.hours),

@@ -5,7 +5,9 @@
 //     serves their zoom-7 @2x tiles at 512 px;
 //   - those @2x tiles are sharp: over the same tiles, at least 1.5 times as many pixels with a
 //     strong step to a neighbour (the edges of lines, arrow heads and labels) as the 1x tile
-//     scaled up twice as a browser would (bilinear), which smears each step over two pixels.
+//     scaled up twice as a browser would (bilinear), which smears each step over two pixels;
+//   - and they draw what the 1x tiles draw at twice the scale, not thinner or denser: their ink
+//     (alpha summed, a quarter per @2x pixel) is within a quarter of the 1x tiles'.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
@@ -27,7 +29,7 @@ const TILES = [
 const STRONG = 64;
 
 /** A tile's grey level over a white page (alpha composited), as a screen shows it. */
-async function greyOf(url: string): Promise<{ grey: Float64Array; size: number }> {
+async function greyOf(url: string): Promise<{ grey: Float64Array; size: number; ink: number }> {
   const res = await fetch(url);
   assert.equal(res.status, 200, url);
   const { data, info } = await sharp(Buffer.from(await res.arrayBuffer()))
@@ -36,12 +38,14 @@ async function greyOf(url: string): Promise<{ grey: Float64Array; size: number }
     .toBuffer({ resolveWithObject: true });
   assert.equal(info.width, info.height);
   const grey = new Float64Array(info.width * info.height);
+  let ink = 0;
   for (let i = 0; i < grey.length; i++) {
     const a = data[i * 4 + 3] / 255;
+    ink += a;
     const g = (data[i * 4] + data[i * 4 + 1] + data[i * 4 + 2]) / 3;
     grey[i] = g * a + 255 * (1 - a);
   }
-  return { grey, size: info.width };
+  return { grey, size: info.width, ink };
 }
 
 /** The image scaled up twice, bilinear at pixel centres (what a browser does with a 1x tile at DPR 2). */
@@ -117,15 +121,23 @@ describe("overlays' @2x tiles at zoom 7", () => {
       assert.ok(layer.two, "an @2x route per lead");
       let two = 0;
       let upscaled = 0;
+      let ink2x = 0;
+      let ink1x = 0;
       for (const [x, y] of TILES) {
         const hi = await greyOf(fill(layer.two, x, y));
         const lo = await greyOf(fill(layer.one, x, y));
         assert.deepEqual([hi.size, lo.size], [512, 256]);
         two += sharpEdges(hi);
+        ink2x += hi.ink / 4;
+        ink1x += lo.ink;
         upscaled += sharpEdges(upscale(lo));
       }
       t.diagnostic(
-        `${id}: ${two} sharp pixels at @2x, ${upscaled} in the 1x scaled up (×${(two / upscaled).toFixed(2)})`,
+        `${id}: ${two} sharp pixels at @2x, ${upscaled} in the 1x scaled up (×${(two / upscaled).toFixed(2)}), ink ×${(ink2x / ink1x).toFixed(2)}`,
+      );
+      assert.ok(
+        ink2x > 0.75 * ink1x && ink2x < 1.33 * ink1x,
+        `${id}: ink of the @2x tiles ${ink2x.toFixed(0)} (a quarter per pixel) against ${ink1x.toFixed(0)} at 1x`,
       );
       assert.ok(upscaled > 100, `the 1x tiles hold drawn overlay (${upscaled} sharp pixels scaled up)`);
       assert.ok(

@@ -26,6 +26,7 @@ import {
   layerGroup,
   popup,
 } from "./vendor/leaflet/leaflet-src.esm.js";
+import { windAnimation } from "./wind.js";
 
 const API = "api/forecast/";
 /** Tiles are published up to z7 (spec); two more levels are drawn by scaling z7 tiles up. */
@@ -703,6 +704,21 @@ function rememberUnit(label) {
   }
 }
 
+// Animated wind (wind.js), off by default: the global wind-arrow layer's wind file at the valid
+// time shown, from the run shown when it has one, else the newest.
+windAnimation(map, () => {
+  const t = state.lead?.valid_time;
+  const arrows = state.layers.find((l) => l.kind === "global" && l.runs.some((r) => r.leads.some((d) => d.wind)));
+  if (!t || !arrows) return null;
+  const shownFirst = (r) => (r.token === state.run?.token ? 1 : 0);
+  const runs = arrows.runs.toSorted((a, b) => shownFirst(b) - shownFirst(a) || b.run.localeCompare(a.run));
+  for (const r of runs) {
+    const lead = r.leads.find((d) => d.valid_time === t && d.wind);
+    if (lead) return rootRelative(lead.wind);
+  }
+  return null;
+});
+
 async function legendOf(l) {
   if (!legends.has(l.id)) {
     legends.set(
@@ -759,6 +775,12 @@ async function drawLegend() {
     }),
   );
   fitTicks(ticks);
+  // Nodes without a value are hatched on the map (base layers); the key says what the stripes mean.
+  if (doc?.no_data) {
+    const key = el("div", "legend-no-data", doc.no_data.label);
+    key.style.setProperty("--hatch", doc.no_data.color);
+    box.append(key);
+  }
 }
 
 /**

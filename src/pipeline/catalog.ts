@@ -13,6 +13,7 @@ import {
   TILE_ROUTE_TEMPLATE,
   tileDir,
   tilejsonPath,
+  windPaths,
 } from "../published/layout.ts";
 import { WMTS_CAPABILITIES, wmtsCapabilities } from "../published/wmts.ts";
 import { displayUnit, unitChoices } from "../registry/display.ts";
@@ -83,6 +84,9 @@ function catalogLayer(l: LayerSpec, maxZoom: number, hidpiMaxZoom: number, base:
             }
           : {}),
         tilejson: `${base}/${tilejsonPath(l.id, r.token, ld.hours)}`,
+        ...(l.recipe.kind === "arrows"
+          ? { wind: `${base}/${windPaths(tileDir(l.id, r.token, ld.hours, l.drawing)).json}` }
+          : {}),
       })),
     })),
   };
@@ -162,7 +166,8 @@ export function writeBuildDocs(dir: string, manifest: BuildManifest, rendering?:
     const legend = legendPaths(spec.id);
     if (layer.legend) put(dir, legend.png, renderLegendPng(spec.style));
     const source = { units: spec.units, style: spec.style, temporal: spec.temporal, long_name: spec.long_name };
-    if (layer.legend) put(dir, legend.json, `${JSON.stringify(legendJson(source), null, 1)}\n`);
+    if (layer.legend)
+      put(dir, legend.json, `${JSON.stringify(legendJson(source, 11, spec.role === "base"), null, 1)}\n`);
     for (const run of layer.runs) {
       for (const lead of run.leads) {
         put(

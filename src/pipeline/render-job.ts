@@ -2,11 +2,12 @@
 // zoom level is sampled through tables solved once per grid and level. Tiles of one colour are
 // encoded once per job and hard-linked; a lead whose fingerprint the previous build already has
 // is hard-linked from there instead of rendered.
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { BoundedMap } from "../bounded-map.ts";
 import { StoreUnavailableError } from "../errors.ts";
 import { readBulk, readValues, regionOf } from "../forecast/read.ts";
-import { HIDPI_SUFFIX } from "../published/layout.ts";
+import { HIDPI_SUFFIX, windPaths } from "../published/layout.ts";
 import type { LeadResult } from "../published/manifest.ts";
 import { displayUnit, toDisplay } from "../registry/display.ts";
 import { arrowSpacing, renderArrows } from "../render/arrows.ts";
@@ -14,17 +15,20 @@ import { buildPalette, onAxis, type Palette } from "../render/colormap.ts";
 import { finiteRange, prepareContourText } from "../render/contour-labels.ts";
 import { renderContours } from "../render/contours.ts";
 import { KeptNames } from "../render/label-rank.ts";
+import { hatchMissing, MISSING_PALETTE, missingNodes, withHatch } from "../render/no-data.ts";
 import { OVERLAY_BYTES } from "../render/overlay-paint.ts";
 import { OVERLAY_PALETTE, quantizeOverlay } from "../render/overlay-palette.ts";
 import { encodeIndexedPng, type TileBoxes } from "../render/png.ts";
 import type { LevelSampler } from "../render/resample.ts";
 import { HIDPI_SIZE, TILE_SIZE } from "../render/tiles.ts";
 import { isUniform } from "../render/uniform.ts";
+import { encodeWindField } from "../render/wind-field.ts";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 import { coverageKey } from "./coverage.ts";
 import { eachLead, eachTile, emptyResult, progress, type RenderContext } from "./job-walk.ts";
 import type { Job, LeadJob } from "./jobs.ts";
 import { layerHidpiMax } from "./layer-spec.ts";
+import { TileWriter } from "./write.ts";
 
 /**
  * Whether a lead is the only one this job renders from its chunks along the lead axis: then its
@@ -130,16 +134,27 @@ function painterOf(
   const rgbaOf = (size: number) => (size === HIDPI_SIZE ? (rgba2x ??= new Uint8Array(size * size * 4)) : rgba1x);
   // The data's cell in world pixels at a zoom level (overlays adapt their lattices to it).
   const cellPx = (z: number) => (cellDeg / 360) * TILE_SIZE * 2 ** z;
+  const withMissing = (drawn: Field, values: Field): Field[] => {
+    const missing = missingNodes(values);
+    return missing ? [drawn, missing] : [drawn];
+  };
+  const missingIndices = new Uint8Array(TILE_SIZE * TILE_SIZE);
+  const paintBase = (s: LevelSampler, x: number, y: number, f: Field, missing: Field | undefined, out: Uint8Array) => {
+    s.renderTile(x, y, f, ramp, out, recipe.resample);
+    if (missing) {
+      s.renderTile(x, y, missing, MISSING_PALETTE, missingIndices, recipe.resample);
+      hatchMissing(out, missingIndices, x * TILE_SIZE, y * TILE_SIZE, TILE_SIZE);
+    }
+    return undefined;
+  };
   switch (recipe.kind) {
     case "field":
       return {
         palette: ramp,
-        // A stepped ramp is sampled on its class axis (one pass per lead), a smooth one on the value.
-        prepare: async ([f]) => [onAxis(ramp, f)],
-        paint: (s, x, y, [f], out) => {
-          s.renderTile(x, y, f, ramp, out, recipe.resample);
-          return undefined;
-        },
+        // A stepped ramp is sampled on its class axis (one pass per lead), a smooth one on the value;
+        // a field with missing nodes brings the field that hatches them (no-data.ts).
+        prepare: async ([f]) => withMissing(onAxis(ramp, f), f),
+        paint: (s, x, y, [f, missing], out) => paintBase(s, x, y, f, missing, out),
       };
     case "speed":
       return {
@@ -148,12 +163,9 @@ function painterOf(
         prepare: async ([u, v]) => {
           const speed = new Float32Array(u.length);
           for (let i = 0; i < u.length; i++) speed[i] = Math.hypot(u[i], v[i]);
-          return [onAxis(ramp, speed)];
+          return withMissing(onAxis(ramp, speed), speed);
         },
-        paint: (s, x, y, [f], out) => {
-          s.renderTile(x, y, f, ramp, out, recipe.resample);
-          return undefined;
-        },
+        paint: (s, x, y, [f, missing], out) => paintBase(s, x, y, f, missing, out),
       };
     case "arrows": {
       const base = recipe.spacing_px ?? 40;
@@ -240,6 +252,10 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       const read = await Promise.all(sources.map((v) => readField(group, v, job, lead.index)));
       return prepare(read);
     });
+    // A base field with missing nodes is drawn with the hatch in its palette (no-data.ts).
+    const rgba = palette.rgba !== OVERLAY_PALETTE && fields.length > 1 ? withHatch(palette.rgba) : palette.rgba;
+    // A wind-arrow lead also writes the 10 m wind the viewer animates (once, by the pyramid's first part).
+    if (job.recipe.kind === "arrows" && (job.part?.index ?? 0) === 0) writeWind(ctx, lead, fields, grid);
     let sampler: LevelSampler;
     const level = (z: number) => {
       const at = ctx.coverage.level(coverage, grid, z);
@@ -256,7 +272,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         ctx.writer.link(first, path);
       } else {
         // Overlays' anti-aliased rows compress better unfiltered.
-        const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, palette.rgba, {
+        const png = encodeIndexedPng(indices, TILE_SIZE, TILE_SIZE, rgba, {
           ...overlayRows,
           ...(marks?.length ? { boxes: marks } : {}),
         });
@@ -298,7 +314,7 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
         if (same !== undefined) ctx.writer.link(same, path2x);
         else {
           const boxes = [...marks2x].map((b) => b.split(",").map(Number) as TileBoxes[number]);
-          const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, palette.rgba, {
+          const png = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, rgba, {
             ...overlayRows,
             ...(boxes.length ? { boxes } : {}),
           });
@@ -317,5 +333,40 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
 
   const results = await eachLead(ctx, job, hidpiPerLead, renderLead);
   counter.flush();
+  if (job.recipe.kind === "arrows") {
+    // A lead linked from the previous build takes its wind file too (a build before them had none).
+    for (const lead of job.leads) {
+      if (!lead.reuse || !results.find((r) => r.key === lead.key)?.reused) continue;
+      const from = windPaths(lead.reuse.dir);
+      const to = windPaths(join(ctx.buildDir, lead.dir));
+      try {
+        mkdirSync(dirname(to.json), { recursive: true });
+        windFiles.link(from.png, to.png);
+        windFiles.link(from.json, to.json);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        writeWind(ctx, lead, await Promise.all(sources.map((v) => readField(group, v, job, lead.index))), grid);
+      }
+    }
+  }
   return results;
+}
+
+/**
+ * Wind files are plain files whatever the build's tile format (an archive build's writer takes
+ * tiles only), written and linked with the same care as tiles (its
+ * directory memo unused: builds come and go in one process).
+ */
+const windFiles = new TileWriter();
+
+/** The lead's u/v as the viewer's wind file (wind-field.ts), beside its tile directory. */
+function writeWind(ctx: RenderContext, lead: LeadJob, [u, v]: Field[], grid: GroupVariable["grid"]): void {
+  // Projected and unstructured grids have no lat/lon axes the header could state.
+  if (grid.projection || grid.cells) return;
+  const paths = windPaths(join(ctx.buildDir, lead.dir));
+  const wind = encodeWindField(grid, u, v, paths.png.slice(paths.png.lastIndexOf("/") + 1));
+  if (!wind) return;
+  mkdirSync(dirname(paths.json), { recursive: true });
+  windFiles.write(paths.png, wind.png);
+  windFiles.write(paths.json, Buffer.from(`${JSON.stringify(wind.header)}\n`));
 }

@@ -27,6 +27,7 @@ export function catalogOnBase(catalog: Catalog, base: string): Catalog {
           ...(ld.tiles_2x !== undefined ? { tiles_2x: move(ld.tiles_2x) } : {}),
           ...(ld.route_2x !== undefined ? { route_2x: move(ld.route_2x) } : {}),
           ...(ld.archive !== undefined ? { archive: move(ld.archive) } : {}),
+          ...(ld.wind !== undefined ? { wind: move(ld.wind) } : {}),
         })),
       })),
     })),

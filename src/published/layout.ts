@@ -5,6 +5,7 @@
 //     catalog.json                      forecast catalog (Catalog below)
 //     places.json                       the viewer's place search (places.ts), with the orientation layer
 //     tiles/<layer>/<run>.<drawing>/<lead>/{z}/{x}/{y}.png   (runPart below)
+//     tiles/<layer>/<run>.<drawing>/<lead>.wind.json, .wind.png   10 m wind of wind-arrow layers (wind-field.ts)
 //     tilejson/<layer>/<run>/<lead>.json
 //     legends/<layer>.png, legends/<layer>.json
 //     embeddings/items.json             sorted item names (the catalogue listing)
@@ -53,6 +54,14 @@ export function tileDir(layer: string, token: string, hours: number, drawing?: s
   return `tiles/${layer}/${runPart(token, drawing)}/${leadName(hours)}`;
 }
 
+/**
+ * The wind file of a wind-arrow lead, beside its tile directory (not in it: a lead's directory holds
+ * exactly its tiles), under tiles/ so it is cached as immutably as they are.
+ */
+export function windPaths(leadDir: string): { json: string; png: string } {
+  return { json: `${leadDir}.wind.json`, png: `${leadDir}.wind.png` };
+}
+
 export function tilejsonPath(layer: string, token: string, hours: number): string {
   return `tilejson/${layer}/${token}/${leadName(hours)}.json`;
 }
@@ -79,6 +88,8 @@ export interface CatalogLead {
   tiles_2x?: string;
   route_2x?: string;
   tilejson: string;
+  /** Wind-arrow layers: the header of the lead's 10 m wind file for animation (windPaths). */
+  wind?: string;
 }
 
 export interface CatalogRun {

@@ -5,6 +5,7 @@ import { legendTicks, type Tick, unitChoices } from "../registry/display.ts";
 import type { DisplayUnit, MapStyle, Temporal } from "../registry/registry.ts";
 import { temporalText } from "../registry/temporal.ts";
 import { buildPalette, type LegendStop, legendStops, type SteppedScale, steppedScale } from "./colormap.ts";
+import { HATCH_RGBA, NO_DATA_LABEL } from "./no-data.ts";
 import { encodeIndexedPng } from "./png.ts";
 
 export const LEGEND_WIDTH = 256;
@@ -45,6 +46,23 @@ export interface LegendJson {
   temporal: Temporal["kind"];
   /** For accumulated variables, e.g. "amount over the previous 1 h". */
   interval?: string;
+  /** How tiles draw nodes without a value (base layers: diagonal hatching, no-data.ts). */
+  no_data?: NoDataKey;
+}
+
+export interface NoDataKey {
+  label: string;
+  pattern: "hatch";
+  /** "#rrggbb" of the stripes and their opacity (0..1); between stripes the map shows. */
+  color: string;
+  opacity: number;
+}
+
+/** The legend's key for missing nodes, in the colours the tiles use. */
+export function noDataKey(): NoDataKey {
+  const [r, g, b, a] = HATCH_RGBA;
+  const color = `#${[r, g, b].map((c) => c.toString(16).padStart(2, "0")).join("")}`;
+  return { label: NO_DATA_LABEL, pattern: "hatch", color, opacity: Math.round((a / 255) * 1000) / 1000 };
 }
 
 /** Each column shows the colour of the value at its centre, so the transparent range stays transparent. */
@@ -66,7 +84,8 @@ export function intervalText(temporal: Temporal): string | undefined {
   return temporal.kind === "instantaneous" ? undefined : temporalText(temporal);
 }
 
-export function legendJson(source: LegendSource, stopCount = 11): LegendJson {
+/** `noData`: the layer's tiles hatch missing nodes (base layers do; overlays draw nothing there). */
+export function legendJson(source: LegendSource, stopCount = 11, noData = false): LegendJson {
   const { style } = source;
   const steps = steppedScale(style);
   const options = unitChoices(style, source.units).map((u) => ({
@@ -88,6 +107,7 @@ export function legendJson(source: LegendSource, stopCount = 11): LegendJson {
   if (style.transparent_below !== undefined) legend.transparent_below = style.transparent_below;
   const interval = intervalText(source.temporal);
   if (interval !== undefined) legend.interval = interval;
+  if (noData) legend.no_data = noDataKey();
   return legend;
 }
 

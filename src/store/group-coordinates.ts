@@ -100,6 +100,15 @@ export function entryOf(registry: Registry, stored: string, attrs: Json): Variab
 }
 
 /**
+ * Where a variable's scalar coordinates are named, nearest first: its squeezed dimensions, its own
+ * CF `coordinates` attribute, then the group's (where xarray writes those no variable lists).
+ */
+function scalarCoordinateLists(arr: StoredArray, squeezed: string[], groupAttrs: Json): string[][] {
+  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
+  return [squeezed, listed(arr.meta.attrs), listed(groupAttrs)];
+}
+
+/**
  * The height above the surface (metres) a variable's height coordinate gives: a squeezed
  * dimension's one-entry coordinate (MET Norway's height1 = 2 m), else a scalar coordinate its CF
  * `coordinates` attribute names (the Met Office's height = 1.5 m), else one the group's own
@@ -114,8 +123,7 @@ export async function heightOf(
   squeezed: string[],
   groupAttrs: Json = {},
 ): Promise<number | undefined> {
-  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
-  for (const names of [squeezed, listed(arr.meta.attrs), listed(groupAttrs)]) {
+  for (const names of scalarCoordinateLists(arr, squeezed, groupAttrs)) {
     const heights: number[] = [];
     for (const name of names) {
       const h = await scalarHeight(arrays.get(name));
@@ -189,8 +197,7 @@ export async function scalarMemberOf(
   squeezed: string[],
   groupAttrs: Json = {},
 ): Promise<number | undefined> {
-  const listed = (a: Json) => (strAttr(a, "coordinates") ?? "").split(/\s+/).filter(Boolean);
-  for (const names of [squeezed, listed(arr.meta.attrs), listed(groupAttrs)]) {
+  for (const names of scalarCoordinateLists(arr, squeezed, groupAttrs)) {
     const found: number[] = [];
     for (const name of names) {
       const c = arrays.get(name);

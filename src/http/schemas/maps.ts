@@ -160,6 +160,13 @@ const CatalogLead = Type.Object({
     }),
   ),
   route_2x: Type.Optional(Type.String({ description: "The 512 px tiles through /api/forecast/tile (scale=2)" })),
+  wind: Type.Optional(
+    Type.String({
+      description:
+        "Wind-arrow layers on an evenly spaced lat/lon grid: JSON header of the lead's 10 m u/v file for animation " +
+        "(grid, offset and scale per component; the PNG it names lies beside it)",
+    }),
+  ),
   archive: Type.Optional(
     Type.String({
       description: "PMTiles archive of this lead below the build root (builds made with --tiles pmtiles)",

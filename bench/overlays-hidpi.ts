@@ -1,8 +1,8 @@
 // What @2x overlays cost per lead, as the build draws them: isobars and wind arrows over the demo
 // fields, the 1x pyramid z0..max against @2x tiles (four tiles of the next zoom drawn at twice the
-// scale, stitched into one 512 px palette PNG) zoom by zoom, and the ratio (1x + @2x) / 1x for
-// each highest @2x zoom. The build draws @2x overlays up to the highest zoom whose ratio stays
-// within 1.3 (OVERLAY_HIDPI_BELOW in src/render/tiles.ts). The marks' boxes (isobar labels and
+// scale, stitched into one 512 px palette PNG) zoom by zoom, the top included, and the ratio
+// (1x + @2x) / 1x for each highest @2x zoom. The build draws @2x overlays up to the top
+// (OVERLAY_HIDPI_BELOW in src/render/tiles.ts). The marks' boxes (isobar labels and
 // H/L, arrow heads) are gathered and carried in the PNGs as the build does. CPU time of this one
 // thread (process.cpuUsage), so the ratios hold under load; the load average is printed beside.
 // usage: node bench/overlays-hidpi.ts [maxZoom=6]
@@ -27,35 +27,41 @@ const label = (v: number) => String(Math.round(v / 100));
 await prepareContourText(...finiteRange(f.msl), { interval: 400, label }, [1, 2]);
 const cellPx = (z: number) => (grid.dlon / 360) * TILE_SIZE * 2 ** z;
 const rgba = new Uint8Array(OVERLAY_BYTES);
+const rgba2x = new Uint8Array(HIDPI_SIZE * HIDPI_SIZE * 4);
 const idx = new Uint8Array(TILE_SIZE * TILE_SIZE);
 const big = new Uint8Array(HIDPI_SIZE * HIDPI_SIZE);
-const samplers = Array.from({ length: maxZoom + 1 }, (_, z) => createLevelSampler(grid, z));
+const samplers = Array.from({ length: maxZoom + 2 }, (_, z) => createLevelSampler(grid, z));
 const load = (await import("node:os")).loadavg()[0].toFixed(1);
 const rows = [`overlays per lead, 1x z0..${maxZoom} against @2x by zoom (load average ${load})`];
 
 const sumOne = { ms: 0 };
 const sumTwo: number[] = [];
+const sumQuarters: number[] = [];
 for (const layer of ["isobars", "arrows"] as const) {
-  const paint = (s: LevelSampler, x: number, y: number, out: Uint8Array, k: number): TileBoxes => {
+  // size 256: a 1x tile (or one @2x quarter, the earlier way); 512: a whole @2x tile, as the build draws it.
+  const paint = (s: LevelSampler, x: number, y: number, out: Uint8Array, k: number, size = TILE_SIZE): TileBoxes => {
     const marks: TileBoxes = [];
+    const px = size === TILE_SIZE ? rgba : rgba2x;
     if (layer === "isobars") {
       const step = Math.min(24, Math.max(3, Math.round(cellPx(s.z) / 1.5)));
-      renderContours(s, x, y, f.msl, { interval: 400, label, step, scale: k }, rgba, marks);
+      renderContours(s, x, y, f.msl, { interval: 400, label, step, scale: k }, px, marks, size);
     } else {
       const screenZ = s.z - Math.log2(k);
       const spacing = k * arrowSpacing(40, screenZ, cellPx(screenZ));
-      renderArrows(s, x, y, f.u10, f.v10, { spacing, scale: k }, rgba, marks);
+      renderArrows(s, x, y, f.u10, f.v10, { spacing, scale: k }, px, marks, size);
     }
-    quantizeOverlay(rgba, out);
+    quantizeOverlay(px, out);
     return marks;
   };
   let oneMs = 0;
   let oneBytes = 0;
   const twoMs: number[] = [];
   const twoBytes: number[] = [];
+  const quarterMs: number[] = [];
   for (let z = 0; z <= maxZoom; z++) {
     twoMs[z] = 0;
     twoBytes[z] = 0;
+    quarterMs[z] = 0;
     for (let x = 0; x < 2 ** z; x++) {
       for (let y = 0; y < 2 ** z; y++) {
         let t = cpuMs();
@@ -65,43 +71,52 @@ for (const layer of ["isobars", "arrows"] as const) {
           oneBytes += encodeIndexedPng(idx, TILE_SIZE, TILE_SIZE, OVERLAY_PALETTE, { rows: "none", ...boxes }).length;
         }
         oneMs += cpuMs() - t;
-        if (z >= maxZoom) continue;
-        t = cpuMs();
-        const marks2x: TileBoxes = [];
-        for (let q = 0; q < 4; q++) {
-          const dx = q & 1;
-          const dy = q >> 1;
-          for (const b of paint(samplers[z + 1], 2 * x + dx, 2 * y + dy, idx, 2)) {
+        for (const way of ["whole", "quarters"] as const) {
+          t = cpuMs();
+          const marks2x: TileBoxes = [];
+          const keep = (b: TileBoxes[number], dx: number, dy: number) => {
             const [x0, y0] = [b[0] + dx * TILE_SIZE, b[1] + dy * TILE_SIZE];
             const [x1, y1] = [b[2] + dx * TILE_SIZE, b[3] + dy * TILE_SIZE];
             marks2x.push([Math.floor(x0 / 2), Math.floor(y0 / 2), Math.ceil(x1 / 2), Math.ceil(y1 / 2)]);
+          };
+          if (way === "whole") {
+            for (const b of paint(samplers[z + 1], x, y, big, 2, HIDPI_SIZE)) keep(b, 0, 0);
+          } else {
+            for (let q = 0; q < 4; q++) {
+              const dx = q & 1;
+              const dy = q >> 1;
+              for (const b of paint(samplers[z + 1], 2 * x + dx, 2 * y + dy, idx, 2)) keep(b, dx, dy);
+              for (let r = 0; r < TILE_SIZE; r++) {
+                big.set(
+                  idx.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
+                  (dy * TILE_SIZE + r) * HIDPI_SIZE + dx * TILE_SIZE,
+                );
+              }
+            }
           }
-          for (let r = 0; r < TILE_SIZE; r++) {
-            big.set(
-              idx.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
-              (dy * TILE_SIZE + r) * HIDPI_SIZE + dx * TILE_SIZE,
-            );
+          let bytes = 0;
+          if (!isUniform(big) || marks2x.length) {
+            const boxes = marks2x.length ? { boxes: marks2x } : {};
+            bytes = encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, OVERLAY_PALETTE, { rows: "none", ...boxes }).length;
           }
+          const ms = cpuMs() - t;
+          if (way === "whole") {
+            twoMs[z] += ms;
+            twoBytes[z] += bytes;
+          } else quarterMs[z] += ms;
         }
-        if (!isUniform(big) || marks2x.length) {
-          const boxes = marks2x.length ? { boxes: marks2x } : {};
-          twoBytes[z] += encodeIndexedPng(big, HIDPI_SIZE, HIDPI_SIZE, OVERLAY_PALETTE, {
-            rows: "none",
-            ...boxes,
-          }).length;
-        }
-        twoMs[z] += cpuMs() - t;
       }
     }
   }
   sumOne.ms += oneMs;
   twoMs.forEach((ms, z) => {
     sumTwo[z] = (sumTwo[z] ?? 0) + ms;
+    sumQuarters[z] = (sumQuarters[z] ?? 0) + quarterMs[z];
   });
   rows.push(`${layer}: 1x z0..${maxZoom} ${(oneMs / 1000).toFixed(1)} s, ${(oneBytes / 1e6).toFixed(2)} MB`);
   let ms = 0;
   let bytes = 0;
-  for (let z = 0; z < maxZoom; z++) {
+  for (let z = 0; z <= maxZoom; z++) {
     ms += twoMs[z];
     bytes += twoBytes[z];
     rows.push(
@@ -110,9 +125,13 @@ for (const layer of ["isobars", "arrows"] as const) {
   }
 }
 let both = 0;
-for (let z = 0; z < maxZoom; z++) {
+let bothQuarters = 0;
+for (let z = 0; z <= maxZoom; z++) {
   both += sumTwo[z];
-  rows.push(`both overlays, @2x up to z${z}: time ×${(1 + both / sumOne.ms).toFixed(2)}`);
+  bothQuarters += sumQuarters[z];
+  rows.push(
+    `both overlays, @2x up to z${z}: time ×${(1 + both / sumOne.ms).toFixed(2)} (drawn as four quarters: ×${(1 + bothQuarters / sumOne.ms).toFixed(2)})`,
+  );
 }
 const top = buildHidpiMax(maxZoom);
 rows.push(

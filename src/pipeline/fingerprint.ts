@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 
 /** Bump whenever the pixels a given field and style produce change; every tile then re-renders. */
-export const RENDERER_VERSION = "8";
+export const RENDERER_VERSION = "9";
 
 /** A short digest of a JSON value (16 hex digits of its SHA-256). */
 export const sha = (value: unknown): string =>

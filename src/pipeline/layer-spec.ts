@@ -276,9 +276,9 @@ export function orientationLayer(
 
 /**
  * The highest zoom a layer of this kind has @2x tiles at, given the build's @2x zoom for base
- * layers (-1: none; buildHidpiMax: the pyramid's top): base fields up to it, the orientation layer
- * one zoom less far, overlays (arrows, isobars), drawn at twice the scale, less far again
- * (overlayHidpiMax), any other kind none. The renderer, the plan's file count and the catalog all
+ * layers (-1: none; buildHidpiMax: the pyramid's top): base fields, the orientation layer
+ * (ORIENTATION_HIDPI_BELOW) and the overlays (arrows, isobars, drawn at twice the scale:
+ * overlayHidpiMax) all up to it now, any other kind none. The renderer, the plan's file count and the catalog all
  * ask here.
  */
 export function layerHidpiMax(kind: Recipe["kind"], baseHidpi: number): number {

@@ -104,6 +104,7 @@ type TilePainter = (
   fields: Field[],
   out: Uint8Array,
   scale?: number,
+  size?: number,
 ) => TileBoxes | undefined;
 
 /**
@@ -128,7 +129,9 @@ function painterOf(
   const keepAt = (screenZ: number, k: number) => (recipe.keep_names ? names.get(`${screenZ}@${k}`) : undefined);
   const ramp = buildPalette(job.style);
   const overlay = { rgba: OVERLAY_PALETTE };
-  const rgba = new Uint8Array(OVERLAY_BYTES);
+  const rgba1x = new Uint8Array(OVERLAY_BYTES);
+  let rgba2x: Uint8Array | undefined;
+  const rgbaOf = (size: number) => (size === HIDPI_SIZE ? (rgba2x ??= new Uint8Array(size * size * 4)) : rgba1x);
   // The data's cell in world pixels at a zoom level (overlays adapt their lattices to it).
   const cellPx = (z: number) => (cellDeg / 360) * TILE_SIZE * 2 ** z;
   const withMissing = (drawn: Field, values: Field): Field[] => {
@@ -174,11 +177,12 @@ function painterOf(
         },
         // At scale 2 the sampler is the next zoom's: the lattice of the zoom on screen, twice as wide.
         // The arrow heads' boxes ride in the PNG, as the isobars' marks do.
-        paint: (s, x, y, [u, v], out, k = 1) => {
+        paint: (s, x, y, [u, v], out, k = 1, size = TILE_SIZE) => {
           const screenZ = s.z - Math.log2(k);
           const spacing = k * arrowSpacing(base, screenZ, cellPx(screenZ));
           const heads: TileBoxes = [];
-          renderArrows(s, x, y, u, v, { spacing, scale: k, keep: keepAt(screenZ, k) }, rgba, heads);
+          const rgba = rgbaOf(size);
+          renderArrows(s, x, y, u, v, { spacing, scale: k, keep: keepAt(screenZ, k) }, rgba, heads, size);
           quantizeOverlay(rgba, out);
           return heads;
         },
@@ -201,10 +205,11 @@ function painterOf(
           await keepReady();
           return [f];
         },
-        paint: (s, x, y, [f], out, k = 1) => {
+        paint: (s, x, y, [f], out, k = 1, size = TILE_SIZE) => {
           const marks: TileBoxes = [];
           const keep = keepAt(s.z - Math.log2(k), k);
-          renderContours(s, x, y, f, { interval, label, step: step(s.z), scale: k, keep }, rgba, marks);
+          const rgba = rgbaOf(size);
+          renderContours(s, x, y, f, { interval, label, step: step(s.z), scale: k, keep }, rgba, marks, size);
           quantizeOverlay(rgba, out);
           return marks;
         },
@@ -280,28 +285,27 @@ export async function renderJob(ctx: RenderContext, job: Job): Promise<LeadResul
       result.tiles++;
       if (z <= hidpiMax) {
         // The 512 px tile is the four z+1 tiles below this one, sampled at their own zoom.
-        // An overlay's quarters are drawn at twice the scale (lines, text and spacing), and their
-        // marks kept in the 1x tile's frame, as the 1x tile's are.
+        // An overlay's is drawn whole at twice the scale (lines, text and spacing) over the z+1
+        // world pixels of those four tiles: one tracing, one label placement and one search for
+        // centres rather than four with their margins. Marks are kept in the 1x tile's frame.
         const child = ctx.coverage.sampler(coverage, grid, z + 1);
         marks2x.clear();
-        for (let q = 0; q < 4; q++) {
-          const dx = q & 1;
-          const dy = q >> 1;
-          const quarterMarks = paint(child, 2 * x + dx, 2 * y + dy, fields, quarter, overlay2x ? 2 : 1);
-          for (const b of quarterMarks ?? []) {
-            const [x0, y0, x1, y1] = [
-              b[0] + dx * TILE_SIZE,
-              b[1] + dy * TILE_SIZE,
-              b[2] + dx * TILE_SIZE,
-              b[3] + dy * TILE_SIZE,
-            ];
-            marks2x.add([Math.floor(x0 / 2), Math.floor(y0 / 2), Math.ceil(x1 / 2), Math.ceil(y1 / 2)].join());
+        if (overlay2x) {
+          for (const b of paint(child, x, y, fields, big, 2, HIDPI_SIZE) ?? []) {
+            marks2x.add([Math.floor(b[0] / 2), Math.floor(b[1] / 2), Math.ceil(b[2] / 2), Math.ceil(b[3] / 2)].join());
           }
-          for (let r = 0; r < TILE_SIZE; r++) {
-            big.set(
-              quarter.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
-              (dy * TILE_SIZE + r) * HIDPI_SIZE + dx * TILE_SIZE,
-            );
+        } else {
+          // A base layer's quarters, each the z+1 tile itself.
+          for (let q = 0; q < 4; q++) {
+            const dx = q & 1;
+            const dy = q >> 1;
+            paint(child, 2 * x + dx, 2 * y + dy, fields, quarter);
+            for (let r = 0; r < TILE_SIZE; r++) {
+              big.set(
+                quarter.subarray(r * TILE_SIZE, (r + 1) * TILE_SIZE),
+                (dy * TILE_SIZE + r) * HIDPI_SIZE + dx * TILE_SIZE,
+              );
+            }
           }
         }
         const path2x = `${dir}/${y}${HIDPI_SUFFIX}.png`;

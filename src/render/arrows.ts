@@ -79,20 +79,21 @@ export function renderArrows(
   options: ArrowOptions,
   out: Uint8Array = new Uint8Array(OVERLAY_BYTES),
   heads?: TileBoxes,
+  size = TILE_SIZE,
 ): Uint8Array {
   out.fill(0);
   const s = options.spacing;
   const calm = options.calm ?? 0.5;
   const full = options.full ?? 25;
   const k = options.scale ?? 1;
-  const left = x * TILE_SIZE;
-  const top = y * TILE_SIZE;
+  const left = x * size;
+  const top = y * size;
   const world = 2 ** sampler.z * TILE_SIZE;
-  const line = new Float32Array(TILE_SIZE * TILE_SIZE);
-  const halo = new Float32Array(TILE_SIZE * TILE_SIZE);
+  const line = new Float32Array(size * size);
+  const halo = new Float32Array(size * size);
   const boxes: TileBoxes = [];
   // Arrows centred outside the tile may still reach into it.
-  for (const site of arrowSites(s, [left - s, top - s, left + TILE_SIZE + s, top + TILE_SIZE + s])) {
+  for (const site of arrowSites(s, [left - s, top - s, left + size + s, top + size + s])) {
     if (site.y < 0 || site.y >= world) continue;
     const col = posMod(site.x, world);
     const ue = sampler.valueAt(col, site.y, u);
@@ -113,8 +114,8 @@ export function renderArrows(
         const a1 = ((i + 1) * Math.PI) / 6;
         const r = 3 * k;
         const seg = [cx + r * Math.cos(a0), cy + r * Math.sin(a0), cx + r * Math.cos(a1), cy + r * Math.sin(a1)];
-        strokeSegment(halo, seg[0], seg[1], seg[2], seg[3], 1.9 * k);
-        strokeSegment(line, seg[0], seg[1], seg[2], seg[3], 0.6 * k);
+        strokeSegment(halo, seg[0], seg[1], seg[2], seg[3], 1.9 * k, size);
+        strokeSegment(line, seg[0], seg[1], seg[2], seg[3], 0.6 * k, size);
       }
       continue;
     }
@@ -132,10 +133,10 @@ export function renderArrows(
     const baseY = tipY - uy * head;
     const wing = head * 0.6;
     const tri = [tipX, tipY, baseX - uy * wing, baseY + ux * wing, baseX + uy * wing, baseY - ux * wing];
-    strokeSegment(halo, tailX, tailY, baseX, baseY, hw + 1.3 * k);
-    fillTriangle(halo, tri, 1.3 * k);
-    strokeSegment(line, tailX, tailY, baseX + ux * 0.5 * k, baseY + uy * 0.5 * k, hw);
-    fillTriangle(line, tri, 0);
+    strokeSegment(halo, tailX, tailY, baseX, baseY, hw + 1.3 * k, size);
+    fillTriangle(halo, tri, 1.3 * k, size);
+    strokeSegment(line, tailX, tailY, baseX + ux * 0.5 * k, baseY + uy * 0.5 * k, hw, size);
+    fillTriangle(line, tri, 0, size);
     if (heads) {
       const m = 1.3 * k;
       const box: TileBoxes[number] = [
@@ -144,7 +145,7 @@ export function renderArrows(
         Math.ceil(Math.max(tri[0], tri[2], tri[4]) + m),
         Math.ceil(Math.max(tri[1], tri[3], tri[5]) + m),
       ];
-      if (box[2] > 0 && box[3] > 0 && box[0] < TILE_SIZE && box[1] < TILE_SIZE) boxes.push(box);
+      if (box[2] > 0 && box[3] > 0 && box[0] < size && box[1] < size) boxes.push(box);
     }
   }
   paint(out, halo, HALO_COLOUR);
@@ -153,7 +154,7 @@ export function renderArrows(
   // not this tile's). A label that meets the ink on a tile meets that tile's box, and the viewer
   // reads the boxes of every tile a label reaches.
   for (const b of boxes) {
-    const ink = inkBox(out, b);
+    const ink = inkBox(out, b, size);
     if (ink) heads?.push(ink);
   }
   return out;
@@ -192,11 +193,11 @@ export function arrowExtent(
 }
 
 /** The bounding box of the pixels of `rgba` (a tile) with alpha inside the box, clipped to the tile. */
-function inkBox(rgba: Uint8Array, [x0, y0, x1, y1]: TileBoxes[number]): TileBoxes[number] | undefined {
+function inkBox(rgba: Uint8Array, [x0, y0, x1, y1]: TileBoxes[number], size: number): TileBoxes[number] | undefined {
   let box: TileBoxes[number] | undefined;
-  for (let y = Math.max(0, y0); y < Math.min(TILE_SIZE, y1); y++) {
-    for (let x = Math.max(0, x0); x < Math.min(TILE_SIZE, x1); x++) {
-      if (rgba[(y * TILE_SIZE + x) * 4 + 3] === 0) continue;
+  for (let y = Math.max(0, y0); y < Math.min(size, y1); y++) {
+    for (let x = Math.max(0, x0); x < Math.min(size, x1); x++) {
+      if (rgba[(y * size + x) * 4 + 3] === 0) continue;
       if (!box) box = [x, y, x + 1, y + 1];
       else {
         box[0] = Math.min(box[0], x);

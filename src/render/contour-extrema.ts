@@ -24,7 +24,10 @@ export function findExtrema(
   scale = 1,
 ): Extremum[] {
   const world = 2 ** sampler.z * TILE_SIZE;
-  const q = 8; // lattice step in world pixels
+  // Lattice step in world pixels: 8 screen pixels, so an @2x quarter (the next zoom's sampler at
+  // scale 2) searches the same field lattice as the 1x tile of the zoom on screen, not four times
+  // as many points with twice the reach.
+  const q = 8 * scale;
   const r = Math.max(1, Math.round(Math.min(radius, world / 4) / q));
   const reach = 24 * scale; // half a mark
   const [ax0, ay0, ax1, ay1] = area;

@@ -51,6 +51,7 @@ export function drawRotatedLabel(
   angle: number,
   text: RGBA = TEXT_COLOUR,
   halo: RGBA = LABEL_HALO,
+  size = TILE_SIZE,
 ): void {
   const cos = Math.cos(angle);
   const sin = Math.sin(angle);
@@ -59,9 +60,9 @@ export function drawRotatedLabel(
   const ex = Math.abs(hw * cos) + Math.abs(hh * sin) + 1;
   const ey = Math.abs(hw * sin) + Math.abs(hh * cos) + 1;
   const minX = Math.max(0, Math.floor(cx - ex));
-  const maxX = Math.min(TILE_SIZE - 1, Math.ceil(cx + ex));
+  const maxX = Math.min(size - 1, Math.ceil(cx + ex));
   const minY = Math.max(0, Math.floor(cy - ey));
-  const maxY = Math.min(TILE_SIZE - 1, Math.ceil(cy + ey));
+  const maxY = Math.min(size - 1, Math.ceil(cy + ey));
   for (let py = minY; py <= maxY; py++) {
     for (let px = minX; px <= maxX; px++) {
       const rx = px + 0.5 - cx;
@@ -69,7 +70,7 @@ export function drawRotatedLabel(
       const u = rx * cos + ry * sin + hw;
       const v = -rx * sin + ry * cos + hh;
       if (u < -1 || v < -1 || u > mask.width + 1 || v > mask.height + 1) continue;
-      const k = (py * TILE_SIZE + px) * 4;
+      const k = (py * size + px) * 4;
       const h = sampleMask(mask.halo, mask.width, mask.height, u, v);
       if (h > 0) blendPixel(rgba, k, halo[0], halo[1], halo[2], (h / 255) * (halo[3] / 255));
       const t = sampleMask(mask.alpha, mask.width, mask.height, u, v);
@@ -82,14 +83,22 @@ export function drawRotatedLabel(
  * A number in single-digit masks set side by side (ink widths plus a pixel), centred on (cx, cy):
  * the value of an H/L centre, which is not one of the levels whose labels are made beforehand.
  */
-export function drawDigits(rgba: Uint8Array, text: string, cx: number, cy: number, colour: RGBA, scale = 1): void {
+export function drawDigits(
+  rgba: Uint8Array,
+  text: string,
+  cx: number,
+  cy: number,
+  colour: RGBA,
+  scale = 1,
+  size = TILE_SIZE,
+): void {
   const masks = [...text].map((ch) => cachedLabelMask(ch, MARK_VALUE_PX * scale, scaledStyle(LABEL_STYLE, scale)));
   if (masks.some((m) => !m)) return;
   const ink = (m: LabelMask) => m.width - 2 * m.pad;
   const width = masks.reduce((w, m) => w + ink(m!) + scale, -scale);
   let x = cx - width / 2;
   for (const m of masks as LabelMask[]) {
-    drawRotatedLabel(rgba, m, Math.round(x + ink(m) / 2), cy, 0, colour);
+    drawRotatedLabel(rgba, m, Math.round(x + ink(m) / 2), cy, 0, colour, LABEL_HALO, size);
     x += ink(m) + scale;
   }
 }
@@ -104,21 +113,29 @@ export function digitsSize(text: string, scale = 1): { width: number; height: nu
 }
 
 /** Clears line coverage under a label's ink box (plus a gap), so the line stops either side of it. */
-export function knockOut(cov: Coverage[], mask: LabelMask, cx: number, cy: number, angle: number, gap: number): void {
+export function knockOut(
+  cov: Coverage[],
+  mask: LabelMask,
+  cx: number,
+  cy: number,
+  angle: number,
+  gap: number,
+  size = TILE_SIZE,
+): void {
   const cos = Math.cos(angle);
   const sin = Math.sin(angle);
   const a = (mask.width - 2 * mask.pad) / 2 + gap;
   const b = (mask.height - 2 * mask.pad) / 2 + 1;
   const ex = Math.abs(a * cos) + Math.abs(b * sin) + 2;
   const ey = Math.abs(a * sin) + Math.abs(b * cos) + 2;
-  for (let py = Math.max(0, Math.floor(cy - ey)); py <= Math.min(TILE_SIZE - 1, Math.ceil(cy + ey)); py++) {
-    for (let px = Math.max(0, Math.floor(cx - ex)); px <= Math.min(TILE_SIZE - 1, Math.ceil(cx + ex)); px++) {
+  for (let py = Math.max(0, Math.floor(cy - ey)); py <= Math.min(size - 1, Math.ceil(cy + ey)); py++) {
+    for (let px = Math.max(0, Math.floor(cx - ex)); px <= Math.min(size - 1, Math.ceil(cx + ex)); px++) {
       const rx = px + 0.5 - cx;
       const ry = py + 0.5 - cy;
       const d = Math.max(Math.abs(rx * cos + ry * sin) - a, Math.abs(-rx * sin + ry * cos) - b);
       if (d >= 1) continue;
       const keep = Math.max(0, d);
-      for (const c of cov) c[py * TILE_SIZE + px] *= keep;
+      for (const c of cov) c[py * size + px] *= keep;
     }
   }
 }

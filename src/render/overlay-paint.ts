@@ -26,12 +26,20 @@ export const posMod = (a: number, n: number): number => ((a % n) + n) % n;
 /** Per-pixel coverage (0..1) of one layer of strokes, combined by max so joints do not darken. */
 export type Coverage = Float32Array;
 
-export function strokeSegment(cov: Coverage, x0: number, y0: number, x1: number, y1: number, hw: number): void {
+export function strokeSegment(
+  cov: Coverage,
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+  hw: number,
+  size = TILE_SIZE,
+): void {
   const reach = hw + 1;
   const minX = Math.max(0, Math.floor(Math.min(x0, x1) - reach));
-  const maxX = Math.min(TILE_SIZE - 1, Math.ceil(Math.max(x0, x1) + reach));
+  const maxX = Math.min(size - 1, Math.ceil(Math.max(x0, x1) + reach));
   const minY = Math.max(0, Math.floor(Math.min(y0, y1) - reach));
-  const maxY = Math.min(TILE_SIZE - 1, Math.ceil(Math.max(y0, y1) + reach));
+  const maxY = Math.min(size - 1, Math.ceil(Math.max(y0, y1) + reach));
   if (minX > maxX || minY > maxY) return;
   const dx = x1 - x0;
   const dy = y1 - y0;
@@ -45,7 +53,7 @@ export function strokeSegment(cov: Coverage, x0: number, y0: number, x1: number,
       const ey = cy - t * dy;
       const c = hw + 0.5 - Math.sqrt(ex * ex + ey * ey);
       if (c <= 0) continue;
-      const k = py * TILE_SIZE + px;
+      const k = py * size + px;
       const v = c >= 1 ? 1 : c;
       if (v > cov[k]) cov[k] = v;
     }
@@ -53,13 +61,13 @@ export function strokeSegment(cov: Coverage, x0: number, y0: number, x1: number,
 }
 
 /** Fills the triangle (a, b, c) with anti-aliased edges, grown by `grow` pixels (for its halo). */
-export function fillTriangle(cov: Coverage, p: number[], grow: number): void {
+export function fillTriangle(cov: Coverage, p: number[], grow: number, size = TILE_SIZE): void {
   const xs = [p[0], p[2], p[4]];
   const ys = [p[1], p[3], p[5]];
   const minX = Math.max(0, Math.floor(Math.min(...xs) - grow - 1));
-  const maxX = Math.min(TILE_SIZE - 1, Math.ceil(Math.max(...xs) + grow + 1));
+  const maxX = Math.min(size - 1, Math.ceil(Math.max(...xs) + grow + 1));
   const minY = Math.max(0, Math.floor(Math.min(...ys) - grow - 1));
-  const maxY = Math.min(TILE_SIZE - 1, Math.ceil(Math.max(...ys) + grow + 1));
+  const maxY = Math.min(size - 1, Math.ceil(Math.max(...ys) + grow + 1));
   const area = (xs[1] - xs[0]) * (ys[2] - ys[0]) - (ys[1] - ys[0]) * (xs[2] - xs[0]);
   const sign = area >= 0 ? 1 : -1;
   for (let py = minY; py <= maxY; py++) {
@@ -82,7 +90,7 @@ export function fillTriangle(cov: Coverage, p: number[], grow: number): void {
       }
       const c = 0.5 + grow - sd;
       if (c <= 0) continue;
-      const k = py * TILE_SIZE + px;
+      const k = py * size + px;
       const v = c >= 1 ? 1 : c;
       if (v > cov[k]) cov[k] = v;
     }

@@ -14,19 +14,18 @@ export const buildHidpiMax = (maxZoom: number): number => Math.min(HIDPI_MAX_ZOO
 /** Samplers reach one zoom past the pyramid: the top's @2x tiles are sampled at the zoom above it. */
 export const SAMPLE_MAX_ZOOM = MAX_ZOOM + 1;
 /**
- * The orientation layer's @2x tiles stop this many zooms below the base layers': its 512 px tiles
- * are drawn from the zoom's own label placement at twice the size, a cost that grows fourfold per
- * zoom (one set per build, bench/hidpi-transparent.ts).
+ * The orientation layer's @2x tiles stop this many zooms below the base layers' (none: to the top):
+ * its 512 px tiles are drawn from the zoom's own label placement at twice the size, one set per
+ * build (bench/hidpi-transparent.ts).
  */
-export const ORIENTATION_HIDPI_BELOW = 1;
+export const ORIENTATION_HIDPI_BELOW = 0;
 /**
- * Overlays' @2x tiles stop this many zooms below the base layers', by kind: an @2x overlay tile is
- * four tiles of the next zoom drawn at twice the scale, each zoom about four times the cost of the
- * one before, and up to here a kind's @2x tiles add at most 0.3 of its 1x tiles' CPU time per lead
- * (bench/overlays-hidpi.ts, BENCHMARKS.md): isobars (labels, H/L, smoothing) a zoom less far than
- * arrows.
+ * Overlays' @2x tiles stop this many zooms below the base layers', by kind (none: both reach the
+ * top). An @2x overlay tile is four tiles of the next zoom drawn at twice the scale from the field
+ * lattice of the zoom on screen (contour-extrema.ts), so its cost is mostly the four times as many
+ * pixels stroked and encoded (bench/overlays-hidpi.ts, BENCHMARKS.md).
  */
-export const OVERLAY_HIDPI_BELOW = { contours: 3, arrows: 2 } as const;
+export const OVERLAY_HIDPI_BELOW = { contours: 0, arrows: 0 } as const;
 
 /** The highest zoom with @2x tiles of an overlay kind, given the build's @2x zoom for base layers (-1: none). */
 export const overlayHidpiMax = (hidpiMaxZoom: number, kind: keyof typeof OVERLAY_HIDPI_BELOW): number =>

@@ -313,13 +313,13 @@ test("README Maps: @2x zooms per kind, the orientation layer's static run", () =
   const maps = section("## Maps");
   assert.match(
     maps,
-    /512 px tiles at every zoom up to the top \(z7 with `--max-zoom 7`\), the orientation layer one zoom less far \(z6\), wind arrows two zooms less far \(z5\) and isobars three \(z4\)/,
+    /base layers, the orientation layer and the overlays all get 512 px tiles at every zoom\s+up to the top \(z7 with `--max-zoom 7`\)/,
   );
   const top = buildHidpiMax(7);
   assert.equal(top, 7);
-  assert.equal(top - ORIENTATION_HIDPI_BELOW, 6);
-  assert.equal(overlayHidpiMax(top, "arrows"), 5);
-  assert.equal(overlayHidpiMax(top, "contours"), 4);
+  assert.equal(top - ORIENTATION_HIDPI_BELOW, 7);
+  assert.equal(overlayHidpiMax(top, "arrows"), 7);
+  assert.equal(overlayHidpiMax(top, "contours"), 7);
   assert.match(
     maps,
     /the catalog files it under one static run \(lead 0\) on a day of the year 2000 taken\s+from its drawing version \(`2000-01-01T00:00:00` plus minutes/,

@@ -28,7 +28,7 @@ function worldField(z: number, f: (x: number, y: number) => number) {
     const y = ((1 - Math.log(Math.tan(Math.PI / 4 + phi / 2)) / Math.PI) / 2) * world;
     for (let j = 0; j < lon.length; j++) field[i * lon.length + j] = f(((lon[j] + 180) / 360) * world, y);
   }
-  return { sampler: createLevelSampler({ lat, lon }, z), field };
+  return { sampler: createLevelSampler({ lat, lon }, z), field, grid: { lat, lon } };
 }
 
 const alphaAt = (tile: Uint8Array, c: number, r: number) => tile[(r * TILE + c) * 4 + 3];
@@ -184,7 +184,7 @@ describe("H/L marks", () => {
   const z = 5;
   const low = [3066.5, 2500.5]; // 6 px from the seam at x = 3072: its mark straddles it
   const high = [4200.5, 2700.5];
-  const { sampler, field } = worldField(
+  const { sampler, field, grid } = worldField(
     z,
     (x, y) =>
       101300 -
@@ -209,6 +209,18 @@ describe("H/L marks", () => {
     const lows = (l: typeof a) => l.filter((e) => e.kind === "L");
     assert.equal(lows(a).length, 1);
     assert.deepEqual(lows(a), lows(b));
+  });
+
+  it("an @2x tile (the next zoom at scale 2) marks the centres a 1x screen shows, at twice the world pixels", () => {
+    const next = createLevelSampler(grid, z + 1);
+    const one = findExtrema(sampler, field, [2000, 1500, 5500, 3500], 160, 400);
+    const two = findExtrema(next, field, [4000, 3000, 11000, 7000], 320, 400, 2);
+    assert.equal(two.length, one.length, JSON.stringify(two));
+    for (const e of one) {
+      const twin = two.find((t) => t.kind === e.kind && t.x - 0.5 === 2 * (e.x - 0.5) && t.y - 0.5 === 2 * (e.y - 0.5));
+      assert.ok(twin, `${e.kind} at ${e.x},${e.y}: ${JSON.stringify(two)}`);
+      assert.ok(Math.abs(twin.value - e.value) < 1, `${twin.value} against ${e.value}`);
+    }
   });
 
   it("marks nothing on a field without centres", () => {

@@ -117,8 +117,8 @@ describe("orientation layer in Chromium", () => {
       o.runs.map((r: { leads: unknown[] }) => r.leads.length),
       [1],
     );
-    // @2x tiles to one zoom below the top (base layers reach the top).
-    assert.equal(o.hidpi_maxzoom, Z - 1);
+    // @2x tiles up to the top, as base layers and overlays.
+    assert.equal(o.hidpi_maxzoom, Z);
     assert.match(o.runs[0].leads[0].tiles_2x, /@2x\.png$/);
     assert.match(o.runs[0].leads[0].route_2x, /scale=2/);
   });

@@ -265,7 +265,7 @@ describe("place names yield to the weather's marks", () => {
     await check(2, 4, false);
   });
 
-  // With --max-zoom 5 the isobars have @2x tiles to z2, the arrows to z3 (OVERLAY_HIDPI_BELOW).
+  // With --max-zoom 5 the isobars and the arrows have @2x tiles to z5, as the orientation layer.
   test("DPR 2, zoom 2 (@2x orientation and isobar tiles): no place label meets a line label or H/L", async () => {
     await check(2, 2, true, 1);
   });

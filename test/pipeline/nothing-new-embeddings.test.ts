@@ -118,6 +118,13 @@ describe("embeddings unchanged, decided from versions", () => {
       assert.notEqual(next.build_id, last);
       last = next.build_id;
     }
+    // The last build followed its change at once: whatever it noted, a "nothing new" surveyed
+    // once the store has settled leaves the published build a note that answers.
+    await settle();
+    const again = await build({ store, out, ...small });
+    assert.equal(again.unchanged, last);
+    const published = join(out, "builds", last);
+    assert.deepEqual(await unchangedEmbeddingInputs(new Store(store), published), again.embeddings);
   });
 
   for (const [what, change] of Object.entries(changes)) {

@@ -4,7 +4,8 @@
 
 import { cpSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type SkippedEmbedding, writeEmbeddingIndexes } from "../embeddings/index-writer.ts";
+import type { SkippedEmbedding } from "../embeddings/index-writer.ts";
+import { writeIndexesNoting } from "../embeddings/survey-inputs.ts";
 import { ConfigError, CorruptDataError, GridcastError, StoreUnavailableError } from "../errors.ts";
 import { verifyBuildArchives } from "../published/archive-verify.ts";
 import { assembleBuild } from "../published/assemble.ts";
@@ -135,7 +136,7 @@ export async function finalizeBuild(
   if (format === "pmtiles") markArchives(partial, catalog);
   let embeddings: Finalized["embeddings"];
   try {
-    embeddings = await writeEmbeddingIndexes(store, partial);
+    embeddings = await writeIndexesNoting(store, partial);
   } catch (e) {
     throw storeError(store.root, e);
   }

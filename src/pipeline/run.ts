@@ -5,7 +5,8 @@
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
-import { type SkippedEmbedding, writeEmbeddingIndexes } from "../embeddings/index-writer.ts";
+import type { SkippedEmbedding } from "../embeddings/index-writer.ts";
+import { keepNote, unchangedEmbeddingInputs, writeIndexesNoting } from "../embeddings/survey-inputs.ts";
 import { ConfigError } from "../errors.ts";
 import { verifyBuildArchives } from "../published/archive-verify.ts";
 import type { TileFormat } from "../published/format.ts";
@@ -302,10 +303,16 @@ export async function runBuild(o: BuildOptions): Promise<BuildReport> {
       // finalize does for the archives it assembles or links: a damaged one is never called
       // "nothing new" (it stays a CorruptDataError naming it).
       verifyBuildArchives(same.dir, same.manifest);
-      const embeddings = await writeEmbeddingIndexes(store, partial).catch((e: unknown) =>
-        Promise.reject(storeError(o.store, e)),
-      );
-      earlyPointCopy = sameIndexes(same.dir, partial) ? await makePointCopies() : undefined;
+      // The embedding indexes: the same when every store key the published build's survey read
+      // has the version it had then (a stat each); else surveyed, written and compared.
+      const fail = (e: unknown) => Promise.reject(storeError(o.store, e));
+      const noted = await unchangedEmbeddingInputs(store, same.dir).catch(fail);
+      const embeddings = noted ?? (await writeIndexesNoting(store, partial).catch(fail));
+      const sameEmbeddings = noted !== undefined || sameIndexes(same.dir, partial);
+      // Surveyed and the same: the published build takes this survey's note (it had none, or one
+      // from other code), so the next build with nothing new decides from versions again.
+      if (!noted && sameEmbeddings) keepNote(partial, same.dir);
+      earlyPointCopy = sameEmbeddings ? await makePointCopies() : undefined;
       const samePoints = earlyPointCopy !== undefined && pointCopiesOf(earlyPointCopy?.copies) === same.pointCopies;
       if (samePoints) {
         rmSync(partial, { recursive: true, force: true });

@@ -34,6 +34,8 @@ export interface Backend {
    * metadata revalidation uses, so a new cycle is seen by the first check after it was written.
    */
   freshStamp?(key: string): Promise<string | undefined>;
+  /** freshStamp() of many keys, answered at once (a local store's stats in one loop). */
+  freshStamps?(keys: readonly string[]): (string | undefined)[];
   /** A version that costs a round trip (HEAD), cached by the backend for a short interval. */
   remoteStamp?(key: string): Promise<string | undefined>;
   /**

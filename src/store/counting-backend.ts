@@ -18,10 +18,16 @@ export class CountingBackend implements Backend {
   untracked = 0;
   lists = 0;
   bytes = 0;
+  /**
+   * Called with every key read or listed, and awaited before the read goes out (so what it notes
+   * of the key, a version say, is never newer than the bytes read). See watchReads.
+   */
+  #watch: ((key: string) => Promise<void>) | undefined;
 
   readonly stamp?: (key: string) => Promise<string | undefined>;
   readonly freshStamp?: (key: string) => Promise<string | undefined>;
   readonly remoteStamp?: (key: string) => Promise<string | undefined>;
+  readonly freshStamps?: (keys: readonly string[]) => (string | undefined)[];
   readonly getInto?: Backend["getInto"];
   readonly stampNow?: (key: string) => string | undefined | typeof NOT_YET;
 
@@ -29,12 +35,24 @@ export class CountingBackend implements Backend {
     this.inner = inner;
     if (inner.stamp) this.stamp = (key) => inner.stamp!(key);
     if (inner.freshStamp) this.freshStamp = (key) => inner.freshStamp!(key);
+    if (inner.freshStamps) this.freshStamps = (keys) => inner.freshStamps!(keys);
     if (inner.remoteStamp) this.remoteStamp = (key) => inner.remoteStamp!(key);
     if (inner.stampNow) this.stampNow = (key) => inner.stampNow!(key);
     // Scans read into their own buffers only where the store can (see scan.ts); the count is kept.
     if (inner.getInto) {
-      this.getInto = async (key, take, expect) => this.#count(key, await inner.getInto!(key, take, expect));
+      this.getInto = async (key, take, expect) => {
+        if (this.#watch) await this.#watch(rel(key));
+        return this.#count(key, await inner.getInto!(key, take, expect));
+      };
     }
+  }
+
+  /**
+   * Every key read (get, getRange, getInto) or listed from now on goes to `watch` first, awaited
+   * before the read; undefined stops it. One watcher at a time.
+   */
+  watchReads(watch: ((key: string) => Promise<void>) | undefined): void {
+    this.#watch = watch;
   }
 
   get description(): string {
@@ -52,10 +70,12 @@ export class CountingBackend implements Backend {
   }
 
   async get(key: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
+    if (this.#watch) await this.#watch(rel(key));
     return this.#count(key, await this.inner.get(key, opts));
   }
 
   async getRange(key: string, range: RangeQuery, opts?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
+    if (this.#watch) await this.#watch(rel(key));
     const got = this.inner.getRange
       ? await this.inner.getRange(key, range, opts)
       : sliceRange(this.inner, key, await this.inner.get(key, opts), range);
@@ -64,6 +84,7 @@ export class CountingBackend implements Backend {
 
   async listDirs(prefix: string): Promise<string[] | undefined> {
     this.lists++;
+    if (this.#watch) await this.#watch(rel(prefix));
     return this.inner.listDirs?.(prefix);
   }
 
@@ -83,6 +104,8 @@ export class CountingBackend implements Backend {
     return [...this.reads.keys()].sort();
   }
 }
+
+const rel = (k: string) => (k.startsWith("/") ? k.slice(1) : k);
 
 function sliceRange(backend: Backend, key: string, bytes: Uint8Array | undefined, range: RangeQuery) {
   return bytes && sliceWhole(backend, key, bytes, range);

@@ -1,5 +1,6 @@
 // A store in a local directory: confined reads below its root (never through a symlink out), with
 // the addon's single-call read where it is built, and stat-based stamps shared for a short while.
+import { statSync } from "node:fs";
 import { type FileHandle, readdir, realpath, stat } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import { type Confined, MISSING_CODES, openBelow } from "../confined.ts";
@@ -153,6 +154,24 @@ export class DirectoryBackend implements Backend {
     return this.#stat(key);
   }
 
+  /**
+   * freshStamp() of many keys at once, each a stat now, taken one after the other on this thread:
+   * for tens of thousands of keys a plain loop of stat calls costs a fraction of as many promises.
+   */
+  freshStamps(keys: readonly string[]): (string | undefined)[] {
+    return keys.map((key) => {
+      // Lexical confinement (join resolves "..") is enough for a stat: nothing is read.
+      const full = join(this.root, key);
+      if (full !== this.root && !full.startsWith(this.root + sep)) return undefined;
+      try {
+        const st = statSync(full, { bigint: true, throwIfNoEntry: false });
+        return st && `${st.mtimeNs}:${st.ctimeNs}:${st.size}:${st.ino}`;
+      } catch (e) {
+        throw fault(this, key, "the store cannot be read right now", { cause: e });
+      }
+    });
+  }
+
   stampNow(key: string): string | undefined | typeof NOT_YET {
     return this.#stamps.peek(key, () => this.#stat(key));
   }
@@ -185,6 +204,18 @@ export class DirectoryBackend implements Backend {
       await dir.fh.close();
     }
   }
+}
+
+/**
+ * When the object a stamp of this backend describes last changed (its later of mtime and ctime),
+ * in ms since the epoch; undefined for a stamp of another form. Two writes within one tick of the
+ * file system's clock can leave the same stamp: a caller trusting stamps across runs needs this to
+ * refuse ones taken too soon after the change.
+ */
+export function stampChangedMs(stamp: string): number | undefined {
+  const [m, c] = stamp.split(":");
+  if (!/^\d+$/.test(m ?? "") || !/^\d+$/.test(c ?? "")) return undefined;
+  return Number((BigInt(m) > BigInt(c) ? BigInt(m) : BigInt(c)) / 1_000_000n);
 }
 
 function unavailable(cause: unknown): StoreUnavailableError {

@@ -154,6 +154,7 @@ export async function answer(app: AppContext, type: QueryType, q: QueryParams, g
       s.field_export_max_mb,
       s.read_slab_mb * MIB,
       s.scan_hold_mb * MIB,
+      pointCopies(app),
     );
   switch (type) {
     case "position": {

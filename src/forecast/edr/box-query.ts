@@ -9,6 +9,7 @@ import type { GridProjection } from "../../store/projected-grid.ts";
 import type { ForecastGroup, Store } from "../../store/store.ts";
 import { type BoxPlan, boxLeads, planBox } from "../box.ts";
 import { nodePosition } from "../grid-projected.ts";
+import type { PointCopies } from "../point-copy.ts";
 import { convertValue } from "../units-option.ts";
 import { type TimeFilter, timeMatches } from "./datetime.ts";
 import { inBox, type LatLonBox, type NodeTest } from "./geometry.ts";
@@ -53,6 +54,7 @@ export async function boxQuery(
   limitMb: number,
   slabBytes: number,
   scanBytes: number,
+  copies?: PointCopies,
 ): Promise<Answer | undefined> {
   const resolved = resolveParams(registry, q);
   const params = new Map(resolved.map((r) => [r.entry.name, metaOf(r)]));
@@ -158,7 +160,7 @@ export async function boxQuery(
       let lead = 0;
       let at = 0;
       // Slabs come in lead order, whole leads (or bands of rows of one lead, south first).
-      for await (const slab of boxLeads(mine[zi].plan, slabBytes, scanBytes)) {
+      for await (const slab of boxLeads(mine[zi].plan, slabBytes, scanBytes, false, copies)) {
         if (nz === 1) {
           out.set(slab, lead * plane + at);
           at += slab.length;

@@ -41,3 +41,14 @@ export async function publishedCopyReader(app: AppContext): Promise<PointCopyRea
   const snap = await app.published.current();
   return snap ? readerOf(app, snap) : undefined;
 }
+
+/**
+ * A reader of the published build's copies of its own (its counts and open files apart from the
+ * served one's): for a warm-up that reads through the very code /point runs.
+ */
+export async function scratchCopyReader(app: AppContext): Promise<PointCopyReader | undefined> {
+  if (app.settings.point_copy === 0) return undefined;
+  const snap = await app.published.current();
+  const backend = app.store.backend;
+  return snap ? new PointCopyReader(snap.dir, backend.stampNow && ((key) => backend.stampNow!(key))) : undefined;
+}

@@ -7,10 +7,11 @@
 // Nothing here reads values from the store: a variable without a copy is left for its first
 // request, so the warm-up never costs what a store read of a whole-field chunk costs.
 import { nearestNode } from "../forecast/grid-select.ts";
+import { pointJson, pointSeries } from "../forecast/point.ts";
 import { latestRun } from "../forecast/select.ts";
-import type { ForecastGroup } from "../store/store.ts";
+import type { ForecastGroup, GroupVariable } from "../store/store.ts";
 import type { AppContext } from "./context.ts";
-import { publishedCopyReader } from "./point-copies.ts";
+import { publishedCopyReader, scratchCopyReader } from "./point-copies.ts";
 
 export interface WarmUp {
   /** Settles (never rejects) once the groups are discovered and the copies looked up. */
@@ -61,7 +62,35 @@ async function run(app: AppContext, state: WarmUp): Promise<void> {
         ix: 0,
       });
       if (held) state.copies++;
+      if (held && state.copies === 1) await compileReads(app, group, v);
     }
+  }
+}
+
+/**
+ * A few series read through the code /point runs (a reader of its own, so no count of the served
+ * one moves): the functions of that path are compiled now, not during the first request.
+ */
+async function compileReads(app: AppContext, group: ForecastGroup, v: GroupVariable): Promise<void> {
+  const scratch = await scratchCopyReader(app);
+  if (!scratch) return;
+  try {
+    const [w, s, e, n] = v.grid.bbox;
+    for (let i = 0; i < 4; i++) {
+      const at = {
+        lat: s + ((n - s) * (i + 0.5)) / 4,
+        lon: w + ((e - w) * (i + 0.5)) / 4,
+        var: v.name,
+        group: group.id,
+      };
+      try {
+        pointJson(await pointSeries(app.store, app.registry, at, scratch));
+      } catch {
+        // A level or member the read must be told, a point beyond the cells: nothing to compile there.
+      }
+    }
+  } finally {
+    scratch.close();
   }
 }
 

@@ -11,8 +11,10 @@ import { join } from "node:path";
 import { writeEmbeddingIndexes } from "../embeddings/index-writer.ts";
 import { HIDPI_SUFFIX, MANIFEST } from "../published/layout.ts";
 import { diskBytes } from "../published/measure.ts";
+import { writePlaces } from "../published/places.ts";
 import { precompressBuild } from "../published/precompress.ts";
 import { copyViewerVendor } from "../published/vendor.ts";
+import { loadPlaces, ORIENTATION_LAYER_ID } from "../render/orientation.ts";
 import type { Store } from "../store/store.ts";
 import { writeBuildDocs } from "./catalog.ts";
 import type { CoverageCache } from "./coverage.ts";
@@ -110,10 +112,27 @@ function columns(level: Uint32Array | number, z: number): { columns: number; til
   return { columns: cols, tiles: level.length };
 }
 
-/** Draws a few tiles of every layer and zoom and scales their blocks to the plan's tile counts. */
+/**
+ * tileBytes with a scratch build directory for what a render job writes beside its tiles as plain
+ * files (the wind files), removed afterwards: nothing lands in the working directory.
+ */
 async function tileBytes(
   plan: Plan,
   o: EstimateOptions,
+): Promise<Pick<DiskEstimate, "tiles" | "hidpi" | "dirs" | "sampled">> {
+  const scratch = mkdtempSync(join(tmpdir(), "gridcast-estimate-tiles-"));
+  try {
+    return await tileBytesIn(plan, o, scratch);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Draws a few tiles of every layer and zoom and scales their blocks to the plan's tile counts. */
+async function tileBytesIn(
+  plan: Plan,
+  o: EstimateOptions,
+  buildDir: string,
 ): Promise<Pick<DiskEstimate, "tiles" | "hidpi" | "dirs" | "sampled">> {
   const { block } = o;
   let tiles = 0;
@@ -123,7 +142,7 @@ async function tileBytes(
   const writer = new Measured();
   const ctx: RenderContext = {
     store: o.store,
-    buildDir: "",
+    buildDir,
     maxZoom: plan.maxZoom,
     hidpiMaxZoom: o.hidpiMax,
     coverage: o.coverage,
@@ -224,6 +243,8 @@ async function documentBytes(plan: Plan, o: EstimateOptions): Promise<number> {
       totals: { layers: plan.layers.length, entries: 0, rendered: 0, reused: 0, tiles: 0, encoded: 0 },
     };
     writeBuildDocs(scratch, manifest);
+    // The viewer's place search, as finalize writes it when the build has the orientation layer.
+    if (manifest.layers.some((l) => l.id === ORIENTATION_LAYER_ID)) writePlaces(scratch, loadPlaces());
     writeFileSync(join(scratch, MANIFEST), JSON.stringify(manifest, null, 1));
     await writeEmbeddingIndexes(o.store, scratch);
     if (o.webDir && existsSync(o.webDir)) {

@@ -6,6 +6,7 @@ import { basename, dirname, join } from "node:path";
 import { after, before } from "node:test";
 import { DEFAULTS, type Settings } from "../../src/config.ts";
 import { type Running, startServer } from "../../src/http/server.ts";
+import { warmUpOf } from "../../src/http/warm-up.ts";
 import { writeSample } from "../../src/sample/index.ts";
 
 export function tempDir(prefix = "gridcast-test-"): string {
@@ -44,6 +45,10 @@ export async function testServer(store: string, overrides: Partial<Settings> = {
   // fetch reuses it: ECONNRESET on a request that did nothing wrong. Idle connections stay open
   // for the life of the test server instead; close() ends them.
   running.server.keepAliveTimeout = 10 * 60_000;
+  // As a load balancer does (it waits for /readyz): the server's warm-up (warm-up.ts: groups
+  // discovered, copies looked up) is done before a test asks anything, so a test that counts reads
+  // or cache misses counts its own. Bounded, for tests whose store stalls on purpose.
+  await Promise.race([warmUpOf(running.ctx), new Promise((ok) => setTimeout(ok, 5000).unref())]);
   return {
     running,
     url: running.url,

@@ -39,6 +39,11 @@ export async function testServer(store: string, overrides: Partial<Settings> = {
     port: 0,
     ...overrides,
   };
+  // A PostgreSQL ledger's settlement journal defaults to a directory relative to the working
+  // directory (the repository, in tests): each test server keeps its own in its temp dir.
+  if (/^postgres(ql)?:\/\//.test(settings.db) && !overrides.settlement_journal) {
+    settings.settlement_journal = join(dir, "settlements");
+  }
   const running = await startServer(settings, { log: (e) => logs.push(e) });
   // Tests block the event loop at times (execFileSync of python on 32 MiB, on a loaded machine
   // for seconds). With Node's 5 s keep-alive the server can then drop an idle connection just as

@@ -68,11 +68,15 @@ export class AnswerMemo<T> {
     return this.#entries.size;
   }
 
-  /** The answer kept for `key` if the store still holds what it was read from; else undefined (and forgotten). */
-  get(store: Store, key: string): T | undefined {
+  /**
+   * The answer kept for `key` if the store still holds what it was read from; else undefined (and
+   * forgotten). With `copies` false (point_copy 0) an answer read from the build's point copy is
+   * not given: the store is to be read.
+   */
+  get(store: Store, key: string, copies = true): T | undefined {
     const e = this.#entries.get(key);
     if (e === undefined) return undefined;
-    if (sourceCurrent(store, e.source)) return e.value;
+    if ((copies || !e.source.held) && sourceCurrent(store, e.source)) return e.value;
     this.#entries.delete(key);
     return undefined;
   }

@@ -244,7 +244,7 @@ function pointKey(q: PointParams, group: string): string | undefined {
 function point(app: AppContext, q: PointParams, group: string): Soon<Reply> {
   const key = pointKey(q, group);
   const memo = pointMemo(app);
-  const kept = key === undefined ? undefined : memo.get(app.store, key);
+  const kept = key === undefined ? undefined : memo.get(app.store, key, app.settings.point_copy !== 0);
   if (kept) return kept;
   const series = pointSeries(app.store, app.registry, { ...q, group }, pointCopies(app));
   return then(series, (s) => {
